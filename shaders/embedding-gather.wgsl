@@ -1,0 +1,33 @@
+// embedding-gather.wgsl: out[t, :] = table[ids[t], :]. One invocation per output element.
+// An id >= vocab writes a zero row and is reported through `errors` (never read out of bounds).
+// ids: [numTokens] u32   table: [vocab, dim] f32   out: [numTokens, dim] f32
+// errors: [2] u32 atomics: [0] += 1 per bad id, [1] = max bad id
+// grid: linear over numTokens * dim / WG (x, y split)
+
+override WG: u32 = 64;
+
+struct Params { numTokens: u32, vocab: u32, dim: u32, _pad: u32 }
+
+@group(0) @binding(0) var<storage, read> ids: array<u32>;
+@group(0) @binding(1) var<storage, read> table: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<storage, read_write> errors: array<atomic<u32>, 2>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = gid.x + gid.y * nwg.x * WG;
+  if (idx >= p.numTokens * p.dim) { return; }
+  let t = idx / p.dim;
+  let c = idx % p.dim;
+  let id = ids[t];
+  if (id >= p.vocab) {
+    out[idx] = 0.0;
+    if (c == 0u) {
+      atomicAdd(&errors[0], 1u);
+      atomicMax(&errors[1], id);
+    }
+    return;
+  }
+  out[idx] = table[id * p.dim + c];
+}

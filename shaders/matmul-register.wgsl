@@ -1,0 +1,179 @@
+// matmul-register.wgsl: y = act(x · Wᵀ + b), register-tiled, no workgroup memory, no barriers.
+// For CPU-emulated adapters (SwiftShader), where each invocation is a SIMD lane and barriers are costly:
+// every invocation keeps its whole output tile in registers and streams x and W straight from memory.
+// Loops over tile rows/columns are unrolled by hand because SwiftShader does not unroll them and
+// indexing a function-scope array with a loop counter is ~8x slower there (measured).
+//
+// x: [M, K] f32 as vec4 along K    W: [N, K] f32 as vec4 along K (HF Linear layout [out, in])
+// b: [N] f32 (read only when HAS_BIAS)    y: [M, N] f32
+// Needs K % 4 == 0 (the host falls back to matmul.wgsl otherwise). M and N are arbitrary: loads clamp
+// to the last row/column, stores are guarded.
+//
+// Entry points (the host picks by M):
+//   main        one invocation = 16 rows x 16 columns (4 column quads). For prefill / ViT shapes.
+//   main_narrow one invocation = 1 row x 8 columns (2 column quads). For decode (M small).
+// In both, consecutive invocations walk the column blocks of one row block, so the lanes of a SIMD group
+// read the same x rows.
+//
+// A column quad's 4 weight rows form a mat4x4 whose columns are those rows, so
+// xv * mat4x4(w0, w1, w2, w3) = (dot(xv, w0), dot(xv, w1), dot(xv, w2), dot(xv, w3)).
+
+override WG: u32 = 64;
+override HAS_BIAS: bool = false;
+// 0 = none, 1 = GELU (tanh approximation), 2 = SiLU
+override ACT: u32 = 0;
+
+struct Params { M: u32, N: u32, K: u32, _pad: u32 }
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> w: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+// Same formula as gelu-tanh.wgsl; the argument of tanh is clamped so large |x| cannot overflow to NaN.
+fn gelu_tanh(v: f32) -> f32 {
+  let u = clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -15.0, 15.0);
+  return 0.5 * v * (1.0 + tanh(u));
+}
+
+fn silu(v: f32) -> f32 {
+  return v / (1.0 + exp(-v));
+}
+
+fn activate(v: f32) -> f32 {
+  if (ACT == 1u) { return gelu_tanh(v); }
+  if (ACT == 2u) { return silu(v); }
+  return v;
+}
+
+// Store the 4 columns c..c+3 of row r (guarded), adding the bias and applying the activation.
+fn store4(r: u32, c: u32, v: vec4<f32>) {
+  if (r >= p.M) { return; }
+  let base = r * p.N;
+  for (var i = 0u; i < 4u; i++) {
+    let col = c + i;
+    if (col < p.N) {
+      var o = v[i];
+      if (HAS_BIAS) { o += b[col]; }
+      y[base + col] = activate(o);
+    }
+  }
+}
+
+// Weight row offsets (in vec4) for the 4 columns of quad starting at column c, clamped to the last row.
+fn wrow(c: u32, K4: u32) -> vec4<u32> {
+  let last = p.N - 1u;
+  return vec4<u32>(min(c, last), min(c + 1u, last), min(c + 2u, last), min(c + 3u, last)) * K4;
+}
+
+fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return gid.x + gid.y * nwg.x * WG;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let K4 = p.K / 4u;
+  let numColBlocks = (p.N + 15u) / 16u;
+  let t = linear_id(gid, nwg);
+  let c0 = (t % numColBlocks) * 16u;
+  let r0 = (t / numColBlocks) * 16u;
+  if (r0 >= p.M) { return; }
+  let lastRow = p.M - 1u;
+  let x0 = min(r0 + 0u, lastRow) * K4;
+  let x1 = min(r0 + 1u, lastRow) * K4;
+  let x2 = min(r0 + 2u, lastRow) * K4;
+  let x3 = min(r0 + 3u, lastRow) * K4;
+  let x4 = min(r0 + 4u, lastRow) * K4;
+  let x5 = min(r0 + 5u, lastRow) * K4;
+  let x6 = min(r0 + 6u, lastRow) * K4;
+  let x7 = min(r0 + 7u, lastRow) * K4;
+  let x8 = min(r0 + 8u, lastRow) * K4;
+  let x9 = min(r0 + 9u, lastRow) * K4;
+  let x10 = min(r0 + 10u, lastRow) * K4;
+  let x11 = min(r0 + 11u, lastRow) * K4;
+  let x12 = min(r0 + 12u, lastRow) * K4;
+  let x13 = min(r0 + 13u, lastRow) * K4;
+  let x14 = min(r0 + 14u, lastRow) * K4;
+  let x15 = min(r0 + 15u, lastRow) * K4;
+  let w0 = wrow(c0 + 0u, K4);
+  let w1 = wrow(c0 + 4u, K4);
+  let w2 = wrow(c0 + 8u, K4);
+  let w3 = wrow(c0 + 12u, K4);
+  var a0_0 = vec4<f32>(); var a0_1 = vec4<f32>(); var a0_2 = vec4<f32>(); var a0_3 = vec4<f32>();
+  var a1_0 = vec4<f32>(); var a1_1 = vec4<f32>(); var a1_2 = vec4<f32>(); var a1_3 = vec4<f32>();
+  var a2_0 = vec4<f32>(); var a2_1 = vec4<f32>(); var a2_2 = vec4<f32>(); var a2_3 = vec4<f32>();
+  var a3_0 = vec4<f32>(); var a3_1 = vec4<f32>(); var a3_2 = vec4<f32>(); var a3_3 = vec4<f32>();
+  var a4_0 = vec4<f32>(); var a4_1 = vec4<f32>(); var a4_2 = vec4<f32>(); var a4_3 = vec4<f32>();
+  var a5_0 = vec4<f32>(); var a5_1 = vec4<f32>(); var a5_2 = vec4<f32>(); var a5_3 = vec4<f32>();
+  var a6_0 = vec4<f32>(); var a6_1 = vec4<f32>(); var a6_2 = vec4<f32>(); var a6_3 = vec4<f32>();
+  var a7_0 = vec4<f32>(); var a7_1 = vec4<f32>(); var a7_2 = vec4<f32>(); var a7_3 = vec4<f32>();
+  var a8_0 = vec4<f32>(); var a8_1 = vec4<f32>(); var a8_2 = vec4<f32>(); var a8_3 = vec4<f32>();
+  var a9_0 = vec4<f32>(); var a9_1 = vec4<f32>(); var a9_2 = vec4<f32>(); var a9_3 = vec4<f32>();
+  var a10_0 = vec4<f32>(); var a10_1 = vec4<f32>(); var a10_2 = vec4<f32>(); var a10_3 = vec4<f32>();
+  var a11_0 = vec4<f32>(); var a11_1 = vec4<f32>(); var a11_2 = vec4<f32>(); var a11_3 = vec4<f32>();
+  var a12_0 = vec4<f32>(); var a12_1 = vec4<f32>(); var a12_2 = vec4<f32>(); var a12_3 = vec4<f32>();
+  var a13_0 = vec4<f32>(); var a13_1 = vec4<f32>(); var a13_2 = vec4<f32>(); var a13_3 = vec4<f32>();
+  var a14_0 = vec4<f32>(); var a14_1 = vec4<f32>(); var a14_2 = vec4<f32>(); var a14_3 = vec4<f32>();
+  var a15_0 = vec4<f32>(); var a15_1 = vec4<f32>(); var a15_2 = vec4<f32>(); var a15_3 = vec4<f32>();
+  for (var k = 0u; k < K4; k++) {
+    let m0 = mat4x4<f32>(w[w0.x + k], w[w0.y + k], w[w0.z + k], w[w0.w + k]);
+    let m1 = mat4x4<f32>(w[w1.x + k], w[w1.y + k], w[w1.z + k], w[w1.w + k]);
+    let m2 = mat4x4<f32>(w[w2.x + k], w[w2.y + k], w[w2.z + k], w[w2.w + k]);
+    let m3 = mat4x4<f32>(w[w3.x + k], w[w3.y + k], w[w3.z + k], w[w3.w + k]);
+    { let v = x[x0 + k]; a0_0 += v * m0; a0_1 += v * m1; a0_2 += v * m2; a0_3 += v * m3; }
+    { let v = x[x1 + k]; a1_0 += v * m0; a1_1 += v * m1; a1_2 += v * m2; a1_3 += v * m3; }
+    { let v = x[x2 + k]; a2_0 += v * m0; a2_1 += v * m1; a2_2 += v * m2; a2_3 += v * m3; }
+    { let v = x[x3 + k]; a3_0 += v * m0; a3_1 += v * m1; a3_2 += v * m2; a3_3 += v * m3; }
+    { let v = x[x4 + k]; a4_0 += v * m0; a4_1 += v * m1; a4_2 += v * m2; a4_3 += v * m3; }
+    { let v = x[x5 + k]; a5_0 += v * m0; a5_1 += v * m1; a5_2 += v * m2; a5_3 += v * m3; }
+    { let v = x[x6 + k]; a6_0 += v * m0; a6_1 += v * m1; a6_2 += v * m2; a6_3 += v * m3; }
+    { let v = x[x7 + k]; a7_0 += v * m0; a7_1 += v * m1; a7_2 += v * m2; a7_3 += v * m3; }
+    { let v = x[x8 + k]; a8_0 += v * m0; a8_1 += v * m1; a8_2 += v * m2; a8_3 += v * m3; }
+    { let v = x[x9 + k]; a9_0 += v * m0; a9_1 += v * m1; a9_2 += v * m2; a9_3 += v * m3; }
+    { let v = x[x10 + k]; a10_0 += v * m0; a10_1 += v * m1; a10_2 += v * m2; a10_3 += v * m3; }
+    { let v = x[x11 + k]; a11_0 += v * m0; a11_1 += v * m1; a11_2 += v * m2; a11_3 += v * m3; }
+    { let v = x[x12 + k]; a12_0 += v * m0; a12_1 += v * m1; a12_2 += v * m2; a12_3 += v * m3; }
+    { let v = x[x13 + k]; a13_0 += v * m0; a13_1 += v * m1; a13_2 += v * m2; a13_3 += v * m3; }
+    { let v = x[x14 + k]; a14_0 += v * m0; a14_1 += v * m1; a14_2 += v * m2; a14_3 += v * m3; }
+    { let v = x[x15 + k]; a15_0 += v * m0; a15_1 += v * m1; a15_2 += v * m2; a15_3 += v * m3; }
+  }
+  store4(r0 + 0u, c0 + 0u, a0_0); store4(r0 + 0u, c0 + 4u, a0_1); store4(r0 + 0u, c0 + 8u, a0_2); store4(r0 + 0u, c0 + 12u, a0_3);
+  store4(r0 + 1u, c0 + 0u, a1_0); store4(r0 + 1u, c0 + 4u, a1_1); store4(r0 + 1u, c0 + 8u, a1_2); store4(r0 + 1u, c0 + 12u, a1_3);
+  store4(r0 + 2u, c0 + 0u, a2_0); store4(r0 + 2u, c0 + 4u, a2_1); store4(r0 + 2u, c0 + 8u, a2_2); store4(r0 + 2u, c0 + 12u, a2_3);
+  store4(r0 + 3u, c0 + 0u, a3_0); store4(r0 + 3u, c0 + 4u, a3_1); store4(r0 + 3u, c0 + 8u, a3_2); store4(r0 + 3u, c0 + 12u, a3_3);
+  store4(r0 + 4u, c0 + 0u, a4_0); store4(r0 + 4u, c0 + 4u, a4_1); store4(r0 + 4u, c0 + 8u, a4_2); store4(r0 + 4u, c0 + 12u, a4_3);
+  store4(r0 + 5u, c0 + 0u, a5_0); store4(r0 + 5u, c0 + 4u, a5_1); store4(r0 + 5u, c0 + 8u, a5_2); store4(r0 + 5u, c0 + 12u, a5_3);
+  store4(r0 + 6u, c0 + 0u, a6_0); store4(r0 + 6u, c0 + 4u, a6_1); store4(r0 + 6u, c0 + 8u, a6_2); store4(r0 + 6u, c0 + 12u, a6_3);
+  store4(r0 + 7u, c0 + 0u, a7_0); store4(r0 + 7u, c0 + 4u, a7_1); store4(r0 + 7u, c0 + 8u, a7_2); store4(r0 + 7u, c0 + 12u, a7_3);
+  store4(r0 + 8u, c0 + 0u, a8_0); store4(r0 + 8u, c0 + 4u, a8_1); store4(r0 + 8u, c0 + 8u, a8_2); store4(r0 + 8u, c0 + 12u, a8_3);
+  store4(r0 + 9u, c0 + 0u, a9_0); store4(r0 + 9u, c0 + 4u, a9_1); store4(r0 + 9u, c0 + 8u, a9_2); store4(r0 + 9u, c0 + 12u, a9_3);
+  store4(r0 + 10u, c0 + 0u, a10_0); store4(r0 + 10u, c0 + 4u, a10_1); store4(r0 + 10u, c0 + 8u, a10_2); store4(r0 + 10u, c0 + 12u, a10_3);
+  store4(r0 + 11u, c0 + 0u, a11_0); store4(r0 + 11u, c0 + 4u, a11_1); store4(r0 + 11u, c0 + 8u, a11_2); store4(r0 + 11u, c0 + 12u, a11_3);
+  store4(r0 + 12u, c0 + 0u, a12_0); store4(r0 + 12u, c0 + 4u, a12_1); store4(r0 + 12u, c0 + 8u, a12_2); store4(r0 + 12u, c0 + 12u, a12_3);
+  store4(r0 + 13u, c0 + 0u, a13_0); store4(r0 + 13u, c0 + 4u, a13_1); store4(r0 + 13u, c0 + 8u, a13_2); store4(r0 + 13u, c0 + 12u, a13_3);
+  store4(r0 + 14u, c0 + 0u, a14_0); store4(r0 + 14u, c0 + 4u, a14_1); store4(r0 + 14u, c0 + 8u, a14_2); store4(r0 + 14u, c0 + 12u, a14_3);
+  store4(r0 + 15u, c0 + 0u, a15_0); store4(r0 + 15u, c0 + 4u, a15_1); store4(r0 + 15u, c0 + 8u, a15_2); store4(r0 + 15u, c0 + 12u, a15_3);
+}
+
+@compute @workgroup_size(WG)
+fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let K4 = p.K / 4u;
+  let numColBlocks = (p.N + 7u) / 8u;
+  let t = linear_id(gid, nwg);
+  let c0 = (t % numColBlocks) * 8u;
+  let r = t / numColBlocks;
+  if (r >= p.M) { return; }
+  let x0 = r * K4;
+  let w0 = wrow(c0, K4);
+  let w1 = wrow(c0 + 4u, K4);
+  var a0 = vec4<f32>();
+  var a1 = vec4<f32>();
+  for (var k = 0u; k < K4; k++) {
+    let v = x[x0 + k];
+    a0 += v * mat4x4<f32>(w[w0.x + k], w[w0.y + k], w[w0.z + k], w[w0.w + k]);
+    a1 += v * mat4x4<f32>(w[w1.x + k], w[w1.y + k], w[w1.z + k], w[w1.w + k]);
+  }
+  store4(r, c0, a0);
+  store4(r, c0 + 4u, a1);
+}

@@ -1,0 +1,101 @@
+// matmul.wgsl: y = act(x · Wᵀ + b), workgroup-memory tiled. For GPUs, and for any K (no alignment needs).
+// One workgroup = a 64 x 64 output tile, 16 x 16 invocations, each owning a 4 x 4 block of it.
+// Each K step of 16 stages a 64 x 16 slice of x and of W in workgroup memory (coalesced along K),
+// stored K-major as vec4s so the inner loop reads one vec4 of x rows and one of W rows per k.
+//
+// x: [M, K] f32    W: [N, K] f32 (HF Linear layout [out, in])    b: [N] f32 (read only when HAS_BIAS)
+// y: [M, N] f32    grid: (ceil(N / 64), ceil(M / 64))
+
+override HAS_BIAS: bool = false;
+// 0 = none, 1 = GELU (tanh approximation), 2 = SiLU
+override ACT: u32 = 0;
+
+const TILE: u32 = 64u;
+const BK: u32 = 16u;
+
+struct Params { M: u32, N: u32, K: u32, _pad: u32 }
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+// [BK][TILE / 4] vec4: element (k, i) lives at [k * 16 + i / 4][i % 4]
+var<workgroup> xs: array<vec4<f32>, 256>;
+var<workgroup> ws: array<vec4<f32>, 256>;
+
+// Same formula as gelu-tanh.wgsl; the argument of tanh is clamped so large |x| cannot overflow to NaN.
+fn gelu_tanh(v: f32) -> f32 {
+  let u = clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -15.0, 15.0);
+  return 0.5 * v * (1.0 + tanh(u));
+}
+
+fn silu(v: f32) -> f32 {
+  return v / (1.0 + exp(-v));
+}
+
+fn activate(v: f32) -> f32 {
+  if (ACT == 1u) { return gelu_tanh(v); }
+  if (ACT == 2u) { return silu(v); }
+  return v;
+}
+
+@compute @workgroup_size(16, 16)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(local_invocation_id) lid: vec3<u32>,
+  @builtin(local_invocation_index) li: u32,
+) {
+  let m0 = wid.y * TILE;
+  let n0 = wid.x * TILE;
+  var acc0 = vec4<f32>();
+  var acc1 = vec4<f32>();
+  var acc2 = vec4<f32>();
+  var acc3 = vec4<f32>();
+  let numSteps = (p.K + BK - 1u) / BK;
+  for (var step = 0u; step < numSteps; step++) {
+    let k0 = step * BK;
+    // 64 x 16 elements per operand, 4 per invocation; consecutive invocations read consecutive k.
+    for (var j = 0u; j < 4u; j++) {
+      let e = li + j * 256u;
+      let i = e / BK;
+      let kk = e % BK;
+      let k = k0 + kk;
+      var xv = 0.0;
+      if (m0 + i < p.M && k < p.K) { xv = x[(m0 + i) * p.K + k]; }
+      var wv = 0.0;
+      if (n0 + i < p.N && k < p.K) { wv = w[(n0 + i) * p.K + k]; }
+      xs[kk * 16u + i / 4u][i % 4u] = xv;
+      ws[kk * 16u + i / 4u][i % 4u] = wv;
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < BK; kk++) {
+      let a = xs[kk * 16u + lid.y];
+      let bv = ws[kk * 16u + lid.x];
+      acc0 += a.x * bv;
+      acc1 += a.y * bv;
+      acc2 += a.z * bv;
+      acc3 += a.w * bv;
+    }
+    workgroupBarrier();
+  }
+  let r = m0 + lid.y * 4u;
+  let c = n0 + lid.x * 4u;
+  store4(r, c, acc0);
+  store4(r + 1u, c, acc1);
+  store4(r + 2u, c, acc2);
+  store4(r + 3u, c, acc3);
+}
+
+fn store4(r: u32, c: u32, v: vec4<f32>) {
+  if (r >= p.M) { return; }
+  for (var i = 0u; i < 4u; i++) {
+    let col = c + i;
+    if (col < p.N) {
+      var o = v[i];
+      if (HAS_BIAS) { o += b[col]; }
+      y[r * p.N + col] = activate(o);
+    }
+  }
+}

@@ -1,0 +1,196 @@
+// GpuContext: one GPUDevice with its buffer pool, pipeline cache and chosen kernel variant.
+// The same object is made in a browser (navigator.gpu) and in Node (Dawn's `webgpu` package).
+
+import { DeviceLostError, InternalError } from '../errors';
+import { BufferPool } from './buffer-pool';
+import { MapMode, READBACK_USAGE, STORAGE_USAGE } from './flags';
+import { PipelineCache } from './pipeline-cache';
+import {
+  describeAdapter,
+  KEY_LIMITS,
+  OPTIONAL_FEATURES,
+  type AdapterReport,
+  type KernelVariant,
+} from './adapter-info';
+import {
+  bytesPerElement,
+  dtypeOfHostArray,
+  numElements,
+  tensorSizeBytes,
+  type DType,
+  type HostArray,
+  type Tensor,
+} from './tensor';
+
+export interface GpuContextOptions {
+  /** Force a kernel variant instead of choosing by adapter (benchmarks compare both). */
+  kernelVariant?: KernelVariant;
+  /** How the adapter was found, for reports. */
+  source?: string;
+  /** An object that must stay reachable while the device lives (Dawn's GPU instance in Node). */
+  keepAlive?: unknown;
+  /** Called once if the device is lost for any reason other than destroy(). */
+  onLost?: (error: DeviceLostError) => void;
+}
+
+export class GpuContext {
+  readonly pool: BufferPool;
+  readonly pipelines: PipelineCache;
+  readonly features: ReadonlySet<string>;
+  readonly limits: GPUSupportedLimits;
+  readonly kernelVariant: KernelVariant;
+  /** Set once the device is lost; every later use throws it. */
+  lostError: DeviceLostError | undefined;
+  private destroyed = false;
+  private placeholderTensor: Tensor | undefined;
+
+  private constructor(
+    readonly device: GPUDevice,
+    readonly adapter: AdapterReport,
+    private readonly keepAlive: unknown,
+  ) {
+    this.pool = new BufferPool(device);
+    this.pipelines = new PipelineCache(device);
+    this.features = new Set(device.features);
+    this.limits = device.limits;
+    this.kernelVariant = adapter.kernelVariant;
+  }
+
+  /** Request a device with the adapter's larger limits and the optional features it has. */
+  static async fromAdapter(adapter: GPUAdapter, options: GpuContextOptions = {}): Promise<GpuContext> {
+    const requiredLimits: Record<string, number> = {};
+    for (const name of KEY_LIMITS) {
+      if (name === 'minStorageBufferOffsetAlignment') continue; // a minimum: keep the default
+      requiredLimits[name] = adapter.limits[name];
+    }
+    const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f)) as GPUFeatureName[];
+    const report = describeAdapter(adapter, options.source ?? 'unknown', options.kernelVariant);
+    const device = await adapter.requestDevice({
+      label: 'tessera',
+      requiredLimits,
+      requiredFeatures,
+    });
+    const ctx = new GpuContext(device, report, options.keepAlive);
+    void device.lost.then((info) => {
+      if (ctx.destroyed) return;
+      ctx.lostError = new DeviceLostError(String(info.reason), info.message);
+      options.onLost?.(ctx.lostError);
+    });
+    device.addEventListener?.('uncapturederror', (event) => {
+      const err = (event as GPUUncapturedErrorEvent).error;
+      console.error(`tessera: uncaptured WebGPU error: ${err.message}`);
+    });
+    return ctx;
+  }
+
+  /** Throws the DeviceLostError if the device is gone. Call before encoding work. */
+  assertAlive(): void {
+    if (this.lostError) throw this.lostError;
+    if (this.destroyed) throw new InternalError('GpuContext used after destroy()');
+  }
+
+  hasFeature(name: string): boolean {
+    return this.features.has(name);
+  }
+
+  /** A tensor backed by a pooled buffer; contents are whatever the buffer held (zero when new). */
+  createTensor(shape: readonly number[], dtype: DType, label: string, usage = STORAGE_USAGE): Tensor {
+    this.assertAlive();
+    const size = Math.max(4, Math.ceil(numElements(shape) * bytesPerElement(dtype) / 4) * 4);
+    const buffer = this.pool.acquire(size, usage, label);
+    return { buffer, shape: [...shape], dtype, offsetBytes: 0, label };
+  }
+
+  /** A 4-element zero tensor bound where a kernel's optional operand is absent (e.g. no bias). */
+  placeholder(): Tensor {
+    this.placeholderTensor ??= this.upload(new Float32Array(4), [4], 'placeholder');
+    return this.placeholderTensor;
+  }
+
+  /** A new tensor holding `data`. Uint16Array is taken as raw f16 bits. */
+  upload(data: HostArray, shape: readonly number[], label: string, dtype: DType = dtypeOfHostArray(data)): Tensor {
+    if (numElements(shape) !== data.length) {
+      throw new InternalError(`upload '${label}': shape [${shape.join(', ')}] holds ${numElements(shape)} elements but data has ${data.length}`);
+    }
+    const t = this.createTensor(shape, dtype, label);
+    this.write(t, data);
+    return t;
+  }
+
+  /** Overwrite a tensor's contents from the host. */
+  write(t: Tensor, data: HostArray): void {
+    this.assertAlive();
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    // writeBuffer wants a size that is a multiple of 4 bytes.
+    if (bytes.byteLength % 4 !== 0) {
+      const padded = new Uint8Array(Math.ceil(bytes.byteLength / 4) * 4);
+      padded.set(bytes);
+      this.device.queue.writeBuffer(t.buffer, t.offsetBytes, padded);
+    } else {
+      this.device.queue.writeBuffer(t.buffer, t.offsetBytes, bytes);
+    }
+  }
+
+  /** Return a tensor's buffer to the pool. Only for tensors this context created. */
+  release(t: Tensor): void {
+    this.pool.release(t.buffer);
+  }
+
+  /** Copy a tensor back to the host (one staging buffer, one map). */
+  async read(t: Tensor): Promise<Float32Array | Uint32Array | Int32Array | Uint16Array> {
+    const bytes = await this.readBytes(t.buffer, t.offsetBytes, tensorSizeBytes(t));
+    switch (t.dtype) {
+      case 'f32':
+        return new Float32Array(bytes.buffer, 0, numElements(t.shape));
+      case 'u32':
+        return new Uint32Array(bytes.buffer, 0, numElements(t.shape));
+      case 'i32':
+        return new Int32Array(bytes.buffer, 0, numElements(t.shape));
+      case 'f16':
+        return new Uint16Array(bytes.buffer, 0, numElements(t.shape));
+    }
+  }
+
+  async readF32(t: Tensor): Promise<Float32Array> {
+    if (t.dtype !== 'f32') throw new InternalError(`readF32 '${t.label}': tensor is ${t.dtype}`);
+    return (await this.read(t)) as Float32Array;
+  }
+
+  async readU32(t: Tensor): Promise<Uint32Array> {
+    if (t.dtype !== 'u32') throw new InternalError(`readU32 '${t.label}': tensor is ${t.dtype}`);
+    return (await this.read(t)) as Uint32Array;
+  }
+
+  /** Read `sizeBytes` from `buffer` at `offsetBytes` into a fresh host array. */
+  async readBytes(buffer: GPUBuffer, offsetBytes: number, sizeBytes: number): Promise<Uint8Array> {
+    this.assertAlive();
+    const copySize = Math.ceil(sizeBytes / 4) * 4;
+    const staging = this.pool.acquire(copySize, READBACK_USAGE, 'readback');
+    try {
+      const encoder = this.device.createCommandEncoder({ label: 'readback' });
+      encoder.copyBufferToBuffer(buffer, offsetBytes, staging, 0, copySize);
+      this.device.queue.submit([encoder.finish()]);
+      await staging.mapAsync(MapMode.READ, 0, copySize);
+      const out = new Uint8Array(copySize);
+      out.set(new Uint8Array(staging.getMappedRange(0, copySize)));
+      staging.unmap();
+      return out.subarray(0, sizeBytes);
+    } finally {
+      this.pool.release(staging);
+    }
+  }
+
+  /** Resolves when all submitted work has finished. */
+  async sync(): Promise<void> {
+    this.assertAlive();
+    await this.device.queue.onSubmittedWorkDone();
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.pool.destroy();
+    this.device.destroy();
+    void this.keepAlive;
+  }
+}

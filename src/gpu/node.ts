@@ -1,0 +1,68 @@
+// GpuContext in Node through Dawn's `webgpu` package.
+//
+// Adapter search, in order:
+//   1. Dawn's default (a real GPU through Vulkan/Metal/D3D when there is one). Never overridden.
+//   2. Only if that finds nothing and VK_ICD_FILENAMES is unset: Chromium's SwiftShader Vulkan ICD
+//      (a CPU implementation Dawn accepts; Mesa's lavapipe is rejected by Dawn).
+// Dawn's GPU instance must stay reachable while its devices live: if it is garbage-collected, Dawn's
+// event loop touches a freed instance and the process crashes (seen with webgpu@0.6.2). GpuContext
+// holds it as `keepAlive`.
+
+import { existsSync } from 'node:fs';
+import { WebGpuUnavailableError } from '../errors';
+import { GpuContext, type GpuContextOptions } from './context';
+
+/** Where Chromium and Chrome put SwiftShader's ICD manifest on Linux. */
+export const SWIFTSHADER_ICD_PATHS = [
+  '/usr/lib/chromium/vk_swiftshader_icd.json',
+  '/usr/lib64/chromium/vk_swiftshader_icd.json',
+  '/usr/lib/chromium-browser/vk_swiftshader_icd.json',
+  '/opt/google/chrome/vk_swiftshader_icd.json',
+  '/snap/chromium/current/usr/lib/chromium-browser/vk_swiftshader_icd.json',
+];
+
+export function findSwiftShaderIcd(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const candidates = env.TESSERA_SWIFTSHADER_ICD ? [env.TESSERA_SWIFTSHADER_ICD] : SWIFTSHADER_ICD_PATHS;
+  return candidates.find((p) => existsSync(p));
+}
+
+export interface NodeGpuOptions extends GpuContextOptions {
+  /** Extra Dawn toggles, e.g. 'enable-dawn-features=dump_shaders'. */
+  dawnOptions?: string[];
+}
+
+type DawnModule = { create(options: string[]): GPU };
+
+export async function createNodeGpuContext(options: NodeGpuOptions = {}): Promise<GpuContext> {
+  let dawn: DawnModule;
+  try {
+    dawn = (await import('webgpu')) as unknown as DawnModule;
+  } catch (e) {
+    throw new WebGpuUnavailableError(
+      `the 'webgpu' package (Dawn for Node) could not be loaded: ${(e as Error).message}. Run npm install.`,
+      { cause: e },
+    );
+  }
+  const dawnOptions = options.dawnOptions ?? [];
+  let gpu = dawn.create(dawnOptions);
+  let adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  let source = 'node';
+  if (!adapter && !process.env.VK_ICD_FILENAMES) {
+    const icd = findSwiftShaderIcd();
+    if (icd) {
+      process.env.VK_ICD_FILENAMES = icd;
+      gpu = dawn.create(dawnOptions);
+      adapter = await gpu.requestAdapter();
+      source = 'node-swiftshader';
+    }
+  }
+  if (!adapter) {
+    throw new WebGpuUnavailableError(
+      'Dawn found no WebGPU adapter. On a machine without a GPU install a CPU Vulkan driver Dawn accepts ' +
+        "(Debian: 'apt-get install chromium libvulkan1' provides SwiftShader) or point VK_ICD_FILENAMES at a " +
+        `Vulkan ICD manifest. Searched for SwiftShader at: ${SWIFTSHADER_ICD_PATHS.join(', ')}` +
+        (process.env.VK_ICD_FILENAMES ? `; VK_ICD_FILENAMES is set to ${process.env.VK_ICD_FILENAMES}` : ''),
+    );
+  }
+  return GpuContext.fromAdapter(adapter, { source, keepAlive: gpu, ...options });
+}

@@ -1,0 +1,58 @@
+// Row argmax, first index on ties (torch.argmax). One workgroup per row: greedy sampling's last step.
+//   x: [rows, cols] f32   out: [rows] u32
+
+import source from '../../shaders/argmax.wgsl?raw';
+import type { GpuContext } from '../gpu/context';
+import type { Tensor } from '../gpu/tensor';
+import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+
+export interface ArgmaxShape {
+  rows: number;
+  cols: number;
+}
+
+export function argmaxReference(x: Float32Array, shape: ArgmaxShape): Uint32Array {
+  const { rows, cols } = shape;
+  const out = new Uint32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let best = -Infinity;
+    let bestIndex = -1;
+    for (let i = 0; i < cols; i++) {
+      const v = x[r * cols + i];
+      if (v > best) {
+        best = v;
+        bestIndex = i;
+      }
+    }
+    out[r] = bestIndex < 0 ? 0 : bestIndex;
+  }
+  return out;
+}
+
+export async function prepareArgmax(
+  gpu: GpuContext,
+  io: { x: Tensor; out: Tensor },
+  shape: ArgmaxShape,
+  options: { workgroupSize?: number } = {},
+): Promise<KernelDispatch> {
+  const kernel = 'argmax';
+  const { rows, cols } = shape;
+  const wg = options.workgroupSize ?? 64;
+  expectPositiveInt(kernel, 'rows', rows);
+  expectPositiveInt(kernel, 'cols', cols);
+  expectWorkgroupSize(gpu, kernel, wg);
+  expectTensor(gpu, kernel, 'x', io.x, [rows, cols]);
+  expectTensor(gpu, kernel, 'out', io.out, [rows], 'u32');
+  return createDispatch(gpu, {
+    label: kernel,
+    code: source,
+    constants: { WG: wg },
+    resources: [io.x, io.out],
+    params: packParams([
+      ['u32', rows],
+      ['u32', cols],
+    ]),
+    grid: linearGrid(gpu, kernel, rows),
+  });
+}

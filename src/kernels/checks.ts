@@ -1,0 +1,72 @@
+// Checks every kernel runs before it builds anything: shapes, dtypes and device limits.
+// Each failure is a named error with the numbers (see errors.ts).
+
+import { DeviceLimitError, DtypeMismatchError, ShapeMismatchError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import { tensorSizeBytes, type DType, type Tensor } from '../gpu/tensor';
+import type { Grid } from './dispatch';
+
+/** `tensor` must have exactly `shape` and `dtype`, and fit in one storage binding. */
+export function expectTensor(
+  gpu: GpuContext,
+  kernel: string,
+  operand: string,
+  tensor: Tensor,
+  shape: readonly number[],
+  dtype: DType = 'f32',
+): void {
+  if (tensor.dtype !== dtype) throw new DtypeMismatchError(kernel, operand, dtype, tensor.dtype);
+  const same = tensor.shape.length === shape.length && tensor.shape.every((d, i) => d === shape[i]);
+  if (!same) throw new ShapeMismatchError(kernel, operand, shape, tensor.shape);
+  expectBindable(gpu, kernel, operand, tensor);
+}
+
+/** The tensor's bytes fit in one binding, inside its buffer, at an allowed offset. */
+export function expectBindable(gpu: GpuContext, kernel: string, operand: string, tensor: Tensor): void {
+  const size = tensorSizeBytes(tensor);
+  const maxBinding = gpu.limits.maxStorageBufferBindingSize;
+  if (size > maxBinding) {
+    throw new DeviceLimitError(kernel, `maxStorageBufferBindingSize (bytes of '${operand}')`, size, maxBinding);
+  }
+  if (tensor.offsetBytes + size > tensor.buffer.size) {
+    throw new ShapeMismatchError(kernel, `${operand} (bytes in its buffer)`, tensor.offsetBytes + size, tensor.buffer.size);
+  }
+  const align = gpu.limits.minStorageBufferOffsetAlignment;
+  if (tensor.offsetBytes % align !== 0) {
+    throw new DeviceLimitError(kernel, `minStorageBufferOffsetAlignment (offset of '${operand}')`, tensor.offsetBytes, align);
+  }
+}
+
+export function expectPositiveInt(kernel: string, name: string, value: number): void {
+  if (!Number.isInteger(value) || value < 1) throw new ShapeMismatchError(kernel, name, 1, value);
+}
+
+export function expectWorkgroupSize(gpu: GpuContext, kernel: string, size: number): void {
+  const max = gpu.limits.maxComputeInvocationsPerWorkgroup;
+  if (size > max) throw new DeviceLimitError(kernel, 'maxComputeInvocationsPerWorkgroup', size, max);
+  if (size > gpu.limits.maxComputeWorkgroupSizeX) {
+    throw new DeviceLimitError(kernel, 'maxComputeWorkgroupSizeX', size, gpu.limits.maxComputeWorkgroupSizeX);
+  }
+  if (!Number.isInteger(Math.log2(size))) throw new ShapeMismatchError(kernel, 'workgroup size (a power of two)', 64, size);
+}
+
+/**
+ * Spread `numWorkgroups` over x and y so neither exceeds maxComputeWorkgroupsPerDimension.
+ * Shaders recover the linear id as `wid.x + wid.y * num_workgroups.x`; ids past the end exit early.
+ */
+export function linearGrid(gpu: GpuContext, kernel: string, numWorkgroups: number): Grid {
+  const maxDim = gpu.limits.maxComputeWorkgroupsPerDimension;
+  const n = Math.max(1, numWorkgroups);
+  if (n <= maxDim) return [n, 1, 1];
+  const y = Math.ceil(n / maxDim);
+  if (y > maxDim) throw new DeviceLimitError(kernel, 'workgroups (x * y)', n, maxDim * maxDim);
+  return [Math.ceil(n / y), y, 1];
+}
+
+/** A 2-D grid (x = column tiles, y = row tiles) within the per-dimension limit. */
+export function tileGrid(gpu: GpuContext, kernel: string, tilesX: number, tilesY: number): Grid {
+  const maxDim = gpu.limits.maxComputeWorkgroupsPerDimension;
+  if (tilesX > maxDim) throw new DeviceLimitError(kernel, 'maxComputeWorkgroupsPerDimension (x)', tilesX, maxDim);
+  if (tilesY > maxDim) throw new DeviceLimitError(kernel, 'maxComputeWorkgroupsPerDimension (y)', tilesY, maxDim);
+  return [Math.max(1, tilesX), Math.max(1, tilesY), 1];
+}

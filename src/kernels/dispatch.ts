@@ -1,0 +1,130 @@
+// A prepared kernel call: pipeline + bind group + grid (+ its uniform buffer), built once and encoded
+// as often as needed. Building touches the pipeline cache and the buffer pool; encoding allocates nothing.
+
+import type { GpuContext } from '../gpu/context';
+import { UNIFORM_USAGE } from '../gpu/flags';
+import { tensorBinding, type Tensor } from '../gpu/tensor';
+
+export interface Dispatch {
+  readonly label: string;
+  encode(pass: GPUComputePassEncoder): void;
+  /** Return the uniform buffer (and any scratch) to the pool. The dispatch must not be encoded after. */
+  release(): void;
+}
+
+export type Grid = readonly [number, number, number];
+
+export type ParamField = readonly ['u32' | 'i32' | 'f32', number];
+
+/** Pack a uniform struct of 4-byte scalars, padded to 16 bytes as WGSL uniform structs are. */
+export function packParams(fields: readonly ParamField[]): ArrayBuffer {
+  const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
+  const buf = new ArrayBuffer(size);
+  const view = new DataView(buf);
+  fields.forEach(([type, value], i) => {
+    if (type === 'f32') view.setFloat32(i * 4, value, true);
+    else if (type === 'i32') view.setInt32(i * 4, value, true);
+    else view.setUint32(i * 4, value, true);
+  });
+  return buf;
+}
+
+export interface DispatchSpec {
+  label: string;
+  code: string;
+  entryPoint?: string;
+  constants?: Record<string, number>;
+  /** Storage bindings 0..n-1 in order; the params uniform (if any) is binding n. */
+  resources: readonly (Tensor | GPUBufferBinding)[];
+  params?: ArrayBuffer;
+  grid: Grid;
+}
+
+function isTensor(r: Tensor | GPUBufferBinding): r is Tensor {
+  return (r as Tensor).shape !== undefined;
+}
+
+export class KernelDispatch implements Dispatch {
+  private released = false;
+
+  constructor(
+    private readonly gpu: GpuContext,
+    readonly label: string,
+    private readonly pipeline: GPUComputePipeline,
+    private readonly bindGroup: GPUBindGroup,
+    readonly grid: Grid,
+    private readonly uniform: GPUBuffer | undefined,
+  ) {}
+
+  encode(pass: GPUComputePassEncoder): void {
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, this.bindGroup);
+    pass.dispatchWorkgroups(this.grid[0], this.grid[1], this.grid[2]);
+  }
+
+  /** Overwrite the params uniform (same layout as at build time), e.g. a new position per decode step. */
+  writeParams(params: ArrayBuffer): void {
+    if (!this.uniform) return;
+    this.gpu.device.queue.writeBuffer(this.uniform, 0, params);
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (this.uniform) this.gpu.pool.release(this.uniform);
+  }
+}
+
+export async function createDispatch(gpu: GpuContext, spec: DispatchSpec): Promise<KernelDispatch> {
+  gpu.assertAlive();
+  const pipeline = await gpu.pipelines.get({
+    label: spec.label,
+    code: spec.code,
+    entryPoint: spec.entryPoint,
+    constants: spec.constants,
+  });
+  const entries: GPUBindGroupEntry[] = spec.resources.map((r, binding) => ({
+    binding,
+    resource: isTensor(r) ? tensorBinding(r) : r,
+  }));
+  let uniform: GPUBuffer | undefined;
+  if (spec.params) {
+    uniform = gpu.pool.acquire(spec.params.byteLength, UNIFORM_USAGE, `${spec.label}.params`);
+    gpu.device.queue.writeBuffer(uniform, 0, spec.params);
+    entries.push({ binding: entries.length, resource: { buffer: uniform, offset: 0, size: spec.params.byteLength } });
+  }
+  const bindGroup = gpu.device.createBindGroup({
+    label: spec.label,
+    layout: pipeline.getBindGroupLayout(0),
+    entries,
+  });
+  return new KernelDispatch(gpu, spec.label, pipeline, bindGroup, spec.grid, uniform);
+}
+
+/** Several dispatches encoded in order as one (e.g. im2col then matmul). */
+export class DispatchSequence implements Dispatch {
+  constructor(
+    readonly label: string,
+    private readonly parts: readonly Dispatch[],
+    private readonly onRelease: () => void = () => {},
+  ) {}
+
+  encode(pass: GPUComputePassEncoder): void {
+    for (const d of this.parts) d.encode(pass);
+  }
+
+  release(): void {
+    for (const d of this.parts) d.release();
+    this.onRelease();
+  }
+}
+
+/** Encode dispatches into one compute pass and submit. Resolves once submitted (not finished). */
+export function submitDispatches(gpu: GpuContext, dispatches: readonly Dispatch[], label = 'tessera'): void {
+  gpu.assertAlive();
+  const encoder = gpu.device.createCommandEncoder({ label });
+  const pass = encoder.beginComputePass({ label });
+  for (const d of dispatches) d.encode(pass);
+  pass.end();
+  gpu.device.queue.submit([encoder.finish()]);
+}

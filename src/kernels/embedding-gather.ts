@@ -1,0 +1,56 @@
+// Token embedding lookup: out[t, :] = table[ids[t], :]. Bad ids give zero rows and are counted in
+// `errors` ([0] = how many, [1] = the largest), which the host reads to raise a named error.
+//   ids: [numTokens] u32   table: [vocab, dim] f32   out: [numTokens, dim] f32   errors: [2] u32
+
+import source from '../../shaders/embedding-gather.wgsl?raw';
+import type { GpuContext } from '../gpu/context';
+import type { Tensor } from '../gpu/tensor';
+import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+
+export interface EmbeddingGatherShape {
+  numTokens: number;
+  vocab: number;
+  dim: number;
+}
+
+export function embeddingGatherReference(ids: Uint32Array, table: Float32Array, shape: EmbeddingGatherShape): Float32Array {
+  const { numTokens, vocab, dim } = shape;
+  const out = new Float32Array(numTokens * dim);
+  for (let t = 0; t < numTokens; t++) {
+    if (ids[t] >= vocab) continue;
+    out.set(table.subarray(ids[t] * dim, ids[t] * dim + dim), t * dim);
+  }
+  return out;
+}
+
+export async function prepareEmbeddingGather(
+  gpu: GpuContext,
+  io: { ids: Tensor; table: Tensor; out: Tensor; errors: Tensor },
+  shape: EmbeddingGatherShape,
+  options: { workgroupSize?: number } = {},
+): Promise<KernelDispatch> {
+  const kernel = 'embedding-gather';
+  const { numTokens, vocab, dim } = shape;
+  const wg = options.workgroupSize ?? 64;
+  expectPositiveInt(kernel, 'numTokens', numTokens);
+  expectPositiveInt(kernel, 'vocab', vocab);
+  expectPositiveInt(kernel, 'dim', dim);
+  expectWorkgroupSize(gpu, kernel, wg);
+  expectTensor(gpu, kernel, 'ids', io.ids, [numTokens], 'u32');
+  expectTensor(gpu, kernel, 'table', io.table, [vocab, dim]);
+  expectTensor(gpu, kernel, 'out', io.out, [numTokens, dim]);
+  expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
+  return createDispatch(gpu, {
+    label: kernel,
+    code: source,
+    constants: { WG: wg },
+    resources: [io.ids, io.table, io.out, io.errors],
+    params: packParams([
+      ['u32', numTokens],
+      ['u32', vocab],
+      ['u32', dim],
+    ]),
+    grid: linearGrid(gpu, kernel, Math.ceil((numTokens * dim) / wg)),
+  });
+}

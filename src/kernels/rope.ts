@@ -1,0 +1,112 @@
+// Rotary position embedding, Llama rotate-half convention, in place on q or k.
+//   x: [numTokens, numHeads, headDim] f32   positions: [numTokens] u32
+//   cosSin: [maxPositions, headDim] f32 from ropeCosSinTable()   errors: [2] u32 (see rope.wgsl)
+
+import source from '../../shaders/rope.wgsl?raw';
+import { UnsupportedShapeError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import type { Tensor } from '../gpu/tensor';
+import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+
+export interface RopeShape {
+  numTokens: number;
+  numHeads: number;
+  headDim: number;
+  maxPositions: number;
+}
+
+/**
+ * inv_freq[i] = 1 / theta^(2i / headDim), rounded to f32 at each step as HF's
+ * `LlamaRotaryEmbedding` computes it in float32.
+ */
+export function ropeInverseFrequencies(theta: number, headDim: number): Float32Array {
+  const half = headDim / 2;
+  const out = new Float32Array(half);
+  for (let i = 0; i < half; i++) {
+    const exponent = Math.fround(Math.fround(2 * i) / headDim);
+    out[i] = Math.fround(1 / Math.fround(theta ** exponent));
+  }
+  return out;
+}
+
+/**
+ * Row p = cos(p * invFreq) | sin(p * invFreq). The angle is rounded to f32 first, as HF forms it
+ * (`inv_freq @ position_ids` in float32); cos and sin are then exact to f32 rounding.
+ */
+export function ropeCosSinTable(theta: number, headDim: number, maxPositions: number): Float32Array {
+  if (headDim % 2 !== 0) throw new UnsupportedShapeError(`rope: headDim must be even, got ${headDim}`);
+  const half = headDim / 2;
+  const inv = ropeInverseFrequencies(theta, headDim);
+  const table = new Float32Array(maxPositions * headDim);
+  for (let pos = 0; pos < maxPositions; pos++) {
+    for (let i = 0; i < half; i++) {
+      const angle = Math.fround(pos * inv[i]);
+      table[pos * headDim + i] = Math.cos(angle);
+      table[pos * headDim + half + i] = Math.sin(angle);
+    }
+  }
+  return table;
+}
+
+/** Returns the rotated copy of x. Positions >= maxPositions leave their token unrotated. */
+export function ropeReference(
+  x: Float32Array,
+  positions: Uint32Array,
+  cosSin: Float32Array,
+  shape: RopeShape,
+): Float32Array {
+  const { numTokens, numHeads, headDim, maxPositions } = shape;
+  const half = headDim / 2;
+  const y = Float32Array.from(x);
+  for (let t = 0; t < numTokens; t++) {
+    const pos = positions[t];
+    if (pos >= maxPositions) continue;
+    for (let h = 0; h < numHeads; h++) {
+      const base = (t * numHeads + h) * headDim;
+      for (let i = 0; i < half; i++) {
+        const c = cosSin[pos * headDim + i];
+        const s = cosSin[pos * headDim + half + i];
+        const a = x[base + i];
+        const b = x[base + half + i];
+        y[base + i] = a * c - b * s;
+        y[base + half + i] = b * c + a * s;
+      }
+    }
+  }
+  return y;
+}
+
+export async function prepareRope(
+  gpu: GpuContext,
+  io: { x: Tensor; positions: Tensor; cosSin: Tensor; errors: Tensor },
+  shape: RopeShape,
+  options: { workgroupSize?: number } = {},
+): Promise<KernelDispatch> {
+  const kernel = 'rope';
+  const { numTokens, numHeads, headDim, maxPositions } = shape;
+  const wg = options.workgroupSize ?? 64;
+  expectPositiveInt(kernel, 'numTokens', numTokens);
+  expectPositiveInt(kernel, 'numHeads', numHeads);
+  expectPositiveInt(kernel, 'headDim', headDim);
+  expectPositiveInt(kernel, 'maxPositions', maxPositions);
+  if (headDim % 2 !== 0) throw new UnsupportedShapeError(`rope: headDim must be even, got ${headDim}`);
+  expectWorkgroupSize(gpu, kernel, wg);
+  expectTensor(gpu, kernel, 'x', io.x, [numTokens, numHeads, headDim]);
+  expectTensor(gpu, kernel, 'positions', io.positions, [numTokens], 'u32');
+  expectTensor(gpu, kernel, 'cosSin', io.cosSin, [maxPositions, headDim]);
+  expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
+  return createDispatch(gpu, {
+    label: kernel,
+    code: source,
+    constants: { WG: wg },
+    resources: [io.x, io.positions, io.cosSin, io.errors],
+    params: packParams([
+      ['u32', numTokens],
+      ['u32', numHeads],
+      ['u32', headDim],
+      ['u32', maxPositions],
+    ]),
+    grid: linearGrid(gpu, kernel, Math.ceil((numTokens * numHeads * (headDim / 2)) / wg)),
+  });
+}

@@ -1,0 +1,427 @@
+// One check per kernel call: seeded random inputs, the kernel on the GPU, its float64 reference on the
+// CPU, and the tolerance they must agree to. `doctor`, the browser self-check and the GPU tests all run
+// these same cases (tests at many more shapes and workgroup sizes).
+
+import type { GpuContext } from '../gpu/context';
+import type { Activation } from '../kernels/activations';
+import { argmaxReference, prepareArgmax, type ArgmaxShape } from '../kernels/argmax';
+import { copyReference, prepareCopy } from '../kernels/copy';
+import type { Dispatch } from '../kernels/dispatch';
+import {
+  embeddingGatherReference,
+  prepareEmbeddingGather,
+  type EmbeddingGatherShape,
+} from '../kernels/embedding-gather';
+import { geluTanhReference, prepareGeluTanh } from '../kernels/gelu-tanh';
+import { layerNormReference, prepareLayerNorm, type LayerNormShape } from '../kernels/layer-norm';
+import { matmulReference, prepareMatmul, type MatmulPlan, type MatmulShape } from '../kernels/matmul';
+import {
+  patchEmbedNumPatches,
+  patchEmbedReference,
+  preparePatchEmbed,
+  type PatchEmbedShape,
+} from '../kernels/patch-embed';
+import {
+  pixelShuffleOutputShape,
+  pixelShuffleReference,
+  preparePixelShuffle,
+  type PixelShuffleShape,
+} from '../kernels/pixel-shuffle';
+import { residualAddReference, prepareResidualAdd } from '../kernels/residual-add';
+import { rmsNormReference, prepareRmsNorm, type RmsNormShape } from '../kernels/rms-norm';
+import { prepareRope, ropeCosSinTable, ropeReference, type RopeShape } from '../kernels/rope';
+import { prepareSoftmax, softmaxReference, type SoftmaxShape } from '../kernels/softmax';
+import { prepareSwiglu, swigluReference, type SwigluShape } from '../kernels/swiglu';
+import { prepareVitAttention, vitAttentionReference, type VitAttentionShape } from '../kernels/vit-attention';
+import { EXACT, F32_TOLERANCE, type Tolerance } from './compare';
+import { concat, runTimed, withScratch, type Scratch } from './harness';
+import { randomInts, randomUniform } from './random';
+
+export interface CaseOutput {
+  got: ArrayLike<number>;
+  want: ArrayLike<number>;
+  /** Wall time from submit to completion of the kernel's dispatch(es). */
+  gpuMs: number;
+  /** The dispatch's label: which variant or plan actually ran (e.g. matmul:register-wide). */
+  ranAs: string;
+}
+
+export interface KernelCase {
+  /** Kernel base name (the .wgsl / .ts name). */
+  kernel: string;
+  /** Kernel, shape and options: names the case in every report. */
+  label: string;
+  tolerance: Tolerance;
+  execute(gpu: GpuContext): Promise<CaseOutput>;
+}
+
+interface CommonOptions {
+  workgroupSize?: number;
+  seed?: number;
+}
+
+function wgLabel(o: CommonOptions): string {
+  return o.workgroupSize ? ` WG=${o.workgroupSize}` : '';
+}
+
+/** Prepare, run, read the outputs, release the dispatch. */
+async function run(gpu: GpuContext, dispatch: Dispatch, read: () => Promise<ArrayLike<number>[]>) {
+  try {
+    const gpuMs = await runTimed(gpu, dispatch);
+    return { got: concat(...(await read())), gpuMs, ranAs: dispatch.label };
+  } finally {
+    dispatch.release();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- matmul
+
+export interface MatmulCaseOptions extends CommonOptions {
+  bias?: boolean;
+  activation?: Activation;
+  plan?: MatmulPlan;
+}
+
+/**
+ * Tolerance: atol grows with sqrt(K/3), the RMS of an output for inputs uniform in [-1, 1], because
+ * f32 accumulation error grows with the size of the partial sums; rtol is the f32 default.
+ */
+export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): KernelCase {
+  const { M, N, K } = shape;
+  const seed = o.seed ?? 1;
+  const act = o.activation ?? 'none';
+  return {
+    kernel: 'matmul',
+    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${wgLabel(o)}`,
+    tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(M * K, seed);
+        const w = randomUniform(N * K, seed + 1);
+        const b = o.bias ? randomUniform(N, seed + 2) : undefined;
+        const io = {
+          x: s.upload(x, [M, K], 'x'),
+          weight: s.upload(w, [N, K], 'weight'),
+          bias: b ? s.upload(b, [N], 'bias') : undefined,
+          y: s.zeros([M, N], 'f32', 'y'),
+        };
+        const d = await prepareMatmul(gpu, io, shape, { activation: act, plan: o.plan, workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: matmulReference(x, w, b, shape, act) };
+      }),
+  };
+}
+
+// ----------------------------------------------------------------------------------------- norms
+
+export function layerNormCase(shape: LayerNormShape, o: CommonOptions & { offset?: number } = {}): KernelCase {
+  const { rows, dim } = shape;
+  const seed = o.seed ?? 2;
+  const offset = o.offset ?? 0;
+  return {
+    kernel: 'layer-norm',
+    label: `layer-norm rows=${rows} dim=${dim}${offset ? ` offset=${offset}` : ''}${wgLabel(o)}`,
+    // An offset adds f32 cancellation in x - mean of about |offset| * 2^-24 * sqrt(dim).
+    tolerance: { atol: 1e-5 + Math.abs(offset) * 2e-6, rtol: 1e-4 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(rows * dim, seed).map((v) => v + offset);
+        const w = randomUniform(dim, seed + 1, 0.5, 1.5);
+        const b = randomUniform(dim, seed + 2);
+        const io = {
+          x: s.upload(x, [rows, dim], 'x'),
+          weight: s.upload(w, [dim], 'weight'),
+          bias: s.upload(b, [dim], 'bias'),
+          y: s.zeros([rows, dim], 'f32', 'y'),
+        };
+        const d = await prepareLayerNorm(gpu, io, shape, { eps: 1e-6, workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: layerNormReference(x, w, b, shape, 1e-6) };
+      }),
+  };
+}
+
+export function rmsNormCase(shape: RmsNormShape, o: CommonOptions = {}): KernelCase {
+  const { rows, dim } = shape;
+  const seed = o.seed ?? 3;
+  return {
+    kernel: 'rms-norm',
+    label: `rms-norm rows=${rows} dim=${dim}${wgLabel(o)}`,
+    tolerance: F32_TOLERANCE,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(rows * dim, seed, -3, 3);
+        const w = randomUniform(dim, seed + 1, 0.5, 1.5);
+        const io = { x: s.upload(x, [rows, dim], 'x'), weight: s.upload(w, [dim], 'weight'), y: s.zeros([rows, dim], 'f32', 'y') };
+        const d = await prepareRmsNorm(gpu, io, shape, { eps: 1e-5, workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: rmsNormReference(x, w, shape, 1e-5) };
+      }),
+  };
+}
+
+// ----------------------------------------------------------------------------------------- elementwise
+
+/** Inputs span [-range, range]; the tail of the array holds extremes (+-1e4, +-1e30) to catch overflow. */
+export function geluTanhCase(n: number, o: CommonOptions & { range?: number } = {}): KernelCase {
+  const seed = o.seed ?? 4;
+  const range = o.range ?? 6;
+  return {
+    kernel: 'gelu-tanh',
+    label: `gelu-tanh n=${n}${wgLabel(o)}`,
+    tolerance: F32_TOLERANCE,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(n, seed, -range, range);
+        const extremes = [1e4, -1e4, 1e30, -1e30];
+        for (let i = 0; i < Math.min(extremes.length, n); i++) x[n - 1 - i] = extremes[i];
+        const io = { x: s.upload(x, [n], 'x'), y: s.zeros([n], 'f32', 'y') };
+        const d = await prepareGeluTanh(gpu, io, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: geluTanhReference(x) };
+      }),
+  };
+}
+
+export function swigluCase(shape: SwigluShape, o: CommonOptions = {}): KernelCase {
+  const { rows, dim } = shape;
+  const seed = o.seed ?? 5;
+  return {
+    kernel: 'swiglu',
+    label: `swiglu rows=${rows} dim=${dim}${wgLabel(o)}`,
+    tolerance: F32_TOLERANCE,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(rows * 2 * dim, seed, -8, 8);
+        const io = { x: s.upload(x, [rows, 2 * dim], 'x'), y: s.zeros([rows, dim], 'f32', 'y') };
+        const d = await prepareSwiglu(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: swigluReference(x, shape) };
+      }),
+  };
+}
+
+export function residualAddCase(n: number, o: CommonOptions = {}): KernelCase {
+  const seed = o.seed ?? 6;
+  return {
+    kernel: 'residual-add',
+    label: `residual-add n=${n}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const acc = randomUniform(n, seed, -10, 10);
+        const x = randomUniform(n, seed + 1, -10, 10);
+        const io = { acc: s.upload(acc, [n], 'acc'), x: s.upload(x, [n], 'x') };
+        const d = await prepareResidualAdd(gpu, io, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.acc)]);
+        return { ...r, want: residualAddReference(acc, x) };
+      }),
+  };
+}
+
+export function copyCase(n: number, o: CommonOptions = {}): KernelCase {
+  const seed = o.seed ?? 7;
+  return {
+    kernel: 'copy',
+    label: `copy n=${n}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(n, seed);
+        const io = { x: s.upload(x, [n], 'x'), y: s.zeros([n], 'f32', 'y') };
+        const d = await prepareCopy(gpu, io, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: copyReference(x) };
+      }),
+  };
+}
+
+// ----------------------------------------------------------------------------------------- rows
+
+export function softmaxCase(shape: SoftmaxShape, o: CommonOptions & { range?: number } = {}): KernelCase {
+  const { rows, cols } = shape;
+  const seed = o.seed ?? 8;
+  const range = o.range ?? 10;
+  return {
+    kernel: 'softmax',
+    label: `softmax rows=${rows} cols=${cols}${range !== 10 ? ` range=${range}` : ''}${wgLabel(o)}`,
+    // exp() in WGSL is accurate to 3 + 2|x| ULP, so relative error grows with the input range.
+    tolerance: { atol: 1e-6, rtol: 1e-4 + range * 2e-6 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(rows * cols, seed, -range, range);
+        const io = { x: s.upload(x, [rows, cols], 'x'), y: s.zeros([rows, cols], 'f32', 'y') };
+        const d = await prepareSoftmax(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: softmaxReference(x, shape) };
+      }),
+  };
+}
+
+/** Random logits with planted ties (the first copy must win) and one row of equal values. */
+export function argmaxCase(shape: ArgmaxShape, o: CommonOptions = {}): KernelCase {
+  const { rows, cols } = shape;
+  const seed = o.seed ?? 9;
+  return {
+    kernel: 'argmax',
+    label: `argmax rows=${rows} cols=${cols}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(rows * cols, seed, -5, 5);
+        const picks = randomInts(rows * 2, seed + 1, cols);
+        for (let r = 0; r < rows; r++) {
+          const [a, b] = [picks[2 * r], picks[2 * r + 1]];
+          x[r * cols + a] = 9;
+          x[r * cols + b] = 9;
+        }
+        if (rows > 1) x.fill(1, (rows - 1) * cols, rows * cols);
+        const io = { x: s.upload(x, [rows, cols], 'x'), out: s.zeros([rows], 'u32', 'out') };
+        const d = await prepareArgmax(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readU32(io.out)]);
+        return { ...r, want: argmaxReference(x, shape) };
+      }),
+  };
+}
+
+// ----------------------------------------------------------------------------------------- positions
+
+export function ropeCase(
+  shape: RopeShape,
+  o: CommonOptions & { theta?: number; positionOffset?: number; badPosition?: boolean } = {},
+): KernelCase {
+  const { numTokens, numHeads, headDim, maxPositions } = shape;
+  const seed = o.seed ?? 10;
+  const theta = o.theta ?? 100000;
+  const offset = o.positionOffset ?? 0;
+  return {
+    kernel: 'rope',
+    label: `rope tokens=${numTokens} heads=${numHeads} headDim=${headDim} theta=${theta} offset=${offset}${o.badPosition ? ' +bad position' : ''}${wgLabel(o)}`,
+    // One f32 multiply-add per output (the table is exact): a few ULP.
+    tolerance: { atol: 1e-6, rtol: 1e-6 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(numTokens * numHeads * headDim, seed);
+        const positions = new Uint32Array(numTokens);
+        for (let t = 0; t < numTokens; t++) positions[t] = Math.min(offset + t, maxPositions - 1);
+        if (o.badPosition) positions[numTokens - 1] = maxPositions + 7;
+        const table = ropeCosSinTable(theta, headDim, maxPositions);
+        const io = {
+          x: s.upload(x, [numTokens, numHeads, headDim], 'x'),
+          positions: s.upload(positions, [numTokens], 'positions'),
+          cosSin: s.upload(table, [maxPositions, headDim], 'cosSin'),
+          errors: s.zeros([2], 'u32', 'errors'),
+        };
+        const d = await prepareRope(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.x), await gpu.readU32(io.errors)]);
+        const flags = o.badPosition ? [1, maxPositions + 7] : [0, 0];
+        return { ...r, want: concat(ropeReference(x, positions, table, shape), flags) };
+      }),
+  };
+}
+
+export function embeddingGatherCase(shape: EmbeddingGatherShape, o: CommonOptions & { badId?: boolean } = {}): KernelCase {
+  const { numTokens, vocab, dim } = shape;
+  const seed = o.seed ?? 11;
+  return {
+    kernel: 'embedding-gather',
+    label: `embedding-gather tokens=${numTokens} vocab=${vocab} dim=${dim}${o.badId ? ' +bad id' : ''}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const table = randomUniform(vocab * dim, seed);
+        const ids = randomInts(numTokens, seed + 1, vocab);
+        ids[0] = vocab - 1;
+        if (o.badId) ids[numTokens - 1] = vocab + 3;
+        const io = {
+          ids: s.upload(ids, [numTokens], 'ids'),
+          table: s.upload(table, [vocab, dim], 'table'),
+          out: s.zeros([numTokens, dim], 'f32', 'out'),
+          errors: s.zeros([2], 'u32', 'errors'),
+        };
+        const d = await prepareEmbeddingGather(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.out), await gpu.readU32(io.errors)]);
+        const flags = o.badId ? [1, vocab + 3] : [0, 0];
+        return { ...r, want: concat(embeddingGatherReference(ids, table, shape), flags) };
+      }),
+  };
+}
+
+// ----------------------------------------------------------------------------------------- vision
+
+export function vitAttentionCase(
+  shape: Omit<VitAttentionShape, 'headDim'>,
+  o: CommonOptions & { maskedKeys?: number } = {},
+): KernelCase {
+  const full: VitAttentionShape = { ...shape, headDim: 64 };
+  const { batch, tokens, heads } = full;
+  const seed = o.seed ?? 12;
+  const masked = o.maskedKeys ?? 0;
+  return {
+    kernel: 'vit-attention',
+    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=64${masked ? ` masked=${masked}` : ''}${wgLabel(o)}`,
+    // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
+    tolerance: { atol: 2e-5, rtol: 2e-4 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const qkv = randomUniform(batch * tokens * 3 * heads * 64, seed, -1, 1);
+        const mask = new Uint32Array(batch * tokens).fill(1);
+        // Mask keys spread over the sequence (padding patches sit at the end of each patch row).
+        const picks = randomInts(masked * batch, seed + 1, tokens);
+        for (let b = 0; b < batch; b++) for (let i = 0; i < masked; i++) mask[b * tokens + picks[b * masked + i]] = 0;
+        const io = {
+          qkv: s.upload(qkv, [batch * tokens, 3 * heads * 64], 'qkv'),
+          mask: s.upload(mask, [batch * tokens], 'mask'),
+          out: s.zeros([batch * tokens, heads * 64], 'f32', 'out'),
+        };
+        const d = await prepareVitAttention(gpu, io, full, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.out)]);
+        return { ...r, want: vitAttentionReference(qkv, mask, full) };
+      }),
+  };
+}
+
+export function patchEmbedCase(shape: PatchEmbedShape, o: CommonOptions & { plan?: MatmulPlan } = {}): KernelCase {
+  const { batch, channels, height, width, patch, outDim } = shape;
+  const seed = o.seed ?? 13;
+  const K = channels * patch * patch;
+  return {
+    kernel: 'patch-embed',
+    label: `patch-embed ${batch}x${channels}x${height}x${width} patch=${patch} out=${outDim}${o.plan ? ` ${o.plan}` : ''}${wgLabel(o)}`,
+    tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const pixels = randomUniform(batch * channels * height * width, seed);
+        const w = randomUniform(outDim * K, seed + 1);
+        const b = randomUniform(outDim, seed + 2);
+        const numPatches = patchEmbedNumPatches(shape);
+        const io = {
+          pixels: s.upload(pixels, [batch, channels, height, width], 'pixels'),
+          weight: s.upload(w, [outDim, K], 'weight'),
+          bias: s.upload(b, [outDim], 'bias'),
+          y: s.zeros([numPatches, outDim], 'f32', 'y'),
+        };
+        const d = await preparePatchEmbed(gpu, io, shape, { workgroupSize: o.workgroupSize, matmul: { plan: o.plan } });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: patchEmbedReference(pixels, w, b, shape) };
+      }),
+  };
+}
+
+export function pixelShuffleCase(shape: PixelShuffleShape, o: CommonOptions = {}): KernelCase {
+  const { batch, seq, embed, scale } = shape;
+  const seed = o.seed ?? 14;
+  return {
+    kernel: 'pixel-shuffle',
+    label: `pixel-shuffle batch=${batch} seq=${seq} embed=${embed} scale=${scale}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s: Scratch) => {
+        const x = randomUniform(batch * seq * embed, seed);
+        const io = { x: s.upload(x, [batch, seq, embed], 'x'), out: s.zeros(pixelShuffleOutputShape(shape), 'f32', 'out') };
+        const d = await preparePixelShuffle(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await run(gpu, d, async () => [await gpu.readF32(io.out)]);
+        return { ...r, want: pixelShuffleReference(x, shape) };
+      }),
+  };
+}

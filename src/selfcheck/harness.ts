@@ -1,0 +1,60 @@
+// Runs one prepared dispatch on fresh tensors and reads the outputs back; every tensor it made is
+// released afterwards, whatever happens.
+
+import type { GpuContext } from '../gpu/context';
+import type { DType, HostArray, Tensor } from '../gpu/tensor';
+import { submitDispatches, type Dispatch } from '../kernels/dispatch';
+
+export class Scratch {
+  private readonly tensors: Tensor[] = [];
+
+  constructor(private readonly gpu: GpuContext) {}
+
+  upload(data: HostArray, shape: readonly number[], label: string): Tensor {
+    const t = this.gpu.upload(data, shape, label);
+    this.tensors.push(t);
+    return t;
+  }
+
+  /** A zero-filled tensor (pooled buffers are reused, so clear explicitly). */
+  zeros(shape: readonly number[], dtype: DType, label: string): Tensor {
+    const t = this.gpu.createTensor(shape, dtype, label);
+    this.tensors.push(t);
+    const n = shape.reduce((a, b) => a * b, 1);
+    this.gpu.write(t, dtype === 'f32' ? new Float32Array(n) : new Uint32Array(n));
+    return t;
+  }
+
+  releaseAll(): void {
+    for (const t of this.tensors.splice(0)) this.gpu.release(t);
+  }
+}
+
+/** Encode, submit, wait; returns the wall time from submit to completion in ms. */
+export async function runTimed(gpu: GpuContext, dispatch: Dispatch): Promise<number> {
+  const t0 = performance.now();
+  submitDispatches(gpu, [dispatch], dispatch.label);
+  await gpu.sync();
+  return performance.now() - t0;
+}
+
+export async function withScratch<T>(gpu: GpuContext, body: (s: Scratch) => Promise<T>): Promise<T> {
+  const scratch = new Scratch(gpu);
+  try {
+    return await body(scratch);
+  } finally {
+    scratch.releaseAll();
+  }
+}
+
+/** Concatenate several readbacks (e.g. outputs and error flags) so one comparison covers them. */
+export function concat(...parts: ArrayLike<number>[]): Float64Array {
+  const n = parts.reduce((a, p) => a + p.length, 0);
+  const out = new Float64Array(n);
+  let o = 0;
+  for (const p of parts) {
+    for (let i = 0; i < p.length; i++) out[o + i] = p[i];
+    o += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,47 @@
+import { describe, it } from 'vitest';
+import { matmulCase } from '../../src/selfcheck/cases';
+import { expectCasePasses, useGpu } from './gpu';
+
+const gpu = useGpu();
+
+describe('matmul', () => {
+  // Every plan at ragged shapes: dims not multiples of the tile, one row, one column.
+  const ragged = [
+    { M: 1, N: 1, K: 4 },
+    { M: 1, N: 37, K: 20 },
+    { M: 5, N: 9, K: 12 },
+    { M: 17, N: 33, K: 64 },
+    { M: 70, N: 65, K: 132 },
+  ];
+  for (const plan of ['register-wide', 'register-narrow', 'workgroup'] as const) {
+    for (const shape of ragged) {
+      it(`${plan} ${shape.M}x${shape.N}x${shape.K} +bias`, () =>
+        expectCasePasses(gpu(), matmulCase(shape, { plan, bias: true })));
+    }
+  }
+
+  it('workgroup plan with K not a multiple of 4', () =>
+    expectCasePasses(gpu(), matmulCase({ M: 19, N: 23, K: 45 }, { plan: 'workgroup', bias: true })));
+
+  for (const wg of [16, 32, 64, 128, 256]) {
+    it(`register-wide WG=${wg}`, () =>
+      expectCasePasses(gpu(), matmulCase({ M: 48, N: 100, K: 96 }, { plan: 'register-wide', workgroupSize: wg })));
+    it(`register-narrow WG=${wg}`, () =>
+      expectCasePasses(gpu(), matmulCase({ M: 3, N: 100, K: 96 }, { plan: 'register-narrow', workgroupSize: wg })));
+  }
+
+  for (const activation of ['gelu_tanh', 'silu'] as const) {
+    for (const plan of ['register-wide', 'register-narrow', 'workgroup'] as const) {
+      it(`fused ${activation} ${plan}`, () =>
+        expectCasePasses(gpu(), matmulCase({ M: 20, N: 40, K: 32 }, { plan, bias: true, activation })));
+    }
+  }
+
+  // SmolVLM shapes: a ViT projection (1024 patches) and a decode step of the text model.
+  it('ViT shape 1024x768x768 (device plan)', () =>
+    expectCasePasses(gpu(), matmulCase({ M: 1024, N: 768, K: 768 }, { bias: true })));
+  it('decode shape 1x1536x576 (device plan)', () =>
+    expectCasePasses(gpu(), matmulCase({ M: 1, N: 1536, K: 576 })));
+  it('decode shape 1x576x1536 workgroup plan', () =>
+    expectCasePasses(gpu(), matmulCase({ M: 1, N: 576, K: 1536 }, { plan: 'workgroup' })));
+});

@@ -1,0 +1,29 @@
+import { describe, it } from 'vitest';
+import { embeddingGatherCase, ropeCase } from '../../src/selfcheck/cases';
+import { expectCasePasses, useGpu } from './gpu';
+
+const gpu = useGpu();
+const WORKGROUP_SIZES = [32, 64, 128, 256];
+
+describe('rope', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg} SmolLM2 q heads`, () =>
+      expectCasePasses(gpu(), ropeCase({ numTokens: 7, numHeads: 9, headDim: 64, maxPositions: 64 }, { workgroupSize: wg })));
+  }
+  it('decode at position 8000, theta 100000', () =>
+    expectCasePasses(gpu(), ropeCase({ numTokens: 1, numHeads: 3, headDim: 64, maxPositions: 8192 }, { positionOffset: 8000 })));
+  it('theta 10000, odd head count, headDim 6', () =>
+    expectCasePasses(gpu(), ropeCase({ numTokens: 5, numHeads: 5, headDim: 6, maxPositions: 16 }, { theta: 10000, positionOffset: 3 })));
+  it('a position past the table is left unrotated and flagged', () =>
+    expectCasePasses(gpu(), ropeCase({ numTokens: 4, numHeads: 2, headDim: 8, maxPositions: 16 }, { badPosition: true })));
+});
+
+describe('embedding-gather', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg}`, () => expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 5, vocab: 50, dim: 33 }, { workgroupSize: wg })));
+  }
+  it('prefill shape 300 tokens of SmolLM2', () =>
+    expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 300, vocab: 2000, dim: 576 })));
+  it('an id past the vocab gives a zero row and is flagged', () =>
+    expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 4, vocab: 10, dim: 8 }, { badId: true })));
+});

@@ -1,0 +1,40 @@
+import { describe, it } from 'vitest';
+import { patchEmbedCase, pixelShuffleCase, vitAttentionCase } from '../../src/selfcheck/cases';
+import { expectCasePasses, useGpu } from './gpu';
+
+const gpu = useGpu();
+const WORKGROUP_SIZES = [32, 64, 128, 256];
+
+describe('vit-attention', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg} ragged tokens`, () =>
+      expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 37, heads: 2 }, { workgroupSize: wg, maskedKeys: 5 })));
+  }
+  it('one token', () => expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 1, heads: 1 })));
+  it('every key but one masked', () =>
+    expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 6, heads: 2 }, { maskedKeys: 40, seed: 3 })));
+  it('SigLIP shape: 1024 tokens x 12 heads x 64', () =>
+    expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 1024, heads: 12 }, { maskedKeys: 100 })));
+});
+
+describe('patch-embed', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg}`, () =>
+      expectCasePasses(gpu(), patchEmbedCase({ batch: 2, channels: 3, height: 32, width: 48, patch: 16, outDim: 20 }, { workgroupSize: wg })));
+  }
+  it('workgroup matmul plan', () =>
+    expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 32, width: 32, patch: 16, outDim: 70 }, { plan: 'workgroup' })));
+  it('odd patch size 3 over 2 channels', () =>
+    expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 2, height: 9, width: 6, patch: 3, outDim: 5 })));
+  it('SigLIP shape: 512x512 tile to 1024 x 768', () =>
+    expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 512, width: 512, patch: 16, outDim: 768 })));
+});
+
+describe('pixel-shuffle', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg}`, () => expectCasePasses(gpu(), pixelShuffleCase({ batch: 2, seq: 36, embed: 5, scale: 3 }, { workgroupSize: wg })));
+  }
+  it('SmolVLM shape: 1024 x 768, scale 4', () =>
+    expectCasePasses(gpu(), pixelShuffleCase({ batch: 1, seq: 1024, embed: 768, scale: 4 })));
+  it('scale 2 over two images', () => expectCasePasses(gpu(), pixelShuffleCase({ batch: 2, seq: 16, embed: 3, scale: 2 })));
+});

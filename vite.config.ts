@@ -1,0 +1,65 @@
+// One Vite config for the three builds and the tests:
+//   vite / vite build            the demo app (root demo/, static files from public/) -> demo-dist/
+//   vite build --mode lib        the npm package + CLI (src/index.ts, src/node.ts, src/cli/tessera.ts) -> dist/
+//   vitest                       test/unit (Node, no GPU) and test/gpu (Dawn in Node, one file at a time)
+// WGSL files are imported with `?raw`, so the same shader text runs in all three.
+
+import { builtinModules } from 'node:module';
+import { resolve } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+const root = import.meta.dirname;
+
+const nodeExternals = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default defineConfig(({ mode }) => ({
+  root: mode === 'lib' ? root : resolve(root, 'demo'),
+  publicDir: resolve(root, 'public'),
+  server: { fs: { allow: [root] } },
+  build:
+    mode === 'lib'
+      ? {
+          outDir: resolve(root, 'dist'),
+          emptyOutDir: true,
+          target: 'es2022',
+          sourcemap: true,
+          lib: {
+            entry: {
+              index: resolve(root, 'src/index.ts'),
+              node: resolve(root, 'src/node.ts'),
+              cli: resolve(root, 'src/cli/tessera.ts'),
+            },
+            formats: ['es'],
+          },
+          rollupOptions: {
+            external: [...nodeExternals, 'webgpu', 'comlink', 'idb-keyval', 'hash-wasm', /^@huggingface\//],
+          },
+        }
+      : {
+          outDir: resolve(root, 'demo-dist'),
+          emptyOutDir: true,
+          target: 'es2022',
+        },
+  test: {
+    root,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'gpu',
+          include: ['test/gpu/**/*.test.ts'],
+          environment: 'node',
+          // One Dawn device at a time: SwiftShader already uses every core.
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+}));
