@@ -77,6 +77,23 @@ export class ShapeMismatchError extends TesseraError {
   }
 }
 
+/** A tensor's shape needs more bytes than its GPUBuffer holds (mismatched buffer size). */
+export class BufferSizeError extends TesseraError {
+  readonly code = 'BUFFER_SIZE';
+  constructor(
+    readonly kernel: string,
+    readonly operand: string,
+    readonly neededBytes: number,
+    readonly bufferBytes: number,
+    offsetBytes: number,
+  ) {
+    super(
+      `${kernel}: '${operand}' needs ${neededBytes} bytes from offset ${offsetBytes} but its buffer holds ` +
+        `${bufferBytes}; allocate a larger buffer or fix the tensor's shape.`,
+    );
+  }
+}
+
 /** A tensor given to a kernel has the wrong dtype. */
 export class DtypeMismatchError extends TesseraError {
   readonly code = 'DTYPE_MISMATCH';

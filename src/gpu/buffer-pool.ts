@@ -17,7 +17,7 @@ export function sizeClassBytes(sizeBytes: number): number {
   if (sizeBytes <= MIN_BYTES) return MIN_BYTES;
   const pow2 = 2 ** Math.ceil(Math.log2(sizeBytes));
   if (pow2 <= 65536) return pow2;
-  const step = pow2 / 8;
+  const step = pow2 / 16; // an eighth of the power of two below sizeBytes
   return Math.ceil(sizeBytes / step) * step;
 }
 

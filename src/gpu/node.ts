@@ -4,11 +4,13 @@
 //   1. Dawn's default (a real GPU through Vulkan/Metal/D3D when there is one). Never overridden.
 //   2. Only if that finds nothing and VK_ICD_FILENAMES is unset: Chromium's SwiftShader Vulkan ICD
 //      (a CPU implementation Dawn accepts; Mesa's lavapipe is rejected by Dawn).
+// On Linux with no GPU device node at all (/dev/dri/renderD*, /dev/nvidia*, /dev/dxg) step 1 cannot
+// find a GPU, so it is skipped; that also spares the log Dawn's warning about rejecting lavapipe.
 // Dawn's GPU instance must stay reachable while its devices live: if it is garbage-collected, Dawn's
 // event loop touches a freed instance and the process crashes (seen with webgpu@0.6.2). GpuContext
 // holds it as `keepAlive`.
 
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { WebGpuUnavailableError } from '../errors';
 import { GpuContext, type GpuContextOptions } from './context';
 
@@ -24,6 +26,17 @@ export const SWIFTSHADER_ICD_PATHS = [
 export function findSwiftShaderIcd(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const candidates = env.TESSERA_SWIFTSHADER_ICD ? [env.TESSERA_SWIFTSHADER_ICD] : SWIFTSHADER_ICD_PATHS;
   return candidates.find((p) => existsSync(p));
+}
+
+/** False only when this is Linux and no GPU device node exists, so no Vulkan GPU can be present. */
+export function mayHaveGpu(): boolean {
+  if (process.platform !== 'linux') return true;
+  if (existsSync('/dev/dxg') || existsSync('/dev/nvidia0')) return true;
+  try {
+    return readdirSync('/dev/dri').some((f) => f.startsWith('renderD'));
+  } catch {
+    return false;
+  }
 }
 
 export interface NodeGpuOptions extends GpuContextOptions {
@@ -44,9 +57,13 @@ export async function createNodeGpuContext(options: NodeGpuOptions = {}): Promis
     );
   }
   const dawnOptions = options.dawnOptions ?? [];
-  let gpu = dawn.create(dawnOptions);
-  let adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  let gpu: GPU | undefined;
+  let adapter: GPUAdapter | null = null;
   let source = 'node';
+  if (mayHaveGpu() || process.env.VK_ICD_FILENAMES) {
+    gpu = dawn.create(dawnOptions);
+    adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  }
   if (!adapter && !process.env.VK_ICD_FILENAMES) {
     const icd = findSwiftShaderIcd();
     if (icd) {

@@ -1,7 +1,7 @@
 // Checks every kernel runs before it builds anything: shapes, dtypes and device limits.
 // Each failure is a named error with the numbers (see errors.ts).
 
-import { DeviceLimitError, DtypeMismatchError, ShapeMismatchError } from '../errors';
+import { BufferSizeError, DeviceLimitError, DtypeMismatchError, ShapeMismatchError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { tensorSizeBytes, type DType, type Tensor } from '../gpu/tensor';
 import type { Grid } from './dispatch';
@@ -29,7 +29,7 @@ export function expectBindable(gpu: GpuContext, kernel: string, operand: string,
     throw new DeviceLimitError(kernel, `maxStorageBufferBindingSize (bytes of '${operand}')`, size, maxBinding);
   }
   if (tensor.offsetBytes + size > tensor.buffer.size) {
-    throw new ShapeMismatchError(kernel, `${operand} (bytes in its buffer)`, tensor.offsetBytes + size, tensor.buffer.size);
+    throw new BufferSizeError(kernel, operand, size, tensor.buffer.size, tensor.offsetBytes);
   }
   const align = gpu.limits.minStorageBufferOffsetAlignment;
   if (tensor.offsetBytes % align !== 0) {

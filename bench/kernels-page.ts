@@ -1,0 +1,189 @@
+// Browser side of `npm run bench:kernels`: times our kernels and onnxruntime-web's WebGPU EP on the same
+// data in this page, logs progress to the console (the runner streams it), and leaves the figures in
+// window.__benchResult (or a message in window.__benchError). `?quick` runs a small subset for development.
+
+import { adapterName, type KernelVariant } from '../src/gpu/adapter-info';
+import { createBrowserGpuContext } from '../src/gpu/browser';
+import type { GpuContext } from '../src/gpu/context';
+import { randomUniform } from '../src/selfcheck/random';
+import { maxAbsDiff, splitQkv, transpose } from './host-arrays';
+import { OrtPeer } from './ort-peer';
+import { timeOrtAttention, timeOrtMatmul } from './ort-runs';
+import { timeOurAttention, timeOurCopy, ourMatmul } from './ours';
+import type { AttentionFigures, BenchResult, CopyFigures, MatmulFigures, Measured, Skipped } from './result';
+import { FAST_POLICY, SLOW_POLICY } from './timing';
+
+declare global {
+  interface Window {
+    __benchResult?: BenchResult;
+    __benchError?: string;
+  }
+}
+
+/** SmolVLM's shapes, M×K×N: the vision tower's qkv/out (768), MLP up and down, and decode rows. */
+const MATMUL_SHAPES: readonly (readonly [number, number, number])[] = [
+  [1024, 768, 768],
+  [1024, 768, 3072],
+  [1024, 3072, 768],
+  [1, 576, 1536],
+  [1, 576, 49280],
+];
+const QUICK_MATMUL_SHAPES: readonly (readonly [number, number, number])[] = [
+  [256, 768, 768],
+  [1, 576, 1536],
+];
+const ATTENTION = { batch: 1, tokens: 1024, heads: 12, headDim: 64 };
+const COPY_BYTES = 64 * 1024 * 1024;
+
+const TIMED =
+  'wall clock per run, median of the timed reps after one warm-up: ours = encode 1 compute pass + submit + ' +
+  'queue.onSubmittedWorkDone(); ORT = session.run() with GPU-buffer inputs and pre-allocated GPU-buffer ' +
+  'outputs + onSubmittedWorkDone() on ORT\'s device. No uploads or readbacks are timed.';
+
+function log(message: string): void {
+  console.log(`[bench] ${message}`);
+}
+
+function describe(m: Measured): string {
+  const rate = m.gflops !== undefined ? `${m.gflops.toFixed(3)} GFLOP/s` : `${(m.gbps ?? 0).toFixed(2)} GB/s`;
+  return `${m.label}: ${m.medianMs.toFixed(1)} ms median of ${m.reps} (warm-up ${m.warmupMs.toFixed(0)} ms), ${rate}`;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+async function benchMatmul(
+  gpu: GpuContext,
+  peer: OrtPeer | Skipped,
+  [M, K, N]: readonly [number, number, number],
+  otherVariant: KernelVariant,
+  seed: number,
+): Promise<MatmulFigures> {
+  const name = `matmul ${M}×${K}×${N}`;
+  const x = randomUniform(M * K, seed);
+  const w = randomUniform(N * K, seed + 1);
+  const mm = ourMatmul(gpu, { M, N, K }, x, w);
+  try {
+    const other = await mm.time(otherVariant, SLOW_POLICY);
+    log(`${name} ours (other variant) ${describe(other)}`);
+    const ours = await mm.time(gpu.kernelVariant, FAST_POLICY);
+    log(`${name} ours ${describe(ours)}`);
+    const oursOut = await mm.readOutput();
+    const figures: MatmulFigures = {
+      M, K, N, flops: 2 * M * N * K, ours, other, ort: { skipped: '' }, oursOverOrt: null, maxAbsDiffVsOrt: null,
+    };
+    if ('skipped' in peer) {
+      figures.ort = peer;
+      return figures;
+    }
+    try {
+      const run = await timeOrtMatmul(peer, M, K, N, x, transpose(w, N, K), SLOW_POLICY);
+      log(`${name} ${describe(run.measured)}`);
+      figures.ort = run.measured;
+      figures.oursOverOrt = ours.gflops! / run.measured.gflops!;
+      figures.maxAbsDiffVsOrt = maxAbsDiff(oursOut, run.out);
+    } catch (e) {
+      figures.ort = { skipped: `ORT failed: ${errorText(e)}` };
+      log(`${name} ORT failed: ${errorText(e)}`);
+    }
+    return figures;
+  } finally {
+    mm.release();
+  }
+}
+
+async function benchAttention(gpu: GpuContext, peer: OrtPeer | Skipped, tokens: number): Promise<AttentionFigures> {
+  const shape = { ...ATTENTION, tokens };
+  const width = shape.heads * shape.headDim;
+  const qkv = randomUniform(tokens * 3 * width, 7);
+  const ours = await timeOurAttention(gpu, shape, qkv, FAST_POLICY);
+  log(`vit-attention T=${tokens} ours ${describe(ours.measured)}`);
+  const figures: AttentionFigures = {
+    ...shape,
+    flops: 4 * tokens * tokens * shape.headDim * shape.heads,
+    ours: ours.measured,
+    peer: { skipped: '' },
+    oursOverPeer: null,
+    maxAbsDiffVsPeer: null,
+  };
+  if ('skipped' in peer) {
+    figures.peer = peer;
+    return figures;
+  }
+  try {
+    const [q, k, v] = splitQkv(qkv, tokens, width);
+    const run = await timeOrtAttention(peer, shape, q, k, v, SLOW_POLICY);
+    log(`vit-attention T=${tokens} ${describe(run.measured)}`);
+    figures.peer = run.measured;
+    figures.oursOverPeer = ours.measured.gflops! / run.measured.gflops!;
+    figures.maxAbsDiffVsPeer = maxAbsDiff(ours.out, run.out);
+  } catch (e) {
+    figures.peer = { skipped: `ORT MultiHeadAttention failed: ${errorText(e)}` };
+    log(`vit-attention ORT failed: ${errorText(e)}`);
+  }
+  return figures;
+}
+
+async function benchCopy(gpu: GpuContext, sizeBytes: number): Promise<CopyFigures> {
+  const ours = await timeOurCopy(gpu, sizeBytes, FAST_POLICY);
+  log(`copy ${sizeBytes / 2 ** 20} MiB ${describe(ours)}`);
+  return { sizeBytes, bytesMoved: 2 * sizeBytes, ours };
+}
+
+async function main(): Promise<BenchResult> {
+  const started = performance.now();
+  const quick = new URLSearchParams(location.search).has('quick');
+  const gpu = await createBrowserGpuContext();
+  const otherVariant: KernelVariant = gpu.kernelVariant === 'register' ? 'workgroup' : 'register';
+  log(`adapter: ${adapterName(gpu.adapter)}; kernel variant: ${gpu.kernelVariant}${quick ? ' (quick subset)' : ''}`);
+  let peer: OrtPeer | Skipped;
+  try {
+    peer = await OrtPeer.start();
+    log(`onnxruntime-web ${OrtPeer.version}: WebGPU device ready`);
+  } catch (e) {
+    peer = { skipped: `onnxruntime-web did not start: ${errorText(e)}` };
+    log(peer.skipped);
+  }
+  try {
+    const copy = await benchCopy(gpu, quick ? COPY_BYTES / 4 : COPY_BYTES);
+    const matmul: MatmulFigures[] = [];
+    let seed = 100;
+    for (const shape of quick ? QUICK_MATMUL_SHAPES : MATMUL_SHAPES) {
+      matmul.push(await benchMatmul(gpu, peer, shape, otherVariant, (seed += 10)));
+    }
+    const attention = await benchAttention(gpu, peer, quick ? 256 : ATTENTION.tokens);
+    return {
+      bench: 'kernels',
+      adapter: adapterName(gpu.adapter),
+      kernelVariant: gpu.kernelVariant,
+      otherVariant,
+      userAgent: navigator.userAgent,
+      ort: {
+        version: OrtPeer.version,
+        executionProvider: 'webgpu',
+        notes: [
+          'onnxruntime-web/webgpu bundle (ort-wasm-simd-threaded.asyncify.wasm, served locally), numThreads 1',
+          'sessions: executionProviders [webgpu], graphOptimizationLevel all, session.disable_cpu_ep_fallback 1',
+          'MatMul B is a graph input [K, N] (= Wᵀ), not an initializer',
+        ],
+      },
+      timed: TIMED,
+      matmul,
+      attention,
+      copy,
+      pageSeconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    gpu.destroy();
+  }
+}
+
+main().then(
+  (result) => {
+    window.__benchResult = result;
+  },
+  (e: unknown) => {
+    window.__benchError = e instanceof Error ? `${e.name}: ${e.message}\n${e.stack ?? ''}` : String(e);
+  },
+);

@@ -1,0 +1,79 @@
+// The figures one `bench:kernels` run produces. The page fills a BenchResult and hands it to the Node
+// runner (window.__benchResult), which prints it as a table and as one JSON line. Types only.
+
+import type { Timing } from './timing';
+
+/** One timed kernel or peer session. */
+export interface Measured extends Timing {
+  /** What ran: our dispatch label (e.g. 'matmul:register-wide') or the peer's op and EP. */
+  label: string;
+  /** GFLOP/s at the median (compute kernels). */
+  gflops?: number;
+  /** GB/s at the median, read + write bytes (bandwidth kernels). */
+  gbps?: number;
+}
+
+/** A peer that could not run; the message says why. */
+export interface Skipped {
+  skipped: string;
+}
+
+export interface MatmulFigures {
+  M: number;
+  K: number;
+  N: number;
+  flops: number;
+  /** Our kernel with the device's variant. */
+  ours: Measured;
+  /** Our kernel forced to the other variant. */
+  other: Measured;
+  ort: Measured | Skipped;
+  /** ours GFLOP/s divided by ORT GFLOP/s (> 1: ours is faster); null when ORT did not run. */
+  oursOverOrt: number | null;
+  /** Largest |ours - ORT| over the output (both compute the same product); null when ORT did not run. */
+  maxAbsDiffVsOrt: number | null;
+}
+
+export interface AttentionFigures {
+  batch: number;
+  tokens: number;
+  heads: number;
+  headDim: number;
+  flops: number;
+  ours: Measured;
+  peer: Measured | Skipped;
+  oursOverPeer: number | null;
+  maxAbsDiffVsPeer: number | null;
+}
+
+export interface CopyFigures {
+  sizeBytes: number;
+  /** Bytes read plus bytes written per run. */
+  bytesMoved: number;
+  ours: Measured;
+}
+
+export interface BenchResult {
+  bench: 'kernels';
+  adapter: string;
+  kernelVariant: string;
+  otherVariant: string;
+  userAgent: string;
+  ort: {
+    version: string;
+    executionProvider: string;
+    /** Which of ORT's builds and settings ran, and what its timings cover. */
+    notes: string[];
+  };
+  /** What every timing covers. */
+  timed: string;
+  matmul: MatmulFigures[];
+  attention: AttentionFigures;
+  copy: CopyFigures;
+  /** Seconds from page start to result, as measured in the page. */
+  pageSeconds: number;
+}
+
+export function isSkipped(m: Measured | Skipped): m is Skipped {
+  return (m as Skipped).skipped !== undefined;
+}

@@ -1,0 +1,26 @@
+// Browser end-to-end tests: headless Chromium (software WebGPU on a machine without a GPU) against the
+// demo served by Vite's dev server, so WGSL `?raw` imports behave exactly as in development.
+
+import { defineConfig } from '@playwright/test';
+import { chromiumLaunchOptions } from './scripts/chromium';
+
+const PORT = Number(process.env.TESSERA_E2E_PORT ?? 5199);
+
+export default defineConfig({
+  testDir: 'test/e2e',
+  timeout: 300_000,
+  expect: { timeout: 240_000 },
+  fullyParallel: false,
+  workers: 1,
+  reporter: process.env.CI ? 'list' : [['list']],
+  use: {
+    baseURL: `http://localhost:${PORT}`,
+    launchOptions: chromiumLaunchOptions(),
+  },
+  webServer: {
+    command: `npx vite --port ${PORT} --strictPort --logLevel warn`,
+    url: `http://localhost:${PORT}`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 60_000,
+  },
+});

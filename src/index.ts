@@ -1,0 +1,14 @@
+// Tessera's public API for browsers and workers. Node users import 'tessera/node' for a Dawn device.
+
+export * from './errors';
+export { GpuContext, type GpuContextOptions } from './gpu/context';
+export { createBrowserGpuContext } from './gpu/browser';
+export { describeAdapter, adapterName, type AdapterReport, type KernelVariant } from './gpu/adapter-info';
+export type { Tensor, DType } from './gpu/tensor';
+export { BufferPool, type BufferPoolStats } from './gpu/buffer-pool';
+export { PipelineCache, type PipelineSpec } from './gpu/pipeline-cache';
+export { submitDispatches, type Dispatch } from './kernels/dispatch';
+export * as kernels from './kernels/index';
+export { defaultKernelCases } from './selfcheck/default-cases';
+export { runCase, runCases, type CaseResult } from './selfcheck/runner';
+export { formatAdapterReport, formatCaseLine, formatSummary } from './selfcheck/report';
