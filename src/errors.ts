@@ -128,6 +128,65 @@ export class UnsupportedShapeError extends TesseraError {
   readonly code = 'UNSUPPORTED_SHAPE';
 }
 
+/** config.json is malformed or inconsistent (a field missing, of the wrong type, or contradicting another). */
+export class ModelConfigError extends TesseraError {
+  readonly code = 'MODEL_CONFIG';
+}
+
+/** The checkpoint is of an architecture or option Tessera does not run (model_type, activation, ...). */
+export class UnsupportedModelError extends TesseraError {
+  readonly code = 'UNSUPPORTED_MODEL';
+}
+
+/** A checkpoint file is not what its name says: a bad safetensors header, a cut-off file, a bad index. */
+export class CheckpointFormatError extends TesseraError {
+  readonly code = 'CHECKPOINT_FORMAT';
+}
+
+/** A file ended before the bytes its header promised. */
+export class TruncatedFileError extends TesseraError {
+  readonly code = 'TRUNCATED_FILE';
+  constructor(
+    readonly file: string,
+    readonly expectedBytes: number,
+    readonly actualBytes: number,
+    detail: string,
+  ) {
+    super(
+      `${file} is truncated: its header needs ${expectedBytes} bytes but the file has ${actualBytes}` +
+        `${detail ? ` (${detail})` : ''}; download it again.`,
+    );
+  }
+}
+
+/** A tensor the config requires is not in the checkpoint. */
+export class MissingTensorError extends TesseraError {
+  readonly code = 'MISSING_TENSOR';
+  constructor(
+    readonly tensor: string,
+    readonly shape: readonly number[],
+    where: string,
+  ) {
+    super(`tensor '${tensor}' (shape [${shape.join(', ')}]) is missing from ${where}; the checkpoint does not match its config.json.`);
+  }
+}
+
+/** A checkpoint tensor's shape differs from the one its config.json implies. */
+export class TensorShapeError extends TesseraError {
+  readonly code = 'TENSOR_SHAPE';
+  constructor(
+    readonly tensor: string,
+    readonly expected: readonly number[],
+    readonly actual: readonly number[],
+    file: string,
+  ) {
+    super(
+      `tensor '${tensor}' in ${file} has shape [${actual.join(', ')}] but config.json implies [${expected.join(', ')}]; ` +
+        'the checkpoint and its config do not match.',
+    );
+  }
+}
+
 /** A broken internal invariant: a bug in Tessera, not in the caller's input. */
 export class InternalError extends TesseraError {
   readonly code = 'INTERNAL';

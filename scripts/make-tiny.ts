@@ -1,0 +1,183 @@
+// `npm run make:tiny`: writes deterministic random-weight SmolVLM checkpoints in exactly the Hugging Face
+// layout, at reduced sizes, with the real SmolVLM-256M tokenizer, chat template and processor files.
+// Tests, `npm start` and the demo page use them; nothing is downloaded. THE WEIGHTS ARE RANDOM: the
+// model's answers are noise, by design. Output (default public/models/):
+//
+//   smolvlm-tiny/        model_type idefics3, separate lm_head, BF16, one model.safetensors,
+//                        chat_template.json (SmolVLM-256M-Instruct's own files)
+//   smolvlm-tiny-tied/   model_type smolvlm, tied embeddings, F16, two shards + model.safetensors.index.json,
+//                        chat_template.jinja (the loader's other variants)
+//
+// Every value comes from a PRNG seeded by the tensor's name, so the files are byte-identical on every
+// run; manifest.json records their sha256 so goldens made from them can detect drift.
+
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseModelConfig } from '../src/model/config';
+import { writeSafetensors, type TensorToWrite } from '../src/model/safetensors-writer';
+import { weightLayout } from '../src/model/weight-layout';
+import { mulberry32 } from '../src/selfcheck/random';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');
+const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'added_tokens.json', 'generation_config.json'];
+
+/** Reduced sizes; everything else is the real SmolVLM-256M-Instruct config. */
+export const TINY = {
+  vision: { hidden_size: 128, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 2, image_size: 128, patch_size: 16 },
+  text: { hidden_size: 192, intermediate_size: 384, num_hidden_layers: 2, num_attention_heads: 3, num_key_value_heads: 1, head_dim: 64, max_position_embeddings: 2048 },
+  scale_factor: 2,
+  /** Processor: tiles of 128 px (the tiny vision tower's image_size), images resized to a longest edge of 512. */
+  max_image_size: 128,
+  longest_edge: 512,
+};
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/** n normal samples (Box-Muller) from a PRNG seeded by `name`. */
+function normal(name: string, n: number, mean: number, std: number): Float32Array {
+  const next = mulberry32(fnv1a(name));
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i += 2) {
+    const u = Math.max(next(), 1e-12);
+    const v = next();
+    const r = Math.sqrt(-2 * Math.log(u));
+    out[i] = mean + std * r * Math.cos(2 * Math.PI * v);
+    if (i + 1 < n) out[i + 1] = mean + std * r * Math.sin(2 * Math.PI * v);
+  }
+  return out;
+}
+
+/**
+ * Initialisation chosen so activations stay O(1) through the layers and logits are spread out
+ * (std about 3), which keeps greedy decoding far from ties: fan-in scaled linear weights, norm weights
+ * near 1, small biases.
+ */
+function initTensor(name: string, shape: number[]): Float32Array {
+  const n = shape.reduce((a, b) => a * b, 1);
+  if (/norm|layer_norm/.test(name) && name.endsWith('.weight')) return normal(name, n, 1, 0.1);
+  if (name.endsWith('.bias')) return normal(name, n, 0, 0.05);
+  if (name.includes('embed_tokens')) return normal(name, n, 0, 1);
+  if (name.includes('position_embedding')) return normal(name, n, 0, 0.5);
+  if (name === 'lm_head.weight') return normal(name, n, 0, 3 / Math.sqrt(shape[1]));
+  const fanIn = shape.slice(1).reduce((a, b) => a * b, 1);
+  return normal(name, n, 0, 1 / Math.sqrt(fanIn));
+}
+
+function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean): Record<string, any> {
+  const c = structuredClone(base);
+  c.model_type = modelType;
+  c.scale_factor = TINY.scale_factor;
+  c.tie_word_embeddings = tied;
+  c.text_config = { ...c.text_config, ...TINY.text, tie_word_embeddings: tied };
+  c.vision_config = {
+    ...c.vision_config,
+    ...TINY.vision,
+    max_image_size: { longest_edge: TINY.max_image_size },
+    size: { longest_edge: TINY.longest_edge },
+  };
+  c._tessera = 'Random weights at reduced sizes, made by `npm run make:tiny`. Not a trained model.';
+  return c;
+}
+
+function writeJson(path: string, value: unknown): void {
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype']): TensorToWrite[] {
+  const layout = weightLayout(parseModelConfig(config));
+  return layout.checkpoint.map((t) => ({ name: t.name, shape: t.shape, dtype, data: initTensor(t.name, t.shape) }));
+}
+
+function copyProcessorFiles(dir: string): void {
+  for (const f of TOKENIZER_FILES) copyFileSync(join(REAL, f), join(dir, f));
+  const pre = JSON.parse(readFileSync(join(REAL, 'preprocessor_config.json'), 'utf8'));
+  pre.max_image_size = { longest_edge: TINY.max_image_size };
+  pre.size = { longest_edge: TINY.longest_edge };
+  writeJson(join(dir, 'preprocessor_config.json'), pre);
+  const patches = TINY.vision.image_size / TINY.vision.patch_size;
+  writeJson(join(dir, 'processor_config.json'), {
+    image_seq_len: (patches / TINY.scale_factor) ** 2,
+    processor_class: 'Idefics3Processor',
+  });
+}
+
+function readme(name: string, notes: string): string {
+  return `# ${name}\n\nRandom weights at reduced sizes, made by \`npm run make:tiny\` from the real SmolVLM-256M-Instruct\nconfig schema, tokenizer and processor files. **Not a trained model: its answers are noise.**\n\n${notes}\n`;
+}
+
+export function makeTiny(outDir: string): Record<string, Record<string, string>> {
+  const base = JSON.parse(readFileSync(join(REAL, 'config.json'), 'utf8'));
+  const manifest: Record<string, Record<string, string>> = {};
+
+  // 1. idefics3, separate lm_head, BF16, single file, chat_template.json
+  {
+    const dir = join(outDir, 'smolvlm-tiny');
+    mkdirSync(dir, { recursive: true });
+    const config = tinyConfig(base, 'idefics3', false);
+    writeJson(join(dir, 'config.json'), config);
+    copyProcessorFiles(dir);
+    copyFileSync(join(REAL, 'chat_template.json'), join(dir, 'chat_template.json'));
+    const bytes = writeSafetensors(tensorsFor(config, 'BF16'), { format: 'pt' });
+    writeFileSync(join(dir, 'model.safetensors'), bytes);
+    writeFileSync(join(dir, 'README.md'), readme('smolvlm-tiny', 'idefics3, separate lm_head, BF16, one model.safetensors.'));
+    manifest['smolvlm-tiny'] = { 'model.safetensors': sha256(bytes) };
+  }
+
+  // 2. smolvlm, tied embeddings, F16, two shards + index, chat_template.jinja
+  {
+    const dir = join(outDir, 'smolvlm-tiny-tied');
+    mkdirSync(dir, { recursive: true });
+    const config = tinyConfig(base, 'smolvlm', true);
+    delete config.torch_dtype;
+    config.dtype = 'float16';
+    writeJson(join(dir, 'config.json'), config);
+    copyProcessorFiles(dir);
+    const template = JSON.parse(readFileSync(join(REAL, 'chat_template.json'), 'utf8')).chat_template as string;
+    writeFileSync(join(dir, 'chat_template.jinja'), template);
+    const tensors = tensorsFor(config, 'F16');
+    const half = Math.ceil(tensors.length / 2);
+    const shards = [tensors.slice(0, half), tensors.slice(half)];
+    const weightMap: Record<string, string> = {};
+    manifest['smolvlm-tiny-tied'] = {};
+    let totalSize = 0;
+    shards.forEach((shard, i) => {
+      const file = `model-0000${i + 1}-of-00002.safetensors`;
+      const bytes = writeSafetensors(shard, { format: 'pt' });
+      writeFileSync(join(dir, file), bytes);
+      manifest['smolvlm-tiny-tied'][file] = sha256(bytes);
+      for (const t of shard) {
+        weightMap[t.name] = file;
+        totalSize += t.data.length * 2;
+      }
+    });
+    writeJson(join(dir, 'model.safetensors.index.json'), { metadata: { total_size: totalSize }, weight_map: weightMap });
+    writeFileSync(
+      join(dir, 'README.md'),
+      readme('smolvlm-tiny-tied', 'model_type smolvlm, tied embeddings (no lm_head.weight), F16, two shards, chat_template.jinja.'),
+    );
+  }
+  writeJson(join(outDir, 'manifest.json'), manifest);
+  return manifest;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const outArg = process.argv.indexOf('--out');
+  const outDir = resolve(root, outArg > 0 ? process.argv[outArg + 1] : 'public/models');
+  const t0 = performance.now();
+  const manifest = makeTiny(outDir);
+  console.log(`wrote ${Object.keys(manifest).join(', ')} to ${outDir} in ${((performance.now() - t0) / 1000).toFixed(1)} s (random weights)`);
+}

@@ -1,0 +1,186 @@
+// Streaming safetensors reader. Format (https://github.com/huggingface/safetensors):
+//   [8 bytes: u64 LE header size N][N bytes: JSON header][data]
+//   header: { "__metadata__"?: {...}, "<name>": { dtype, shape, data_offsets: [begin, end] } }, offsets
+//   relative to the start of data. Tensors are cut from the byte stream as it arrives, so a file is never
+//   held in memory whole; only the tensor being filled is.
+
+import { CheckpointFormatError, TruncatedFileError } from '../errors';
+
+export type SafetensorsDtype = 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'U8' | 'I8' | 'F64' | 'BOOL' | 'I16' | 'U16' | 'U32' | 'U64';
+
+const DTYPE_BYTES: Record<string, number> = {
+  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, U16: 2, U32: 4, U64: 8, BOOL: 1,
+};
+
+export interface TensorInfo {
+  name: string;
+  dtype: SafetensorsDtype;
+  shape: number[];
+  /** Byte range inside the data section. */
+  begin: number;
+  end: number;
+}
+
+export interface SafetensorsHeader {
+  /** Bytes before the data section (8 + header size). */
+  dataOffset: number;
+  tensors: Map<string, TensorInfo>;
+  metadata: Record<string, string>;
+  /** Total file size the header implies. */
+  fileBytes: number;
+}
+
+/** Header size from the first 8 bytes; throws on a size no real file has. */
+export function readHeaderSize(first8: Uint8Array, file: string): number {
+  if (first8.byteLength < 8) throw new TruncatedFileError(file, 8, first8.byteLength, 'no room for the header size');
+  const n = new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true);
+  if (n === 0n || n > 100_000_000n) {
+    throw new CheckpointFormatError(`${file} is not a safetensors file: header size ${n} is out of range`);
+  }
+  return Number(n);
+}
+
+export function parseSafetensorsHeader(json: Uint8Array, headerSize: number, file: string): SafetensorsHeader {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(new TextDecoder().decode(json));
+  } catch (e) {
+    throw new CheckpointFormatError(`${file} is not a safetensors file: its header is not JSON (${(e as Error).message})`);
+  }
+  if (!raw || typeof raw !== 'object') throw new CheckpointFormatError(`${file}: safetensors header is not an object`);
+  const tensors = new Map<string, TensorInfo>();
+  let metadata: Record<string, string> = {};
+  let dataBytes = 0;
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (name === '__metadata__') {
+      metadata = (value ?? {}) as Record<string, string>;
+      continue;
+    }
+    const v = value as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    const dtype = String(v?.dtype);
+    const shape = v?.shape;
+    const offsets = v?.data_offsets;
+    if (!(dtype in DTYPE_BYTES) || !Array.isArray(shape) || !Array.isArray(offsets) || offsets.length !== 2) {
+      throw new CheckpointFormatError(`${file}: header entry for '${name}' is malformed: ${JSON.stringify(value)}`);
+    }
+    const [begin, end] = offsets as number[];
+    const numel = (shape as number[]).reduce((a, b) => a * b, 1);
+    if (end - begin !== numel * DTYPE_BYTES[dtype] || begin < 0) {
+      throw new CheckpointFormatError(
+        `${file}: '${name}' has shape [${shape.join(', ')}] ${dtype} = ${numel * DTYPE_BYTES[dtype]} bytes but its offsets span ${end - begin}`,
+      );
+    }
+    tensors.set(name, { name, dtype: dtype as SafetensorsDtype, shape: shape as number[], begin, end });
+    dataBytes = Math.max(dataBytes, end);
+  }
+  return { dataOffset: 8 + headerSize, tensors, metadata, fileBytes: 8 + headerSize + dataBytes };
+}
+
+export interface StreamedTensor {
+  info: TensorInfo;
+  /** The tensor's raw bytes (little-endian, as stored), in a fresh array the consumer may keep. */
+  bytes: Uint8Array;
+}
+
+/**
+ * Pull bytes from `source` and yield the header, then every tensor in file order as soon as its bytes
+ * are complete. A stream that ends early throws TruncatedFileError naming the tensor that was cut.
+ */
+export async function* streamSafetensors(
+  source: AsyncIterable<Uint8Array>,
+  file: string,
+  onHeader?: (header: SafetensorsHeader) => void,
+  onBytes?: (bytesRead: number) => void,
+): AsyncGenerator<StreamedTensor> {
+  const it = source[Symbol.asyncIterator]();
+  // Received but unconsumed bytes, as a queue of chunks (never re-concatenated: O(bytes) overall).
+  const chunks: Uint8Array[] = [];
+  let buffered = 0;
+  let consumed = 0; // file offset of the first buffered byte
+  let done = false;
+
+  async function fill(need: number): Promise<boolean> {
+    while (buffered < need && !done) {
+      const r = await it.next();
+      if (r.done) {
+        done = true;
+        break;
+      }
+      chunks.push(r.value);
+      buffered += r.value.byteLength;
+      onBytes?.(consumed + buffered);
+    }
+    return buffered >= need;
+  }
+
+  /** Remove the next n buffered bytes into one new array (or drop them when `keep` is false). */
+  function take(n: number, keep = true): Uint8Array {
+    const out = keep ? new Uint8Array(n) : new Uint8Array(0);
+    let o = 0;
+    while (o < n) {
+      const c = chunks[0];
+      const k = Math.min(c.byteLength, n - o);
+      if (keep) out.set(c.subarray(0, k), o);
+      o += k;
+      if (k === c.byteLength) chunks.shift();
+      else chunks[0] = c.subarray(k);
+    }
+    buffered -= n;
+    consumed += n;
+    return out;
+  }
+
+  if (!(await fill(8))) throw new TruncatedFileError(file, 8, buffered, 'no room for the header size');
+  const headerSize = readHeaderSize(take(8), file);
+  if (!(await fill(headerSize))) throw new TruncatedFileError(file, 8 + headerSize, consumed + buffered, 'inside the header');
+  const header = parseSafetensorsHeader(take(headerSize), headerSize, file);
+  onHeader?.(header);
+  const ordered = [...header.tensors.values()].sort((a, b) => a.begin - b.begin);
+  for (const info of ordered) {
+    const start = header.dataOffset + info.begin;
+    if (start > consumed) {
+      if (!(await fill(start - consumed))) {
+        throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `before tensor '${info.name}'`);
+      }
+      take(start - consumed, false);
+    }
+    const size = info.end - info.begin;
+    if (!(await fill(size))) {
+      throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `tensor '${info.name}' is cut`);
+    }
+    yield { info, bytes: take(size) };
+  }
+}
+
+/** Convert stored bytes to f32. F16 and BF16 widen exactly; F32 is copied. */
+export function toFloat32(info: TensorInfo, bytes: Uint8Array): Float32Array {
+  const n = bytes.byteLength / DTYPE_BYTES[info.dtype];
+  const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+  switch (info.dtype) {
+    case 'F32':
+      return new Float32Array(aligned.buffer, aligned.byteOffset, n).slice();
+    case 'BF16': {
+      const src = new Uint16Array(aligned.buffer, aligned.byteOffset, n);
+      const out = new Uint32Array(n);
+      for (let i = 0; i < n; i++) out[i] = src[i] << 16;
+      return new Float32Array(out.buffer);
+    }
+    case 'F16': {
+      const src = new Uint16Array(aligned.buffer, aligned.byteOffset, n);
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; i++) out[i] = halfToFloat(src[i]);
+      return out;
+    }
+    default:
+      throw new CheckpointFormatError(`tensor '${info.name}' is ${info.dtype}; Tessera loads F32, F16 and BF16 weights`);
+  }
+}
+
+export function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+}

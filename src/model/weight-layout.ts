@@ -1,0 +1,116 @@
+// Which tensors a checkpoint must hold (names and shapes implied by config.json) and where each one
+// lands on the GPU. Some checkpoint tensors are fused on upload so one matmul does the work of several:
+//
+//   GPU tensor                 rows filled from (HF names under model.*)
+//   vision.layers.i.qkv.w      [0, D) q_proj | [D, 2D) k_proj | [2D, 3D) v_proj      (+ the same for biases)
+//   text.layers.i.qkv          [0, nH*hd) q_proj | then k_proj (nKV*hd rows) | then v_proj (nKV*hd rows)
+//   text.layers.i.gate_up      [0, I) gate_proj | [I, 2I) up_proj
+//
+// The patch conv weight [D, C, P, P] is used as [D, C*P*P] (same bytes). With tied embeddings the LM
+// head is the token embedding matrix and the checkpoint has no lm_head.weight.
+
+import type { ModelConfig } from './config';
+
+export interface GpuWeightSpec {
+  key: string;
+  shape: number[];
+}
+
+export interface CheckpointTensorSpec {
+  /** Name in the checkpoint. */
+  name: string;
+  shape: number[];
+  /** GPU tensor it is written into. */
+  target: string;
+  /** Where inside the target it starts, in elements. */
+  offsetElems: number;
+}
+
+export interface WeightLayout {
+  gpu: GpuWeightSpec[];
+  checkpoint: CheckpointTensorSpec[];
+  /** GPU keys that are another key's tensor (tied LM head). */
+  aliases: Record<string, string>;
+}
+
+const numel = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
+
+export function weightLayout(config: ModelConfig): WeightLayout {
+  const gpu: GpuWeightSpec[] = [];
+  const checkpoint: CheckpointTensorSpec[] = [];
+  const aliases: Record<string, string> = {};
+
+  /** A GPU tensor filled by the listed checkpoint tensors, back to back. */
+  function add(key: string, shape: number[], parts: Array<[name: string, shape: number[]]>): void {
+    gpu.push({ key, shape });
+    let offset = 0;
+    for (const [name, partShape] of parts) {
+      checkpoint.push({ name, shape: partShape, target: key, offsetElems: offset });
+      offset += numel(partShape);
+    }
+    if (offset !== numel(shape)) throw new Error(`weight layout: ${key} parts hold ${offset} elements, tensor ${numel(shape)}`);
+  }
+
+  const v = config.vision;
+  const D = v.hiddenSize;
+  const vp = 'model.vision_model';
+  add('vision.patch.w', [D, v.numChannels * v.patchSize * v.patchSize], [
+    [`${vp}.embeddings.patch_embedding.weight`, [D, v.numChannels, v.patchSize, v.patchSize]],
+  ]);
+  add('vision.patch.b', [D], [[`${vp}.embeddings.patch_embedding.bias`, [D]]]);
+  add('vision.pos', [v.patchesPerSide ** 2, D], [[`${vp}.embeddings.position_embedding.weight`, [v.patchesPerSide ** 2, D]]]);
+  for (let i = 0; i < v.numLayers; i++) {
+    const p = `${vp}.encoder.layers.${i}`;
+    const k = `vision.layers.${i}`;
+    add(`${k}.ln1.w`, [D], [[`${p}.layer_norm1.weight`, [D]]]);
+    add(`${k}.ln1.b`, [D], [[`${p}.layer_norm1.bias`, [D]]]);
+    add(`${k}.qkv.w`, [3 * D, D], ['q', 'k', 'v'].map((x) => [`${p}.self_attn.${x}_proj.weight`, [D, D]]));
+    add(`${k}.qkv.b`, [3 * D], ['q', 'k', 'v'].map((x) => [`${p}.self_attn.${x}_proj.bias`, [D]]));
+    add(`${k}.o.w`, [D, D], [[`${p}.self_attn.out_proj.weight`, [D, D]]]);
+    add(`${k}.o.b`, [D], [[`${p}.self_attn.out_proj.bias`, [D]]]);
+    add(`${k}.ln2.w`, [D], [[`${p}.layer_norm2.weight`, [D]]]);
+    add(`${k}.ln2.b`, [D], [[`${p}.layer_norm2.bias`, [D]]]);
+    add(`${k}.fc1.w`, [v.intermediateSize, D], [[`${p}.mlp.fc1.weight`, [v.intermediateSize, D]]]);
+    add(`${k}.fc1.b`, [v.intermediateSize], [[`${p}.mlp.fc1.bias`, [v.intermediateSize]]]);
+    add(`${k}.fc2.w`, [D, v.intermediateSize], [[`${p}.mlp.fc2.weight`, [D, v.intermediateSize]]]);
+    add(`${k}.fc2.b`, [D], [[`${p}.mlp.fc2.bias`, [D]]]);
+  }
+  add('vision.post_ln.w', [D], [[`${vp}.post_layernorm.weight`, [D]]]);
+  add('vision.post_ln.b', [D], [[`${vp}.post_layernorm.bias`, [D]]]);
+
+  const t = config.text;
+  const H = t.hiddenSize;
+  const connectorIn = D * config.scaleFactor ** 2;
+  add('connector.w', [H, connectorIn], [['model.connector.modality_projection.proj.weight', [H, connectorIn]]]);
+
+  const tp = 'model.text_model';
+  add('text.embed', [t.vocabSize, H], [[`${tp}.embed_tokens.weight`, [t.vocabSize, H]]]);
+  const qRows = t.numHeads * t.headDim;
+  const kvRows = t.numKvHeads * t.headDim;
+  for (let i = 0; i < t.numLayers; i++) {
+    const p = `${tp}.layers.${i}`;
+    const k = `text.layers.${i}`;
+    add(`${k}.ln1`, [H], [[`${p}.input_layernorm.weight`, [H]]]);
+    add(`${k}.qkv`, [qRows + 2 * kvRows, H], [
+      [`${p}.self_attn.q_proj.weight`, [qRows, H]],
+      [`${p}.self_attn.k_proj.weight`, [kvRows, H]],
+      [`${p}.self_attn.v_proj.weight`, [kvRows, H]],
+    ]);
+    add(`${k}.o`, [H, qRows], [[`${p}.self_attn.o_proj.weight`, [H, qRows]]]);
+    add(`${k}.ln2`, [H], [[`${p}.post_attention_layernorm.weight`, [H]]]);
+    add(`${k}.gate_up`, [2 * t.intermediateSize, H], [
+      [`${p}.mlp.gate_proj.weight`, [t.intermediateSize, H]],
+      [`${p}.mlp.up_proj.weight`, [t.intermediateSize, H]],
+    ]);
+    add(`${k}.down`, [H, t.intermediateSize], [[`${p}.mlp.down_proj.weight`, [H, t.intermediateSize]]]);
+  }
+  add('text.norm', [H], [[`${tp}.norm.weight`, [H]]]);
+  if (config.tieWordEmbeddings) aliases['text.lm_head'] = 'text.embed';
+  else add('text.lm_head', [t.vocabSize, H], [['lm_head.weight', [t.vocabSize, H]]]);
+  return { gpu, checkpoint, aliases };
+}
+
+/** Total f32 bytes the GPU copy of the weights takes. */
+export function weightBytes(layout: WeightLayout): number {
+  return layout.gpu.reduce((a, w) => a + numel(w.shape) * 4, 0);
+}
