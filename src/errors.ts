@@ -187,6 +187,11 @@ export class TensorShapeError extends TesseraError {
   }
 }
 
+/** A model file could not be fetched or read (network error, HTTP status, permission). */
+export class ModelFileError extends TesseraError {
+  readonly code = 'MODEL_FILE';
+}
+
 /** A broken internal invariant: a bug in Tessera, not in the caller's input. */
 export class InternalError extends TesseraError {
   readonly code = 'INTERNAL';

@@ -6,7 +6,6 @@ import type { GpuContext } from '../gpu/context';
 import type { Activation } from '../kernels/activations';
 import { argmaxReference, prepareArgmax, type ArgmaxShape } from '../kernels/argmax';
 import { copyReference, prepareCopy } from '../kernels/copy';
-import type { Dispatch } from '../kernels/dispatch';
 import {
   embeddingGatherReference,
   prepareEmbeddingGather,
@@ -34,7 +33,7 @@ import { prepareSoftmax, softmaxReference, type SoftmaxShape } from '../kernels/
 import { prepareSwiglu, swigluReference, type SwigluShape } from '../kernels/swiglu';
 import { prepareVitAttention, vitAttentionReference, type VitAttentionShape } from '../kernels/vit-attention';
 import { EXACT, F32_TOLERANCE, type Tolerance } from './compare';
-import { concat, runTimed, withScratch, type Scratch } from './harness';
+import { concat, runDispatch, withScratch, type Scratch } from './harness';
 import { randomInts, randomUniform } from './random';
 
 export interface CaseOutput {
@@ -55,23 +54,13 @@ export interface KernelCase {
   execute(gpu: GpuContext): Promise<CaseOutput>;
 }
 
-interface CommonOptions {
+export interface CommonOptions {
   workgroupSize?: number;
   seed?: number;
 }
 
-function wgLabel(o: CommonOptions): string {
+export function wgLabel(o: CommonOptions): string {
   return o.workgroupSize ? ` WG=${o.workgroupSize}` : '';
-}
-
-/** Prepare, run, read the outputs, release the dispatch. */
-async function run(gpu: GpuContext, dispatch: Dispatch, read: () => Promise<ArrayLike<number>[]>) {
-  try {
-    const gpuMs = await runTimed(gpu, dispatch);
-    return { got: concat(...(await read())), gpuMs, ranAs: dispatch.label };
-  } finally {
-    dispatch.release();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------- matmul
@@ -106,7 +95,7 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
           y: s.zeros([M, N], 'f32', 'y'),
         };
         const d = await prepareMatmul(gpu, io, shape, { activation: act, plan: o.plan, workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: matmulReference(x, w, b, shape, act) };
       }),
   };
@@ -135,7 +124,7 @@ export function layerNormCase(shape: LayerNormShape, o: CommonOptions & { offset
           y: s.zeros([rows, dim], 'f32', 'y'),
         };
         const d = await prepareLayerNorm(gpu, io, shape, { eps: 1e-6, workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: layerNormReference(x, w, b, shape, 1e-6) };
       }),
   };
@@ -154,7 +143,7 @@ export function rmsNormCase(shape: RmsNormShape, o: CommonOptions = {}): KernelC
         const w = randomUniform(dim, seed + 1, 0.5, 1.5);
         const io = { x: s.upload(x, [rows, dim], 'x'), weight: s.upload(w, [dim], 'weight'), y: s.zeros([rows, dim], 'f32', 'y') };
         const d = await prepareRmsNorm(gpu, io, shape, { eps: 1e-5, workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: rmsNormReference(x, w, shape, 1e-5) };
       }),
   };
@@ -177,7 +166,7 @@ export function geluTanhCase(n: number, o: CommonOptions & { range?: number } = 
         for (let i = 0; i < Math.min(extremes.length, n); i++) x[n - 1 - i] = extremes[i];
         const io = { x: s.upload(x, [n], 'x'), y: s.zeros([n], 'f32', 'y') };
         const d = await prepareGeluTanh(gpu, io, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: geluTanhReference(x) };
       }),
   };
@@ -195,7 +184,7 @@ export function swigluCase(shape: SwigluShape, o: CommonOptions = {}): KernelCas
         const x = randomUniform(rows * 2 * dim, seed, -8, 8);
         const io = { x: s.upload(x, [rows, 2 * dim], 'x'), y: s.zeros([rows, dim], 'f32', 'y') };
         const d = await prepareSwiglu(gpu, io, shape, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: swigluReference(x, shape) };
       }),
   };
@@ -213,7 +202,7 @@ export function residualAddCase(n: number, o: CommonOptions = {}): KernelCase {
         const x = randomUniform(n, seed + 1, -10, 10);
         const io = { acc: s.upload(acc, [n], 'acc'), x: s.upload(x, [n], 'x') };
         const d = await prepareResidualAdd(gpu, io, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.acc)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.acc)]);
         return { ...r, want: residualAddReference(acc, x) };
       }),
   };
@@ -230,7 +219,7 @@ export function copyCase(n: number, o: CommonOptions = {}): KernelCase {
         const x = randomUniform(n, seed);
         const io = { x: s.upload(x, [n], 'x'), y: s.zeros([n], 'f32', 'y') };
         const d = await prepareCopy(gpu, io, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: copyReference(x) };
       }),
   };
@@ -252,7 +241,7 @@ export function softmaxCase(shape: SoftmaxShape, o: CommonOptions & { range?: nu
         const x = randomUniform(rows * cols, seed, -range, range);
         const io = { x: s.upload(x, [rows, cols], 'x'), y: s.zeros([rows, cols], 'f32', 'y') };
         const d = await prepareSoftmax(gpu, io, shape, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: softmaxReference(x, shape) };
       }),
   };
@@ -278,7 +267,7 @@ export function argmaxCase(shape: ArgmaxShape, o: CommonOptions = {}): KernelCas
         if (rows > 1) x.fill(1, (rows - 1) * cols, rows * cols);
         const io = { x: s.upload(x, [rows, cols], 'x'), out: s.zeros([rows], 'u32', 'out') };
         const d = await prepareArgmax(gpu, io, shape, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readU32(io.out)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readU32(io.out)]);
         return { ...r, want: argmaxReference(x, shape) };
       }),
   };
@@ -313,7 +302,7 @@ export function ropeCase(
           errors: s.zeros([2], 'u32', 'errors'),
         };
         const d = await prepareRope(gpu, io, shape, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.x), await gpu.readU32(io.errors)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.x), await gpu.readU32(io.errors)]);
         const flags = o.badPosition ? [1, maxPositions + 7] : [0, 0];
         return { ...r, want: concat(ropeReference(x, positions, table, shape), flags) };
       }),
@@ -340,7 +329,7 @@ export function embeddingGatherCase(shape: EmbeddingGatherShape, o: CommonOption
           errors: s.zeros([2], 'u32', 'errors'),
         };
         const d = await prepareEmbeddingGather(gpu, io, shape, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.out), await gpu.readU32(io.errors)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out), await gpu.readU32(io.errors)]);
         const flags = o.badId ? [1, vocab + 3] : [0, 0];
         return { ...r, want: concat(embeddingGatherReference(ids, table, shape), flags) };
       }),
@@ -375,7 +364,7 @@ export function vitAttentionCase(
           out: s.zeros([batch * tokens, heads * 64], 'f32', 'out'),
         };
         const d = await prepareVitAttention(gpu, io, full, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.out)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: vitAttentionReference(qkv, mask, full) };
       }),
   };
@@ -402,7 +391,7 @@ export function patchEmbedCase(shape: PatchEmbedShape, o: CommonOptions & { plan
           y: s.zeros([numPatches, outDim], 'f32', 'y'),
         };
         const d = await preparePatchEmbed(gpu, io, shape, { workgroupSize: o.workgroupSize, matmul: { plan: o.plan } });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: patchEmbedReference(pixels, w, b, shape) };
       }),
   };
@@ -420,7 +409,7 @@ export function pixelShuffleCase(shape: PixelShuffleShape, o: CommonOptions = {}
         const x = randomUniform(batch * seq * embed, seed);
         const io = { x: s.upload(x, [batch, seq, embed], 'x'), out: s.zeros(pixelShuffleOutputShape(shape), 'f32', 'out') };
         const d = await preparePixelShuffle(gpu, io, shape, { workgroupSize: o.workgroupSize });
-        const r = await run(gpu, d, async () => [await gpu.readF32(io.out)]);
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: pixelShuffleReference(x, shape) };
       }),
   };

@@ -18,6 +18,7 @@ import {
   vitAttentionCase,
   type KernelCase,
 } from './cases';
+import { kvWriteCase, pagedAttentionCase, sampleCase, spliceCase } from './cases-decoder';
 
 export function defaultKernelCases(): KernelCase[] {
   return [
@@ -37,5 +38,9 @@ export function defaultKernelCases(): KernelCase[] {
     residualAddCase(4096),
     argmaxCase({ rows: 2, cols: 49280 }),
     copyCase(1 << 20),
+    kvWriteCase({ numTokens: 8, numKvHeads: 3, headDim: 64, numSlots: 64, numQHeads: 9 }),
+    pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[40, 40], [70, 1]] }),
+    spliceCase({ numRows: 64, dim: 576, numDstRows: 100 }),
+    sampleCase({ rows: 1, vocab: 49280 }, { temperature: 0.7, topK: 50, topP: 0.9, seed: 42, step: 0 }),
   ];
 }

@@ -58,3 +58,17 @@ export function concat(...parts: ArrayLike<number>[]): Float64Array {
   }
   return out;
 }
+
+/** Run a prepared dispatch, read its outputs (concatenated), release it. */
+export async function runDispatch(
+  gpu: GpuContext,
+  dispatch: Dispatch,
+  read: () => Promise<ArrayLike<number>[]>,
+): Promise<{ got: Float64Array; gpuMs: number; ranAs: string }> {
+  try {
+    const gpuMs = await runTimed(gpu, dispatch);
+    return { got: concat(...(await read())), gpuMs, ranAs: dispatch.label };
+  } finally {
+    dispatch.release();
+  }
+}

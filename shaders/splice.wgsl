@@ -1,0 +1,32 @@
+// splice.wgsl: scatter media embeddings into the rows of the token-embedding buffer that hold their
+// placeholder tokens: dst[rows[i], :] = src[i, :]. Run after the embedding gather of the same step.
+// A row index >= numDstRows is skipped and reported through `errors` ([0] += 1, [1] = max bad row).
+// src: [numRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32
+// grid: linear over numRows * dim / WG (x, y split)
+
+override WG: u32 = 64;
+
+struct Params { numRows: u32, dim: u32, numDstRows: u32, _pad: u32 }
+
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read> rows: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(3) var<storage, read_write> errors: array<atomic<u32>, 2>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = gid.x + gid.y * nwg.x * WG;
+  if (idx >= p.numRows * p.dim) { return; }
+  let i = idx / p.dim;
+  let c = idx % p.dim;
+  let row = rows[i];
+  if (row >= p.numDstRows) {
+    if (c == 0u) {
+      atomicAdd(&errors[0], 1u);
+      atomicMax(&errors[1], row);
+    }
+    return;
+  }
+  dst[row * p.dim + c] = src[idx];
+}

@@ -1,0 +1,53 @@
+// Scatter media embeddings into their placeholder rows of the token-embedding buffer (DESIGN.md:
+// "splice"). Bad rows are skipped and counted in `errors`.
+//   src: [numRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32   errors: [2] u32
+
+import source from '../../shaders/splice.wgsl?raw';
+import type { GpuContext } from '../gpu/context';
+import type { Tensor } from '../gpu/tensor';
+import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+
+export interface SpliceShape {
+  numRows: number;
+  dim: number;
+  numDstRows: number;
+}
+
+export function spliceReference(src: Float32Array, rows: Uint32Array, dst: Float32Array, shape: SpliceShape): Float32Array {
+  const out = Float32Array.from(dst);
+  for (let i = 0; i < shape.numRows; i++) {
+    if (rows[i] >= shape.numDstRows) continue;
+    out.set(src.subarray(i * shape.dim, (i + 1) * shape.dim), rows[i] * shape.dim);
+  }
+  return out;
+}
+
+export async function prepareSplice(
+  gpu: GpuContext,
+  io: { src: Tensor; rows: Tensor; dst: Tensor; errors: Tensor },
+  shape: SpliceShape,
+  options: { workgroupSize?: number } = {},
+): Promise<KernelDispatch> {
+  const kernel = 'splice';
+  const { numRows, dim, numDstRows } = shape;
+  for (const [name, value] of Object.entries(shape)) expectPositiveInt(kernel, name, value);
+  const wg = options.workgroupSize ?? 64;
+  expectWorkgroupSize(gpu, kernel, wg);
+  expectTensor(gpu, kernel, 'src', io.src, [numRows, dim]);
+  expectTensor(gpu, kernel, 'rows', io.rows, [numRows], 'u32');
+  expectTensor(gpu, kernel, 'dst', io.dst, [numDstRows, dim]);
+  expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
+  return createDispatch(gpu, {
+    label: kernel,
+    code: source,
+    constants: { WG: wg },
+    resources: [io.src, io.rows, io.dst, io.errors],
+    params: packParams([
+      ['u32', numRows],
+      ['u32', dim],
+      ['u32', numDstRows],
+    ]),
+    grid: linearGrid(gpu, kernel, Math.ceil((numRows * dim) / wg)),
+  });
+}

@@ -1,0 +1,39 @@
+// A checkpoint directory on the local file system (Node).
+
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ModelFileError } from '../errors';
+import type { ByteStream, ModelSource } from './sources';
+
+export class NodeDirSource implements ModelSource {
+  readonly description: string;
+  private readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = resolve(dir);
+    this.description = this.dir;
+  }
+
+  private async size(name: string): Promise<number | undefined> {
+    try {
+      const s = await stat(join(this.dir, name));
+      return s.isFile() ? s.size : undefined;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new ModelFileError(`could not read ${join(this.dir, name)}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  async readText(name: string): Promise<string | undefined> {
+    if ((await this.size(name)) === undefined) return undefined;
+    return readFile(join(this.dir, name), 'utf8');
+  }
+
+  async openBytes(name: string): Promise<ByteStream | undefined> {
+    const sizeBytes = await this.size(name);
+    if (sizeBytes === undefined) return undefined;
+    const stream = createReadStream(join(this.dir, name), { highWaterMark: 1 << 20 }) as AsyncIterable<Uint8Array>;
+    return { stream, sizeBytes, fromCache: true };
+  }
+}

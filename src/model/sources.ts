@@ -1,0 +1,173 @@
+// Where a checkpoint's files come from: a URL base (e.g. a Hugging Face `resolve/main/` URL), browser
+// File objects (an <input type=file multiple>), or a directory handle (showDirectoryPicker). The Node
+// directory source lives in sources-node.ts so browser bundles never import node:fs.
+//
+// Downloaded files are kept in the Cache API (`tessera-weights-v1`) when it exists, so a second load of
+// the same URL reads from browser storage instead of the network.
+
+import { ModelFileError } from '../errors';
+
+export interface ByteStream {
+  stream: AsyncIterable<Uint8Array>;
+  /** Total bytes when known (Content-Length, File.size, stat). */
+  sizeBytes?: number;
+  /** True when the bytes come from a local cache rather than the network. */
+  fromCache?: boolean;
+}
+
+export interface ModelSource {
+  /** Human-readable origin for messages ("https://…/resolve/main/", "./models/x", "3 files"). */
+  readonly description: string;
+  /** A file's text, or undefined when the checkpoint has no such file. */
+  readText(name: string): Promise<string | undefined>;
+  /**
+   * A file's bytes as a stream, or undefined when absent. Sources that download first (a URL into the
+   * browser cache) report that phase through `onDownload`.
+   */
+  openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined>;
+}
+
+export type DownloadProgress = (loadedBytes: number, totalBytes: number | undefined) => void;
+
+export const WEIGHT_CACHE_NAME = 'tessera-weights-v1';
+
+/** Pass a body through, counting bytes. */
+function counting(body: ReadableStream<Uint8Array>, total: number | undefined, onDownload: DownloadProgress) {
+  let loaded = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        loaded += chunk.byteLength;
+        onDownload(loaded, total);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
+
+/** Iterate a ReadableStream (Safari's streams are not async-iterable). */
+export async function* iterateStream(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      if (value) yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function cacheStorage(): CacheStorage | undefined {
+  return typeof caches !== 'undefined' ? caches : undefined;
+}
+
+export class UrlSource implements ModelSource {
+  readonly description: string;
+  private readonly base: string;
+
+  constructor(
+    base: string,
+    private readonly options: { useCache?: boolean; fetchImpl?: typeof fetch } = {},
+  ) {
+    this.base = base.endsWith('/') ? base : `${base}/`;
+    this.description = this.base;
+  }
+
+  private url(name: string): string {
+    return new URL(name, new URL(this.base, globalThis.location?.href ?? 'http://localhost/')).href;
+  }
+
+  private async fetchFile(name: string): Promise<Response | undefined> {
+    const url = this.url(name);
+    let response: Response;
+    try {
+      response = await (this.options.fetchImpl ?? fetch)(url);
+    } catch (e) {
+      throw new ModelFileError(`could not fetch ${url}: ${(e as Error).message}. Check the URL and your connection.`, { cause: e });
+    }
+    if (response.status === 404) return undefined;
+    if (!response.ok) throw new ModelFileError(`fetching ${url} failed with HTTP ${response.status} ${response.statusText}`);
+    return response;
+  }
+
+  async readText(name: string): Promise<string | undefined> {
+    const r = await this.fetchFile(name);
+    return r ? r.text() : undefined;
+  }
+
+  async openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined> {
+    const url = this.url(name);
+    const storage = this.options.useCache === false ? undefined : cacheStorage();
+    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
+    const cached = cache ? await cache.match(url) : undefined;
+    if (cached?.body) return fromResponse(cached, true);
+    const response = await this.fetchFile(name);
+    if (!response?.body) return undefined;
+    const total = Number(response.headers.get('content-length')) || undefined;
+    const body = onDownload ? counting(response.body, total, onDownload) : response.body;
+    if (!cache) return { stream: iterateStream(body), sizeBytes: total, fromCache: false };
+    // Download into browser storage first (streamed to disk, not memory), then read it back: a second
+    // load finds it there. A failed or cut download is not cached and fails this load.
+    try {
+      await cache.put(url, new Response(body, { headers: response.headers }));
+    } catch (e) {
+      throw new ModelFileError(`downloading ${url} into the browser cache failed: ${(e as Error).message}`, { cause: e });
+    }
+    const stored = await cache.match(url);
+    if (!stored?.body) throw new ModelFileError(`${url} was downloaded but the browser cache did not keep it`);
+    return fromResponse(stored, false);
+  }
+}
+
+function fromResponse(r: Response, fromCache: boolean): ByteStream {
+  return { stream: iterateStream(r.body!), sizeBytes: Number(r.headers.get('content-length')) || undefined, fromCache };
+}
+
+/** Files picked by the user (matched by base name, so a folder upload's relative paths work too). */
+export class FileListSource implements ModelSource {
+  readonly description: string;
+  private readonly byName = new Map<string, Blob>();
+
+  constructor(files: Iterable<File>) {
+    for (const f of files) this.byName.set(f.name.split('/').pop()!, f);
+    this.description = `${this.byName.size} selected files`;
+  }
+
+  async readText(name: string): Promise<string | undefined> {
+    return this.byName.get(name)?.text();
+  }
+
+  async openBytes(name: string): Promise<ByteStream | undefined> {
+    const blob = this.byName.get(name);
+    return blob ? { stream: iterateStream(blob.stream()), sizeBytes: blob.size, fromCache: true } : undefined;
+  }
+}
+
+/** A directory the user granted (File System Access API). */
+export class DirectoryHandleSource implements ModelSource {
+  readonly description: string;
+
+  constructor(private readonly dir: FileSystemDirectoryHandle) {
+    this.description = `folder ${dir.name}`;
+  }
+
+  private async file(name: string): Promise<File | undefined> {
+    try {
+      return await (await this.dir.getFileHandle(name)).getFile();
+    } catch (e) {
+      if ((e as DOMException).name === 'NotFoundError') return undefined;
+      throw new ModelFileError(`could not read ${name} from ${this.description}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  async readText(name: string): Promise<string | undefined> {
+    return (await this.file(name))?.text();
+  }
+
+  async openBytes(name: string): Promise<ByteStream | undefined> {
+    const f = await this.file(name);
+    return f ? { stream: iterateStream(f.stream()), sizeBytes: f.size, fromCache: true } : undefined;
+  }
+}

@@ -1,0 +1,151 @@
+// Check cases for the decoder-side kernels: KV-cache writes, paged attention, splice and sampling.
+
+import type { GpuContext } from '../gpu/context';
+import { kvWriteReference, prepareKvWrite, type KvWriteShape } from '../kernels/kv-write';
+import { pagedAttentionReference, preparePagedAttention } from '../kernels/paged-attention';
+import { prepareSample, sampleReference, type SampleShape, type SamplingParams } from '../kernels/sample';
+import { prepareSplice, spliceReference, type SpliceShape } from '../kernels/splice';
+import { wgLabel, type CommonOptions, type KernelCase } from './cases';
+import { EXACT } from './compare';
+import { concat, runDispatch, withScratch } from './harness';
+import { mulberry32, randomUniform } from './random';
+
+/** Distinct random slots; optionally one out of range (skipped and flagged). */
+export function kvWriteCase(
+  shape: Pick<KvWriteShape, 'numTokens' | 'numKvHeads' | 'headDim' | 'numSlots'> & { numQHeads: number },
+  o: CommonOptions & { badSlot?: boolean } = {},
+): KernelCase {
+  const { numTokens, numKvHeads, headDim, numSlots, numQHeads } = shape;
+  const rowStride = (numQHeads + 2 * numKvHeads) * headDim;
+  const full: KvWriteShape = { numTokens, numKvHeads, headDim, numSlots, rowStride, kOffset: numQHeads * headDim, vOffset: (numQHeads + numKvHeads) * headDim };
+  const seed = o.seed ?? 20;
+  return {
+    kernel: 'kv-write',
+    label: `kv-write tokens=${numTokens} kvHeads=${numKvHeads} headDim=${headDim} slots=${numSlots}${o.badSlot ? ' +bad slot' : ''}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const qkv = randomUniform(numTokens * rowStride, seed);
+        const next = mulberry32(seed + 1);
+        const order = [...Array(numSlots).keys()].sort(() => next() - 0.5);
+        const slots = Uint32Array.from(order.slice(0, numTokens));
+        if (o.badSlot) slots[numTokens - 1] = numSlots + 5;
+        const kInit = randomUniform(numSlots * numKvHeads * headDim, seed + 2);
+        const vInit = randomUniform(numSlots * numKvHeads * headDim, seed + 3);
+        const io = {
+          qkv: s.upload(qkv, [numTokens, rowStride], 'qkv'),
+          slots: s.upload(slots, [numTokens], 'slots'),
+          kCache: s.upload(kInit, [numSlots, numKvHeads, headDim], 'kCache'),
+          vCache: s.upload(vInit, [numSlots, numKvHeads, headDim], 'vCache'),
+          errors: s.zeros([2], 'u32', 'errors'),
+        };
+        const d = await prepareKvWrite(gpu, io, full, { workgroupSize: o.workgroupSize });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.kCache), await gpu.readF32(io.vCache), await gpu.readU32(io.errors)]);
+        const want = kvWriteReference(qkv, slots, kInit, vInit, full);
+        return { ...r, want: concat(want.k, want.v, o.badSlot ? [1, numSlots + 5] : [0, 0]) };
+      }),
+  };
+}
+
+/**
+ * Several sequences with scattered (non-contiguous, shuffled) blocks, each contributing a chunk of
+ * query tokens at the end of its context: `chunks[i] = [contextLength, newTokens]`.
+ */
+export function pagedAttentionCase(
+  shape: { numHeads: number; numKvHeads: number; chunks: Array<[number, number]>; blockSize?: number },
+  o: CommonOptions = {},
+): KernelCase {
+  const { numHeads, numKvHeads, chunks } = shape;
+  const blockSize = shape.blockSize ?? 16;
+  const headDim = 64;
+  const seed = o.seed ?? 21;
+  const rowStride = (numHeads + 2 * numKvHeads) * headDim;
+  const numSeqs = chunks.length;
+  const maxBlocksPerSeq = Math.max(...chunks.map(([ctx]) => Math.ceil(ctx / blockSize)));
+  const numBlocks = chunks.reduce((a, [ctx]) => a + Math.ceil(ctx / blockSize), 0) + 3;
+  const numSlots = numBlocks * blockSize;
+  const numTokens = chunks.reduce((a, [, n]) => a + n, 0);
+  return {
+    kernel: 'paged-attention',
+    label: `paged-attention heads=${numHeads}/${numKvHeads} chunks=${chunks.map(([c, n]) => `${n}@${c}`).join(',')} block=${blockSize}${wgLabel(o)}`,
+    // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
+    tolerance: { atol: 2e-5, rtol: 2e-4 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const next = mulberry32(seed);
+        const free = [...Array(numBlocks).keys()].sort(() => next() - 0.5);
+        const blockTables = new Uint32Array(numSeqs * maxBlocksPerSeq);
+        const tokenSeq = new Uint32Array(numTokens);
+        const tokenPos = new Uint32Array(numTokens);
+        let t = 0;
+        chunks.forEach(([ctx, n], seq) => {
+          for (let b = 0; b < Math.ceil(ctx / blockSize); b++) blockTables[seq * maxBlocksPerSeq + b] = free.pop()!;
+          for (let i = 0; i < n; i++, t++) {
+            tokenSeq[t] = seq;
+            tokenPos[t] = ctx - n + i;
+          }
+        });
+        const qkv = randomUniform(numTokens * rowStride, seed + 1, -2, 2);
+        const kCache = randomUniform(numSlots * numKvHeads * headDim, seed + 2);
+        const vCache = randomUniform(numSlots * numKvHeads * headDim, seed + 3);
+        const full = { numTokens, numHeads, numKvHeads, headDim, rowStride, numSeqs, maxBlocksPerSeq, blockSize, numSlots };
+        const io = {
+          qkv: s.upload(qkv, [numTokens, rowStride], 'qkv'),
+          tokenSeq: s.upload(tokenSeq, [numTokens], 'tokenSeq'),
+          tokenPos: s.upload(tokenPos, [numTokens], 'tokenPos'),
+          blockTables: s.upload(blockTables, [numSeqs, maxBlocksPerSeq], 'blockTables'),
+          kCache: s.upload(kCache, [numSlots, numKvHeads, headDim], 'kCache'),
+          vCache: s.upload(vCache, [numSlots, numKvHeads, headDim], 'vCache'),
+          out: s.zeros([numTokens, numHeads * headDim], 'f32', 'out'),
+        };
+        const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
+        return { ...r, want: pagedAttentionReference(qkv, tokenSeq, tokenPos, blockTables, kCache, vCache, full) };
+      }),
+  };
+}
+
+export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boolean } = {}): KernelCase {
+  const { numRows, dim, numDstRows } = shape;
+  const seed = o.seed ?? 22;
+  return {
+    kernel: 'splice',
+    label: `splice rows=${numRows} into ${numDstRows} dim=${dim}${o.badRow ? ' +bad row' : ''}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const src = randomUniform(numRows * dim, seed);
+        const dst = randomUniform(numDstRows * dim, seed + 1);
+        const next = mulberry32(seed + 2);
+        const rows = Uint32Array.from([...Array(numDstRows).keys()].sort(() => next() - 0.5).slice(0, numRows));
+        if (o.badRow) rows[0] = numDstRows + 1;
+        const io = {
+          src: s.upload(src, [numRows, dim], 'src'),
+          rows: s.upload(rows, [numRows], 'rows'),
+          dst: s.upload(dst, [numDstRows, dim], 'dst'),
+          errors: s.zeros([2], 'u32', 'errors'),
+        };
+        const d = await prepareSplice(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.dst), await gpu.readU32(io.errors)]);
+        return { ...r, want: concat(spliceReference(src, rows, dst, shape), o.badRow ? [1, numDstRows + 1] : [0, 0]) };
+      }),
+  };
+}
+
+/** The sampled ids must equal the reference's for the same seed (logits spread so no draw sits on an edge). */
+export function sampleCase(shape: SampleShape, params: SamplingParams, o: CommonOptions = {}): KernelCase {
+  const seed = o.seed ?? 23;
+  return {
+    kernel: 'sample',
+    label: `sample rows=${shape.rows} vocab=${shape.vocab} T=${params.temperature} topK=${params.topK} topP=${params.topP} seed=${params.seed}${wgLabel(o)}`,
+    tolerance: EXACT,
+    execute: (gpu: GpuContext) =>
+      withScratch(gpu, async (s) => {
+        const logits = randomUniform(shape.rows * shape.vocab, seed, -4, 4);
+        const io = { logits: s.upload(logits, [shape.rows, shape.vocab], 'logits'), out: s.zeros([shape.rows], 'u32', 'out') };
+        const d = await prepareSample(gpu, io, shape, params, { workgroupSize: o.workgroupSize });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readU32(io.out)]);
+        return { ...r, want: sampleReference(logits, shape, params) };
+      }),
+  };
+}

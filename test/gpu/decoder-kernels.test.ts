@@ -1,0 +1,57 @@
+import { describe, it } from 'vitest';
+import { kvWriteCase, pagedAttentionCase, sampleCase, spliceCase } from '../../src/selfcheck/cases-decoder';
+import { expectCasePasses, useGpu } from './gpu';
+
+const gpu = useGpu();
+const WORKGROUP_SIZES = [32, 64, 128, 256];
+
+describe('kv-write', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg}`, () =>
+      expectCasePasses(gpu(), kvWriteCase({ numTokens: 7, numKvHeads: 3, headDim: 64, numSlots: 48, numQHeads: 9 }, { workgroupSize: wg })));
+  }
+  it('one decode token', () => expectCasePasses(gpu(), kvWriteCase({ numTokens: 1, numKvHeads: 1, headDim: 64, numSlots: 16, numQHeads: 3 })));
+  it('a slot past the cache is skipped and flagged', () =>
+    expectCasePasses(gpu(), kvWriteCase({ numTokens: 4, numKvHeads: 2, headDim: 8, numSlots: 16, numQHeads: 2 }, { badSlot: true })));
+});
+
+describe('paged-attention', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg} prefill chunk`, () =>
+      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 3, numKvHeads: 1, chunks: [[37, 37]] }, { workgroupSize: wg })));
+  }
+  it('decode: one token for each of 3 sequences of different lengths (GQA 9/3)', () =>
+    expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1, 1], [17, 1], [70, 1]] })));
+  it('chunked prefill: a later chunk attends to the earlier chunk in the cache', () =>
+    expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 3, numKvHeads: 1, chunks: [[50, 13], [5, 5]] })));
+  it('block size 4, contexts ending mid-block', () =>
+    expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 2, numKvHeads: 2, chunks: [[9, 3], [6, 6]], blockSize: 4 })));
+  it('SmolLM2 shape: 9/3 heads, a 300-token prefill', () =>
+    expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 300]] })));
+});
+
+describe('splice', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg}`, () => expectCasePasses(gpu(), spliceCase({ numRows: 5, dim: 33, numDstRows: 12 }, { workgroupSize: wg })));
+  }
+  it('13 tiles of 64 image tokens into a 900-token prompt', () =>
+    expectCasePasses(gpu(), spliceCase({ numRows: 832, dim: 576, numDstRows: 900 })));
+  it('a row past the destination is skipped and flagged', () =>
+    expectCasePasses(gpu(), spliceCase({ numRows: 3, dim: 4, numDstRows: 8 }, { badRow: true })));
+});
+
+describe('sample', () => {
+  const base = { temperature: 0.8, topK: 0, topP: 1, seed: 1234, step: 0 };
+  for (const wg of [64, 128, 256]) {
+    it(`WG=${wg} plain temperature`, () => expectCasePasses(gpu(), sampleCase({ rows: 3, vocab: 1000 }, base, { workgroupSize: wg })));
+  }
+  it('top-k 40', () => expectCasePasses(gpu(), sampleCase({ rows: 4, vocab: 5000 }, { ...base, topK: 40, seed: 7 })));
+  it('top-p 0.9', () => expectCasePasses(gpu(), sampleCase({ rows: 4, vocab: 5000 }, { ...base, topP: 0.9, seed: 99, step: 3 })));
+  it('top-k 50 and top-p 0.8 at temperature 1.3', () =>
+    expectCasePasses(gpu(), sampleCase({ rows: 2, vocab: 49280 }, { temperature: 1.3, topK: 50, topP: 0.8, seed: 5, step: 11 })));
+  it('top-k 1 is greedy', () => expectCasePasses(gpu(), sampleCase({ rows: 3, vocab: 777 }, { ...base, topK: 1, seed: 3 })));
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`seed ${seed} draws the reference token`, () =>
+      expectCasePasses(gpu(), sampleCase({ rows: 2, vocab: 300 }, { temperature: 1, topK: 20, topP: 0.95, seed, step: seed * 7 })));
+  }
+});
