@@ -53,9 +53,11 @@ export default defineConfig(({ mode }) => ({
           name: 'gpu',
           include: ['test/gpu/**/*.test.ts'],
           environment: 'node',
-          // One Dawn device at a time: SwiftShader already uses every core.
+          // One Dawn device at a time (SwiftShader already uses every core), shared by every file:
+          // no isolation, so test/gpu/gpu.ts and its compiled pipelines live for the whole run.
           pool: 'forks',
           fileParallelism: false,
+          isolate: false,
           testTimeout: 120_000,
           hookTimeout: 60_000,
         },

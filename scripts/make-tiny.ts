@@ -60,13 +60,15 @@ function normal(name: string, n: number, mean: number, std: number): Float32Arra
 /**
  * Initialisation chosen so activations stay O(1) through the layers and logits are spread out
  * (std about 3), which keeps greedy decoding far from ties: fan-in scaled linear weights, norm weights
- * near 1, small biases.
+ * near 1, small biases. With tied embeddings the token embeddings are smaller (std 0.4): at std 1 a
+ * token's own embedding dominates the last hidden state. (Greedy decoding of the tied variant still
+ * settles on one repeated token; its first-step logits are the golden that exercises the tied head.)
  */
-function initTensor(name: string, shape: number[]): Float32Array {
+function initTensor(name: string, shape: number[], tied: boolean): Float32Array {
   const n = shape.reduce((a, b) => a * b, 1);
   if (/norm|layer_norm/.test(name) && name.endsWith('.weight')) return normal(name, n, 1, 0.1);
   if (name.endsWith('.bias')) return normal(name, n, 0, 0.05);
-  if (name.includes('embed_tokens')) return normal(name, n, 0, 1);
+  if (name.includes('embed_tokens')) return normal(name, n, 0, tied ? 0.4 : 1);
   if (name.includes('position_embedding')) return normal(name, n, 0, 0.5);
   if (name === 'lm_head.weight') return normal(name, n, 0, 3 / Math.sqrt(shape[1]));
   const fanIn = shape.slice(1).reduce((a, b) => a * b, 1);
@@ -98,8 +100,9 @@ function sha256(bytes: Uint8Array): string {
 }
 
 function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype']): TensorToWrite[] {
-  const layout = weightLayout(parseModelConfig(config));
-  return layout.checkpoint.map((t) => ({ name: t.name, shape: t.shape, dtype, data: initTensor(t.name, t.shape) }));
+  const parsed = parseModelConfig(config);
+  const layout = weightLayout(parsed);
+  return layout.checkpoint.map((t) => ({ name: t.name, shape: t.shape, dtype, data: initTensor(t.name, t.shape, parsed.tieWordEmbeddings) }));
 }
 
 function copyProcessorFiles(dir: string): void {

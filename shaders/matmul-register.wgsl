@@ -5,7 +5,7 @@
 // indexing a function-scope array with a loop counter is ~8x slower there (measured).
 //
 // x: [M, K] f32 as vec4 along K    W: [N, K] f32 as vec4 along K (HF Linear layout [out, in])
-// b: [N] f32 (read only when HAS_BIAS)    y: [M, N] f32
+// b: [N] f32 (read only when the epilogue adds a bias)    y: [M, N] f32
 // Needs K % 4 == 0 (the host falls back to matmul.wgsl otherwise). M and N are arbitrary: loads clamp
 // to the last row/column, stores are guarded.
 //
@@ -19,11 +19,11 @@
 // xv * mat4x4(w0, w1, w2, w3) = (dot(xv, w0), dot(xv, w1), dot(xv, w2), dot(xv, w3)).
 
 override WG: u32 = 64;
-override HAS_BIAS: bool = false;
-// 0 = none, 1 = GELU (tanh approximation), 2 = SiLU
-override ACT: u32 = 0;
 
-struct Params { M: u32, N: u32, K: u32, _pad: u32 }
+// epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU). A uniform, not an
+// override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
+// on SwiftShader, and the branch costs nothing next to the K loop.
+struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> w: array<vec4<f32>>;
@@ -42,8 +42,9 @@ fn silu(v: f32) -> f32 {
 }
 
 fn activate(v: f32) -> f32 {
-  if (ACT == 1u) { return gelu_tanh(v); }
-  if (ACT == 2u) { return silu(v); }
+  let act = (p.epilogue >> 1u) & 3u;
+  if (act == 1u) { return gelu_tanh(v); }
+  if (act == 2u) { return silu(v); }
   return v;
 }
 
@@ -55,7 +56,7 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
     let col = c + i;
     if (col < p.N) {
       var o = v[i];
-      if (HAS_BIAS) { o += b[col]; }
+      if ((p.epilogue & 1u) != 0u) { o += b[col]; }
       y[base + col] = activate(o);
     }
   }

@@ -3,17 +3,17 @@
 // Each K step of 16 stages a 64 x 16 slice of x and of W in workgroup memory (coalesced along K),
 // stored K-major as vec4s so the inner loop reads one vec4 of x rows and one of W rows per k.
 //
-// x: [M, K] f32    W: [N, K] f32 (HF Linear layout [out, in])    b: [N] f32 (read only when HAS_BIAS)
+// x: [M, K] f32    W: [N, K] f32 (HF Linear layout [out, in])    b: [N] f32 (read only when the epilogue adds a bias)
 // y: [M, N] f32    grid: (ceil(N / 64), ceil(M / 64))
 
-override HAS_BIAS: bool = false;
-// 0 = none, 1 = GELU (tanh approximation), 2 = SiLU
-override ACT: u32 = 0;
 
 const TILE: u32 = 64u;
 const BK: u32 = 16u;
 
-struct Params { M: u32, N: u32, K: u32, _pad: u32 }
+// epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU). A uniform, not an
+// override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
+// on SwiftShader, and the branch costs nothing next to the K loop.
+struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
@@ -36,8 +36,9 @@ fn silu(v: f32) -> f32 {
 }
 
 fn activate(v: f32) -> f32 {
-  if (ACT == 1u) { return gelu_tanh(v); }
-  if (ACT == 2u) { return silu(v); }
+  let act = (p.epilogue >> 1u) & 3u;
+  if (act == 1u) { return gelu_tanh(v); }
+  if (act == 2u) { return silu(v); }
   return v;
 }
 
@@ -94,7 +95,7 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
     let col = c + i;
     if (col < p.N) {
       var o = v[i];
-      if (HAS_BIAS) { o += b[col]; }
+      if ((p.epilogue & 1u) != 0u) { o += b[col]; }
       y[r * p.N + col] = activate(o);
     }
   }

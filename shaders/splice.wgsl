@@ -1,12 +1,13 @@
 // splice.wgsl: scatter media embeddings into the rows of the token-embedding buffer that hold their
-// placeholder tokens: dst[rows[i], :] = src[i, :]. Run after the embedding gather of the same step.
+// placeholder tokens: dst[rows[i], :] = src[srcRowOffset + i, :]. Run after the embedding gather of the
+// same step; a prefill chunk that holds part of an image's placeholders takes its slice of the rows.
 // A row index >= numDstRows is skipped and reported through `errors` ([0] += 1, [1] = max bad row).
-// src: [numRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32
+// src: [>= srcRowOffset + numRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32
 // grid: linear over numRows * dim / WG (x, y split)
 
 override WG: u32 = 64;
 
-struct Params { numRows: u32, dim: u32, numDstRows: u32, _pad: u32 }
+struct Params { numRows: u32, dim: u32, numDstRows: u32, srcRowOffset: u32 }
 
 @group(0) @binding(0) var<storage, read> src: array<f32>;
 @group(0) @binding(1) var<storage, read> rows: array<u32>;
@@ -28,5 +29,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     return;
   }
-  dst[row * p.dim + c] = src[idx];
+  dst[row * p.dim + c] = src[(p.srcRowOffset + i) * p.dim + c];
 }

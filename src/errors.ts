@@ -192,6 +192,58 @@ export class ModelFileError extends TesseraError {
   readonly code = 'MODEL_FILE';
 }
 
+/** The KV cache has too few free blocks for a request (the numbers say how many it needs). */
+export class KvCacheFullError extends TesseraError {
+  readonly code = 'KV_CACHE_FULL';
+  constructor(
+    readonly neededBlocks: number,
+    readonly freeBlocks: number,
+    readonly blockSize: number,
+  ) {
+    super(
+      `the KV cache needs ${neededBlocks} more blocks of ${blockSize} tokens but only ${freeBlocks} are free; ` +
+        'wait for other requests to finish, shorten the prompt or max_tokens, or create the engine with a larger kvCacheTokens.',
+    );
+  }
+}
+
+/** A prompt (plus the tokens asked for) does not fit the model's context window. */
+export class ContextLengthError extends TesseraError {
+  readonly code = 'CONTEXT_LENGTH';
+  constructor(
+    readonly promptTokens: number,
+    readonly maxNewTokens: number,
+    readonly contextWindow: number,
+  ) {
+    super(
+      `the prompt has ${promptTokens} tokens and ${maxNewTokens} more were asked for, but the context window is ` +
+        `${contextWindow} tokens; shorten the prompt, use a smaller image, or lower max_tokens.`,
+    );
+  }
+}
+
+/** The placeholder contract broke: a prompt's media placeholders and the embeddings given differ in count. */
+export class ImageTokenMismatchError extends TesseraError {
+  readonly code = 'IMAGE_TOKEN_MISMATCH';
+  constructor(
+    readonly numPlaceholders: number,
+    readonly numEmbeddings: number,
+  ) {
+    super(
+      `the prompt has ${numPlaceholders} image tokens but the encoder returned ${numEmbeddings} embeddings; ` +
+        'every image part must be encoded with the same processor config the prompt was expanded with.',
+    );
+  }
+}
+
+/** The caller aborted the request (AbortSignal). */
+export class RequestAbortedError extends TesseraError {
+  readonly code = 'ABORTED';
+  constructor(reason?: unknown) {
+    super(`the request was aborted${reason instanceof Error ? `: ${reason.message}` : reason ? `: ${String(reason)}` : ''}`);
+  }
+}
+
 /** A broken internal invariant: a bug in Tessera, not in the caller's input. */
 export class InternalError extends TesseraError {
   readonly code = 'INTERNAL';
@@ -199,4 +251,39 @@ export class InternalError extends TesseraError {
 
 function fmt(v: readonly number[] | number): string {
   return typeof v === 'number' ? String(v) : `[${v.join(', ')}]`;
+}
+
+/** A processor file (tokenizer.json, preprocessor_config.json, ...) is missing, malformed or inconsistent. */
+export class ProcessorConfigError extends TesseraError {
+  readonly code = 'PROCESSOR_CONFIG';
+}
+
+/** The checkpoint's chat template failed to render, or rendered something Tessera cannot map back to parts. */
+export class ChatTemplateError extends TesseraError {
+  readonly code = 'CHAT_TEMPLATE';
+}
+
+/** A chat message is not of the accepted shape (unknown role, unknown part type, missing image). */
+export class InvalidMessageError extends TesseraError {
+  readonly code = 'INVALID_MESSAGE';
+}
+
+/** Bytes given as an image could not be decoded (not an image, truncated, or an unsupported format). */
+export class ImageDecodeError extends TesseraError {
+  readonly code = 'IMAGE_DECODE';
+}
+
+/** An image has more pixels than the decoder accepts. */
+export class ImageTooLargeError extends TesseraError {
+  readonly code = 'IMAGE_TOO_LARGE';
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    readonly maxPixels: number,
+  ) {
+    super(
+      `image is ${width}x${height} = ${width * height} pixels but the decoder accepts at most ${maxPixels}; ` +
+        'downscale it before sending it.',
+    );
+  }
 }

@@ -3,7 +3,7 @@
 
 export type Activation = 'none' | 'gelu_tanh' | 'silu';
 
-/** The ACT override constant the matmul shaders take. */
+/** The activation code in the matmul shaders' epilogue uniform (bits 1..2). */
 export const ACTIVATION_CODE: Record<Activation, number> = { none: 0, gelu_tanh: 1, silu: 2 };
 
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);

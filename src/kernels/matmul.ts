@@ -101,14 +101,12 @@ export async function prepareMatmul(
         `(K = ${K}, x offset ${io.x.offsetBytes}, weight offset ${io.weight.offsetBytes}); use plan 'workgroup'.`,
     );
   }
-  const constants: Record<string, number> = {
-    HAS_BIAS: io.bias ? 1 : 0,
-    ACT: ACTIVATION_CODE[options.activation ?? 'none'],
-  };
+  const epilogue = (io.bias ? 1 : 0) | (ACTIVATION_CODE[options.activation ?? 'none'] << 1);
   const params = packParams([
     ['u32', M],
     ['u32', N],
     ['u32', K],
+    ['u32', epilogue],
   ]);
   const resources = [io.x, io.weight, io.bias ?? gpu.placeholder(), io.y];
   const label = `${kernel}:${plan}`;
@@ -116,7 +114,6 @@ export async function prepareMatmul(
     return createDispatch(gpu, {
       label,
       code: tiledSource,
-      constants,
       resources,
       params,
       grid: tileGrid(gpu, kernel, Math.ceil(N / 64), Math.ceil(M / 64)),
@@ -130,7 +127,7 @@ export async function prepareMatmul(
     label,
     code: registerSource,
     entryPoint: narrow ? 'main_narrow' : 'main',
-    constants: { ...constants, WG: wg },
+    constants: { WG: wg },
     resources,
     params,
     grid: linearGrid(gpu, kernel, Math.ceil(numInvocations / wg)),

@@ -14,6 +14,8 @@ export interface RopeShape {
   numHeads: number;
   headDim: number;
   maxPositions: number;
+  /** Rotate only the first rotaryHeads heads of each token (default: all). */
+  rotaryHeads?: number;
 }
 
 /**
@@ -62,7 +64,7 @@ export function ropeReference(
   for (let t = 0; t < numTokens; t++) {
     const pos = positions[t];
     if (pos >= maxPositions) continue;
-    for (let h = 0; h < numHeads; h++) {
+    for (let h = 0; h < (shape.rotaryHeads ?? numHeads); h++) {
       const base = (t * numHeads + h) * headDim;
       for (let i = 0; i < half; i++) {
         const c = cosSin[pos * headDim + i];
@@ -85,7 +87,11 @@ export async function prepareRope(
 ): Promise<KernelDispatch> {
   const kernel = 'rope';
   const { numTokens, numHeads, headDim, maxPositions } = shape;
+  const rotaryHeads = shape.rotaryHeads ?? numHeads;
   const wg = options.workgroupSize ?? 64;
+  if (!Number.isInteger(rotaryHeads) || rotaryHeads < 1 || rotaryHeads > numHeads) {
+    throw new UnsupportedShapeError(`rope: rotaryHeads must be in [1, ${numHeads}], got ${rotaryHeads}`);
+  }
   expectPositiveInt(kernel, 'numTokens', numTokens);
   expectPositiveInt(kernel, 'numHeads', numHeads);
   expectPositiveInt(kernel, 'headDim', headDim);
@@ -106,7 +112,8 @@ export async function prepareRope(
       ['u32', numHeads],
       ['u32', headDim],
       ['u32', maxPositions],
+      ['u32', rotaryHeads],
     ]),
-    grid: linearGrid(gpu, kernel, Math.ceil((numTokens * numHeads * (headDim / 2)) / wg)),
+    grid: linearGrid(gpu, kernel, Math.ceil((numTokens * rotaryHeads * (headDim / 2)) / wg)),
   });
 }

@@ -1,8 +1,9 @@
 // Scatter media embeddings into their placeholder rows of the token-embedding buffer (DESIGN.md:
-// "splice"). Bad rows are skipped and counted in `errors`.
-//   src: [numRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32   errors: [2] u32
+// "splice"): dst[rows[i]] = src[srcRowOffset + i]. Bad rows are skipped and counted in `errors`.
+//   src: [numSrcRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32   errors: [2] u32
 
 import source from '../../shaders/splice.wgsl?raw';
+import { ShapeMismatchError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
@@ -12,13 +13,18 @@ export interface SpliceShape {
   numRows: number;
   dim: number;
   numDstRows: number;
+  /** Rows in src (default numRows). */
+  numSrcRows?: number;
+  /** First src row to copy (default 0). */
+  srcRowOffset?: number;
 }
 
 export function spliceReference(src: Float32Array, rows: Uint32Array, dst: Float32Array, shape: SpliceShape): Float32Array {
   const out = Float32Array.from(dst);
+  const o = shape.srcRowOffset ?? 0;
   for (let i = 0; i < shape.numRows; i++) {
     if (rows[i] >= shape.numDstRows) continue;
-    out.set(src.subarray(i * shape.dim, (i + 1) * shape.dim), rows[i] * shape.dim);
+    out.set(src.subarray((o + i) * shape.dim, (o + i + 1) * shape.dim), rows[i] * shape.dim);
   }
   return out;
 }
@@ -31,10 +37,13 @@ export async function prepareSplice(
 ): Promise<KernelDispatch> {
   const kernel = 'splice';
   const { numRows, dim, numDstRows } = shape;
-  for (const [name, value] of Object.entries(shape)) expectPositiveInt(kernel, name, value);
+  const srcRowOffset = shape.srcRowOffset ?? 0;
+  const numSrcRows = shape.numSrcRows ?? numRows;
+  for (const [name, value] of Object.entries({ numRows, dim, numDstRows, numSrcRows })) expectPositiveInt(kernel, name, value);
+  if (srcRowOffset + numRows > numSrcRows) throw new ShapeMismatchError(kernel, 'src rows', srcRowOffset + numRows, numSrcRows);
   const wg = options.workgroupSize ?? 64;
   expectWorkgroupSize(gpu, kernel, wg);
-  expectTensor(gpu, kernel, 'src', io.src, [numRows, dim]);
+  expectTensor(gpu, kernel, 'src', io.src, [numSrcRows, dim]);
   expectTensor(gpu, kernel, 'rows', io.rows, [numRows], 'u32');
   expectTensor(gpu, kernel, 'dst', io.dst, [numDstRows, dim]);
   expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
@@ -47,6 +56,7 @@ export async function prepareSplice(
       ['u32', numRows],
       ['u32', dim],
       ['u32', numDstRows],
+      ['u32', srcRowOffset],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((numRows * dim) / wg)),
   });

@@ -172,20 +172,16 @@ function resampleVertical(src: RgbImage, outHeight: number, rowOffset: number, c
   const out = new Uint8Array(rowLen * outHeight);
   const { kSize, start, count, weights } = c;
   const s = src.data;
-  // Accumulate a whole output row at once: row-major access to the source, one pass per tap.
-  const acc = new Int32Array(rowLen);
   for (let yy = 0; yy < outHeight; yy++) {
-    acc.fill(HALF);
     const kBase = yy * kSize;
     const n = count[yy]!;
-    const y0 = start[yy]! - rowOffset;
-    for (let y = 0; y < n; y++) {
-      const w = weights[kBase + y]!;
-      const base = (y0 + y) * rowLen;
-      for (let i = 0; i < rowLen; i++) acc[i]! += s[base + i]! * w;
-    }
+    const rowBase = (start[yy]! - rowOffset) * rowLen;
     const o = yy * rowLen;
-    for (let i = 0; i < rowLen; i++) out[o + i] = clip8(acc[i]!);
+    for (let i = 0; i < rowLen; i++) {
+      let ss = HALF;
+      for (let y = 0, p = rowBase + i; y < n; y++, p += rowLen) ss += s[p]! * weights[kBase + y]!;
+      out[o + i] = clip8(ss);
+    }
   }
   return { width, height: outHeight, data: out };
 }

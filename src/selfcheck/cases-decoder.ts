@@ -107,20 +107,21 @@ export function pagedAttentionCase(
 
 export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boolean } = {}): KernelCase {
   const { numRows, dim, numDstRows } = shape;
+  const numSrcRows = shape.numSrcRows ?? numRows;
   const seed = o.seed ?? 22;
   return {
     kernel: 'splice',
-    label: `splice rows=${numRows} into ${numDstRows} dim=${dim}${o.badRow ? ' +bad row' : ''}${wgLabel(o)}`,
+    label: `splice rows=${numRows}${shape.srcRowOffset ? ` from row ${shape.srcRowOffset} of ${numSrcRows}` : ''} into ${numDstRows} dim=${dim}${o.badRow ? ' +bad row' : ''}${wgLabel(o)}`,
     tolerance: EXACT,
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
-        const src = randomUniform(numRows * dim, seed);
+        const src = randomUniform(numSrcRows * dim, seed);
         const dst = randomUniform(numDstRows * dim, seed + 1);
         const next = mulberry32(seed + 2);
         const rows = Uint32Array.from([...Array(numDstRows).keys()].sort(() => next() - 0.5).slice(0, numRows));
         if (o.badRow) rows[0] = numDstRows + 1;
         const io = {
-          src: s.upload(src, [numRows, dim], 'src'),
+          src: s.upload(src, [numSrcRows, dim], 'src'),
           rows: s.upload(rows, [numRows], 'rows'),
           dst: s.upload(dst, [numDstRows, dim], 'dst'),
           errors: s.zeros([2], 'u32', 'errors'),

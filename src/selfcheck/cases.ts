@@ -285,7 +285,7 @@ export function ropeCase(
   const offset = o.positionOffset ?? 0;
   return {
     kernel: 'rope',
-    label: `rope tokens=${numTokens} heads=${numHeads} headDim=${headDim} theta=${theta} offset=${offset}${o.badPosition ? ' +bad position' : ''}${wgLabel(o)}`,
+    label: `rope tokens=${numTokens} heads=${numHeads}${shape.rotaryHeads ? ` rotary=${shape.rotaryHeads}` : ''} headDim=${headDim} theta=${theta} offset=${offset}${o.badPosition ? ' +bad position' : ''}${wgLabel(o)}`,
     // One f32 multiply-add per output (the table is exact): a few ULP.
     tolerance: { atol: 1e-6, rtol: 1e-6 },
     execute: (gpu) =>

@@ -36,6 +36,8 @@ describe('splice', () => {
   }
   it('13 tiles of 64 image tokens into a 900-token prompt', () =>
     expectCasePasses(gpu(), spliceCase({ numRows: 832, dim: 576, numDstRows: 900 })));
+  it('a slice of the source rows (a prefill chunk holding part of an image)', () =>
+    expectCasePasses(gpu(), spliceCase({ numRows: 20, dim: 16, numDstRows: 30, numSrcRows: 64, srcRowOffset: 40 })));
   it('a row past the destination is skipped and flagged', () =>
     expectCasePasses(gpu(), spliceCase({ numRows: 3, dim: 4, numDstRows: 8 }, { badRow: true })));
 });

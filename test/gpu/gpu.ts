@@ -1,18 +1,22 @@
-// Shared set-up for the GPU tests: one Dawn device per test file, and a check that fails with the
-// case's mismatch report (kernel, shape, worst index, max error, first pairs).
+// Shared set-up for the GPU tests: one Dawn device for the whole run (the gpu project runs its files in
+// one worker without isolation), so pipelines compiled by one file are reused by the next: the unrolled
+// register kernels take seconds each to compile on SwiftShader. And a check that fails with the case's
+// mismatch report (kernel, shape, worst index, max error, first pairs).
 
-import { afterAll, beforeAll } from 'vitest';
+import { beforeAll } from 'vitest';
 import type { GpuContext } from '../../src/gpu/context';
 import { createNodeGpuContext } from '../../src/gpu/node';
 import type { KernelCase } from '../../src/selfcheck/cases';
 import { runCase } from '../../src/selfcheck/runner';
 
+let shared: Promise<GpuContext> | undefined;
+
 export function useGpu(): () => GpuContext {
   let gpu: GpuContext | undefined;
   beforeAll(async () => {
-    gpu = await createNodeGpuContext();
+    shared ??= createNodeGpuContext();
+    gpu = await shared;
   });
-  afterAll(() => gpu?.destroy());
   return () => {
     if (!gpu) throw new Error('GPU context not ready');
     return gpu;

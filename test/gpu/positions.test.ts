@@ -14,6 +14,8 @@ describe('rope', () => {
     expectCasePasses(gpu(), ropeCase({ numTokens: 1, numHeads: 3, headDim: 64, maxPositions: 8192 }, { positionOffset: 8000 })));
   it('theta 10000, odd head count, headDim 6', () =>
     expectCasePasses(gpu(), ropeCase({ numTokens: 5, numHeads: 5, headDim: 6, maxPositions: 16 }, { theta: 10000, positionOffset: 3 })));
+  it('only the first rotaryHeads heads turn (fused q | k | v rows)', () =>
+    expectCasePasses(gpu(), ropeCase({ numTokens: 6, numHeads: 5, headDim: 64, maxPositions: 32, rotaryHeads: 4 }, { positionOffset: 9 })));
   it('a position past the table is left unrotated and flagged', () =>
     expectCasePasses(gpu(), ropeCase({ numTokens: 4, numHeads: 2, headDim: 8, maxPositions: 16 }, { badPosition: true })));
 });

@@ -1,0 +1,41 @@
+// The paged KV cache on the GPU: for every decoder layer one K and one V buffer of
+// [numBlocks * blockSize slots, numKvHeads, headDim] f32. Which slots belong to which sequence is
+// decided by src/kv/ (accounting only); kernels find them through block tables.
+
+import type { GpuContext } from '../gpu/context';
+import { STORAGE_USAGE } from '../gpu/flags';
+import type { Tensor } from '../gpu/tensor';
+import type { TextConfig } from './config';
+
+export class KvCacheBuffers {
+  readonly k: Tensor[] = [];
+  readonly v: Tensor[] = [];
+  readonly numSlots: number;
+  readonly sizeBytes: number;
+
+  constructor(
+    gpu: GpuContext,
+    config: TextConfig,
+    readonly numBlocks: number,
+    readonly blockSize: number,
+  ) {
+    this.numSlots = numBlocks * blockSize;
+    const shape = [this.numSlots, config.numKvHeads, config.headDim];
+    const bytes = this.numSlots * config.numKvHeads * config.headDim * 4;
+    for (let l = 0; l < config.numLayers; l++) {
+      for (const [kind, list] of [['k', this.k], ['v', this.v]] as const) {
+        const buffer = gpu.device.createBuffer({ label: `kv-cache.${l}.${kind}`, size: bytes, usage: STORAGE_USAGE });
+        list.push({ buffer, shape, dtype: 'f32', offsetBytes: 0, label: `kv-cache.${l}.${kind}` });
+      }
+    }
+    this.sizeBytes = 2 * config.numLayers * bytes;
+  }
+
+  static bytesPerToken(config: TextConfig): number {
+    return 2 * config.numLayers * config.numKvHeads * config.headDim * 4;
+  }
+
+  destroy(): void {
+    for (const t of [...this.k, ...this.v]) t.buffer.destroy();
+  }
+}

@@ -1,0 +1,91 @@
+// Load an Idefics3 / SmolVLM checkpoint onto the GPU: config, weights, the vision encoder, the language
+// model and its paged KV cache, sized from the options.
+
+import { ModelConfigError, ModelFileError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import { BlockPool } from '../kv/block-pool';
+import { KvManager } from '../kv/kv-manager';
+import { parseModelConfig, type ModelConfig } from './config';
+import { KvCacheBuffers } from './kv-cache';
+import { LanguageModel } from './language-model';
+import type { ModelSource } from './sources';
+import { VisionEncoder } from './vision-encoder';
+import { loadWeights, type ModelWeights, type ProgressCallback } from './weights';
+
+export interface LoadModelOptions {
+  onProgress?: ProgressCallback;
+  /** Tokens the paged KV cache holds across all sequences (default 4096). */
+  kvCacheTokens?: number;
+  /** Tokens per KV block (default 16). */
+  blockSize?: number;
+  /** Prefill chunk size = most tokens in one step (default 256). */
+  maxTokensPerStep?: number;
+  /** Most sequences decoded together (default 4). */
+  maxSeqs?: number;
+  /** Tiles per vision forward pass (default 4). */
+  visionBatch?: number;
+}
+
+export interface LoadedModel {
+  config: ModelConfig;
+  weights: ModelWeights;
+  vision: VisionEncoder;
+  lm: LanguageModel;
+  kv: KvManager;
+  kvBuffers: KvCacheBuffers;
+  /** Load statistics for reports. */
+  stats: { weightBytes: number; kvCacheBytes: number; loadMs: number };
+  destroy(): void;
+}
+
+export async function readModelConfig(source: ModelSource): Promise<ModelConfig> {
+  const text = await source.readText('config.json');
+  if (text === undefined) throw new ModelFileError(`${source.description} has no config.json; point Tessera at a Hugging Face checkpoint folder`);
+  try {
+    return parseModelConfig(JSON.parse(text));
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new ModelConfigError(`config.json in ${source.description} is not valid JSON: ${e.message}`);
+    throw e;
+  }
+}
+
+export async function loadModel(gpu: GpuContext, source: ModelSource, options: LoadModelOptions = {}): Promise<LoadedModel> {
+  const t0 = performance.now();
+  const config = await readModelConfig(source);
+  const weights = await loadWeights(gpu, source, config, options.onProgress);
+  const blockSize = options.blockSize ?? 16;
+  const numBlocks = Math.ceil((options.kvCacheTokens ?? 4096) / blockSize);
+  let kvBuffers: KvCacheBuffers | undefined;
+  let vision: VisionEncoder | undefined;
+  try {
+    kvBuffers = new KvCacheBuffers(gpu, config.text, numBlocks, blockSize);
+    const kv = new KvManager(new BlockPool(numBlocks, blockSize));
+    vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
+    const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
+      maxTokensPerStep: options.maxTokensPerStep ?? 256,
+      maxSeqs: options.maxSeqs ?? 4,
+    });
+    const buffers = kvBuffers;
+    const encoder = vision;
+    return {
+      config,
+      weights,
+      vision: encoder,
+      lm,
+      kv,
+      kvBuffers: buffers,
+      stats: { weightBytes: weights.sizeBytes, kvCacheBytes: buffers.sizeBytes, loadMs: performance.now() - t0 },
+      destroy() {
+        lm.destroy();
+        encoder.destroy();
+        buffers.destroy();
+        weights.destroy();
+      },
+    };
+  } catch (e) {
+    vision?.destroy();
+    kvBuffers?.destroy();
+    weights.destroy();
+    throw e;
+  }
+}

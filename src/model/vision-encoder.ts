@@ -1,0 +1,228 @@
+// The vision side of Idefics3 / SmolVLM: SigLIP tower + connector, tiles in, LM-space embeddings out.
+// Matches HF `Idefics3VisionTransformer` (embeddings -> encoder layers -> post_layernorm) followed by
+// `Idefics3Connector` (pixel_shuffle -> modality_projection). Per batch of B tiles (P patches each):
+//
+//   pixels [B,3,S,S] -patch-embed-> h [B*P, D] += pos[ids]          (ids from each tile's patch mask)
+//   per layer:  x = LN1(h); qkv = x·Wqkvᵀ + b; a = attn(qkv, mask); h += a·Woᵀ + bo
+//               x = LN2(h); m = gelu(x·W1ᵀ + b1); h += m·W2ᵀ + b2
+//   y = postLN(h) -pixel-shuffle-> [B, P/s², D s²] -·Wcᵀ-> [B * P/s², H]
+//
+// One command buffer per batch. Buffers are sized for the largest batch and reused.
+
+import { UnsupportedShapeError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import type { Tensor } from '../gpu/tensor';
+import type { Dispatch } from '../kernels/dispatch';
+import { prepareEmbeddingGather } from '../kernels/embedding-gather';
+import { prepareLayerNorm } from '../kernels/layer-norm';
+import { prepareMatmul } from '../kernels/matmul';
+import { preparePatchEmbed } from '../kernels/patch-embed';
+import { preparePixelShuffle } from '../kernels/pixel-shuffle';
+import { prepareResidualAdd } from '../kernels/residual-add';
+import { prepareVitAttention } from '../kernels/vit-attention';
+import type { ModelConfig } from './config';
+import { visionPositionIds } from './vision-positions';
+import type { ModelWeights } from './weights';
+
+export interface VisionInput {
+  /** [numTiles, C, S, S] f32, rescaled and normalised. */
+  pixels: Float32Array;
+  numTiles: number;
+  /** [numTiles, P] (P = patches per tile), 1 = real patch; undefined = every patch is real. */
+  patchMask?: Uint8Array;
+}
+
+export interface VisionOutput {
+  /** [numTiles * imageSeqLen, textHidden] f32, on the GPU; release with gpu.release(). */
+  embeddings: Tensor;
+  /** The tower's output (after post_layernorm) [numTiles, P, D], when asked for. */
+  towerOutput?: Float32Array;
+}
+
+interface BatchBuffers {
+  batch: number;
+  pixels: Tensor;
+  h: Tensor;
+  x: Tensor;
+  qkv: Tensor;
+  attn: Tensor;
+  tmp: Tensor;
+  mlp: Tensor;
+  posIds: Tensor;
+  pos: Tensor;
+  mask: Tensor;
+  shuffled: Tensor;
+  out: Tensor;
+  errors: Tensor;
+  dispatches: Dispatch[];
+}
+
+export class VisionEncoder {
+  private plan: BatchBuffers | undefined;
+  readonly patchesPerTile: number;
+
+  constructor(
+    private readonly gpu: GpuContext,
+    private readonly weights: ModelWeights,
+    readonly config: ModelConfig,
+    /** Tiles per forward pass (memory grows linearly with it). */
+    readonly maxBatch = 4,
+  ) {
+    this.patchesPerTile = config.vision.patchesPerSide ** 2;
+    if (config.vision.headDim !== 64) {
+      throw new UnsupportedShapeError(`vision head_dim ${config.vision.headDim} is not supported (the ViT attention kernel needs 64)`);
+    }
+  }
+
+  private async buildPlan(batch: number): Promise<BatchBuffers> {
+    const { gpu, weights } = this;
+    const v = this.config.vision;
+    const D = v.hiddenSize;
+    const P = this.patchesPerTile;
+    const rows = batch * P;
+    const s = this.config.scaleFactor;
+    const H = this.config.text.hiddenSize;
+    const t = (shape: number[], label: string, dtype: 'f32' | 'u32' = 'f32') => gpu.createTensor(shape, dtype, `vision.${label}`);
+    const b: BatchBuffers = {
+      batch,
+      pixels: t([batch, v.numChannels, v.imageSize, v.imageSize], 'pixels'),
+      h: t([rows, D], 'h'),
+      x: t([rows, D], 'x'),
+      qkv: t([rows, 3 * D], 'qkv'),
+      attn: t([rows, D], 'attn'),
+      tmp: t([rows, D], 'tmp'),
+      mlp: t([rows, v.intermediateSize], 'mlp'),
+      posIds: t([rows], 'pos-ids', 'u32'),
+      pos: t([rows, D], 'pos'),
+      mask: t([rows], 'mask', 'u32'),
+      shuffled: t([batch, P / (s * s), D * s * s], 'shuffled'),
+      out: t([batch * (P / (s * s)), H], 'out'),
+      errors: t([2], 'errors', 'u32'),
+      dispatches: [],
+    };
+    const d = b.dispatches;
+    const eps = v.layerNormEps;
+    d.push(
+      await preparePatchEmbed(
+        gpu,
+        { pixels: b.pixels, weight: weights.get('vision.patch.w'), bias: weights.get('vision.patch.b'), y: b.h },
+        { batch, channels: v.numChannels, height: v.imageSize, width: v.imageSize, patch: v.patchSize, outDim: D },
+      ),
+      await prepareEmbeddingGather(
+        gpu,
+        { ids: b.posIds, table: weights.get('vision.pos'), out: b.pos, errors: b.errors },
+        { numTokens: rows, vocab: P, dim: D },
+      ),
+      await prepareResidualAdd(gpu, { acc: b.h, x: b.pos }),
+    );
+    for (let l = 0; l < v.numLayers; l++) {
+      const w = (name: string) => weights.get(`vision.layers.${l}.${name}`);
+      d.push(
+        await prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
+        await prepareMatmul(gpu, { x: b.x, weight: w('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
+        await prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, { batch, tokens: P, heads: v.numHeads, headDim: v.headDim }),
+        await prepareMatmul(gpu, { x: b.attn, weight: w('o.w'), bias: w('o.b'), y: b.tmp }, { M: rows, N: D, K: D }),
+        await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
+        await prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
+        await prepareMatmul(
+          gpu,
+          { x: b.x, weight: w('fc1.w'), bias: w('fc1.b'), y: b.mlp },
+          { M: rows, N: v.intermediateSize, K: D },
+          { activation: 'gelu_tanh' },
+        ),
+        await prepareMatmul(gpu, { x: b.mlp, weight: w('fc2.w'), bias: w('fc2.b'), y: b.tmp }, { M: rows, N: D, K: v.intermediateSize }),
+        await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
+      );
+    }
+    d.push(
+      await prepareLayerNorm(
+        gpu,
+        { x: b.h, weight: weights.get('vision.post_ln.w'), bias: weights.get('vision.post_ln.b'), y: b.x },
+        { rows, dim: D },
+        { eps },
+      ),
+      await preparePixelShuffle(gpu, { x: { ...b.x, shape: [batch, P, D] }, out: b.shuffled }, { batch, seq: P, embed: D, scale: s }),
+      await prepareMatmul(
+        gpu,
+        { x: { ...b.shuffled, shape: [batch * (P / (s * s)), D * s * s] }, weight: weights.get('connector.w'), y: b.out },
+        { M: batch * (P / (s * s)), N: H, K: D * s * s },
+      ),
+    );
+    return b;
+  }
+
+  private async planFor(batch: number): Promise<BatchBuffers> {
+    if (this.plan && this.plan.batch === batch) return this.plan;
+    this.releasePlan();
+    this.plan = await this.buildPlan(batch);
+    return this.plan;
+  }
+
+  private releasePlan(): void {
+    if (!this.plan) return;
+    for (const d of this.plan.dispatches) d.release();
+    for (const t of Object.values(this.plan)) if (t && typeof t === 'object' && 'buffer' in t) this.gpu.release(t as Tensor);
+    this.plan = undefined;
+  }
+
+  /** Encode every tile; tiles run in batches of at most maxBatch. */
+  async encode(input: VisionInput, options: { captureTowerOutput?: boolean } = {}): Promise<VisionOutput> {
+    const { gpu } = this;
+    const v = this.config.vision;
+    const P = this.patchesPerTile;
+    const tileElems = v.numChannels * v.imageSize * v.imageSize;
+    if (input.pixels.length !== input.numTiles * tileElems) {
+      throw new UnsupportedShapeError(
+        `vision input holds ${input.pixels.length} values but ${input.numTiles} tiles of ${v.numChannels}x${v.imageSize}x${v.imageSize} need ${input.numTiles * tileElems}`,
+      );
+    }
+    const seqLen = this.config.imageSeqLen;
+    const H = this.config.text.hiddenSize;
+    const embeddings = gpu.createTensor([input.numTiles * seqLen, H], 'f32', 'image-embeddings');
+    const tower = options.captureTowerOutput ? new Float32Array(input.numTiles * P * v.hiddenSize) : undefined;
+    try {
+      for (let start = 0; start < input.numTiles; start += this.maxBatch) {
+        const batch = Math.min(this.maxBatch, input.numTiles - start);
+        const b = await this.planFor(Math.min(this.maxBatch, input.numTiles));
+        gpu.write(b.pixels, padTo(input.pixels.subarray(start * tileElems, (start + batch) * tileElems), b.batch * tileElems));
+        const ids = new Uint32Array(b.batch * P);
+        const mask = new Uint32Array(b.batch * P).fill(1);
+        for (let i = 0; i < batch; i++) {
+          const m = input.patchMask?.subarray((start + i) * P, (start + i + 1) * P);
+          ids.set(visionPositionIds(v.patchesPerSide, v.patchesPerSide, v.patchesPerSide, m), i * P);
+          if (m) for (let j = 0; j < P; j++) mask[i * P + j] = m[j] ? 1 : 0;
+        }
+        gpu.write(b.posIds, ids);
+        gpu.write(b.mask, mask);
+        const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
+        const pass = encoder.beginComputePass({ label: 'vision-encoder' });
+        for (const d of b.dispatches) d.encode(pass);
+        pass.end();
+        const rowBytes = H * 4;
+        encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes);
+        gpu.device.queue.submit([encoder.finish()]);
+        if (tower) {
+          const bytes = await gpu.readBytes(b.x.buffer, 0, batch * P * v.hiddenSize * 4);
+          tower.set(new Float32Array(bytes.buffer, bytes.byteOffset, batch * P * v.hiddenSize), start * P * v.hiddenSize);
+        }
+      }
+      await gpu.sync();
+    } catch (e) {
+      gpu.release(embeddings);
+      throw e;
+    }
+    return { embeddings, towerOutput: tower };
+  }
+
+  destroy(): void {
+    this.releasePlan();
+  }
+}
+
+function padTo(data: Float32Array, length: number): Float32Array {
+  if (data.length === length) return data;
+  const out = new Float32Array(length);
+  out.set(data);
+  return out;
+}
+

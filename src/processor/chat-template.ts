@@ -1,0 +1,141 @@
+// chat-template.ts: the checkpoint's own Jinja chat template (via @huggingface/jinja), rendered so that we
+// know which characters came from the template, which from user text, and where the images go.
+//
+// Template source, first found: chat_template.jinja, chat_template.json {"chat_template": "..."},
+// tokenizer_config.json "chat_template" (a string, or a list of {name, template}: the one named "default").
+//
+// Rendering with provenance: each text part is replaced by a sentinel (U+E000 k U+E001, private-use
+// characters) and the template is rendered once; the output splits into template literals (trusted: may
+// hold special tokens such as <|im_start|> and the <image> marker the template writes for an image part)
+// and sentinels (user text). A second, real rendering must equal the first with the sentinels substituted,
+// or the template transformed user text (trim, escape, ...) and we refuse rather than guess.
+
+import { Template } from '@huggingface/jinja';
+import { ChatTemplateError, ProcessorConfigError } from '../errors';
+import { readJson, type ModelFiles } from './files';
+
+export type Role = 'system' | 'user' | 'assistant';
+export const ROLES: readonly Role[] = ['system', 'user', 'assistant'];
+
+/** What the template sees: OpenAI/HF-style messages, with image parts reduced to {type: 'image'}. */
+export interface TemplateMessage {
+  role: Role;
+  content: Array<{ type: 'text'; text: string } | { type: 'image' }>;
+}
+
+export type RenderedPiece =
+  | { kind: 'template'; text: string }
+  | { kind: 'text'; text: string }
+  | { kind: 'image'; index: number };
+
+/** A fresh regex each call: a shared /g regex would carry lastIndex state between callers. */
+const sentinelPattern = (): RegExp => /\uE000(\d+)\uE001/g;
+
+export async function loadChatTemplateSource(files: ModelFiles, tokenizerConfig: Record<string, unknown>): Promise<string> {
+  const jinja = await files.readText('chat_template.jinja');
+  if (jinja !== undefined) return jinja;
+  const json = await readJson(files, 'chat_template.json');
+  if (json) {
+    if (typeof json.chat_template !== 'string') {
+      throw new ProcessorConfigError(`chat_template.json in ${files.where} has no string "chat_template".`);
+    }
+    return json.chat_template;
+  }
+  const t = tokenizerConfig.chat_template;
+  if (typeof t === 'string') return t;
+  if (Array.isArray(t)) {
+    const named = t.find((x) => x && typeof x === 'object' && (x as Record<string, unknown>).name === 'default');
+    const tmpl = named && (named as Record<string, unknown>).template;
+    if (typeof tmpl === 'string') return tmpl;
+  }
+  throw new ProcessorConfigError(
+    `no chat template in ${files.where}: expected chat_template.jinja, chat_template.json or tokenizer_config.json ` +
+      '"chat_template". Add the checkpoint\'s template file.',
+  );
+}
+
+export class ChatTemplate {
+  private readonly template: Template;
+
+  /** `tokens`: bos_token, eos_token, ... strings from tokenizer_config.json, passed to the template. */
+  constructor(
+    readonly source: string,
+    private readonly tokens: Record<string, string>,
+  ) {
+    try {
+      this.template = new Template(source);
+    } catch (e) {
+      throw new ChatTemplateError(`the chat template does not parse (${(e as Error).message}); check the checkpoint's template file.`, {
+        cause: e,
+      });
+    }
+  }
+
+  /** Plain rendering, as HF `apply_chat_template(tokenize=False)`. */
+  render(messages: readonly TemplateMessage[], addGenerationPrompt: boolean): string {
+    try {
+      return this.template.render({
+        messages: messages as unknown as Record<string, unknown>[],
+        add_generation_prompt: addGenerationPrompt,
+        ...this.tokens,
+      });
+    } catch (e) {
+      throw new ChatTemplateError(`the chat template failed to render (${(e as Error).message}); check the messages' shape.`, {
+        cause: e,
+      });
+    }
+  }
+
+  /**
+   * Renders and splits the output into template literals, user text and image markers (each `imageToken`
+   * the template writes, numbered in order). Throws when the template writes a different number of image
+   * markers than there are image parts, or transforms user text.
+   */
+  renderPieces(messages: readonly TemplateMessage[], imageToken: string, addGenerationPrompt: boolean): RenderedPiece[] {
+    const texts: string[] = [];
+    let numImages = 0;
+    const masked = messages.map((m) => ({
+      role: m.role,
+      content: m.content.map((p) => {
+        if (p.type === 'image') {
+          numImages++;
+          return p;
+        }
+        texts.push(p.text);
+        return { type: 'text' as const, text: `\uE000${texts.length - 1}\uE001` };
+      }),
+    }));
+    const withSentinels = this.render(masked, addGenerationPrompt);
+    const real = this.render(messages, addGenerationPrompt);
+    const substituted = withSentinels.replace(sentinelPattern(), (_, k: string) => texts[Number(k)]!);
+    if (substituted !== real) {
+      throw new ChatTemplateError(
+        'the chat template changes message text (for example trims or escapes it), so Tessera cannot tell user ' +
+          'text from template text to keep typed special tokens inert; use a template that inserts text verbatim.',
+      );
+    }
+    const pieces: RenderedPiece[] = [];
+    let imageIndex = 0;
+    const pushTemplate = (literal: string): void => {
+      const parts = literal.split(imageToken);
+      parts.forEach((part, i) => {
+        if (i > 0) pieces.push({ kind: 'image', index: imageIndex++ });
+        if (part.length) pieces.push({ kind: 'template', text: part });
+      });
+    };
+    let last = 0;
+    for (const m of withSentinels.matchAll(sentinelPattern())) {
+      pushTemplate(withSentinels.slice(last, m.index));
+      pieces.push({ kind: 'text', text: texts[Number(m[1])]! });
+      last = m.index! + m[0].length;
+    }
+    pushTemplate(withSentinels.slice(last));
+    if (imageIndex !== numImages) {
+      throw new ChatTemplateError(
+        `the chat template wrote ${imageIndex} '${imageToken}' markers for ${numImages} image parts; ` +
+          'each image part must become exactly one marker. Check the template and the messages.',
+      );
+    }
+    return pieces;
+  }
+}

@@ -1,0 +1,31 @@
+// The SmolVLM / Idefics3 processor, browser-safe part (no Node imports). Node callers add ./node.
+
+export { Idefics3Processor, type PreparedPrompt, type ProcessorLoadOptions } from './processor';
+export { urlFiles, fileListFiles, memoryFiles, readJson, type ModelFiles } from './files';
+export { TextTokenizer, type Segment, type SegmentEncoding } from './tokenizer';
+export { ChatTemplate, loadChatTemplateSource, ROLES, type Role, type TemplateMessage, type RenderedPiece } from './chat-template';
+export { splitMessages, type ChatMessage, type ContentPart, type ImageInput, type ImagePart, type TextPart } from './messages';
+export {
+  decodeImageBrowser,
+  toRgb,
+  MAX_DECODE_PIXELS,
+  type DecodedImage,
+  type DecodeOptions,
+  type ImageDecoder,
+  type RawImage,
+} from './image-decode';
+export { imageLayout, longestEdgeResize, visionEncoderResize, MAX_IMAGE_SIZE, type ImageLayout, type Size } from './image-layout';
+export {
+  imageToTiles,
+  normalizeTiles,
+  processImage,
+  shrinkTarget,
+  PRESHRINK_GAP,
+  PRESHRINK_MIN_PIXELS,
+  type ProcessedImage,
+} from './image-processor';
+export { resampleRgb, resampleFilterFromPil, type ResampleFilter, type RgbImage } from './resample';
+export { loadProcessorConfig, parseImageProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from './processor-config';
+export { buildPromptPlan, imagePromptString, type ImagePlaceholder, type PlaceholderRun, type PlanOptions, type PromptPlan } from './prompt';
+export { loadStopTokenIds } from './stop-tokens';
+export { StreamingDetokenizer } from './detokenizer';

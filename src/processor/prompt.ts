@@ -1,0 +1,143 @@
+// prompt.ts: chat messages + image layouts → PromptPlan (token ids and where each image's placeholders are).
+// Expansion matches HF `Idefics3Processor` (`get_image_prompt_string`): for a split image
+//
+//   <fake_token_around_image><row_1_col_1><image>*S ... <fake_token_around_image><row_1_col_C><image>*S \n
+//   ...                                                                                     (R rows)
+//   \n<fake_token_around_image><global-img><image>*S<fake_token_around_image>
+//
+// and for a single image `<fake_token_around_image><global-img><image>*S<fake_token_around_image>`
+// (S = image_seq_len). The last row's "\n" and the global image's "\n" tokenize together as "\n\n".
+//
+// Placeholders: ONE entry per image part, in message order. Its `<image>` tokens are not contiguous (row/col
+// markers sit between tiles), so the entry lists one run per tile, in the order the encoder emits tiles
+// (grid row-major, then the global image): run i receives tile i's S embeddings. Only image parts create
+// placeholders; user text is tokenized without special-token parsing (tokenizer.ts), so typing "<image>"
+// yields ordinary text tokens.
+
+import { InternalError, InvalidMessageError } from '../errors';
+import type { ChatTemplate, TemplateMessage } from './chat-template';
+import type { ImageLayout } from './image-layout';
+import type { ProcessorConfig } from './processor-config';
+import type { Segment, TextTokenizer } from './tokenizer';
+
+export interface PlaceholderRun {
+  /** Index in tokenIds of the run's first `<image>` token. */
+  offset: number;
+  length: number;
+}
+
+export interface ImagePlaceholder {
+  modality: 'image';
+  /** Index of the image part among all image parts of the messages (0-based, message order). */
+  imageIndex: number;
+  /** First `<image>` token of this image. */
+  offset: number;
+  /** `<image>` tokens of this image = numTiles * imageSeqLen = embeddings the encoder must return. */
+  length: number;
+  /** Contiguous `<image>` runs, one per tile, in encoder output order; lengths sum to `length`. */
+  runs: PlaceholderRun[];
+  /** The whole expansion (markers, newlines and `<image>` tokens): never split it across prefill chunks. */
+  spanOffset: number;
+  spanLength: number;
+  rows: number;
+  cols: number;
+  numTiles: number;
+}
+
+export interface PromptPlan {
+  tokenIds: Uint32Array;
+  placeholders: ImagePlaceholder[];
+}
+
+/** HF `get_image_prompt_string`: the text an image's `<image>` marker expands to. */
+export function imagePromptString(rows: number, cols: number, imageSeqLen: number, config: ProcessorConfig): string {
+  const { fakeImageToken: fake, imageToken: img, globalImageToken: global } = config;
+  const tile = img.repeat(imageSeqLen);
+  const globalPart = `${fake}${global}${tile}${fake}`;
+  if (rows === 0 && cols === 0) return globalPart;
+  let s = '';
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) s += `${fake}<row_${r + 1}_col_${c + 1}>${tile}`;
+    s += '\n';
+  }
+  return `${s}\n${globalPart}`;
+}
+
+export interface PlanOptions {
+  /** Append the assistant prefix (HF add_generation_prompt). Default true. */
+  addGenerationPrompt?: boolean;
+}
+
+/**
+ * Renders the chat template, expands each image marker for its layout and tokenizes. `layouts[i]` is the
+ * layout of the i-th image part (message order); only sizes are needed, so this runs before any encoding.
+ */
+export function buildPromptPlan(
+  tokenizer: TextTokenizer,
+  template: ChatTemplate,
+  config: ProcessorConfig,
+  messages: readonly TemplateMessage[],
+  layouts: readonly ImageLayout[],
+  options: PlanOptions = {},
+): PromptPlan {
+  const pieces = template.renderPieces(messages, config.imageToken, options.addGenerationPrompt ?? true);
+  const numImageParts = pieces.filter((p) => p.kind === 'image').length;
+  if (numImageParts !== layouts.length) {
+    throw new InvalidMessageError(
+      `the messages have ${numImageParts} image parts but ${layouts.length} image layouts were given; pass one layout per image part.`,
+    );
+  }
+  const segments: Segment[] = [];
+  const imageSegment: number[] = [];
+  for (const p of pieces) {
+    if (p.kind === 'image') {
+      const l = layouts[p.index]!;
+      imageSegment[p.index] = segments.length;
+      segments.push({ text: imagePromptString(l.rows, l.cols, config.imageSeqLen, config), trusted: true });
+    } else {
+      segments.push({ text: p.text, trusted: p.kind === 'template' });
+    }
+  }
+  const { ids, ranges } = tokenizer.encodeSegments(segments);
+  const imageTokenId = tokenizer.requireTokenId(config.imageToken, 'as the image placeholder token');
+
+  const placeholders: ImagePlaceholder[] = layouts.map((layout, imageIndex) => {
+    const range = ranges[imageSegment[imageIndex]!];
+    if (!range) throw new InternalError(`image ${imageIndex}'s expansion did not start and end on special tokens`);
+    const [start, end] = range;
+    const runs: PlaceholderRun[] = [];
+    for (let i = start; i < end; i++) {
+      if (ids[i] !== imageTokenId) continue;
+      const last = runs[runs.length - 1];
+      if (last && last.offset + last.length === i) last.length++;
+      else runs.push({ offset: i, length: 1 });
+    }
+    const length = runs.reduce((n, r) => n + r.length, 0);
+    if (runs.length !== layout.numTiles || length !== layout.numTiles * config.imageSeqLen) {
+      throw new InternalError(
+        `image ${imageIndex} expanded to ${runs.length} runs / ${length} image tokens but its layout needs ` +
+          `${layout.numTiles} tiles x ${config.imageSeqLen} tokens`,
+      );
+    }
+    return {
+      modality: 'image',
+      imageIndex,
+      offset: runs[0]!.offset,
+      length,
+      runs,
+      spanOffset: start,
+      spanLength: end - start,
+      rows: layout.rows,
+      cols: layout.cols,
+      numTiles: layout.numTiles,
+    };
+  });
+
+  // Invariant 1: every <image> token belongs to an image part's expansion.
+  const numPlaceholderTokens = placeholders.reduce((n, p) => n + p.length, 0);
+  const numImageTokens = ids.reduce((n, id) => n + (id === imageTokenId ? 1 : 0), 0);
+  if (numImageTokens !== numPlaceholderTokens) {
+    throw new InternalError(`prompt has ${numImageTokens} image tokens but image parts account for ${numPlaceholderTokens}`);
+  }
+  return { tokenIds: Uint32Array.from(ids), placeholders };
+}
