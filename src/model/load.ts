@@ -8,7 +8,7 @@ import { KvManager } from '../kv/kv-manager';
 import { parseModelConfig, type ModelConfig } from './config';
 import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
-import type { ModelSource } from './sources';
+import type { ModelSource } from '../io/model-source';
 import { VisionEncoder } from './vision-encoder';
 import { loadWeights, type ModelWeights, type ProgressCallback } from './weights';
 
@@ -40,11 +40,11 @@ export interface LoadedModel {
 
 export async function readModelConfig(source: ModelSource): Promise<ModelConfig> {
   const text = await source.readText('config.json');
-  if (text === undefined) throw new ModelFileError(`${source.description} has no config.json; point Tessera at a Hugging Face checkpoint folder`);
+  if (text === undefined) throw new ModelFileError(`${source.where} has no config.json; point Tessera at a Hugging Face checkpoint folder`);
   try {
     return parseModelConfig(JSON.parse(text));
   } catch (e) {
-    if (e instanceof SyntaxError) throw new ModelConfigError(`config.json in ${source.description} is not valid JSON: ${e.message}`);
+    if (e instanceof SyntaxError) throw new ModelConfigError(`config.json in ${source.where} is not valid JSON: ${e.message}`);
     throw e;
   }
 }

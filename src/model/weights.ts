@@ -12,7 +12,7 @@ import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
 import type { ModelConfig } from './config';
 import { streamSafetensors, toFloat32, type SafetensorsHeader } from './safetensors';
-import type { ModelSource } from './sources';
+import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
 
 export interface LoadProgress {
@@ -112,7 +112,7 @@ export async function loadWeights(
         onProgress?.({ phase: 'download', file, loadedBytes, totalBytes }),
       );
       if (!opened) {
-        throw new MissingTensorError(specs[0].name, specs[0].shape, `${source.description} (the file ${file} does not exist)`);
+        throw new MissingTensorError(specs[0].name, specs[0].shape, `${source.where} (the file ${file} does not exist)`);
       }
       const wanted = new Map(specs.map((s) => [s.name, s]));
       const tensorStream = streamSafetensors(

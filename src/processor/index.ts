@@ -1,7 +1,7 @@
 // The SmolVLM / Idefics3 processor, browser-safe part (no Node imports). Node callers add ./node.
 
 export { Idefics3Processor, type PreparedPrompt, type ProcessorLoadOptions } from './processor';
-export { urlFiles, fileListFiles, memoryFiles, readJson, type ModelFiles } from './files';
+export { readJson, type ModelFiles } from './files';
 export { TextTokenizer, type Segment, type SegmentEncoding } from './tokenizer';
 export { ChatTemplate, loadChatTemplateSource, ROLES, type Role, type TemplateMessage, type RenderedPiece } from './chat-template';
 export { splitMessages, type ChatMessage, type ContentPart, type ImageInput, type ImagePart, type TextPart } from './messages';

@@ -1,13 +1,13 @@
-// Node additions to the processor: a directory reader and the sharp decoder. Browser code never imports this.
+// Node additions to the processor: the sharp decoder and loading from a directory. Browser code never
+// imports this.
 
-import { directoryFiles } from './node-files';
+import { NodeDirSource } from '../io/model-source-node';
 import { decodeImageNode } from './image-decode-node';
 import { Idefics3Processor } from './processor';
 
-export { directoryFiles } from './node-files';
 export { decodeImageNode } from './image-decode-node';
 
 /** Loads the processor of a checkpoint directory (config.json, tokenizer.json, ...) with the sharp decoder. */
 export async function loadProcessorFromDirectory(dir: string): Promise<Idefics3Processor> {
-  return await Idefics3Processor.load(directoryFiles(dir), { decodeImage: decodeImageNode });
+  return await Idefics3Processor.load(new NodeDirSource(dir), { decodeImage: decodeImageNode });
 }

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../src/model/generate';
 import { loadModel, type LoadedModel } from '../../src/model/load';
-import { NodeDirSource } from '../../src/model/sources-node';
+import { NodeDirSource } from '../../src/io/model-source-node';
 import { randomUniform } from '../../src/selfcheck/random';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';

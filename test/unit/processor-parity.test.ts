@@ -14,7 +14,8 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeTiny } from '../../scripts/make-tiny';
 import { Idefics3Processor, type ChatMessage, type ModelFiles } from '../../src/processor/index';
-import { decodeImageNode, directoryFiles } from '../../src/processor/node';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { decodeImageNode } from '../../src/processor/node';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const REAL = 'test/fixtures/models/SmolVLM-256M-Instruct';
@@ -43,7 +44,7 @@ async function makeImage(width: number, height: number): Promise<Uint8Array> {
 }
 
 function withPreprocessor(dir: string, patch: Record<string, unknown>): ModelFiles {
-  const base = directoryFiles(dir);
+  const base = new NodeDirSource(dir);
   return {
     where: `${base.where} (patched preprocessor_config.json)`,
     async readText(name) {
@@ -116,7 +117,7 @@ describe('parity with transformers.js Idefics3Processor', () => {
       let mine: Idefics3Processor;
       let tjs: TjsProcessor;
       beforeAll(async () => {
-        mine = await Idefics3Processor.load(directoryFiles(resolve(ROOT, dir)), { decodeImage: decodeImageNode });
+        mine = await Idefics3Processor.load(new NodeDirSource(resolve(ROOT, dir)), { decodeImage: decodeImageNode });
         tjs = await AutoProcessor.from_pretrained(dir);
       });
 
@@ -160,7 +161,7 @@ describe('parity with transformers.js Idefics3Processor', () => {
 describe('PIL golden of the tiny checkpoint (test/fixtures/goldens)', () => {
   it.skipIf(!existsSync(GOLDEN_TILES))('sample.png uint8 tiles [13, 3, 128, 128] equal the PyTorch/PIL golden exactly', async () => {
     if (!existsSync(resolve(ROOT, 'public/models/manifest.json'))) makeTiny(resolve(ROOT, 'public/models'));
-    const p = await Idefics3Processor.load(directoryFiles(resolve(ROOT, TINY)), { decodeImage: decodeImageNode });
+    const p = await Idefics3Processor.load(new NodeDirSource(resolve(ROOT, TINY)), { decodeImage: decodeImageNode });
     const bytes = new Uint8Array(readFileSync(resolve(ROOT, 'public/sample.png')));
     const { plan, images } = await p.prepare(messagesFor(bytes));
     const golden = new Uint8Array(readFileSync(GOLDEN_TILES));

@@ -5,7 +5,8 @@ import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChatTemplateError, InvalidMessageError, ProcessorConfigError } from '../../src/errors';
 import { Idefics3Processor, type ChatMessage, type ModelFiles } from '../../src/processor/index';
-import { decodeImageNode, directoryFiles, loadProcessorFromDirectory } from '../../src/processor/node';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { decodeImageNode, loadProcessorFromDirectory } from '../../src/processor/node';
 
 const REAL_DIR = resolve(import.meta.dirname, '../../test/fixtures/models/SmolVLM-256M-Instruct');
 const IMAGE_ID = 49190;
@@ -13,7 +14,7 @@ const FAKE_ID = 49189;
 
 /** The real checkpoint's files with some replaced (string) or removed (null). */
 function overridden(overrides: Record<string, string | null>): ModelFiles {
-  const base = directoryFiles(REAL_DIR);
+  const base = new NodeDirSource(REAL_DIR);
   return {
     where: `${base.where} (with overrides)`,
     async readText(name) {
@@ -112,7 +113,7 @@ describe('chat template sources', () => {
   const expected = '<|im_start|>User: Hi<end_of_utterance>\nAssistant:';
 
   it('chat_template.json, chat_template.jinja and tokenizer_config.json give the same template', async () => {
-    const real = await Idefics3Processor.load(directoryFiles(REAL_DIR), { decodeImage: decodeImageNode });
+    const real = await Idefics3Processor.load(new NodeDirSource(REAL_DIR), { decodeImage: decodeImageNode });
     const source = real.chatTemplate.source;
     const jinja = await Idefics3Processor.load(overridden({ 'chat_template.json': null, 'chat_template.jinja': source }), {
       decodeImage: decodeImageNode,
@@ -139,7 +140,7 @@ describe('chat template sources', () => {
   });
 
   it('no template anywhere -> ProcessorConfigError naming the files', async () => {
-    const tc = JSON.parse((await directoryFiles(REAL_DIR).readText('tokenizer_config.json'))!);
+    const tc = JSON.parse((await new NodeDirSource(REAL_DIR).readText('tokenizer_config.json'))!);
     delete tc.chat_template;
     const files = overridden({ 'chat_template.json': null, 'tokenizer_config.json': JSON.stringify(tc) });
     await expect(Idefics3Processor.load(files, { decodeImage: decodeImageNode })).rejects.toThrow(ProcessorConfigError);

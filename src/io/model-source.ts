@@ -1,6 +1,7 @@
 // Where a checkpoint's files come from: a URL base (e.g. a Hugging Face `resolve/main/` URL), browser
-// File objects (an <input type=file multiple>), or a directory handle (showDirectoryPicker). The Node
-// directory source lives in sources-node.ts so browser bundles never import node:fs.
+// File objects (an <input type=file multiple>), a directory handle (showDirectoryPicker), or memory.
+// The Node directory source lives in model-source-node.ts so browser bundles never import node:fs.
+// Both the processor (small text files) and the weight loader (large binary files) read through this.
 //
 // Downloaded files are kept in the Cache API (`tessera-weights-v1`) when it exists, so a second load of
 // the same URL reads from browser storage instead of the network.
@@ -16,8 +17,8 @@ export interface ByteStream {
 }
 
 export interface ModelSource {
-  /** Human-readable origin for messages ("https://…/resolve/main/", "./models/x", "3 files"). */
-  readonly description: string;
+  /** Human-readable origin for messages ("https://…/resolve/main/", "./models/x", "3 selected files"). */
+  readonly where: string;
   /** A file's text, or undefined when the checkpoint has no such file. */
   readText(name: string): Promise<string | undefined>;
   /**
@@ -64,7 +65,7 @@ function cacheStorage(): CacheStorage | undefined {
 }
 
 export class UrlSource implements ModelSource {
-  readonly description: string;
+  readonly where: string;
   private readonly base: string;
 
   constructor(
@@ -72,7 +73,7 @@ export class UrlSource implements ModelSource {
     private readonly options: { useCache?: boolean; fetchImpl?: typeof fetch } = {},
   ) {
     this.base = base.endsWith('/') ? base : `${base}/`;
-    this.description = this.base;
+    this.where = this.base;
   }
 
   private url(name: string): string {
@@ -127,12 +128,12 @@ function fromResponse(r: Response, fromCache: boolean): ByteStream {
 
 /** Files picked by the user (matched by base name, so a folder upload's relative paths work too). */
 export class FileListSource implements ModelSource {
-  readonly description: string;
+  readonly where: string;
   private readonly byName = new Map<string, Blob>();
 
   constructor(files: Iterable<File>) {
     for (const f of files) this.byName.set(f.name.split('/').pop()!, f);
-    this.description = `${this.byName.size} selected files`;
+    this.where = `${this.byName.size} selected files`;
   }
 
   async readText(name: string): Promise<string | undefined> {
@@ -147,10 +148,10 @@ export class FileListSource implements ModelSource {
 
 /** A directory the user granted (File System Access API). */
 export class DirectoryHandleSource implements ModelSource {
-  readonly description: string;
+  readonly where: string;
 
   constructor(private readonly dir: FileSystemDirectoryHandle) {
-    this.description = `folder ${dir.name}`;
+    this.where = `folder ${dir.name}`;
   }
 
   private async file(name: string): Promise<File | undefined> {
@@ -158,7 +159,7 @@ export class DirectoryHandleSource implements ModelSource {
       return await (await this.dir.getFileHandle(name)).getFile();
     } catch (e) {
       if ((e as DOMException).name === 'NotFoundError') return undefined;
-      throw new ModelFileError(`could not read ${name} from ${this.description}: ${(e as Error).message}`, { cause: e });
+      throw new ModelFileError(`could not read ${name} from ${this.where}: ${(e as Error).message}`, { cause: e });
     }
   }
 
@@ -169,5 +170,29 @@ export class DirectoryHandleSource implements ModelSource {
   async openBytes(name: string): Promise<ByteStream | undefined> {
     const f = await this.file(name);
     return f ? { stream: iterateStream(f.stream()), sizeBytes: f.size, fromCache: true } : undefined;
+  }
+}
+
+/** Files held in memory (tests, or files the caller already has). */
+export class MemorySource implements ModelSource {
+  constructor(
+    private readonly entries: Record<string, string | Uint8Array>,
+    readonly where = 'in-memory files',
+  ) {}
+
+  async readText(name: string): Promise<string | undefined> {
+    if (!Object.prototype.hasOwnProperty.call(this.entries, name)) return undefined;
+    const v = this.entries[name];
+    return typeof v === 'string' ? v : new TextDecoder().decode(v);
+  }
+
+  async openBytes(name: string): Promise<ByteStream | undefined> {
+    if (!Object.prototype.hasOwnProperty.call(this.entries, name)) return undefined;
+    const v = this.entries[name];
+    const bytes = typeof v === 'string' ? new TextEncoder().encode(v) : v;
+    async function* once() {
+      yield bytes;
+    }
+    return { stream: once(), sizeBytes: bytes.byteLength, fromCache: true };
   }
 }

@@ -4,18 +4,19 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ModelFileError } from '../errors';
-import type { ByteStream, ModelSource } from './sources';
+import type { ByteStream, ModelSource } from './model-source';
 
 export class NodeDirSource implements ModelSource {
-  readonly description: string;
+  readonly where: string;
   private readonly dir: string;
 
   constructor(dir: string) {
     this.dir = resolve(dir);
-    this.description = this.dir;
+    this.where = this.dir;
   }
 
   private async size(name: string): Promise<number | undefined> {
+    if (name.includes('..') || name.startsWith('/')) return undefined; // stay inside the directory
     try {
       const s = await stat(join(this.dir, name));
       return s.isFile() ? s.size : undefined;
