@@ -1,0 +1,99 @@
+// Parity with the independent PyTorch reference (test/reference/): the tiny random-weight checkpoints
+// on public/sample.png, through Tessera's own processor, vision encoder and language model, on Dawn.
+// Tolerances: the reference is float64; f32 noise measured there is below 1e-5 (manifest.json
+// f32_vs_f64_max_abs_diff), GPU reduction order and exp() differ a little more, so tensors must agree
+// within atol 1e-4 + rtol 1e-3 and greedy tokens exactly.
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { generate } from '../../src/model/generate';
+import { loadModel, type LoadedModel } from '../../src/model/load';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { loadProcessorFromDirectory } from '../../src/processor/node';
+import type { Idefics3Processor, PreparedPrompt } from '../../src/processor';
+import { compareClose, describeComparison } from '../../src/selfcheck/compare';
+import { goldenF32, goldenInputIds, goldenManifest, goldenU8 } from '../helpers/goldens';
+import { ensureTinyModels } from '../helpers/tiny-models';
+import { useGpu } from './gpu';
+
+const gpu = useGpu();
+const TOL = { atol: 1e-4, rtol: 1e-3 };
+const MESSAGES = [
+  { role: 'user' as const, content: [{ type: 'image' as const, image: readFileSync(resolve(import.meta.dirname, '../../public/sample.png')) }, { type: 'text' as const, text: 'Can you describe this image?' }] },
+];
+
+function expectClose(label: string, got: ArrayLike<number>, want: ArrayLike<number>) {
+  const c = compareClose(got, want, TOL);
+  if (!c.pass) throw new Error(describeComparison(label, c, TOL));
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = ensureTinyModels();
+});
+
+describe('goldens match the checkpoints they were made from', () => {
+  it('make:tiny still writes byte-identical weights', () => {
+    const golden = goldenManifest().checkpoints;
+    for (const [model, files] of Object.entries(golden)) {
+      for (const [path, sha] of Object.entries(files)) {
+        const bytes = readFileSync(resolve(dir, '..', '..', path));
+        const actual = createHash('sha256').update(bytes).digest('hex');
+        expect(actual, `${model}: ${path} changed; regenerate goldens (npm run goldens)`).toBe(sha);
+      }
+    }
+  });
+});
+
+for (const variant of ['smolvlm-tiny', 'smolvlm-tiny-tied'] as const) {
+  describe(`${variant} end to end against the PyTorch reference`, () => {
+    let model: LoadedModel;
+    let processor: Idefics3Processor;
+    let prepared: PreparedPrompt;
+
+    beforeAll(async () => {
+      model = await loadModel(gpu(), new NodeDirSource(`${dir}/${variant}`), { kvCacheTokens: 512, maxTokensPerStep: 128 });
+      processor = await loadProcessorFromDirectory(`${dir}/${variant}`);
+      prepared = await processor.prepare(MESSAGES);
+      return () => model.destroy();
+    });
+
+    it('processor: token ids equal the reference input and pixels equal the PIL tiles', () => {
+      expect(Array.from(prepared.plan.tokenIds)).toEqual(goldenInputIds());
+      expect(Buffer.from(prepared.images[0].tilesU8).equals(Buffer.from(goldenU8('tiny-pixel-tiles.u8.bin')))).toBe(true);
+    });
+
+    it('vision tower, connector, first-step logits and 20 greedy tokens match', async () => {
+      const image = prepared.images[0];
+      const vision = await model.vision.encode({ pixels: image.pixelValues, numTiles: image.layout.numTiles }, { captureTowerOutput: true });
+      try {
+        if (variant === 'smolvlm-tiny') {
+          expectClose('vision tower output', vision.towerOutput!, goldenF32('tiny-vision-out.f32.bin'));
+          expectClose('connector output', await gpu().readF32(vision.embeddings), goldenF32('tiny-connector-out.f32.bin'));
+        }
+        let logits: Float32Array | undefined;
+        const tokens: number[] = [];
+        for await (const t of generate(model.lm, model.kv, 1, {
+          promptIds: prepared.plan.tokenIds,
+          placeholders: prepared.plan.placeholders.flatMap((p) => p.runs),
+          mediaEmbeddings: vision.embeddings,
+          maxNewTokens: 20,
+          stopIds: new Set(processor.stopTokenIds),
+          chunkSize: 100, // 252 prompt tokens in 3 chunks: chunk edges cut through image placeholder runs
+          onFirstLogits: (l) => (logits = l),
+        })) {
+          tokens.push(t);
+        }
+        const logitsFile = variant === 'smolvlm-tiny' ? 'tiny-logits-step0.f32.bin' : 'tiny-tied-logits-step0.f32.bin';
+        expectClose('first-step logits', logits!, goldenF32(logitsFile));
+        expect(tokens).toEqual(goldenManifest().greedy[variant].tokens);
+        expect(model.kv.stats().numFreeBlocks).toBe(model.kv.stats().numBlocks);
+        expect(Object.values(await model.lm.readErrorFlags()).flat().every((v) => v === 0)).toBe(true);
+      } finally {
+        gpu().release(vision.embeddings);
+      }
+    });
+  });
+}

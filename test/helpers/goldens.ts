@@ -1,0 +1,34 @@
+// Goldens from the independent PyTorch reference (test/reference/, committed in test/fixtures/goldens/).
+
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+export const GOLDEN_DIR = resolve(import.meta.dirname, '../fixtures/goldens');
+
+interface GoldenFile {
+  shape: number[];
+  dtype: string;
+}
+
+export interface GoldenManifest {
+  checkpoints: Record<string, Record<string, string>>;
+  files: Record<string, GoldenFile>;
+  greedy: Record<string, { tokens: number[]; stop_ids: number[] }>;
+}
+
+export function goldenManifest(): GoldenManifest {
+  return JSON.parse(readFileSync(resolve(GOLDEN_DIR, 'manifest.json'), 'utf8'));
+}
+
+export function goldenF32(name: string): Float32Array {
+  const b = readFileSync(resolve(GOLDEN_DIR, name));
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
+
+export function goldenU8(name: string): Uint8Array {
+  return new Uint8Array(readFileSync(resolve(GOLDEN_DIR, name)));
+}
+
+export function goldenInputIds(): number[] {
+  return JSON.parse(readFileSync(resolve(GOLDEN_DIR, 'tiny-input.json'), 'utf8')).input_ids;
+}
