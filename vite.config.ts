@@ -4,6 +4,7 @@
 //   vitest                       test/unit (Node, no GPU) and test/gpu (Dawn in Node, one file at a time)
 // WGSL files are imported with `?raw`, so the same shader text runs in all three.
 
+import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
@@ -11,6 +12,9 @@ import { defineConfig } from 'vitest/config';
 const root = import.meta.dirname;
 
 const nodeExternals = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+// The package's own dependencies stay imports (users install them), never bundled copies.
+const dependencies = Object.keys(JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')).dependencies ?? {});
+const dependencyPattern = new RegExp(`^(${dependencies.map((d) => d.replace(/[/.]/g, '\\$&')).join('|')})(/.*)?$`);
 
 export default defineConfig(({ mode }) => ({
   root: mode === 'lib' ? root : resolve(root, 'demo'),
@@ -32,7 +36,7 @@ export default defineConfig(({ mode }) => ({
             formats: ['es'],
           },
           rollupOptions: {
-            external: [...nodeExternals, 'webgpu', 'comlink', 'idb-keyval', 'hash-wasm', /^@huggingface\//],
+            external: [...nodeExternals, dependencyPattern],
           },
         }
       : {

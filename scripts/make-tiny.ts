@@ -12,7 +12,7 @@
 // run; manifest.json records their sha256 so goldens made from them can detect drift.
 
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseModelConfig } from '../src/model/config';
@@ -180,6 +180,7 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const outArg = process.argv.indexOf('--out');
   const outDir = resolve(root, outArg > 0 ? process.argv[outArg + 1] : 'public/models');
+  if (process.argv.includes('--if-missing') && existsSync(join(outDir, 'manifest.json'))) process.exit(0);
   const t0 = performance.now();
   const manifest = makeTiny(outDir);
   console.log(`wrote ${Object.keys(manifest).join(', ')} to ${outDir} in ${((performance.now() - t0) / 1000).toFixed(1)} s (random weights)`);

@@ -12,3 +12,8 @@ export * as kernels from './kernels/index';
 export { defaultKernelCases } from './selfcheck/default-cases';
 export { runCase, runCases, type CaseResult } from './selfcheck/runner';
 export { formatAdapterReport, formatCaseLine, formatSummary } from './selfcheck/report';
+export { Engine, type EngineOptions } from './engine/engine';
+export { createEngine, browserModelSource, type BrowserModelInput } from './engine/create-browser';
+export type * from './engine/types';
+export { UrlSource, FileListSource, DirectoryHandleSource, MemorySource, type ModelSource } from './io/model-source';
+export * as processor from './processor/index';

@@ -1,4 +1,8 @@
-// Tessera's entry point for Node: everything in the browser API plus a Dawn-backed GPU device.
+// Tessera's entry point for Node: the browser API plus Dawn-backed GPU devices, sharp image decoding and
+// local checkpoint directories. `createEngine` here replaces the browser one.
 
 export * from './index';
+export { createEngine, nodeModelSource } from './engine/create-node';
 export { createNodeGpuContext, findSwiftShaderIcd, type NodeGpuOptions } from './gpu/node';
+export { NodeDirSource } from './io/model-source-node';
+export { decodeImageNode, loadProcessorFromDirectory } from './processor/node';

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `tessera` command line.
+//   tessera run --model <dir|url> --image <file> --prompt "..." [--max-tokens N] [--temperature T] [--json]
 //   tessera doctor [--json] [--variant register|workgroup]
 
 import { mkdirSync } from 'node:fs';
@@ -10,15 +11,28 @@ import { TesseraError } from '../errors';
 import type { KernelVariant } from '../gpu/adapter-info';
 import { createNodeGpuContext } from '../gpu/node';
 import { doctor } from './doctor';
+import { run } from './run';
 
 const USAGE = `usage: tessera <command> [options]
 
 commands
+  run        answer a prompt about an image, streaming the answer
   doctor     report the WebGPU adapter and run every kernel against its CPU reference
 
-options
-  --json                       print one JSON object instead of the readable report
+run options
+  --model <dir|url>            a Hugging Face SmolVLM / Idefics3 checkpoint folder or resolve/main/ URL
+  --image <file>               an image (PNG, JPEG, WebP, ...); omit for a text-only prompt
+  --prompt "..."               the question
+  --max-tokens N               most tokens to generate (default 64)
+  --temperature T              sample at temperature T (default: greedy)
+  --top-p P, --top-k K, --seed S   sampling controls (with --temperature)
+  --notice "..."               a line printed before the answer
+  --json                       print one JSON object: token ids, text, timings
+
+doctor options
   --variant register|workgroup force a kernel variant instead of the adapter's choice
+  --json                       print one JSON object instead of the readable report
+
   -h, --help                   show this help`;
 
 /**
@@ -33,6 +47,15 @@ function quietWayland(): void {
   process.env.XDG_RUNTIME_DIR = dir;
 }
 
+function numberOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got '${value}'`);
+  return n;
+}
+
+class UsageError extends Error {}
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -40,6 +63,15 @@ async function main(argv: string[]): Promise<number> {
     options: {
       json: { type: 'boolean', default: false },
       variant: { type: 'string' },
+      model: { type: 'string' },
+      image: { type: 'string' },
+      prompt: { type: 'string' },
+      'max-tokens': { type: 'string' },
+      temperature: { type: 'string' },
+      'top-p': { type: 'string' },
+      'top-k': { type: 'string' },
+      seed: { type: 'string' },
+      notice: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -48,16 +80,29 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return values.help ? 0 : 2;
   }
-  if (command !== 'doctor') {
-    console.error(`tessera: unknown command '${command}'\n\n${USAGE}`);
-    return 2;
+  quietWayland();
+  if (command === 'run') {
+    if (!values.model || !values.prompt) throw new UsageError('run needs --model and --prompt');
+    return run({
+      model: values.model,
+      image: values.image,
+      prompt: values.prompt,
+      maxTokens: numberOption('max-tokens', values['max-tokens']) ?? 64,
+      temperature: numberOption('temperature', values.temperature),
+      topP: numberOption('top-p', values['top-p']),
+      topK: numberOption('top-k', values['top-k']),
+      seed: numberOption('seed', values.seed),
+      json: values.json,
+      notice: values.notice,
+      out: (t) => process.stdout.write(t),
+      err: (t) => process.stderr.write(t),
+    });
   }
+  if (command !== 'doctor') throw new UsageError(`unknown command '${command}'`);
   const variant = values.variant as KernelVariant | undefined;
   if (variant && variant !== 'register' && variant !== 'workgroup') {
-    console.error(`tessera: --variant must be 'register' or 'workgroup', got '${variant}'`);
-    return 2;
+    throw new UsageError(`--variant must be 'register' or 'workgroup', got '${variant}'`);
   }
-  quietWayland();
   const gpu = await createNodeGpuContext({ kernelVariant: variant });
   try {
     const lines: string[] = [];
@@ -73,8 +118,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
-    if (e instanceof TesseraError) console.error(`tessera: ${e.name}: ${e.message}`);
+    if (e instanceof UsageError) console.error(`tessera: ${e.message}\n\n${USAGE}`);
+    else if (e instanceof TesseraError) console.error(`tessera: ${e.name}: ${e.message}`);
     else console.error(e);
-    process.exit(1);
+    process.exit(e instanceof UsageError ? 2 : 1);
   },
 );

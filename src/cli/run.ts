@@ -1,0 +1,91 @@
+// `tessera run`: answer a prompt about an image, streaming the answer to stdout.
+
+import { readFile } from 'node:fs/promises';
+import { createEngine } from '../engine/create-node';
+import type { ChatCompletionRequest, ChatContentPart, EngineProgress } from '../engine/types';
+
+export interface RunOptions {
+  model: string;
+  image?: string;
+  prompt: string;
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  seed?: number;
+  json: boolean;
+  /** Printed before the answer (e.g. that the bundled model's weights are random). */
+  notice?: string;
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+function progressPrinter(err: (text: string) => void) {
+  let lastFile = '';
+  let lastPct = -1;
+  return (p: EngineProgress) => {
+    if (p.phase === 'ready' || !p.file || !p.totalBytes) return;
+    const pct = Math.floor(((p.loadedBytes ?? 0) / p.totalBytes) * 100);
+    if (p.file === lastFile && pct < lastPct + 25 && pct !== 100) return;
+    lastFile = p.file;
+    lastPct = pct;
+    err(`  ${p.phase} ${p.file} ${pct}% of ${(p.totalBytes / 2 ** 20).toFixed(1)} MiB\n`);
+  };
+}
+
+export async function run(o: RunOptions): Promise<number> {
+  const t0 = performance.now();
+  if (!o.json && o.notice) o.err(`${o.notice}\n`);
+  if (!o.json) o.err(`loading ${o.model}\n`);
+  const engine = await createEngine({ model: o.model, onProgress: o.json ? undefined : progressPrinter(o.err) });
+  try {
+    const content: ChatContentPart[] = [];
+    if (o.image) content.push({ type: 'image', image: await readFile(o.image) });
+    content.push({ type: 'text', text: o.prompt });
+    const req: ChatCompletionRequest = {
+      messages: [{ role: 'user', content }],
+      max_tokens: o.maxTokens,
+      temperature: o.temperature,
+      top_p: o.topP,
+      top_k: o.topK,
+      seed: o.seed,
+    };
+    const loadMs = performance.now() - t0;
+    if (o.json) {
+      const r = await engine.chat.completions.create({ ...req, stream: false });
+      o.out(
+        `${JSON.stringify({
+          model: r.model,
+          text: r.choices[0].message.content,
+          finish_reason: r.choices[0].finish_reason,
+          token_ids: r.tessera.tokenIds,
+          prompt_tokens: r.usage.prompt_tokens,
+          image_tokens: r.tessera.imageTokens,
+          tiles: r.tessera.numTiles,
+          timings: { loadMs, ...r.tessera.timings },
+          adapter: engine.model.lm.config.modelType,
+        })}\n`,
+      );
+      return 0;
+    }
+    if (!o.json) o.err(`loaded in ${(loadMs / 1000).toFixed(1)} s; answering\n\n`);
+    const stream = await engine.chat.completions.create({ ...req, stream: true });
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0].delta.content;
+      if (delta) o.out(delta);
+      if (chunk.tessera) {
+        const t = chunk.tessera.timings;
+        o.out('\n');
+        o.err(
+          `\n[${chunk.choices[0].finish_reason}] ${chunk.tessera.tokenIds.length} tokens; prompt ${chunk.tessera.promptTokens} tokens ` +
+            `(${chunk.tessera.imageTokens} image tokens, ${chunk.tessera.numTiles} tiles); process ${t.processMs.toFixed(0)} ms, ` +
+            `encode ${t.encodeMs.toFixed(0)} ms, prefill ${t.prefillMs.toFixed(0)} ms, TTFT ${t.ttftMs.toFixed(0)} ms, ` +
+            `decode ${t.decodeTokensPerSecond.toFixed(1)} tokens/s\n`,
+        );
+      }
+    }
+    return 0;
+  } finally {
+    engine.destroy();
+  }
+}

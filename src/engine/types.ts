@@ -1,0 +1,89 @@
+// The engine's public request and response shapes, following OpenAI's chat completions (as WebLLM does),
+// plus a `tessera` block with token ids and timings.
+
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  /** url: a data: URL, an http(s) URL, or a blob: URL (browser). */
+  | { type: 'image_url'; image_url: { url: string } }
+  /** Encoded image bytes (PNG, JPEG, WebP, ...). */
+  | { type: 'image'; image: Uint8Array | ArrayBuffer | Blob };
+
+export interface ChatCompletionMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string | ChatContentPart[];
+}
+
+export interface ChatCompletionRequest {
+  messages: ChatCompletionMessage[];
+  stream?: boolean;
+  /** Most tokens to generate (default 128). */
+  max_tokens?: number;
+  /** 0 or unset: greedy. */
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  /** Sampling seed (default 0): the same seed gives the same tokens. */
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+export interface RequestTimings {
+  /** Decode + resize + tokenize on the CPU. */
+  processMs: number;
+  /** Vision tower + connector. */
+  encodeMs: number;
+  prefillMs: number;
+  /** Request start to the first token. */
+  ttftMs: number;
+  decodeMs: number;
+  /** Generated tokens after the first per second of decode. */
+  decodeTokensPerSecond: number;
+  numPrefillChunks: number;
+}
+
+export interface TesseraInfo {
+  tokenIds: number[];
+  promptTokens: number;
+  imageTokens: number;
+  numTiles: number;
+  timings: RequestTimings;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{ index: 0; message: { role: 'assistant'; content: string }; finish_reason: FinishReason }>;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  tessera: TesseraInfo;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{ index: 0; delta: { role?: 'assistant'; content?: string }; finish_reason: FinishReason | null }>;
+  /** On the last chunk only. */
+  tessera?: TesseraInfo;
+}
+
+export interface EngineProgress {
+  phase: 'download' | 'upload' | 'ready';
+  file?: string;
+  loadedBytes?: number;
+  totalBytes?: number;
+}
+
+export interface EngineStats {
+  requests: number;
+  failedRequests: number;
+  kv: { numBlocks: number; numFreeBlocks: number; blockSize: number };
+  gpuPool: { numLive: number; bytesLive: number; bytesFree: number };
+  weightBytes: number;
+  kvCacheBytes: number;
+  last?: RequestTimings & { promptTokens: number; completionTokens: number };
+}
