@@ -18,6 +18,8 @@ const dependencyPattern = new RegExp(`^(${dependencies.map((d) => d.replace(/[/.
 
 export default defineConfig(({ mode }) => ({
   root: mode === 'lib' ? root : resolve(root, 'demo'),
+  // Multi-page, no SPA fallback: a missing model file must be a 404, not index.html with status 200.
+  appType: 'mpa',
   publicDir: resolve(root, 'public'),
   server: { fs: { allow: [root] } },
   build:
@@ -43,6 +45,7 @@ export default defineConfig(({ mode }) => ({
           outDir: resolve(root, 'demo-dist'),
           emptyOutDir: true,
           target: 'es2022',
+          rollupOptions: { input: { main: resolve(root, 'demo/index.html'), parity: resolve(root, 'demo/parity.html') } },
         },
   test: {
     root,

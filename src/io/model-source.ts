@@ -95,6 +95,9 @@ export class UrlSource implements ModelSource {
 
   async readText(name: string): Promise<string | undefined> {
     const r = await this.fetchFile(name);
+    // Single-page-app hosts answer a missing file with their index.html and status 200; no checkpoint
+    // file (JSON, Jinja, text) is HTML, so that answer means "absent".
+    if (r && (r.headers.get('content-type') ?? '').includes('text/html') && !name.endsWith('.html')) return undefined;
     return r ? r.text() : undefined;
   }
 

@@ -20,7 +20,7 @@ for (const where of ['page', 'worker'] as const) {
     });
     page.on('pageerror', (e) => consoleErrors.push(e.message));
     await page.goto(`/?selfcheck=${where}`);
-    await expect(page.locator('body')).not.toHaveAttribute('data-status', /idle|running/);
+    await expect(page.locator('body')).toHaveAttribute('data-selfcheck', /pass|fail/);
     const result = await page.evaluate(() => window.tesseraSelfCheck);
     const log = (await page.locator('#selfcheck-log').textContent()) ?? '';
     if (!result || 'error' in result) throw new Error(`self-check did not run: ${JSON.stringify(result)}\n${log}`);
