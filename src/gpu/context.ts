@@ -162,12 +162,27 @@ export class GpuContext {
   }
 
   /** Read `sizeBytes` from `buffer` at `offsetBytes` into a fresh host array. */
-  async readBytes(buffer: GPUBuffer, offsetBytes: number, sizeBytes: number): Promise<Uint8Array> {
+  readBytes(buffer: GPUBuffer, offsetBytes: number, sizeBytes: number): Promise<Uint8Array> {
+    return this.encodeAndRead(() => {}, buffer, offsetBytes, sizeBytes, 'readback');
+  }
+
+  /**
+   * Encode work with `encode`, then copy `sizeBytes` of `buffer` to a staging buffer in the same command
+   * buffer, submit once, and read the copy back: one submit per step for work + readback.
+   */
+  async encodeAndRead(
+    encode: (encoder: GPUCommandEncoder) => void,
+    buffer: GPUBuffer,
+    offsetBytes: number,
+    sizeBytes: number,
+    label: string,
+  ): Promise<Uint8Array> {
     this.assertAlive();
     const copySize = Math.ceil(sizeBytes / 4) * 4;
-    const staging = this.pool.acquire(copySize, READBACK_USAGE, 'readback');
+    const staging = this.pool.acquire(copySize, READBACK_USAGE, `${label}.readback`);
     try {
-      const encoder = this.device.createCommandEncoder({ label: 'readback' });
+      const encoder = this.device.createCommandEncoder({ label });
+      encode(encoder);
       encoder.copyBufferToBuffer(buffer, offsetBytes, staging, 0, copySize);
       this.device.queue.submit([encoder.finish()]);
       await staging.mapAsync(MapMode.READ, 0, copySize);

@@ -119,12 +119,17 @@ export class DispatchSequence implements Dispatch {
   }
 }
 
+/** Encode dispatches, in order, into one compute pass of `encoder`. */
+export function encodeDispatches(encoder: GPUCommandEncoder, dispatches: readonly Dispatch[], label: string): void {
+  const pass = encoder.beginComputePass({ label });
+  for (const d of dispatches) d.encode(pass);
+  pass.end();
+}
+
 /** Encode dispatches into one compute pass and submit. Resolves once submitted (not finished). */
 export function submitDispatches(gpu: GpuContext, dispatches: readonly Dispatch[], label = 'tessera'): void {
   gpu.assertAlive();
   const encoder = gpu.device.createCommandEncoder({ label });
-  const pass = encoder.beginComputePass({ label });
-  for (const d of dispatches) d.encode(pass);
-  pass.end();
+  encodeDispatches(encoder, dispatches, label);
   gpu.device.queue.submit([encoder.finish()]);
 }

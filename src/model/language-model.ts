@@ -15,7 +15,7 @@ import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { prepareArgmax } from '../kernels/argmax';
-import { submitDispatches, type Dispatch, type KernelDispatch } from '../kernels/dispatch';
+import { encodeDispatches, submitDispatches, type Dispatch, type KernelDispatch } from '../kernels/dispatch';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
 import { prepareMatmul } from '../kernels/matmul';
@@ -274,10 +274,16 @@ export class LanguageModel {
     }
     if (plan.head) dispatches.push(await this.selectHead(plan, S, input.sampling));
     try {
-      submitDispatches(gpu, dispatches, 'language-model');
       const out: StepOutput = {};
-      if (withHead) out.ids = (await gpu.readU32(this.rows('next', S))).slice();
-      if (options.readLogits && withHead) out.logits = (await gpu.readF32(this.rows('logits', S))).slice();
+      if (!withHead) {
+        submitDispatches(gpu, dispatches, 'language-model');
+        return out;
+      }
+      // One command buffer: every layer, the head, and the copy of the sampled ids to a staging buffer.
+      const next = this.t.next;
+      const bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'language-model'), next.buffer, 0, S * 4, 'language-model');
+      out.ids = new Uint32Array(bytes.buffer, bytes.byteOffset, S).slice();
+      if (options.readLogits) out.logits = (await gpu.readF32(this.rows('logits', S))).slice();
       return out;
     } finally {
       splice?.release();

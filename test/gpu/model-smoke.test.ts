@@ -1,6 +1,6 @@
 // The tiny checkpoint loads, encodes tiles and decodes tokens with the shapes its config implies.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { generate } from '../../src/model/generate';
 import { loadModel, type LoadedModel } from '../../src/model/load';
 import { NodeDirSource } from '../../src/io/model-source-node';
@@ -47,5 +47,45 @@ describe('tiny model smoke', () => {
     expect(await model.lm.readErrorFlags()).toEqual({
       gatherErrors: [0, 0], ropeErrors: [0, 0], kvErrors: [0, 0], spliceErrors: [0, 0], lastErrors: [0, 0],
     });
+  });
+});
+
+describe('decode path', () => {
+  it('submits one command buffer per decode step, creates no GPU buffer, reads back only the sampled id', async () => {
+    const ids = Uint32Array.from({ length: 40 }, (_, i) => (i * 31) % 49000);
+    const req = { promptIds: ids, placeholders: [], maxNewTokens: 12, stopIds: new Set<number>(), chunkSize: 128 };
+    for await (const _ of generate(model.lm, model.kv, 2, req)); // warm-up: plans and pool buffers exist
+    const device = gpu().device;
+    const createBuffer = vi.spyOn(device, 'createBuffer');
+    const submit = vi.spyOn(device.queue, 'submit');
+    const readBack = vi.spyOn(gpu(), 'encodeAndRead');
+    let counted = false;
+    let buffers = 0;
+    let submits = 0;
+    let reads = 0;
+    let tokens = 0;
+    for await (const _ of generate(model.lm, model.kv, 3, req)) {
+      if (++tokens === 2) {
+        // from here on every step is a decode step
+        createBuffer.mockClear();
+        submit.mockClear();
+        readBack.mockClear();
+        counted = true;
+      }
+    }
+    if (counted) {
+      buffers = createBuffer.mock.calls.length;
+      submits = submit.mock.calls.length;
+      reads = readBack.mock.calls.length;
+    }
+    createBuffer.mockRestore();
+    submit.mockRestore();
+    readBack.mockRestore();
+    // 10 decode steps ran after the counters were cleared (tokens 3..12).
+    expect(tokens).toBe(12);
+    expect(buffers).toBe(0);
+    expect(reads).toBe(10);
+    // one command buffer per decode step: layers, head and the copy of the sampled id together
+    expect(submits).toBe(10);
   });
 });

@@ -1,0 +1,152 @@
+// Loading checkpoints: every variant the HF layout allows, and every way a checkpoint can be broken,
+// each a named error with the numbers (and the GPU untouched when the header already shows the problem).
+
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  CheckpointFormatError,
+  MissingTensorError,
+  ModelFileError,
+  TensorShapeError,
+  TruncatedFileError,
+  UnsupportedModelError,
+} from '../../src/errors';
+import { MemorySource } from '../../src/io/model-source';
+import { parseModelConfig } from '../../src/model/config';
+import { loadModel } from '../../src/model/load';
+import { writeSafetensors, type TensorToWrite } from '../../src/model/safetensors-writer';
+import { weightLayout } from '../../src/model/weight-layout';
+import { randomUniform } from '../../src/selfcheck/random';
+import { useGpu } from './gpu';
+
+const gpu = useGpu();
+const REAL_CONFIG = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/models/SmolVLM-256M-Instruct/config.json'), 'utf8'));
+
+/** The real config schema at a size that loads in milliseconds. */
+function microConfig(overrides: Record<string, unknown> = {}): Record<string, any> {
+  const c = structuredClone(REAL_CONFIG);
+  c.vision_config = { ...c.vision_config, hidden_size: 128, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, image_size: 32, patch_size: 16 };
+  c.text_config = { ...c.text_config, hidden_size: 64, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 1, num_key_value_heads: 1, head_dim: 64, vocab_size: 100, max_position_embeddings: 64 };
+  c.scale_factor = 2;
+  return { ...c, ...overrides };
+}
+
+function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype'] = 'F32'): TensorToWrite[] {
+  return weightLayout(parseModelConfig(config)).checkpoint.map((t, i) => ({
+    name: t.name,
+    shape: t.shape,
+    dtype,
+    data: randomUniform(t.shape.reduce((a, b) => a * b, 1), i + 1),
+  }));
+}
+
+function source(config: Record<string, any>, files: Record<string, Uint8Array>): MemorySource {
+  return new MemorySource({ 'config.json': JSON.stringify(config), ...files }, 'micro checkpoint');
+}
+
+const load = (s: MemorySource) => loadModel(gpu(), s, { kvCacheTokens: 64, maxTokensPerStep: 16 });
+
+describe('checkpoint variants', () => {
+  for (const dtype of ['F32', 'F16', 'BF16'] as const) {
+    it(`single file, ${dtype} weights`, async () => {
+      const config = microConfig();
+      const createBuffer = vi.spyOn(gpu().device, 'createBuffer');
+      const m = await load(source(config, { 'model.safetensors': writeSafetensors(tensorsFor(config, dtype)) }));
+      const weightBuffers = createBuffer.mock.calls.filter(([d]) => String(d.label).startsWith('weight:')).length;
+      createBuffer.mockRestore();
+      expect(weightBuffers).toBe(weightLayout(parseModelConfig(config)).gpu.length);
+      expect(m.weights.sizeBytes).toBeGreaterThan(0);
+      m.destroy();
+    });
+  }
+
+  it('sharded with model.safetensors.index.json, tied embeddings, model_type smolvlm', async () => {
+    const config = microConfig({ model_type: 'smolvlm', tie_word_embeddings: true });
+    const tensors = tensorsFor(config);
+    expect(tensors.some((t) => t.name === 'lm_head.weight')).toBe(false);
+    const [a, b] = [tensors.slice(0, 10), tensors.slice(10)];
+    const weightMap = Object.fromEntries([...a.map((t) => [t.name, 'a.safetensors']), ...b.map((t) => [t.name, 'b.safetensors'])]);
+    const m = await load(
+      source(config, {
+        'model.safetensors.index.json': new TextEncoder().encode(JSON.stringify({ weight_map: weightMap })),
+        'a.safetensors': writeSafetensors(a),
+        'b.safetensors': writeSafetensors(b),
+      }),
+    );
+    expect(m.weights.get('text.lm_head')).toBe(m.weights.get('text.embed'));
+    m.destroy();
+  });
+
+  it("granite-docling's real config parses as tied idefics3", () => {
+    const granite = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/models/granite-docling-258M/config.json'), 'utf8'));
+    const c = parseModelConfig(granite);
+    expect(c.tieWordEmbeddings).toBe(true);
+    expect(c.text.vocabSize).toBe(100352);
+    expect(weightLayout(c).aliases['text.lm_head']).toBe('text.embed');
+  });
+});
+
+describe('broken checkpoints', () => {
+  it('an unsupported model_type is named', async () => {
+    const err = await load(source(microConfig({ model_type: 'llava' }), {})).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsupportedModelError);
+    expect((err as Error).message).toContain("model_type 'llava' is not supported");
+  });
+
+  it('a missing tensor is named with its shape, before anything is uploaded', async () => {
+    const config = microConfig();
+    const tensors = tensorsFor(config).filter((t) => t.name !== 'model.text_model.norm.weight');
+    const createBuffer = vi.spyOn(gpu().device, 'createBuffer');
+    const err = await load(source(config, { 'model.safetensors': writeSafetensors(tensors) })).catch((e: unknown) => e);
+    const weightBuffers = createBuffer.mock.calls.filter(([d]) => String(d.label).startsWith('weight:')).length;
+    createBuffer.mockRestore();
+    expect(err).toBeInstanceOf(MissingTensorError);
+    expect((err as Error).message).toBe(
+      "tensor 'model.text_model.norm.weight' (shape [64]) is missing from model.safetensors; the checkpoint does not match its config.json.",
+    );
+    expect(weightBuffers).toBe(0);
+  });
+
+  it('a misshaped tensor gives both shapes', async () => {
+    const config = microConfig();
+    const tensors = tensorsFor(config).map((t) =>
+      t.name === 'model.connector.modality_projection.proj.weight' ? { ...t, shape: [64, 256], data: new Float32Array(64 * 256) } : t,
+    );
+    const err = await load(source(config, { 'model.safetensors': writeSafetensors(tensors) })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TensorShapeError);
+    expect((err as Error).message).toContain(
+      "tensor 'model.connector.modality_projection.proj.weight' in model.safetensors has shape [64, 256] but config.json implies [64, 512]",
+    );
+  });
+
+  it('a truncated file gives the byte counts and the tensor that was cut', async () => {
+    const config = microConfig();
+    const bytes = writeSafetensors(tensorsFor(config));
+    const cut = bytes.subarray(0, bytes.byteLength - 1000);
+    const err = await load(source(config, { 'model.safetensors': cut })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TruncatedFileError);
+    expect((err as Error).message).toMatch(new RegExp(`needs ${bytes.byteLength} bytes but the file has ${cut.byteLength} \\(tensor '.+' is cut\\)`));
+  });
+
+  it('bytes that are not safetensors are named', async () => {
+    const err = await load(source(microConfig(), { 'model.safetensors': new TextEncoder().encode('<html>not found</html>') })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CheckpointFormatError);
+  });
+
+  it('an index that points at a missing shard is named', async () => {
+    const config = microConfig();
+    const weightMap = Object.fromEntries(tensorsFor(config).map((t) => [t.name, 'gone.safetensors']));
+    const err = await load(
+      source(config, { 'model.safetensors.index.json': new TextEncoder().encode(JSON.stringify({ weight_map: weightMap })) }),
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MissingTensorError);
+    expect((err as Error).message).toContain('the file gone.safetensors does not exist');
+  });
+
+  it('a folder without config.json is named', async () => {
+    const err = await loadModel(gpu(), new MemorySource({}, 'empty folder')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelFileError);
+    expect((err as Error).message).toContain('empty folder has no config.json');
+  });
+});
