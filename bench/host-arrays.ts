@@ -37,3 +37,40 @@ export function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   }
   return worst;
 }
+
+/** [tokens, heads * headDim] -> [heads, tokens, headDim], each value times `scale`. */
+export function toHeadMajor(a: Float32Array, tokens: number, heads: number, headDim: number, scale = 1): Float32Array {
+  const out = new Float32Array(a.length);
+  for (let t = 0; t < tokens; t++) {
+    for (let h = 0; h < heads; h++) {
+      const src = (t * heads + h) * headDim;
+      const dst = (h * tokens + t) * headDim;
+      for (let d = 0; d < headDim; d++) out[dst + d] = a[src + d] * scale;
+    }
+  }
+  return out;
+}
+
+/** [tokens, heads * headDim] -> [heads, headDim, tokens] (keys, transposed per head). */
+export function toHeadMajorTransposed(a: Float32Array, tokens: number, heads: number, headDim: number): Float32Array {
+  const out = new Float32Array(a.length);
+  for (let t = 0; t < tokens; t++) {
+    for (let h = 0; h < heads; h++) {
+      const src = (t * heads + h) * headDim;
+      for (let d = 0; d < headDim; d++) out[(h * headDim + d) * tokens + t] = a[src + d];
+    }
+  }
+  return out;
+}
+
+/** [heads, tokens, headDim] -> [tokens, heads * headDim]. */
+export function fromHeadMajor(a: Float32Array, tokens: number, heads: number, headDim: number): Float32Array {
+  const out = new Float32Array(a.length);
+  for (let h = 0; h < heads; h++) {
+    for (let t = 0; t < tokens; t++) {
+      const src = (h * tokens + t) * headDim;
+      out.set(a.subarray(src, src + headDim), (t * heads + h) * headDim);
+    }
+  }
+  return out;
+}

@@ -6,12 +6,20 @@ import { adapterName, type KernelVariant } from '../src/gpu/adapter-info';
 import { createBrowserGpuContext } from '../src/gpu/browser';
 import type { GpuContext } from '../src/gpu/context';
 import { randomUniform } from '../src/selfcheck/random';
-import { maxAbsDiff, splitQkv, transpose } from './host-arrays';
+import { maxAbsDiff, transpose } from './host-arrays';
 import { OrtPeer } from './ort-peer';
-import { timeOrtAttention, timeOrtMatmul } from './ort-runs';
-import { timeOurAttention, timeOurCopy, ourMatmul } from './ours';
+import {
+  attentionFlops,
+  timeOrtMatmul,
+  timeOrtMultiHeadAttention,
+  timeOrtUnfusedAttention,
+  type AttentionShape,
+  type PeerRun,
+} from './ort-runs';
+import { ourMatmul, timeOurAttention, timeOurCopy } from './ours';
+import { attentionReference, matmulCheck } from './reference-check';
 import type { AttentionFigures, BenchResult, CopyFigures, MatmulFigures, Measured, Skipped } from './result';
-import { FAST_POLICY, SLOW_POLICY } from './timing';
+import { FAST_POLICY, SLOW_POLICY, type RepPolicy } from './timing';
 
 declare global {
   interface Window {
@@ -40,13 +48,19 @@ const TIMED =
   'queue.onSubmittedWorkDone(); ORT = session.run() with GPU-buffer inputs and pre-allocated GPU-buffer ' +
   'outputs + onSubmittedWorkDone() on ORT\'s device. No uploads or readbacks are timed.';
 
+const CHECKED =
+  'maxAbsErr = largest |output - float64 CPU reference| (src/kernels reference functions): matmul over up to 4 ' +
+  'sampled rows of y (checkedRows), attention over every output. Inputs are uniform in [-1, 1).';
+
 function log(message: string): void {
   console.log(`[bench] ${message}`);
 }
 
 function describe(m: Measured): string {
   const rate = m.gflops !== undefined ? `${m.gflops.toFixed(3)} GFLOP/s` : `${(m.gbps ?? 0).toFixed(2)} GB/s`;
-  return `${m.label}: ${m.medianMs.toFixed(1)} ms median of ${m.reps} (warm-up ${m.warmupMs.toFixed(0)} ms), ${rate}`;
+  const err = m.maxAbsErr !== undefined ? `, max|err| ${m.maxAbsErr.toExponential(1)}` : '';
+  const ran = m.dispatches ? `; dispatches: ${m.dispatches.join(', ')}` : '';
+  return `${m.label}: ${m.medianMs.toFixed(1)} ms median of ${m.reps} (warm-up ${m.warmupMs.toFixed(0)} ms), ${rate}${err}${ran}`;
 }
 
 function errorText(e: unknown): string {
@@ -63,64 +77,67 @@ async function benchMatmul(
   const name = `matmul ${M}×${K}×${N}`;
   const x = randomUniform(M * K, seed);
   const w = randomUniform(N * K, seed + 1);
+  const check = matmulCheck(x, w, M, K, N);
   const mm = ourMatmul(gpu, { M, N, K }, x, w);
+  let other: Measured;
+  let ours: Measured;
   try {
-    const other = await mm.time(otherVariant, SLOW_POLICY);
-    log(`${name} ours (other variant) ${describe(other)}`);
-    const ours = await mm.time(gpu.kernelVariant, FAST_POLICY);
-    log(`${name} ours ${describe(ours)}`);
-    const oursOut = await mm.readOutput();
-    const figures: MatmulFigures = {
-      M, K, N, flops: 2 * M * N * K, ours, other, ort: { skipped: '' }, oursOverOrt: null, maxAbsDiffVsOrt: null,
-    };
-    if ('skipped' in peer) {
-      figures.ort = peer;
-      return figures;
-    }
-    try {
-      const run = await timeOrtMatmul(peer, M, K, N, x, transpose(w, N, K), SLOW_POLICY);
-      log(`${name} ${describe(run.measured)}`);
-      figures.ort = run.measured;
-      figures.oursOverOrt = ours.gflops! / run.measured.gflops!;
-      figures.maxAbsDiffVsOrt = maxAbsDiff(oursOut, run.out);
-    } catch (e) {
-      figures.ort = { skipped: `ORT failed: ${errorText(e)}` };
-      log(`${name} ORT failed: ${errorText(e)}`);
-    }
-    return figures;
+    other = await mm.time(otherVariant, SLOW_POLICY);
+    other.maxAbsErr = check.maxAbsErr(await mm.readOutput());
+    log(`${name} ours, other variant: ${describe(other)}`);
+    ours = await mm.time(gpu.kernelVariant, FAST_POLICY);
+    ours.maxAbsErr = check.maxAbsErr(await mm.readOutput());
+    log(`${name} ours: ${describe(ours)}`);
   } finally {
     mm.release();
   }
+  const figures: MatmulFigures = {
+    M, K, N, flops: 2 * M * N * K, ours, other, oursOverOrt: null, checkedRows: check.rows,
+    ort: { label: 'ort:MatMul', skipped: 'skipped' in peer ? peer.skipped : 'not run' },
+  };
+  if ('skipped' in peer) return figures;
+  try {
+    const run = await timeOrtMatmul(peer, M, K, N, x, transpose(w, N, K), SLOW_POLICY);
+    run.measured.maxAbsErr = check.maxAbsErr(run.out);
+    log(`${name} ${describe(run.measured)}`);
+    figures.ort = run.measured;
+    figures.oursOverOrt = ours.gflops! / run.measured.gflops!;
+  } catch (e) {
+    figures.ort = { label: 'ort:MatMul', skipped: `ORT failed: ${errorText(e)}` };
+    log(`${name} ${figures.ort.skipped}`);
+  }
+  return figures;
 }
+
+type AttentionPeerRun = (peer: OrtPeer, shape: AttentionShape, qkv: Float32Array, policy: RepPolicy) => Promise<PeerRun>;
+
+const ATTENTION_PEERS: readonly [string, AttentionPeerRun][] = [
+  ['ort:com.microsoft.MultiHeadAttention', timeOrtMultiHeadAttention],
+  ['ort:MatMul+Softmax+MatMul', timeOrtUnfusedAttention],
+];
 
 async function benchAttention(gpu: GpuContext, peer: OrtPeer | Skipped, tokens: number): Promise<AttentionFigures> {
   const shape = { ...ATTENTION, tokens };
-  const width = shape.heads * shape.headDim;
-  const qkv = randomUniform(tokens * 3 * width, 7);
+  const qkv = randomUniform(tokens * 3 * shape.heads * shape.headDim, 7);
+  const ref = attentionReference(qkv, shape);
   const ours = await timeOurAttention(gpu, shape, qkv, FAST_POLICY);
-  log(`vit-attention T=${tokens} ours ${describe(ours.measured)}`);
-  const figures: AttentionFigures = {
-    ...shape,
-    flops: 4 * tokens * tokens * shape.headDim * shape.heads,
-    ours: ours.measured,
-    peer: { skipped: '' },
-    oursOverPeer: null,
-    maxAbsDiffVsPeer: null,
-  };
-  if ('skipped' in peer) {
-    figures.peer = peer;
-    return figures;
-  }
-  try {
-    const [q, k, v] = splitQkv(qkv, tokens, width);
-    const run = await timeOrtAttention(peer, shape, q, k, v, SLOW_POLICY);
-    log(`vit-attention T=${tokens} ${describe(run.measured)}`);
-    figures.peer = run.measured;
-    figures.oursOverPeer = ours.measured.gflops! / run.measured.gflops!;
-    figures.maxAbsDiffVsPeer = maxAbsDiff(ours.out, run.out);
-  } catch (e) {
-    figures.peer = { skipped: `ORT MultiHeadAttention failed: ${errorText(e)}` };
-    log(`vit-attention ORT failed: ${errorText(e)}`);
+  ours.measured.maxAbsErr = maxAbsDiff(ours.out, ref);
+  log(`vit-attention T=${tokens} ours: ${describe(ours.measured)}`);
+  const figures: AttentionFigures = { ...shape, flops: attentionFlops(shape), ours: ours.measured, peers: [] };
+  for (const [label, runPeer] of ATTENTION_PEERS) {
+    if ('skipped' in peer) {
+      figures.peers.push({ peer: { label, skipped: peer.skipped }, oursOverPeer: null });
+      continue;
+    }
+    try {
+      const run = await runPeer(peer, shape, qkv, SLOW_POLICY);
+      run.measured.maxAbsErr = maxAbsDiff(run.out, ref);
+      log(`vit-attention T=${tokens} ${describe(run.measured)}`);
+      figures.peers.push({ peer: run.measured, oursOverPeer: ours.measured.gflops! / run.measured.gflops! });
+    } catch (e) {
+      figures.peers.push({ peer: { label, skipped: `failed: ${errorText(e)}` }, oursOverPeer: null });
+      log(`vit-attention T=${tokens} ${label} failed: ${errorText(e)}`);
+    }
   }
   return figures;
 }
@@ -142,7 +159,7 @@ async function main(): Promise<BenchResult> {
     peer = await OrtPeer.start();
     log(`onnxruntime-web ${OrtPeer.version}: WebGPU device ready`);
   } catch (e) {
-    peer = { skipped: `onnxruntime-web did not start: ${errorText(e)}` };
+    peer = { label: 'onnxruntime-web', skipped: `onnxruntime-web did not start: ${errorText(e)}` };
     log(peer.skipped);
   }
   try {
@@ -166,15 +183,18 @@ async function main(): Promise<BenchResult> {
           'onnxruntime-web/webgpu bundle (ort-wasm-simd-threaded.asyncify.wasm, served locally), numThreads 1',
           'sessions: executionProviders [webgpu], graphOptimizationLevel all, session.disable_cpu_ep_fallback 1',
           'MatMul B is a graph input [K, N] (= Wᵀ), not an initializer',
+          'MatMul+Softmax+MatMul: Q (pre-scaled by 1/sqrt(D)), Kᵀ, V as head-major graph inputs; layout work untimed',
         ],
       },
       timed: TIMED,
+      checked: CHECKED,
       matmul,
       attention,
       copy,
       pageSeconds: (performance.now() - started) / 1000,
     };
   } finally {
+    if (!('skipped' in peer)) await peer.release();
     gpu.destroy();
   }
 }

@@ -1,8 +1,8 @@
-// One-node ONNX graphs built in memory, so the benchmark compares against onnxruntime-web without
+// Small ONNX graphs built in memory, so the benchmark compares against onnxruntime-web without
 // committing or downloading any .onnx file. The bytes are encoded by protobufjs from the subset of
 // onnx.proto (ONNX 1.12, IR version 8) written out below; field numbers match onnx/onnx.proto.
-// Every tensor is float32 and a graph input or output (no initializers), so the model stays tiny and the
-// caller binds its own GPU buffers.
+// Every graph tensor is float32 and a graph input or output (no initializers), so the model stays tiny
+// and the caller binds its own GPU buffers.
 
 import protobuf from 'protobufjs';
 
@@ -85,14 +85,22 @@ export interface OnnxValue {
   shape: readonly number[];
 }
 
-export interface OnnxNodeSpec {
+export interface OnnxNode {
   opType: string;
-  /** '' for the default ONNX domain, 'com.microsoft' for ORT's contrib ops. */
+  /** '' (default) for the ONNX domain, 'com.microsoft' for ORT's contrib ops. */
   domain?: string;
+  inputs: readonly string[];
+  outputs: readonly string[];
+  /** Integer or float attributes (e.g. num_heads, axis). Integers are written as INT. */
+  attributes?: Readonly<Record<string, number>>;
+}
+
+export interface OnnxGraph {
+  name: string;
+  nodes: readonly OnnxNode[];
+  /** Graph inputs and outputs, all float32; values between nodes need no declaration. */
   inputs: readonly OnnxValue[];
   outputs: readonly OnnxValue[];
-  /** Integer or float attributes (e.g. num_heads). Numbers that are integers are written as INT. */
-  attributes?: Readonly<Record<string, number>>;
 }
 
 function valueInfo(v: OnnxValue) {
@@ -111,42 +119,41 @@ function attribute(name: string, value: number) {
   return Number.isInteger(value) ? { name, type: ATTR_INT, i: value } : { name, type: ATTR_FLOAT, f: value };
 }
 
-/** Serialized ModelProto holding one node whose inputs and outputs are all graph inputs and outputs. */
-export function buildOneNodeModel(spec: OnnxNodeSpec): Uint8Array {
+/** Serialized ModelProto for `graph`. */
+export function buildModel(graph: OnnxGraph): Uint8Array {
   const root = protobuf.parse(ONNX_PROTO_SUBSET, { keepCase: false }).root;
   const ModelProto = root.lookupType('onnx.ModelProto');
-  const domain = spec.domain ?? '';
   const opsets = [{ domain: '', version: ONNX_OPSET }];
-  if (domain !== '') opsets.push({ domain, version: MS_OPSET });
+  const extraDomains = new Set(graph.nodes.map((n) => n.domain ?? '').filter((d) => d !== ''));
+  for (const domain of extraDomains) opsets.push({ domain, version: MS_OPSET });
   const model = {
     irVersion: IR_VERSION,
     producerName: 'tessera-bench',
     opsetImport: opsets,
     graph: {
-      name: `bench_${spec.opType}`,
-      node: [
-        {
-          name: spec.opType,
-          opType: spec.opType,
-          domain,
-          input: spec.inputs.map((v) => v.name),
-          output: spec.outputs.map((v) => v.name),
-          attribute: Object.entries(spec.attributes ?? {}).map(([k, v]) => attribute(k, v)),
-        },
-      ],
-      input: spec.inputs.map(valueInfo),
-      output: spec.outputs.map(valueInfo),
+      name: graph.name,
+      node: graph.nodes.map((n, i) => ({
+        name: `${n.opType}_${i}`,
+        opType: n.opType,
+        domain: n.domain ?? '',
+        input: n.inputs,
+        output: n.outputs,
+        attribute: Object.entries(n.attributes ?? {}).map(([k, v]) => attribute(k, v)),
+      })),
+      input: graph.inputs.map(valueInfo),
+      output: graph.outputs.map(valueInfo),
     },
   };
   const problem = ModelProto.verify(model);
-  if (problem) throw new OnnxModelError(`ONNX model for ${spec.opType} does not fit onnx.proto: ${problem}`);
+  if (problem) throw new OnnxModelError(`ONNX graph '${graph.name}' does not fit onnx.proto: ${problem}`);
   return ModelProto.encode(ModelProto.fromObject(model)).finish();
 }
 
 /** Y[M, N] = X[M, K] · B[K, N] (ONNX MatMul, so B is Wᵀ of an HF Linear weight). */
 export function matmulModel(M: number, K: number, N: number): Uint8Array {
-  return buildOneNodeModel({
-    opType: 'MatMul',
+  return buildModel({
+    name: 'bench_matmul',
+    nodes: [{ opType: 'MatMul', inputs: ['X', 'B'], outputs: ['Y'] }],
     inputs: [
       { name: 'X', shape: [M, K] },
       { name: 'B', shape: [K, N] },
@@ -157,17 +164,45 @@ export function matmulModel(M: number, K: number, N: number): Uint8Array {
 
 /** com.microsoft MultiHeadAttention with separate Q, K, V: [batch, tokens, heads * headDim] each. */
 export function multiHeadAttentionModel(batch: number, tokens: number, heads: number, headDim: number): Uint8Array {
-  const hidden = heads * headDim;
-  const shape = [batch, tokens, hidden];
-  return buildOneNodeModel({
-    opType: 'MultiHeadAttention',
-    domain: 'com.microsoft',
+  const shape = [batch, tokens, heads * headDim];
+  return buildModel({
+    name: 'bench_mha',
+    nodes: [
+      {
+        opType: 'MultiHeadAttention',
+        domain: 'com.microsoft',
+        inputs: ['Q', 'K', 'V'],
+        outputs: ['O'],
+        attributes: { num_heads: heads },
+      },
+    ],
     inputs: [
       { name: 'Q', shape },
       { name: 'K', shape },
       { name: 'V', shape },
     ],
     outputs: [{ name: 'O', shape }],
-    attributes: { num_heads: heads },
+  });
+}
+
+/**
+ * Unfused attention per head, O = softmax(Qs · Kᵀ) · V, as MatMul -> Softmax -> MatMul:
+ *   Qs: [heads, tokens, headDim] (already multiplied by the softmax scale)
+ *   Kt: [heads, headDim, tokens]   V: [heads, tokens, headDim]   O: [heads, tokens, headDim]
+ */
+export function unfusedAttentionModel(tokens: number, heads: number, headDim: number): Uint8Array {
+  return buildModel({
+    name: 'bench_unfused_attention',
+    nodes: [
+      { opType: 'MatMul', inputs: ['Qs', 'Kt'], outputs: ['S'] },
+      { opType: 'Softmax', inputs: ['S'], outputs: ['P'], attributes: { axis: -1 } },
+      { opType: 'MatMul', inputs: ['P', 'V'], outputs: ['O'] },
+    ],
+    inputs: [
+      { name: 'Qs', shape: [heads, tokens, headDim] },
+      { name: 'Kt', shape: [heads, headDim, tokens] },
+      { name: 'V', shape: [heads, tokens, headDim] },
+    ],
+    outputs: [{ name: 'O', shape: [heads, tokens, headDim] }],
   });
 }

@@ -6,6 +6,15 @@
 
 import * as ort from 'onnxruntime-web/webgpu';
 import wasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
+import { matmulModel } from './onnx-model';
+
+/** The WebGPU EP only: a node it cannot run fails session creation instead of falling back to wasm. */
+const SESSION_OPTIONS: ort.InferenceSession.SessionOptions = {
+  executionProviders: ['webgpu'],
+  preferredOutputLocation: 'gpu-buffer',
+  graphOptimizationLevel: 'all',
+  extra: { session: { disable_cpu_ep_fallback: '1' } },
+};
 
 export class OrtPeerError extends Error {
   override readonly name = 'OrtPeerError';
@@ -19,33 +28,70 @@ export interface PeerIo {
 }
 
 export class OrtPeer {
-  private constructor(readonly device: GPUDevice) {}
+  private constructor(
+    readonly device: GPUDevice,
+    private readonly anchor: ort.InferenceSession,
+  ) {}
 
-  /** Configure ORT (single-threaded wasm, local files) and get the device its WebGPU EP uses. */
+  /** Configure ORT (single-threaded wasm, local files) and get the device its WebGPU EP made. */
   static async start(): Promise<OrtPeer> {
     ort.env.wasm.wasmPaths = { wasm: new URL(wasmUrl, location.href).href };
     ort.env.wasm.numThreads = 1;
     ort.env.logLevel = 'warning';
-    // Before the first session this makes ORT create its device; sessions made later use that device.
+    // The asyncify build creates its GPUDevice with the first WebGPU session and only then exposes it
+    // (ort.env.webgpu.device resolves to undefined before that), and it drops that device when its last
+    // session is released (the next session then gets a new one, and our buffers would belong to the
+    // old). So a tiny anchor session stays open until release().
+    const anchor = await ort.InferenceSession.create(matmulModel(1, 4, 4), SESSION_OPTIONS);
     const device = await ort.env.webgpu.device;
-    if (!device) throw new OrtPeerError('onnxruntime-web did not provide a WebGPU device (ort.env.webgpu.device)');
-    return new OrtPeer(device);
+    if (!device) {
+      await anchor.release();
+      throw new OrtPeerError('onnxruntime-web made a WebGPU session but ort.env.webgpu.device is empty');
+    }
+    return new OrtPeer(device, anchor);
   }
 
   static get version(): string {
     return ort.env.versions?.web ?? 'unknown';
   }
 
-  /** A session on the WebGPU EP only: a node the EP cannot run fails here instead of falling back to wasm. */
+  /** A session for a one-node model, on the WebGPU EP only. */
   async session(model: Uint8Array): Promise<OrtSession> {
-    const session = await ort.InferenceSession.create(model, {
-      executionProviders: ['webgpu'],
-      preferredOutputLocation: 'gpu-buffer',
-      graphOptimizationLevel: 'all',
-      extra: { session: { disable_cpu_ep_fallback: '1' } },
-    });
+    const session = await ort.InferenceSession.create(model, SESSION_OPTIONS);
     return new OrtSession(this.device, session);
   }
+
+  async release(): Promise<void> {
+    await this.anchor.release();
+  }
+}
+
+/**
+ * The compute dispatches one call of `run` makes, as "bind group label [workgroups x,y,z]", to show which
+ * ORT programs ran (ORT labels its bind groups with the program name; its pipelines are unlabelled).
+ * Wraps GPUComputePassEncoder.prototype.setBindGroup / dispatchWorkgroups for that one untimed call
+ * only, and restores them before returning.
+ */
+export async function traceDispatches(run: () => Promise<void>): Promise<string[]> {
+  const proto = GPUComputePassEncoder.prototype;
+  const { setBindGroup, dispatchWorkgroups } = proto;
+  const seen: string[] = [];
+  let current = '(no bind group)';
+  proto.setBindGroup = function (this: GPUComputePassEncoder, ...args: Parameters<typeof setBindGroup>) {
+    if (args[0] === 0) current = args[1]?.label || '(unlabelled)';
+    return setBindGroup.apply(this, args);
+  } as typeof setBindGroup;
+  proto.dispatchWorkgroups = function (this: GPUComputePassEncoder, x: number, y?: number, z?: number) {
+    seen.push(`${current} [${x},${y ?? 1},${z ?? 1}]`);
+    return dispatchWorkgroups.call(this, x, y, z);
+  };
+  try {
+    await run();
+  } finally {
+    proto.setBindGroup = setBindGroup;
+    proto.dispatchWorkgroups = dispatchWorkgroups;
+  }
+  return seen;
 }
 
 export class OrtSession {

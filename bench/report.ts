@@ -2,6 +2,9 @@
 
 import { isSkipped, type BenchResult, type Measured, type Skipped } from './result';
 
+/** Errors above this (inputs in [-1, 1), K <= 3072, f32) mean a wrong result, not rounding. */
+const ERR_WARN = 1e-3;
+
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: readonly string[]) =>
@@ -13,7 +16,7 @@ const ms = (m: Measured | Skipped) => (isSkipped(m) ? '-' : m.medianMs.toFixed(1
 const gf = (m: Measured | Skipped) => (isSkipped(m) || m.gflops === undefined ? '-' : m.gflops.toFixed(3));
 const reps = (m: Measured | Skipped) => (isSkipped(m) ? '-' : String(m.reps));
 const ratio = (r: number | null) => (r === null ? '-' : `${r.toFixed(2)}x`);
-const diff = (d: number | null) => (d === null ? '-' : d.toExponential(1));
+const err = (m: Measured | Skipped) => (isSkipped(m) || m.maxAbsErr === undefined ? '-' : m.maxAbsErr.toExponential(1));
 
 export function formatReport(r: BenchResult): string {
   const out: string[] = [];
@@ -23,45 +26,54 @@ export function formatReport(r: BenchResult): string {
   for (const note of r.ort.notes) out.push(`  - ${note}`);
   out.push(`Browser: ${r.userAgent}`);
   out.push(`Timed: ${r.timed}`);
+  out.push(`Checked: ${r.checked}`);
   out.push('');
   out.push('matmul y = x·Wᵀ (W: [N, K]), flops = 2·M·N·K; ours/ORT = our GFLOP/s ÷ ORT GFLOP/s (>1: ours faster)');
   out.push(
     table(
-      ['M×K×N', 'ours plan', 'ms', 'GFLOP/s', 'reps', 'other plan', 'ms', 'GFLOP/s', 'reps', 'ORT ms', 'GFLOP/s', 'reps', 'ours/ORT', 'max|Δ|'],
+      ['M×K×N', 'ours plan', 'ms', 'GFLOP/s', 'err', 'other plan', 'ms', 'GFLOP/s', 'err', 'ORT ms', 'GFLOP/s', 'err', 'ours/ORT'],
       r.matmul.map((m) => [
         `${m.M}×${m.K}×${m.N}`,
         m.ours.label,
         ms(m.ours),
         gf(m.ours),
-        reps(m.ours),
+        err(m.ours),
         m.other.label,
         ms(m.other),
         gf(m.other),
-        reps(m.other),
+        err(m.other),
         ms(m.ort),
         gf(m.ort),
-        reps(m.ort),
+        err(m.ort),
         ratio(m.oursOverOrt),
-        diff(m.maxAbsDiffVsOrt),
       ]),
     ),
   );
+  out.push('  ms = median per run; timed reps ours/other/ORT: ' + r.matmul.map((m) => `${m.M}×${m.K}×${m.N} ${reps(m.ours)}/${reps(m.other)}/${reps(m.ort)}`).join(', '));
+  out.push('  err = max |y - float64 reference| over up to 4 sampled rows of y (first, last, two between)');
   for (const m of r.matmul) {
-    if (isSkipped(m.ort)) out.push(`  ORT ${m.M}×${m.K}×${m.N}: ${m.ort.skipped}`);
+    const shape = `${m.M}×${m.K}×${m.N}`;
+    out.push(`  ORT ${shape}: ${isSkipped(m.ort) ? m.ort.skipped : `dispatches ${(m.ort.dispatches ?? []).join(', ')}`}`);
   }
   const a = r.attention;
   out.push('');
   out.push(
     `vit-attention (fused qkv, batch ${a.batch}, ${a.tokens} tokens, ${a.heads} heads, head_dim ${a.headDim}), flops = 4·T²·D·H`,
   );
-  const peerLabel = isSkipped(a.peer) ? 'none' : a.peer.label;
   out.push(
     table(
-      ['kernel', 'ms', 'GFLOP/s', 'reps', 'peer', 'ms', 'GFLOP/s', 'reps', 'ours/peer', 'max|Δ|'],
-      [[a.ours.label, ms(a.ours), gf(a.ours), reps(a.ours), peerLabel, ms(a.peer), gf(a.peer), reps(a.peer), ratio(a.oursOverPeer), diff(a.maxAbsDiffVsPeer)]],
+      ['kernel', 'ms', 'GFLOP/s', 'reps', 'err', 'ours/this'],
+      [
+        [`ours ${a.ours.label}`, ms(a.ours), gf(a.ours), reps(a.ours), err(a.ours), '-'],
+        ...a.peers.map((p) => [`peer ${p.peer.label}`, ms(p.peer), gf(p.peer), reps(p.peer), err(p.peer), ratio(p.oursOverPeer)]),
+      ],
     ),
   );
-  if (isSkipped(a.peer)) out.push(`  peer: none (${a.peer.skipped})`);
+  if (a.peers.length === 0) out.push('  peer: none');
+  for (const p of a.peers) {
+    if (isSkipped(p.peer)) out.push(`  peer ${p.peer.label}: none (${p.peer.skipped})`);
+    else out.push(`  peer ${p.peer.label}: dispatches ${(p.peer.dispatches ?? []).join(', ')}`);
+  }
   const c = r.copy;
   out.push('');
   out.push(`copy ${c.sizeBytes / 2 ** 20} MiB (GB/s counts ${c.bytesMoved / 2 ** 20} MiB read + written per run)`);
@@ -71,6 +83,16 @@ export function formatReport(r: BenchResult): string {
       [[c.ours.label, ms(c.ours), (c.ours.gbps ?? 0).toFixed(2), reps(c.ours)]],
     ),
   );
+  const all = [
+    ...r.matmul.flatMap((m) => [m.ours, m.other, m.ort]),
+    a.ours,
+    ...a.peers.map((p) => p.peer),
+  ];
+  const wrong = all.filter((m): m is Measured => !isSkipped(m) && m.maxAbsErr !== undefined && !(m.maxAbsErr <= ERR_WARN));
+  if (wrong.length > 0) out.push('');
+  for (const m of wrong) {
+    out.push(`WARNING: ${m.label} differs from the float64 reference by ${m.maxAbsErr!.toExponential(2)}; its timing is of a wrong result.`);
+  }
   out.push('');
   out.push(`Page time: ${r.pageSeconds.toFixed(1)} s`);
   return out.join('\n');

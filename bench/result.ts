@@ -11,10 +11,15 @@ export interface Measured extends Timing {
   gflops?: number;
   /** GB/s at the median, read + write bytes (bandwidth kernels). */
   gbps?: number;
+  /** The peer's compute dispatches in one run: pipeline label [workgroups x,y,z] (peers only). */
+  dispatches?: string[];
+  /** Largest |output - float64 CPU reference| over the checked outputs (see BenchResult.checked). */
+  maxAbsErr?: number;
 }
 
-/** A peer that could not run; the message says why. */
+/** A run that did not happen; the message says why. */
 export interface Skipped {
+  label: string;
   skipped: string;
 }
 
@@ -30,8 +35,14 @@ export interface MatmulFigures {
   ort: Measured | Skipped;
   /** ours GFLOP/s divided by ORT GFLOP/s (> 1: ours is faster); null when ORT did not run. */
   oursOverOrt: number | null;
-  /** Largest |ours - ORT| over the output (both compute the same product); null when ORT did not run. */
-  maxAbsDiffVsOrt: number | null;
+  /** Output rows compared with the CPU reference. */
+  checkedRows: number[];
+}
+
+export interface AttentionPeerFigures {
+  peer: Measured | Skipped;
+  /** ours GFLOP/s divided by the peer's (> 1: ours is faster); null when the peer did not run. */
+  oursOverPeer: number | null;
 }
 
 export interface AttentionFigures {
@@ -41,9 +52,7 @@ export interface AttentionFigures {
   headDim: number;
   flops: number;
   ours: Measured;
-  peer: Measured | Skipped;
-  oursOverPeer: number | null;
-  maxAbsDiffVsPeer: number | null;
+  peers: AttentionPeerFigures[];
 }
 
 export interface CopyFigures {
@@ -67,6 +76,8 @@ export interface BenchResult {
   };
   /** What every timing covers. */
   timed: string;
+  /** How outputs were checked against the CPU reference (maxAbsErr). */
+  checked: string;
   matmul: MatmulFigures[];
   attention: AttentionFigures;
   copy: CopyFigures;
