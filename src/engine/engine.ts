@@ -263,6 +263,10 @@ export class Engine {
       gpuPool: { numLive: pool.numLive, bytesLive: pool.bytesLive, bytesFree: pool.bytesFree },
       weightBytes: this.model.stats.weightBytes,
       kvCacheBytes: this.model.stats.kvCacheBytes,
+      gpuMemory: (({ bytesLive, peakBytes }) => ({ bytesLive, peakBytes }))(this.deps.gpu.memory.stats()),
+      decodeStep: (({ numDispatches, numCommandBuffers, numReadbacks, readbackBytes }) => ({ numDispatches, numCommandBuffers, numReadbacks, readbackBytes }))(
+        this.model.lm.lastStep,
+      ),
       last: this.last,
     };
   }

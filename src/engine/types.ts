@@ -85,5 +85,9 @@ export interface EngineStats {
   gpuPool: { numLive: number; bytesLive: number; bytesFree: number };
   weightBytes: number;
   kvCacheBytes: number;
+  /** Every GPU buffer Tessera holds on the engine's device, now and at the high-water mark. */
+  gpuMemory: { bytesLive: number; peakBytes: number };
+  /** The last decode step: dispatches, command buffers and readbacks per token. */
+  decodeStep: { numDispatches: number; numCommandBuffers: number; numReadbacks: number; readbackBytes: number };
   last?: RequestTimings & { promptTokens: number; completionTokens: number };
 }

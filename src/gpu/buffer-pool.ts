@@ -2,6 +2,8 @@
 // warm-up. Sizes round up to a size class (powers of two, then eighths of a power of two above 64 KiB),
 // which bounds slack to 12.5% for large buffers. Accounting only counts; it never frees on its own.
 
+import type { GpuMemory } from './memory';
+
 export interface BufferPoolStats {
   numCreated: number;
   numReused: number;
@@ -29,7 +31,7 @@ export class BufferPool {
   private bytesFree = 0;
   private bytesLive = 0;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(private readonly memory: GpuMemory) {}
 
   /** A buffer of at least `sizeBytes` with exactly `usage`; return it with release(). */
   acquire(sizeBytes: number, usage: GPUBufferUsageFlags, label: string): GPUBuffer {
@@ -42,7 +44,7 @@ export class BufferPool {
       this.bytesFree -= size;
       buffer.label = label;
     } else {
-      buffer = this.device.createBuffer({ size, usage, label });
+      buffer = this.memory.createBuffer({ size, usage, label });
       this.numCreated++;
     }
     this.live.add(buffer);
@@ -63,7 +65,7 @@ export class BufferPool {
 
   /** Destroy every free buffer (live ones stay). */
   trim(): void {
-    for (const list of this.free.values()) for (const b of list) b.destroy();
+    for (const list of this.free.values()) for (const b of list) this.memory.destroyBuffer(b);
     this.free.clear();
     this.bytesFree = 0;
   }
@@ -80,7 +82,7 @@ export class BufferPool {
 
   destroy(): void {
     this.trim();
-    for (const b of this.live) b.destroy();
+    for (const b of this.live) this.memory.destroyBuffer(b);
     this.live.clear();
     this.bytesLive = 0;
   }

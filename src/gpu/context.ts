@@ -3,6 +3,7 @@
 
 import { DeviceLostError, InternalError } from '../errors';
 import { BufferPool } from './buffer-pool';
+import { GpuMemory } from './memory';
 import { MapMode, READBACK_USAGE, STORAGE_USAGE } from './flags';
 import { PipelineCache } from './pipeline-cache';
 import {
@@ -35,6 +36,8 @@ export interface GpuContextOptions {
 
 export class GpuContext {
   readonly pool: BufferPool;
+  /** Every buffer Tessera creates on this device, counted (bytes live, peak). */
+  readonly memory: GpuMemory;
   readonly pipelines: PipelineCache;
   readonly features: ReadonlySet<string>;
   readonly limits: GPUSupportedLimits;
@@ -49,7 +52,8 @@ export class GpuContext {
     readonly adapter: AdapterReport,
     private readonly keepAlive: unknown,
   ) {
-    this.pool = new BufferPool(device);
+    this.memory = new GpuMemory(device);
+    this.pool = new BufferPool(this.memory);
     this.pipelines = new PipelineCache(device);
     this.features = new Set(device.features);
     this.limits = device.limits;

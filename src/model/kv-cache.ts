@@ -14,7 +14,7 @@ export class KvCacheBuffers {
   readonly sizeBytes: number;
 
   constructor(
-    gpu: GpuContext,
+    private readonly gpu: GpuContext,
     config: TextConfig,
     readonly numBlocks: number,
     readonly blockSize: number,
@@ -24,7 +24,7 @@ export class KvCacheBuffers {
     const bytes = this.numSlots * config.numKvHeads * config.headDim * 4;
     for (let l = 0; l < config.numLayers; l++) {
       for (const [kind, list] of [['k', this.k], ['v', this.v]] as const) {
-        const buffer = gpu.device.createBuffer({ label: `kv-cache.${l}.${kind}`, size: bytes, usage: STORAGE_USAGE });
+        const buffer = gpu.memory.createBuffer({ label: `kv-cache.${l}.${kind}`, size: bytes, usage: STORAGE_USAGE });
         list.push({ buffer, shape, dtype: 'f32', offsetBytes: 0, label: `kv-cache.${l}.${kind}` });
       }
     }
@@ -36,6 +36,6 @@ export class KvCacheBuffers {
   }
 
   destroy(): void {
-    for (const t of [...this.k, ...this.v]) t.buffer.destroy();
+    for (const t of [...this.k, ...this.v]) this.gpu.memory.destroyBuffer(t.buffer);
   }
 }

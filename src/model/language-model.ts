@@ -57,6 +57,16 @@ export interface StepOutput {
   logits?: Float32Array;
 }
 
+/** What the last step put on the GPU (the decode-path figures the benchmarks report). */
+export interface StepStats {
+  numTokens: number;
+  numDispatches: number;
+  numCommandBuffers: number;
+  /** Host readbacks (the sampled ids; logits only when asked for). */
+  numReadbacks: number;
+  readbackBytes: number;
+}
+
 export interface LanguageModelOptions {
   maxTokensPerStep: number;
   maxSeqs: number;
@@ -72,6 +82,7 @@ export class LanguageModel {
   private readonly t: Record<string, Tensor> = {};
   private readonly plans = new Map<string, StepPlan>();
   private destroyed = false;
+  lastStep: StepStats = { numTokens: 0, numDispatches: 0, numCommandBuffers: 0, numReadbacks: 0, readbackBytes: 0 };
 
   constructor(
     private readonly gpu: GpuContext,
@@ -275,6 +286,7 @@ export class LanguageModel {
     if (plan.head) dispatches.push(await this.selectHead(plan, S, input.sampling));
     try {
       const out: StepOutput = {};
+      this.lastStep = { numTokens: T, numDispatches: dispatches.length, numCommandBuffers: 1, numReadbacks: 0, readbackBytes: 0 };
       if (!withHead) {
         submitDispatches(gpu, dispatches, 'language-model');
         return out;
@@ -283,7 +295,14 @@ export class LanguageModel {
       const next = this.t.next;
       const bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'language-model'), next.buffer, 0, S * 4, 'language-model');
       out.ids = new Uint32Array(bytes.buffer, bytes.byteOffset, S).slice();
-      if (options.readLogits) out.logits = (await gpu.readF32(this.rows('logits', S))).slice();
+      this.lastStep.numReadbacks = 1;
+      this.lastStep.readbackBytes = S * 4;
+      if (options.readLogits) {
+        out.logits = (await gpu.readF32(this.rows('logits', S))).slice();
+        this.lastStep.numReadbacks++;
+        this.lastStep.numCommandBuffers++;
+        this.lastStep.readbackBytes += S * this.config.text.vocabSize * 4;
+      }
       return out;
     } finally {
       splice?.release();

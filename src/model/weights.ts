@@ -28,6 +28,7 @@ export class ModelWeights {
   private destroyed = false;
 
   constructor(
+    private readonly gpu: GpuContext,
     private readonly tensors: Map<string, Tensor>,
     readonly layout: WeightLayout,
     readonly sizeBytes: number,
@@ -42,7 +43,7 @@ export class ModelWeights {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const t of this.tensors.values()) t.buffer.destroy();
+    for (const t of this.tensors.values()) this.gpu.memory.destroyBuffer(t.buffer);
   }
 }
 
@@ -100,12 +101,12 @@ export async function loadWeights(
       if (size > gpu.limits.maxBufferSize) {
         throw new CheckpointFormatError(`weight ${w.key} needs ${size} bytes but this GPU's maxBufferSize is ${gpu.limits.maxBufferSize}`);
       }
-      const buffer = gpu.device.createBuffer({ label: `weight:${w.key}`, size, usage: STORAGE_USAGE });
+      const buffer = gpu.memory.createBuffer({ label: `weight:${w.key}`, size, usage: STORAGE_USAGE });
       tensors.set(w.key, { buffer, shape: w.shape, dtype: 'f32', offsetBytes: 0, label: w.key });
       sizeBytes += size;
     }
   };
-  const weights = new ModelWeights(tensors, layout, 0);
+  const weights = new ModelWeights(gpu, tensors, layout, 0);
   try {
     for (const [file, specs] of byFile) {
       const opened = await source.openBytes(file, (loadedBytes, totalBytes) =>
@@ -136,5 +137,5 @@ export async function loadWeights(
     throw e;
   }
   await gpu.sync();
-  return new ModelWeights(tensors, layout, sizeBytes);
+  return new ModelWeights(gpu, tensors, layout, sizeBytes);
 }

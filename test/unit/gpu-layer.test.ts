@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceLimitError } from '../../src/errors';
 import { BufferPool, sizeClassBytes } from '../../src/gpu/buffer-pool';
+import { GpuMemory } from '../../src/gpu/memory';
 import type { GpuContext } from '../../src/gpu/context';
 import { pipelineKey } from '../../src/gpu/pipeline-cache';
 import { linearGrid } from '../../src/kernels/checks';
@@ -37,7 +38,7 @@ function fakeDevice() {
 describe('BufferPool', () => {
   it('reuses a released buffer of the same size class and usage', () => {
     const { device, created } = fakeDevice();
-    const pool = new BufferPool(device);
+    const pool = new BufferPool(new GpuMemory(device));
     const a = pool.acquire(1000, 0x80, 'a');
     pool.release(a);
     const b = pool.acquire(900, 0x80, 'b');
@@ -49,7 +50,7 @@ describe('BufferPool', () => {
 
   it('keeps usages apart and counts free bytes', () => {
     const { device } = fakeDevice();
-    const pool = new BufferPool(device);
+    const pool = new BufferPool(new GpuMemory(device));
     const a = pool.acquire(1000, 0x80, 'a');
     pool.release(a);
     const u = pool.acquire(1000, 0x40, 'u');
@@ -61,7 +62,7 @@ describe('BufferPool', () => {
 
   it('ignores a release of a buffer it does not hold', () => {
     const { device } = fakeDevice();
-    const pool = new BufferPool(device);
+    const pool = new BufferPool(new GpuMemory(device));
     const a = pool.acquire(16, 0x80, 'a');
     pool.release(a);
     pool.release(a);
@@ -106,5 +107,20 @@ describe('packParams', () => {
     expect(buf.byteLength).toBe(32);
     const v = new DataView(buf);
     expect([v.getUint32(0, true), v.getFloat32(4, true), v.getInt32(8, true), v.getUint32(12, true), v.getUint32(16, true)]).toEqual([7, 0.5, -2, 1, 9]);
+  });
+});
+
+describe('GpuMemory', () => {
+  it('counts live bytes and keeps the high-water mark', () => {
+    const { device } = fakeDevice();
+    const memory = new GpuMemory(device);
+    const a = memory.createBuffer({ size: 1000, usage: 0x80 });
+    const b = memory.createBuffer({ size: 24, usage: 0x80 });
+    memory.destroyBuffer(a);
+    expect(memory.stats()).toEqual({ numBuffers: 1, bytesLive: 24, peakBytes: 1024 });
+    memory.resetPeak();
+    expect(memory.stats().peakBytes).toBe(24);
+    memory.destroyBuffer(b);
+    expect(memory.stats().bytesLive).toBe(0);
   });
 });
