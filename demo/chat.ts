@@ -15,6 +15,7 @@ declare global {
 
 const $ = <T extends HTMLElement>(sel: string) => document.querySelector<T>(sel)!;
 const modelInput = $<HTMLInputElement>('#model-url');
+const modelFilesInput = $<HTMLInputElement>('#model-files');
 const imageInput = $<HTMLInputElement>('#image-file');
 const preview = $<HTMLImageElement>('#image-preview');
 const promptInput = $<HTMLTextAreaElement>('#prompt');
@@ -46,21 +47,23 @@ function progressText(p: EngineProgress): string {
   return `${p.phase === 'download' ? 'downloading' : 'uploading to the GPU'} ${p.file}${pct}`;
 }
 
+/** Picked files win over the URL; either way the engine is kept while the choice stays the same. */
 async function ensureEngine(): Promise<{ engine: Engine; fromCache: boolean }> {
-  const url = new URL(modelInput.value, location.href).href;
-  if (engine && engineModel === url) return { engine, fromCache: true };
+  const files = modelFilesInput.files && modelFilesInput.files.length > 0 ? Array.from(modelFilesInput.files) : undefined;
+  const key = files ? `files:${files.map((f) => `${f.name}:${f.size}`).join(',')}` : new URL(modelInput.value, location.href).href;
+  if (engine && engineModel === key) return { engine, fromCache: true };
   engine?.destroy();
   engine = undefined;
   let downloaded = false;
-  setState('loading', `loading ${url}`);
+  setState('loading', `loading ${files ? `${files.length} picked files` : key}`);
   engine = await createEngine({
-    model: url,
+    model: files ?? key,
     onProgress: (p) => {
       if (p.phase === 'download') downloaded = true;
       setState('loading', progressText(p));
     },
   });
-  engineModel = url;
+  engineModel = key;
   return { engine, fromCache: !downloaded };
 }
 
@@ -115,6 +118,7 @@ export function setUpChat(): void {
     preview.src = URL.createObjectURL(file);
   });
   runButton.addEventListener('click', () => void runOnce());
+  modelFilesInput.addEventListener('change', () => setState('idle', `${modelFilesInput.files?.length ?? 0} model files picked; press Ask`));
   stopButton.addEventListener('click', () => abort?.abort(new Error('stopped by the user')));
   setState('idle', 'ready: the bundled model has random weights, so its answers are noise');
   if (new URLSearchParams(location.search).has('run')) void runOnce();
