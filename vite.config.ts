@@ -20,7 +20,8 @@ export default defineConfig(({ mode }) => ({
   root: mode === 'lib' ? root : resolve(root, 'demo'),
   // Multi-page, no SPA fallback: a missing model file must be a 404, not index.html with status 200.
   appType: 'mpa',
-  publicDir: resolve(root, 'public'),
+  // The demo serves public/ (sample image, tiny models); the package must not ship it.
+  publicDir: mode === 'lib' ? false : resolve(root, 'public'),
   server: { fs: { allow: [root] } },
   build:
     mode === 'lib'
@@ -34,6 +35,7 @@ export default defineConfig(({ mode }) => ({
               index: resolve(root, 'src/index.ts'),
               node: resolve(root, 'src/node.ts'),
               cli: resolve(root, 'src/cli/tessera.ts'),
+              'encoder-worker': resolve(root, 'workers/encoder.node-worker.ts'),
             },
             formats: ['es'],
           },

@@ -63,7 +63,8 @@ export async function run(o: RunOptions): Promise<number> {
           image_tokens: r.tessera.imageTokens,
           tiles: r.tessera.numTiles,
           timings: { loadMs, ...r.tessera.timings },
-          adapter: engine.model.lm.config.modelType,
+          media: r.tessera.media,
+          encoder: engine.stats().encoder.mode,
         })}\n`,
       );
       return 0;

@@ -1,10 +1,19 @@
 // createEngine for browsers and workers: WebGPU from navigator.gpu, images decoded by the browser,
-// weights from a URL (cached in the Cache API), picked files, or a granted directory.
+// weights from a URL (cached in the Cache API), picked files, or a granted directory. Media is encoded
+// in Web Workers (each with its own GPUDevice), cached in memory and in IndexedDB, and coordinated
+// across tabs with Web Locks.
 
+import { idbStore } from '../cache/idb-store';
+import { startInProcessBackend } from '../encoder/in-process';
+import type { LockManagerLike } from '../encoder/media-encoder';
+import { spawnBrowserEncoderWorker } from '../encoder/spawn-browser';
+import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createBrowserGpuContext } from '../gpu/browser';
 import { DirectoryHandleSource, FileListSource, UrlSource, type ModelSource } from '../io/model-source';
 import { decodeImageBrowser } from '../processor/image-decode';
+import type { ModelRef } from '../protocol/encoder';
 import { Engine, type EngineOptions } from './engine';
+import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
 
 export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
 
@@ -16,10 +25,48 @@ export function browserModelSource(model: BrowserModelInput): ModelSource {
   return model as ModelSource;
 }
 
-export async function createEngine(options: EngineOptions & { model: BrowserModelInput }): Promise<Engine> {
+/** How an encoder worker can open the same checkpoint (undefined: only this thread can). */
+function modelRef(model: BrowserModelInput): ModelRef | undefined {
+  if (typeof model === 'string' || model instanceof URL) return { kind: 'url', url: new URL(String(model), location.href).href };
+  if (typeof FileList !== 'undefined' && model instanceof FileList) return { kind: 'files', files: Array.from(model) };
+  if (Array.isArray(model)) return { kind: 'files', files: model };
+  if ((model as FileSystemDirectoryHandle).kind === 'directory') return { kind: 'directory-handle', handle: model as FileSystemDirectoryHandle };
+  return undefined;
+}
+
+export interface BrowserEngineOptions extends EngineOptions {
+  model: BrowserModelInput;
+  encoder?: EncoderOptions;
+}
+
+export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
   const gpu = await createBrowserGpuContext();
+  const source = browserModelSource(options.model);
+  const ref = modelRef(options.model);
+  const enc = options.encoder ?? {};
+  const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
   try {
-    return await Engine.create({ gpu, source: browserModelSource(options.model), decodeImage: decodeImageBrowser, ownsGpu: true }, options);
+    return await Engine.create(
+      {
+        gpu,
+        source,
+        decodeImage: decodeImageBrowser,
+        ownsGpu: true,
+        startEncoder: async (modelId, lifecycle) => {
+          const init = workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc);
+          const backend =
+            enc.mode === 'in-process' || !ref
+              ? await startInProcessBackend(
+                  { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser },
+                  init,
+                )
+              : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
+          const store = typeof indexedDB !== 'undefined' ? idbStore() : undefined;
+          return mediaEncoderFor(backend, lifecycle, enc, store, locks);
+        },
+      },
+      options,
+    );
   } catch (e) {
     gpu.destroy();
     throw e;

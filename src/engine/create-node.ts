@@ -1,21 +1,78 @@
 // createEngine for Node: WebGPU from Dawn (SwiftShader when there is no GPU), images decoded by sharp,
-// weights from a local checkpoint directory or an http(s) URL base.
+// weights from a local checkpoint folder or an http(s) URL base. Media is encoded in worker threads with
+// their own Dawn devices when the built worker script is available (dist/encoder-worker.js), otherwise on
+// this thread; encoder outputs are cached in memory and, given encoder.cacheDir, in files.
 
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { fsStore } from '../cache/fs-store';
+import { startInProcessBackend } from '../encoder/in-process';
+import { nodeEncoderWorkerSpawner } from '../encoder/spawn-node';
+import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createNodeGpuContext, type NodeGpuOptions } from '../gpu/node';
 import { UrlSource, type ModelSource } from '../io/model-source';
 import { NodeDirSource } from '../io/model-source-node';
 import { decodeImageNode } from '../processor/image-decode-node';
+import type { ModelRef } from '../protocol/encoder';
 import { Engine, type EngineOptions } from './engine';
+import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
 
 export function nodeModelSource(model: string | ModelSource): ModelSource {
   if (typeof model !== 'string') return model;
   return /^https?:\/\//.test(model) ? new UrlSource(model, { useCache: false }) : new NodeDirSource(model);
 }
 
-export async function createEngine(options: EngineOptions & { model: string | ModelSource; gpu?: NodeGpuOptions }): Promise<Engine> {
+function modelRef(model: string | ModelSource, source: ModelSource): ModelRef | undefined {
+  if (typeof model !== 'string') return undefined;
+  return /^https?:\/\//.test(model) ? { kind: 'url', url: model } : { kind: 'dir', path: source.where };
+}
+
+/** The built worker script next to this module (present in the package's dist/, absent when running from source). */
+export function defaultEncoderWorkerScript(): URL | undefined {
+  const url = new URL(/* @vite-ignore */ './encoder-worker.js', import.meta.url);
+  return url.protocol === 'file:' && existsSync(fileURLToPath(url)) ? url : undefined;
+}
+
+export interface NodeEncoderOptions extends EncoderOptions {
+  /** Worker script (default: dist/encoder-worker.js next to this module). */
+  workerScript?: URL | string;
+  /** Keep encoder outputs in files here (the persistent tier); no persistence when unset. */
+  cacheDir?: string;
+}
+
+export interface NodeEngineOptions extends EngineOptions {
+  model: string | ModelSource;
+  gpu?: NodeGpuOptions;
+  encoder?: NodeEncoderOptions;
+}
+
+export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
   const gpu = await createNodeGpuContext(options.gpu);
+  const source = nodeModelSource(options.model);
+  const ref = modelRef(options.model, source);
+  const enc = options.encoder ?? {};
+  const script = enc.workerScript ?? defaultEncoderWorkerScript();
   try {
-    return await Engine.create({ gpu, source: nodeModelSource(options.model), decodeImage: decodeImageNode, ownsGpu: true }, options);
+    return await Engine.create(
+      {
+        gpu,
+        source,
+        decodeImage: decodeImageNode,
+        ownsGpu: true,
+        startEncoder: async (modelId, lifecycle) => {
+          const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc);
+          const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
+          const backend = useWorkers
+            ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
+            : await startInProcessBackend(
+                { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+                init,
+              );
+          return mediaEncoderFor(backend, lifecycle, enc, enc.cacheDir ? fsStore(enc.cacheDir) : undefined, undefined);
+        },
+      },
+      options,
+    );
   } catch (e) {
     gpu.destroy();
     throw e;

@@ -25,6 +25,15 @@ export interface ChatCompletionRequest {
   /** Sampling seed (default 0): the same seed gives the same tokens. */
   seed?: number;
   signal?: AbortSignal;
+  /** Tessera's own options (not OpenAI's). */
+  tessera?: {
+    /** Fail an image whose encode takes longer than this (ms). */
+    encodeTimeoutMs?: number;
+    /** If the GPU runs out of memory encoding an image, retry once at a lower resolution (fewer tiles). */
+    allowReducedResolution?: boolean;
+    /** If an image cannot be encoded, answer without it (the response is flagged `degraded: 'text-only'`). */
+    textOnlyFallback?: boolean;
+  };
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort';
@@ -43,12 +52,25 @@ export interface RequestTimings {
   numPrefillChunks: number;
 }
 
+export interface MediaInfo {
+  /** Content key (blake3 of model identity, processing config and the image bytes). */
+  key: string;
+  /** Where the embeddings came from. */
+  source: 'memory' | 'inflight' | 'persistent' | 'encoded';
+  numTiles: number;
+  /** size.longest_edge used (lower than the config's after a reduced-resolution retry). */
+  longestEdge: number;
+}
+
 export interface TesseraInfo {
   tokenIds: number[];
   promptTokens: number;
   imageTokens: number;
   numTiles: number;
   timings: RequestTimings;
+  media: MediaInfo[];
+  /** Set when the images could not be used and the caller allowed an answer without them. */
+  degraded?: 'text-only';
 }
 
 export interface ChatCompletion {
@@ -87,6 +109,9 @@ export interface EngineStats {
   kvCacheBytes: number;
   /** Every GPU buffer Tessera holds on the engine's device, now and at the high-water mark. */
   gpuMemory: { bytesLive: number; peakBytes: number };
+  encoder: import('../encoder/media-encoder').MediaEncoderStats;
+  /** Media feature lifecycle transitions: ENCODING -> READY -> STAGED -> SPLICED -> PREFILLED -> released. */
+  lifecycle: import('../encoder/media-encoder').LifecycleCounters;
   /** The last decode step: dispatches, command buffers and readbacks per token. */
   decodeStep: { numDispatches: number; numCommandBuffers: number; numReadbacks: number; readbackBytes: number };
   last?: RequestTimings & { promptTokens: number; completionTokens: number };

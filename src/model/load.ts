@@ -24,12 +24,18 @@ export interface LoadModelOptions {
   maxSeqs?: number;
   /** Tiles per vision forward pass (default 4). */
   visionBatch?: number;
+  /**
+   * Load the vision tower here (default true). False when encoder workers own it: the main thread then
+   * holds only the language model.
+   */
+  vision?: boolean;
 }
 
 export interface LoadedModel {
   config: ModelConfig;
   weights: ModelWeights;
-  vision: VisionEncoder;
+  /** Undefined when encoder workers hold the vision tower (LoadModelOptions.vision = false). */
+  vision: VisionEncoder | undefined;
   lm: LanguageModel;
   kv: KvManager;
   kvBuffers: KvCacheBuffers;
@@ -52,7 +58,8 @@ export async function readModelConfig(source: ModelSource): Promise<ModelConfig>
 export async function loadModel(gpu: GpuContext, source: ModelSource, options: LoadModelOptions = {}): Promise<LoadedModel> {
   const t0 = performance.now();
   const config = await readModelConfig(source);
-  const weights = await loadWeights(gpu, source, config, options.onProgress);
+  const withVision = options.vision ?? true;
+  const weights = await loadWeights(gpu, source, config, options.onProgress, withVision ? 'all' : 'text');
   const blockSize = options.blockSize ?? 16;
   const numBlocks = Math.ceil((options.kvCacheTokens ?? 4096) / blockSize);
   let kvBuffers: KvCacheBuffers | undefined;
@@ -60,7 +67,7 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
   try {
     kvBuffers = new KvCacheBuffers(gpu, config.text, numBlocks, blockSize);
     const kv = new KvManager(new BlockPool(numBlocks, blockSize));
-    vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
+    if (withVision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
     const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
       maxSeqs: options.maxSeqs ?? 4,
@@ -77,7 +84,7 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
       stats: { weightBytes: weights.sizeBytes, kvCacheBytes: buffers.sizeBytes, loadMs: performance.now() - t0 },
       destroy() {
         lm.destroy();
-        encoder.destroy();
+        encoder?.destroy();
         buffers.destroy();
         weights.destroy();
       },
@@ -88,4 +95,31 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     weights.destroy();
     throw e;
   }
+}
+
+export interface LoadedVisionModel {
+  config: ModelConfig;
+  weights: ModelWeights;
+  vision: VisionEncoder;
+  destroy(): void;
+}
+
+/** Only the vision tower and connector (what an encoder worker needs). */
+export async function loadVisionModel(
+  gpu: GpuContext,
+  source: ModelSource,
+  options: { onProgress?: ProgressCallback; visionBatch?: number } = {},
+): Promise<LoadedVisionModel> {
+  const config = await readModelConfig(source);
+  const weights = await loadWeights(gpu, source, config, options.onProgress, 'vision');
+  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
+  return {
+    config,
+    weights,
+    vision,
+    destroy() {
+      vision.destroy();
+      weights.destroy();
+    },
+  };
 }

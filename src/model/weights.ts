@@ -84,13 +84,28 @@ function checkHeader(file: string, header: SafetensorsHeader, specs: CheckpointT
   }
 }
 
+/** Which GPU weights to load: all, or only the vision side (an encoder worker) or only the text side. */
+export type WeightSelection = 'all' | 'vision' | 'text';
+
+export function selects(selection: WeightSelection, gpuKey: string): boolean {
+  if (selection === 'all') return true;
+  const vision = gpuKey.startsWith('vision.') || gpuKey === 'connector.w';
+  return selection === 'vision' ? vision : !vision;
+}
+
 export async function loadWeights(
   gpu: GpuContext,
   source: ModelSource,
   config: ModelConfig,
   onProgress?: ProgressCallback,
+  selection: WeightSelection = 'all',
 ): Promise<ModelWeights> {
-  const layout = weightLayout(config);
+  const full = weightLayout(config);
+  const layout: WeightLayout = {
+    gpu: full.gpu.filter((w) => selects(selection, w.key)),
+    checkpoint: full.checkpoint.filter((t) => selects(selection, t.target)),
+    aliases: Object.fromEntries(Object.entries(full.aliases).filter(([k]) => selects(selection, k))),
+  };
   const byFile = await planFiles(source, layout.checkpoint);
   const tensors = new Map<string, Tensor>();
   let sizeBytes = 0;

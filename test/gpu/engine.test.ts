@@ -6,12 +6,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/engine/engine';
+import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/engine/types';
 import { ContextLengthError, ImageDecodeError, ImageTokenMismatchError, RequestAbortedError } from '../../src/errors';
-import { NodeDirSource } from '../../src/io/model-source-node';
 import { generate } from '../../src/model/generate';
-import { decodeImageNode } from '../../src/processor/node';
+import { testEngine } from '../helpers/engine';
 import { goldenManifest } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
@@ -34,10 +33,7 @@ async function expectHealthy() {
 
 beforeAll(async () => {
   const dir = ensureTinyModels();
-  engine = await Engine.create(
-    { gpu: gpu(), source: new NodeDirSource(`${dir}/smolvlm-tiny`), decodeImage: decodeImageNode },
-    { kvCacheTokens: 2048, maxTokensPerStep: 128 },
-  );
+  engine = await testEngine(gpu(), `${dir}/smolvlm-tiny`, { kvCacheTokens: 2048, maxTokensPerStep: 128 });
 });
 afterAll(() => engine?.destroy());
 

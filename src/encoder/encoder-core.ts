@@ -1,0 +1,227 @@
+// The media encoder itself: hash, decode, tile and encode images with its own GPUDevice and the vision
+// weights. It runs inside an encoder worker (workers/encoder.worker.ts wires it to comlink) or, with the
+// same code, on the calling thread. Encodes of different requests are batched into one forward pass.
+//
+//   prepare(bytes) -> key = blake3(identity ‖ bytes); decode; resize; tile   (pixels kept until encode)
+//   encode(key)    -> waits for the next batch: jobs' tiles concatenated up to maxBatchTiles, one
+//                     vision forward pass, outputs read back and split per job
+
+import { contentKey, encoderIdentity } from '../cache/content-key';
+import { EncoderOutOfMemoryError, InternalError, MediaNotPreparedError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import type { ModelSource } from '../io/model-source';
+import { loadVisionModel, type LoadedVisionModel } from '../model/load';
+import type {
+  EncodedMedia,
+  EncoderWorkerApi,
+  EncoderWorkerInfo,
+  EncoderWorkerInit,
+  EncoderWorkerStats,
+  ModelRef,
+  PrepareOptions,
+  PreparedMedia,
+} from '../protocol/encoder';
+import type { ImageDecoder } from '../processor/image-decode';
+import { processImage, shrinkTarget, type ProcessedImage } from '../processor/image-processor';
+import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
+
+export interface EncoderCoreDeps {
+  createGpu(): Promise<GpuContext>;
+  /** Give the device back (default: destroy it; an in-process encoder sharing the engine's keeps it). */
+  releaseGpu?(gpu: GpuContext): void;
+  openModel(ref: ModelRef): ModelSource;
+  decodeImage: ImageDecoder;
+}
+
+interface Job {
+  key: string;
+  image: ProcessedImage;
+  resolve(m: EncodedMedia): void;
+  reject(e: unknown): void;
+}
+
+interface Loaded {
+  init: EncoderWorkerInit;
+  gpu: GpuContext;
+  model: LoadedVisionModel;
+  processor: ProcessorConfig;
+  /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
+  identities: Map<number, Promise<string>>;
+}
+
+export class EncoderCore implements EncoderWorkerApi {
+  private loaded: Loaded | undefined;
+  private readonly prepared = new Map<string, ProcessedImage>();
+  private readonly queue: Job[] = [];
+  private draining = false;
+  private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0 };
+
+  constructor(private readonly deps: EncoderCoreDeps) {}
+
+  async init(init: EncoderWorkerInit): Promise<EncoderWorkerInfo> {
+    if (this.loaded) throw new InternalError('EncoderCore.init called twice');
+    const source = this.deps.openModel(init.model);
+    const gpu = await this.deps.createGpu();
+    try {
+      const processor = await loadProcessorConfig(source);
+      const model = await loadVisionModel(gpu, source, { visionBatch: init.maxBatchTiles });
+      this.loaded = { init, gpu, model, processor, identities: new Map() };
+      return {
+        identity: await this.identity(processor.image.longestEdge),
+        imageSeqLen: processor.imageSeqLen,
+        hiddenSize: model.config.text.hiddenSize,
+        adapter: gpu.adapter,
+      };
+    } catch (e) {
+      this.releaseGpu(gpu);
+      throw e;
+    }
+  }
+
+  private releaseGpu(gpu: GpuContext): void {
+    if (this.deps.releaseGpu) this.deps.releaseGpu(gpu);
+    else gpu.destroy();
+  }
+
+  private get state(): Loaded {
+    if (!this.loaded) throw new InternalError('the encoder was used before init()');
+    return this.loaded;
+  }
+
+  private imageConfig(longestEdge: number): ImageProcessorConfig {
+    return { ...this.state.processor.image, longestEdge };
+  }
+
+  /** Everything an embedding depends on: model, dtype, and the encoder-relevant config at this resolution. */
+  private identity(longestEdge: number): Promise<string> {
+    const s = this.state;
+    let id = s.identities.get(longestEdge);
+    if (!id) {
+      id = encoderIdentity({
+        modelId: s.init.modelId,
+        dtype: 'f32',
+        encoderConfig: {
+          image: this.imageConfig(longestEdge),
+          imageSeqLen: s.processor.imageSeqLen,
+          vision: s.model.config.vision,
+          scaleFactor: s.model.config.scaleFactor,
+          textHidden: s.model.config.text.hiddenSize,
+        },
+      });
+      s.identities.set(longestEdge, id);
+    }
+    return id;
+  }
+
+  async prepare(bytes: Uint8Array, options: PrepareOptions = {}): Promise<PreparedMedia> {
+    const s = this.state;
+    const longestEdge = options.longestEdge ?? s.processor.image.longestEdge;
+    const config = this.imageConfig(longestEdge);
+    const key = await contentKey(await this.identity(longestEdge), bytes);
+    const decoded = await this.deps.decodeImage(bytes, { shrinkTo: (size) => shrinkTarget(size, config) });
+    const image = processImage(decoded, config, s.processor.imageSeqLen);
+    this.prepared.set(key, image);
+    this.counters.prepared++;
+    return { key, layout: image.layout, numTokens: image.layout.numImageTokens };
+  }
+
+  async forget(key: string): Promise<void> {
+    this.prepared.delete(key);
+  }
+
+  encode(key: string): Promise<EncodedMedia> {
+    const image = this.prepared.get(key);
+    if (!image) return Promise.reject(new MediaNotPreparedError(key));
+    this.prepared.delete(key);
+    return new Promise<EncodedMedia>((resolve, reject) => {
+      this.queue.push({ key, image, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  /** Run batches until the queue is empty. Jobs queued while a batch runs join the next one. */
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      // Let encodes sent in the same tick (other requests) join this batch.
+      await new Promise((r) => setTimeout(r, 0));
+      while (this.queue.length > 0) {
+        const batch = this.takeBatch();
+        try {
+          await this.runBatch(batch);
+        } catch (e) {
+          for (const j of batch) j.reject(e);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private takeBatch(): Job[] {
+    const max = this.state.init.maxBatchTiles;
+    const batch = [this.queue.shift()!];
+    let tiles = batch[0].image.layout.numTiles;
+    while (this.queue.length > 0 && tiles + this.queue[0].image.layout.numTiles <= max) {
+      const j = this.queue.shift()!;
+      tiles += j.image.layout.numTiles;
+      batch.push(j);
+    }
+    return batch;
+  }
+
+  private async runBatch(batch: Job[]): Promise<void> {
+    const s = this.state;
+    const numTiles = batch.reduce((a, j) => a + j.image.layout.numTiles, 0);
+    const limit = s.init.simulateOutOfMemoryAboveTiles;
+    if (limit !== undefined && numTiles > limit) {
+      throw new EncoderOutOfMemoryError(numTiles, `simulated: this encoder is set to fail above ${limit} tiles`);
+    }
+    const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.pixelValues.length, 0));
+    let o = 0;
+    for (const j of batch) {
+      pixels.set(j.image.pixelValues, o);
+      o += j.image.pixelValues.length;
+    }
+    const t0 = performance.now();
+    s.gpu.device.pushErrorScope('out-of-memory');
+    let out: Awaited<ReturnType<LoadedVisionModel['vision']['encode']>> | undefined;
+    let failure: unknown;
+    try {
+      out = await s.model.vision.encode({ pixels, numTiles });
+    } catch (e) {
+      failure = e;
+    }
+    const oom = await s.gpu.device.popErrorScope();
+    if (oom) {
+      if (out) s.gpu.release(out.embeddings);
+      throw new EncoderOutOfMemoryError(numTiles, oom.message);
+    }
+    if (failure) throw failure;
+    const all = await s.gpu.readF32(out!.embeddings);
+    s.gpu.release(out!.embeddings);
+    const encodeMs = performance.now() - t0;
+    const hidden = s.model.config.text.hiddenSize;
+    this.counters.batches++;
+    this.counters.tilesEncoded += numTiles;
+    let row = 0;
+    for (const j of batch) {
+      const n = j.image.layout.numImageTokens;
+      const embeddings = all.slice(row * hidden, (row + n) * hidden);
+      row += n;
+      this.counters.encodes++;
+      j.resolve({ key: j.key, embeddings, numTokens: n, hiddenSize: hidden, encodeMs, batchImages: batch.length });
+    }
+  }
+
+  async stats(): Promise<EncoderWorkerStats> {
+    return { ...this.counters, queueDepth: this.queue.length };
+  }
+
+  destroy(): void {
+    if (!this.loaded) return;
+    this.loaded.model.destroy();
+    this.releaseGpu(this.loaded.gpu);
+    this.loaded = undefined;
+  }
+}

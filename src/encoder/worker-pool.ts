@@ -1,0 +1,193 @@
+// A pool of encoder workers driven through comlink. Each worker owns a GPUDevice and the vision weights.
+// prepare() goes to the least-busy worker, and the image's pixels stay there, so encode() of that key
+// goes to the same worker. A worker that crashes (or is killed) fails only the calls it held, with
+// EncoderWorkerCrashedError, and is replaced by a fresh one; the other workers carry on.
+//
+//   slot 0: worker ─ pending {prepare k1, encode k0}     keys: k0 -> {0}, k1 -> {0, 1}
+//   slot 1: worker ─ pending {encode k2}                 keys: k2 -> {1}
+// (the same image prepared by two requests on two workers is held by both until one encodes it).
+
+import * as Comlink from 'comlink';
+import { EncoderWorkerCrashedError, InternalError, MediaNotPreparedError } from '../errors';
+import type {
+  EncodedMedia,
+  EncoderWorkerApi,
+  EncoderWorkerInfo,
+  EncoderWorkerInit,
+  PrepareOptions,
+  PreparedMedia,
+} from '../protocol/encoder';
+import { installErrorTransfer } from '../protocol/errors';
+
+/** A started worker: its comlink endpoint, a way to stop it, and a way to hear that it died. */
+export interface WorkerHandle {
+  endpoint: Comlink.Endpoint;
+  terminate(): void;
+  onExit(listener: (reason: string) => void): void;
+}
+
+export type SpawnWorker = (index: number) => WorkerHandle;
+
+interface Slot {
+  index: number;
+  handle: WorkerHandle;
+  api: Comlink.Remote<EncoderWorkerApi>;
+  ready: Promise<EncoderWorkerInfo>;
+  pending: Set<(e: Error) => void>;
+  alive: boolean;
+}
+
+export interface WorkerPoolStats {
+  workers: number;
+  restarts: number;
+  /** Calls sent to workers and not yet answered. */
+  queueDepth: number;
+}
+
+export class EncoderWorkerPool {
+  readonly kind = 'workers';
+  private readonly slots: Slot[] = [];
+  private readonly keyOwners = new Map<string, Set<Slot>>();
+  private restarts = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly spawn: SpawnWorker,
+    private readonly init: EncoderWorkerInit,
+    readonly info: EncoderWorkerInfo,
+  ) {}
+
+  static async start(spawn: SpawnWorker, init: EncoderWorkerInit, size: number): Promise<EncoderWorkerPool> {
+    if (!Number.isInteger(size) || size < 1) throw new InternalError(`encoder pool size must be >= 1, got ${size}`);
+    installErrorTransfer();
+    const pool = new EncoderWorkerPool(spawn, init, undefined as unknown as EncoderWorkerInfo);
+    for (let i = 0; i < size; i++) pool.slots.push(pool.startSlot(i));
+    try {
+      const infos = await Promise.all(pool.slots.map((s) => s.ready));
+      (pool as { info: EncoderWorkerInfo }).info = infos[0];
+    } catch (e) {
+      pool.terminate();
+      throw e;
+    }
+    return pool;
+  }
+
+  private startSlot(index: number): Slot {
+    const handle = this.spawn(index);
+    const slot: Slot = {
+      index,
+      handle,
+      api: Comlink.wrap<EncoderWorkerApi>(handle.endpoint),
+      ready: Promise.resolve(undefined as unknown as EncoderWorkerInfo),
+      pending: new Set(),
+      alive: true,
+    };
+    handle.onExit((reason) => this.onExit(slot, reason));
+    slot.ready = this.track(slot, slot.api.init(this.init));
+    return slot;
+  }
+
+  private onExit(slot: Slot, reason: string): void {
+    if (!slot.alive) return;
+    slot.alive = false;
+    const error = new EncoderWorkerCrashedError(slot.index, reason);
+    for (const reject of slot.pending) reject(error);
+    slot.pending.clear();
+    for (const [key, owners] of this.keyOwners) {
+      owners.delete(slot);
+      if (owners.size === 0) this.keyOwners.delete(key);
+    }
+    if (this.closed) return;
+    this.restarts++;
+    const fresh = this.startSlot(slot.index);
+    fresh.ready.catch(() => undefined); // a failing restart surfaces on the next call to that slot
+    this.slots[slot.index] = fresh;
+  }
+
+  /** Settle `call` normally, or reject it at once if its worker dies first. */
+  private track<T>(slot: Slot, call: Promise<T>): Promise<T> {
+    if (!slot.alive) return Promise.reject(new EncoderWorkerCrashedError(slot.index, 'already stopped'));
+    return new Promise<T>((resolve, reject) => {
+      const fail = (e: Error) => reject(e);
+      slot.pending.add(fail);
+      call.then(
+        (v) => {
+          slot.pending.delete(fail);
+          resolve(v);
+        },
+        (e: unknown) => {
+          slot.pending.delete(fail);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  private leastBusy(): Slot {
+    return this.slots.reduce((best, s) => (s.alive && s.pending.size < best.pending.size ? s : best), this.slots[0]);
+  }
+
+  async prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia> {
+    const slot = this.leastBusy();
+    await this.track(slot, slot.ready);
+    // The bytes are copied for the transfer: the caller keeps its own (for a retry at another resolution).
+    const copy = bytes.slice();
+    const prepared = await this.track(slot, slot.api.prepare(Comlink.transfer(copy, [copy.buffer]), options));
+    let owners = this.keyOwners.get(prepared.key);
+    if (!owners) this.keyOwners.set(prepared.key, (owners = new Set()));
+    owners.add(slot);
+    return prepared;
+  }
+
+  /** Encode on a worker that holds the key's pixels; the other holders drop theirs. */
+  async encode(key: string): Promise<EncodedMedia> {
+    const owners = [...(this.keyOwners.get(key) ?? [])].filter((s) => s.alive);
+    if (owners.length === 0) throw new MediaNotPreparedError(key);
+    this.keyOwners.delete(key);
+    const [slot, ...others] = owners;
+    for (const o of others) void this.track(o, o.api.forget(key)).catch(() => undefined);
+    return this.track(slot, slot.api.encode(key));
+  }
+
+  async forget(key: string): Promise<void> {
+    const owners = this.keyOwners.get(key);
+    if (!owners) return;
+    this.keyOwners.delete(key);
+    await Promise.all([...owners].map((o) => this.track(o, o.api.forget(key)).catch(() => undefined)));
+  }
+
+  queueDepth(): number {
+    return this.slots.reduce((a, s) => a + s.pending.size, 0);
+  }
+
+  destroy(): void {
+    this.terminate();
+  }
+
+  /** Stop worker `index` as if it had crashed (its calls fail; a fresh worker replaces it). */
+  killWorker(index: number): void {
+    const slot = this.slots[index];
+    if (!slot) throw new InternalError(`no encoder worker ${index}`);
+    slot.handle.terminate();
+    this.onExit(slot, 'terminated');
+  }
+
+  stats(): WorkerPoolStats {
+    return {
+      workers: this.slots.length,
+      restarts: this.restarts,
+      queueDepth: this.queueDepth(),
+    };
+  }
+
+  terminate(): void {
+    this.closed = true;
+    for (const s of this.slots) {
+      s.alive = false;
+      for (const reject of s.pending) reject(new EncoderWorkerCrashedError(s.index, 'the engine was destroyed'));
+      s.pending.clear();
+      s.api[Comlink.releaseProxy]();
+      s.handle.terminate();
+    }
+  }
+}

@@ -1,0 +1,61 @@
+// How an engine encodes media: where (worker pool or in-process), how much it batches, and its caches.
+// Shared by the browser and Node factories.
+
+import { PersistentEncoderCache } from '../cache/persistent-cache';
+import type { KeyValueStore } from '../cache/store';
+import { MediaEncoder, type EncodeBackend, type LifecycleCounters, type LockManagerLike } from '../encoder/media-encoder';
+import type { EncoderWorkerInit } from '../protocol/encoder';
+
+export interface EncoderOptions {
+  /** 'workers' (default where available): encoder workers with their own devices; 'in-process': this thread. */
+  mode?: 'workers' | 'in-process';
+  /** Encoder workers (default 1). */
+  poolSize?: number;
+  /** Most tiles in one vision forward pass, across requests (default 8). */
+  maxBatchTiles?: number;
+  /** Memory tier capacity in bytes (default 256 MiB). */
+  memoryCacheBytes?: number;
+  /** Persistent tier budget in bytes (default 1 GiB; 0 turns it off). */
+  persistentCacheBytes?: number;
+  /** Test hook: fail encodes of more than this many tiles as if the GPU ran out of memory. */
+  simulateOutOfMemoryAboveTiles?: number;
+}
+
+export const DEFAULT_MEMORY_CACHE_BYTES = 256 * 2 ** 20;
+export const DEFAULT_PERSISTENT_CACHE_BYTES = 2 ** 30;
+export const DEFAULT_MAX_BATCH_TILES = 8;
+
+export function workerInit(modelRef: EncoderWorkerInit['model'], modelId: string, o: EncoderOptions): EncoderWorkerInit {
+  return {
+    model: modelRef,
+    modelId,
+    maxBatchTiles: o.maxBatchTiles ?? DEFAULT_MAX_BATCH_TILES,
+    simulateOutOfMemoryAboveTiles: o.simulateOutOfMemoryAboveTiles,
+  };
+}
+
+/** Wrap a started backend with the two cache tiers (and cross-tab locks when given). */
+export function mediaEncoderFor(
+  backend: EncodeBackend,
+  lifecycle: LifecycleCounters,
+  o: EncoderOptions,
+  store: KeyValueStore | undefined,
+  locks: LockManagerLike | undefined,
+): MediaEncoder {
+  const budget = o.persistentCacheBytes ?? DEFAULT_PERSISTENT_CACHE_BYTES;
+  const persistent =
+    store && budget > 0
+      ? new PersistentEncoderCache({
+          store,
+          identity: backend.info.identity,
+          budgetBytes: budget,
+          onWarning: (w) => console.warn(`tessera: ${w.message}`),
+        })
+      : undefined;
+  return new MediaEncoder(backend, {
+    memoryCacheBytes: o.memoryCacheBytes ?? DEFAULT_MEMORY_CACHE_BYTES,
+    persistent,
+    locks,
+    lifecycle,
+  });
+}

@@ -1,0 +1,77 @@
+// Messages between the main thread and encoder workers (types only; comlink carries the calls).
+//
+//   main                                   encoder worker (own GPUDevice + vision weights)
+//   init(model ref)            ─────────►  load config, processor image config, vision weights
+//   prepare(bytes) [transfer]  ─────────►  blake3 key, decode, resize, tile   (kept until encode/forget)
+//                              ◄─────────  { key, layout }                    (counts before work)
+//   encode(key)                ─────────►  batched with other pending keys, one forward pass
+//                              ◄─────────  { embeddings [transfer], shape }
+
+import type { AdapterReport } from '../gpu/adapter-info';
+import type { ImageLayout } from '../processor/image-layout';
+
+/** Where the worker reads the checkpoint from; all structured-cloneable. */
+export type ModelRef =
+  | { kind: 'url'; url: string }
+  | { kind: 'dir'; path: string }
+  | { kind: 'files'; files: File[] }
+  | { kind: 'directory-handle'; handle: FileSystemDirectoryHandle };
+
+export interface EncoderWorkerInit {
+  model: ModelRef;
+  /** Names the model in cache keys (model id + revision). */
+  modelId: string;
+  /** Most tiles in one forward pass, across requests. */
+  maxBatchTiles: number;
+  /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
+  simulateOutOfMemoryAboveTiles?: number;
+}
+
+export interface EncoderWorkerInfo {
+  /** Digest of everything the embeddings depend on (model, dtype, encoder config). */
+  identity: string;
+  imageSeqLen: number;
+  hiddenSize: number;
+  adapter: AdapterReport;
+}
+
+export interface PrepareOptions {
+  /** Override size.longest_edge (a reduced-resolution retry after the GPU ran out of memory). */
+  longestEdge?: number;
+}
+
+export interface PreparedMedia {
+  key: string;
+  layout: ImageLayout;
+  /** Embeddings the encoder will return: layout.numTiles * imageSeqLen rows. */
+  numTokens: number;
+}
+
+export interface EncodedMedia {
+  key: string;
+  /** [numTokens, hiddenSize] f32, transferred. */
+  embeddings: Float32Array;
+  numTokens: number;
+  hiddenSize: number;
+  /** Forward-pass time for the batch this image was in. */
+  encodeMs: number;
+  /** Images in that batch (1 = encoded alone). */
+  batchImages: number;
+}
+
+export interface EncoderWorkerStats {
+  encodes: number;
+  batches: number;
+  tilesEncoded: number;
+  queueDepth: number;
+  prepared: number;
+}
+
+export interface EncoderWorkerApi {
+  init(init: EncoderWorkerInit): Promise<EncoderWorkerInfo>;
+  prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
+  encode(key: string): Promise<EncodedMedia>;
+  /** Drop a prepared image that will not be encoded (cache hit, cancellation). */
+  forget(key: string): Promise<void>;
+  stats(): Promise<EncoderWorkerStats>;
+}

@@ -1,0 +1,22 @@
+// worker_threads entry for media encoding in Node: an EncoderCore with its own Dawn device, sharp for
+// images, and the checkpoint read from disk or a URL. Wiring only (comlink's Node adapter).
+
+import { parentPort } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { EncoderCore } from '../src/encoder/encoder-core';
+import { nodeModelSourceFromRef } from '../src/encoder/model-ref-node';
+import { createNodeGpuContext } from '../src/gpu/node';
+import { installErrorTransfer } from '../src/protocol/errors';
+import { decodeImageNode } from '../src/processor/image-decode-node';
+
+if (!parentPort) throw new Error('encoder.node-worker must run in a worker thread');
+installErrorTransfer();
+Comlink.expose(
+  new EncoderCore({
+    createGpu: () => createNodeGpuContext(),
+    openModel: nodeModelSourceFromRef,
+    decodeImage: decodeImageNode,
+  }),
+  nodeEndpoint(parentPort),
+);

@@ -1,0 +1,18 @@
+// Web Worker entry for media encoding: an EncoderCore with the worker's own WebGPU device, the browser's
+// image decoder, and the checkpoint read through the Cache API / picked files. Wiring only.
+
+import * as Comlink from 'comlink';
+import { EncoderCore } from '../src/encoder/encoder-core';
+import { createBrowserGpuContext } from '../src/gpu/browser';
+import { browserModelSourceFromRef } from '../src/encoder/model-ref';
+import { installErrorTransfer } from '../src/protocol/errors';
+import { decodeImageBrowser } from '../src/processor/image-decode';
+
+installErrorTransfer();
+Comlink.expose(
+  new EncoderCore({
+    createGpu: () => createBrowserGpuContext(),
+    openModel: browserModelSourceFromRef,
+    decodeImage: decodeImageBrowser,
+  }),
+);
