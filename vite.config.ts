@@ -47,7 +47,13 @@ export default defineConfig(({ mode }) => ({
           outDir: resolve(root, 'demo-dist'),
           emptyOutDir: true,
           target: 'es2022',
-          rollupOptions: { input: { main: resolve(root, 'demo/index.html'), parity: resolve(root, 'demo/parity.html') } },
+          rollupOptions: {
+            input: {
+              main: resolve(root, 'demo/index.html'),
+              parity: resolve(root, 'demo/parity.html'),
+              'encoder-harness': resolve(root, 'demo/encoder-harness.html'),
+            },
+          },
         },
   test: {
     root,

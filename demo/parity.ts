@@ -36,7 +36,7 @@ window.tesseraParity = async (model, maxNewTokens) => {
         { role: 'user', content: [{ type: 'image', image }, { type: 'text', text: 'Can you describe this image?' }] },
       ]);
       const im = prepared.images[0];
-      const vision = await loaded.vision.encode({ pixels: im.pixelValues, numTiles: im.layout.numTiles }, { captureTowerOutput: true });
+      const vision = await loaded.vision!.encode({ pixels: im.pixelValues, numTiles: im.layout.numTiles }, { captureTowerOutput: true });
       const connector = await gpu.readF32(vision.embeddings);
       let logits: Float32Array | undefined;
       const tokenIds: number[] = [];

@@ -61,7 +61,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
                   init,
                 )
               : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
-          const store = typeof indexedDB !== 'undefined' ? idbStore() : undefined;
+          const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
           return mediaEncoderFor(backend, lifecycle, enc, store, locks);
         },
       },

@@ -68,7 +68,7 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
                 { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
                 init,
               );
-          return mediaEncoderFor(backend, lifecycle, enc, enc.cacheDir ? fsStore(enc.cacheDir) : undefined, undefined);
+          return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);
         },
       },
       options,

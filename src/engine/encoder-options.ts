@@ -17,6 +17,8 @@ export interface EncoderOptions {
   memoryCacheBytes?: number;
   /** Persistent tier budget in bytes (default 1 GiB; 0 turns it off). */
   persistentCacheBytes?: number;
+  /** Where the persistent tier lives (default: IndexedDB in browsers; Node: files under cacheDir). */
+  store?: KeyValueStore;
   /** Test hook: fail encodes of more than this many tiles as if the GPU ran out of memory. */
   simulateOutOfMemoryAboveTiles?: number;
 }
