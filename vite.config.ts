@@ -67,6 +67,7 @@ export default defineConfig(({ mode }) => ({
         test: {
           name: 'gpu',
           include: ['test/gpu/**/*.test.ts'],
+          globalSetup: ['test/gpu/global-setup.ts'],
           environment: 'node',
           // One Dawn device at a time (SwiftShader already uses every core), shared by every file:
           // no isolation, so test/gpu/gpu.ts and its compiled pipelines live for the whole run.

@@ -63,6 +63,8 @@ export interface MediaEncoderStats {
   persistentHits: number;
   misses: number;
   encodes: number;
+  /** Encodes that shared a forward pass with another image (cross-request batching). */
+  batchedEncodes: number;
   memoryBytes: number;
   memoryEvictions: number;
   persistentBytes: number;
@@ -82,7 +84,7 @@ function percentile(sorted: number[], q: number): number {
 export class MediaEncoder {
   private readonly memory: MemoryEncoderCache<Float32Array>;
   private readonly encodeTimes: number[] = [];
-  private readonly counts = { persistentHits: 0, misses: 0, encodes: 0 };
+  private readonly counts = { persistentHits: 0, misses: 0, encodes: 0, batchedEncodes: 0 };
 
   constructor(
     readonly backend: EncodeBackend,
@@ -154,6 +156,7 @@ export class MediaEncoder {
     const t0 = performance.now();
     const encoded = await withTimeout(this.backend.encode(media.key), timeoutMs);
     this.counts.encodes++;
+    if (encoded.batchImages > 1) this.counts.batchedEncodes++;
     this.encodeTimes.push(performance.now() - t0);
     this.options.lifecycle.ready++;
     await this.options.persistent?.put(media.key, encoded.embeddings, [encoded.numTokens, encoded.hiddenSize]);
@@ -164,6 +167,20 @@ export class MediaEncoder {
   /** The request is done with its media: its references go; entries stay cached (freeable). */
   release(requestId: number): void {
     this.memory.release(requestId);
+  }
+
+  /** What the persistent tier holds (empty when there is none). */
+  async inspect(): Promise<{ entries: Array<{ key: string; sizeBytes: number; lastUsedAt: number }>; totalBytes: number }> {
+    const p = this.options.persistent;
+    if (!p) return { entries: [], totalBytes: 0 };
+    const r = await p.inspect();
+    return { entries: r.entries.map((e) => ({ key: e.key, sizeBytes: e.sizeBytes, lastUsedAt: e.lastUsedAt })), totalBytes: r.totalBytes };
+  }
+
+  /** Empty both tiers (entries still referenced by running requests stay in memory until released). */
+  async clear(): Promise<void> {
+    this.memory.clear();
+    await this.options.persistent?.clear();
   }
 
   /** Live references (0 for every key once all requests finished). */
@@ -182,6 +199,7 @@ export class MediaEncoder {
       persistentHits: this.counts.persistentHits,
       misses: this.counts.misses,
       encodes: this.counts.encodes,
+      batchedEncodes: this.counts.batchedEncodes,
       memoryBytes: m.usedBytes,
       memoryEvictions: m.evictions,
       persistentBytes: p?.bytes ?? 0,

@@ -301,6 +301,12 @@ export class Engine {
     return { finishReason, info, text: detok.text };
   }
 
+  /** Inspect and clear the encoder cache (memory + persistent tiers). */
+  readonly encoderCache = {
+    inspect: () => this.media.inspect(),
+    clear: () => this.media.clear(),
+  };
+
   /** Used by plan-media.ts: the context window this engine can serve. */
   contextWindow(): number {
     return Math.min(this.model.config.text.maxPositions, this.model.lm.maxBlocksPerSeq * this.model.kv.blockSize);
