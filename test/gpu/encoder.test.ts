@@ -47,11 +47,14 @@ describe('in-process encoder', () => {
   });
   afterAll(() => engine?.destroy());
 
-  it('batches concurrent requests\' tiles into one forward pass', async () => {
-    const [a, b] = await Promise.all([engine.chat.completions.create(ask(await flat(200, 30, 30))), engine.chat.completions.create(ask(await flat(30, 200, 30)))]);
-    expect(a.tessera.media[0].source).toBe('encoded');
-    expect(b.tessera.media[0].source).toBe('encoded');
+  it('batches the tiles of encodes that arrive together (two requests) into one forward pass', async () => {
+    const [pa, pb] = await Promise.all([engine.media.prepare(await flat(200, 30, 30)), engine.media.prepare(await flat(30, 200, 30))]);
+    const [a, b] = await Promise.all([engine.media.embeddings(pa, 101), engine.media.embeddings(pb, 102)]);
+    engine.media.release(101);
+    engine.media.release(102);
+    expect([a.source, b.source]).toEqual(['encoded', 'encoded']);
     expect(engine.stats().encoder.batchedEncodes).toBe(2);
+    expect(a.data.length).toBe(pa.numTokens * engine.media.info.hiddenSize);
   });
 
   it('an encode past its timeout fails that request with the number; the next request works', async () => {
