@@ -239,7 +239,7 @@ export class Engine {
       req.temperature && req.temperature > 0
         ? { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 }
         : undefined;
-    const timings: GenerateTimings = { prefillMs: 0, numPrefillChunks: 0, decodeStepMs: [] };
+    const timings: GenerateTimings = { prefillMs: 0, numPrefillChunks: 0, decodeStepMs: [], decodeStepEnd: [] };
     const detok = processor.createDetokenizer();
     const stopIds = new Set(processor.stopTokenIds);
     const tokenIds: number[] = [];
@@ -287,6 +287,8 @@ export class Engine {
       decodeMs,
       decodeTokensPerSecond: decodeMs > 0 ? (timings.decodeStepMs.length * 1000) / decodeMs : 0,
       numPrefillChunks: timings.numPrefillChunks,
+      decodeStepMs: timings.decodeStepMs,
+      decodeStepEnd: timings.decodeStepEnd ?? [],
     };
     const info: TesseraInfo = {
       tokenIds,

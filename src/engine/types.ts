@@ -50,6 +50,10 @@ export interface RequestTimings {
   /** Generated tokens after the first per second of decode. */
   decodeTokensPerSecond: number;
   numPrefillChunks: number;
+  /** Each decode step's wall time (inter-token latency). */
+  decodeStepMs: number[];
+  /** performance.now() at the end of each decode step. */
+  decodeStepEnd: number[];
 }
 
 export interface MediaInfo {

@@ -39,6 +39,8 @@ export interface GenerateTimings {
   numPrefillChunks: number;
   /** Wall time of each decode step (submit to sampled id read back). */
   decodeStepMs: number[];
+  /** performance.now() when each decode step finished (for inter-token latency under load). */
+  decodeStepEnd?: number[];
 }
 
 /** Check the placeholder contract and return, for each prompt position, its media row (-1 if none). */
@@ -125,7 +127,9 @@ export async function* generate(
         lastRows: Uint32Array.of(0),
         sampling: req.sampling ? { ...req.sampling, step: i + 1 } : undefined,
       });
-      timings?.decodeStepMs.push(performance.now() - s0);
+      const s1 = performance.now();
+      timings?.decodeStepMs.push(s1 - s0);
+      timings?.decodeStepEnd?.push(s1);
       next = out.ids![0];
     }
   } finally {
