@@ -93,7 +93,7 @@ function percentiles(xs: number[]) {
 
 async function overlap() {
   const tokensAlone = Number(params.get('alone') ?? 24);
-  const tokensA = Number(params.get('tokens') ?? 96);
+  const tokensA = Number(params.get('tokens') ?? 256);
   const engine = await open();
   await timed(engine, ask(undefined, 2), 'warm-up (text)');
   await timed(engine, ask(await drawn(2), 1), 'warm-up (drawn image)');

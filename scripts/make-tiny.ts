@@ -91,15 +91,15 @@ function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean)
   return c;
 }
 
-function writeJson(path: string, value: unknown): void {
+export function writeJson(path: string, value: unknown): void {
   writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-function sha256(bytes: Uint8Array): string {
+export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype']): TensorToWrite[] {
+export function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype']): TensorToWrite[] {
   const parsed = parseModelConfig(config);
   const layout = weightLayout(parsed);
   return layout.checkpoint.map((t) => ({ name: t.name, shape: t.shape, dtype, data: initTensor(t.name, t.shape, parsed.tieWordEmbeddings) }));

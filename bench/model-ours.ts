@@ -1,0 +1,95 @@
+// Measures our engine on the bench request, the same way in Node and in the browser:
+//   cold      the first request after load: pipelines compile here (seconds on SwiftShader);
+//   warm      `warmReps` more; the one with the median TTFT is reported;
+//   cacheHit  the last warm request's exact bytes again: embeddings from the encoder's memory cache.
+// Tessera's encoder cache keys images by their bytes, so cold and warm requests each send a byte-distinct
+// copy of the PNG (png-variant.ts: an extra tEXt chunk, same pixels) and the vision encoder really runs;
+// each response's TesseraInfo.media says where its embeddings came from, and this checks it.
+
+import type { Engine } from '../src/engine/engine';
+import type { TesseraInfo } from '../src/engine/types';
+import { benchMessages } from './model-request';
+import type { OursFigures, RequestFigures } from './model-result';
+import { pngVariant } from './png-variant';
+
+export interface OursRun {
+  env: OursFigures['env'];
+  adapter: string;
+  kernelVariant: string;
+  engineOptions: string;
+  loadMs: number;
+  image: Uint8Array;
+  maxNewTokens: number;
+  warmReps: number;
+  log: (line: string) => void;
+}
+
+export class BenchRequestError extends Error {
+  override readonly name = 'BenchRequestError';
+}
+
+function figures(info: TesseraInfo, totalMs: number): RequestFigures {
+  const t = info.timings;
+  return {
+    processMs: t.processMs,
+    encodeMs: t.encodeMs,
+    encodeMsPerTile: info.numTiles > 0 ? t.encodeMs / info.numTiles : 0,
+    prefillMs: t.prefillMs,
+    prefillTokensPerSecond: (info.promptTokens * 1000) / t.prefillMs,
+    ttftMs: t.ttftMs,
+    decodeTokensPerSecond: t.decodeTokensPerSecond,
+    totalMs,
+    tokenIds: info.tokenIds,
+    mediaSource: info.media.map((m) => m.source).join(',') || 'none',
+  };
+}
+
+export function describeRequest(r: RequestFigures): string {
+  return (
+    `encode ${r.encodeMsPerTile.toFixed(0)} ms/tile (${r.mediaSource}), prefill ${r.prefillTokensPerSecond.toFixed(1)} tok/s, ` +
+    `TTFT ${r.ttftMs.toFixed(0)} ms, decode ${r.decodeTokensPerSecond.toFixed(2)} tok/s, total ${r.totalMs.toFixed(0)} ms`
+  );
+}
+
+export async function measureOurs(engine: Engine, run: OursRun): Promise<OursFigures> {
+  const request = async (label: string, image: Uint8Array, expectSource: string) => {
+    const t0 = performance.now();
+    const r = await engine.chat.completions.create({ messages: benchMessages(image), max_tokens: run.maxNewTokens, temperature: 0 });
+    const f = figures(r.tessera, performance.now() - t0);
+    run.log(`ours (${run.env}) ${label}: ${describeRequest(f)}; tokens ${JSON.stringify(f.tokenIds)}`);
+    if (f.mediaSource !== expectSource) {
+      throw new BenchRequestError(`${label}: embeddings came from '${f.mediaSource}', expected '${expectSource}'; the figures would mislead`);
+    }
+    return { f, info: r.tessera, text: r.choices[0].message.content };
+  };
+  const cold = await request('cold request (first after load, includes pipeline compilation)', pngVariant(run.image, 'cold'), 'encoded');
+  const warm: Awaited<ReturnType<typeof request>>[] = [];
+  let last = run.image;
+  for (let i = 0; i < run.warmReps; i++) {
+    last = pngVariant(run.image, `warm-${i}`);
+    warm.push(await request(`warm request ${i + 1}/${run.warmReps}`, last, 'encoded'));
+  }
+  const stats = engine.stats(); // decodeStep describes the last warm request's last step
+  const hit = await request('same image bytes again (encoder cache hit)', last, 'memory');
+  warm.sort((a, b) => a.f.ttftMs - b.f.ttftMs);
+  const chosen = warm[Math.floor((warm.length - 1) / 2)];
+  return {
+    env: run.env,
+    adapter: run.adapter,
+    kernelVariant: run.kernelVariant,
+    engineOptions: run.engineOptions,
+    loadMs: run.loadMs,
+    promptTokens: chosen.info.promptTokens,
+    imageTokens: chosen.info.imageTokens,
+    numTiles: chosen.info.numTiles,
+    cold: cold.f,
+    warm: chosen.f,
+    warmReps: warm.length,
+    cacheHit: hit.f,
+    peakGpuBytes: engine.stats().gpuMemory.peakBytes,
+    weightBytes: stats.weightBytes,
+    kvCacheBytes: stats.kvCacheBytes,
+    decodeStep: stats.decodeStep,
+    text: chosen.text,
+  };
+}

@@ -1,0 +1,155 @@
+// Turns a `bench:model` run into ratios, token agreement and readable tables (Node side). The runner
+// prints the JSON line itself.
+
+import { isSkipped, type ModelBenchResult, type OursFigures, type PeerFigures, type Skipped } from './model-result';
+
+const MiB = 2 ** 20;
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const get = <T extends object, R>(x: T | Skipped | undefined, f: (v: T) => R): R | undefined =>
+  x === undefined || isSkipped(x) ? undefined : f(x);
+
+/** Same tokens over the shorter of the two (the reference has more steps than a run asks for). */
+function samePrefix(a: number[] | undefined, b: number[] | undefined): boolean | null {
+  if (!a || !b) return null;
+  const n = Math.min(a.length, b.length);
+  return n > 0 && a.slice(0, n).every((t, i) => t === b[i]);
+}
+
+const div = (a: number | undefined, b: number | undefined): number | null =>
+  a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? null : a / b;
+
+export function computeRatios(r: Pick<ModelBenchResult, 'node' | 'browser'>): Record<string, number | null> {
+  const ours = get(r.browser, (b) => b.ours) as OursFigures | Skipped | undefined;
+  const peer = get(r.browser, (b) => b.peer) as PeerFigures | Skipped | undefined;
+  const o = <R>(f: (v: OursFigures) => R) => get(ours, f);
+  const p = <R>(f: (v: PeerFigures) => R) => get(peer, f);
+  return {
+    encodePerTile_warm: div(p((x) => x.encodeMsPerTile), o((x) => x.warm.encodeMsPerTile)),
+    encodePerTile_cold: div(p((x) => x.encodeMsPerTile), o((x) => x.cold.encodeMsPerTile)),
+    prefillTokensPerSecond: div(o((x) => x.warm.prefillTokensPerSecond), p((x) => x.prefillTokensPerSecond)),
+    ttft_warm: div(p((x) => x.ttftMs), o((x) => x.warm.ttftMs)),
+    ttft_cold: div(p((x) => x.ttftMs), o((x) => x.cold.ttftMs)),
+    decodeTokensPerSecond: div(o((x) => x.warm.decodeTokensPerSecond), p((x) => x.decodeTokensPerSecond)),
+    peakGpuMemory: div(p((x) => x.peakGpuBytes), o((x) => x.peakGpuBytes)),
+    dispatchesPerDecodeToken: div(p((x) => x.decodeStep.numDispatches), o((x) => x.decodeStep.numDispatches)),
+    load: div(p((x) => x.loadMs), o((x) => x.loadMs)),
+  };
+}
+
+export function computeAgreement(r: Pick<ModelBenchResult, 'node' | 'browser' | 'referenceTokens'>): Record<string, boolean | null> {
+  const node = get(r.node, (x) => x.warm.tokenIds);
+  const nodeCold = get(r.node, (x) => x.cold.tokenIds);
+  const ours = get(r.browser, (b) => get(b.ours, (x) => x.warm.tokenIds));
+  const peer = get(r.browser, (b) => get(b.peer, (x) => x.tokenIds));
+  const ref = r.referenceTokens ?? undefined;
+  return {
+    oursBrowser_vs_peer: samePrefix(ours, peer),
+    oursNode_vs_oursBrowser: samePrefix(node, ours),
+    oursNode_cold_vs_warm: samePrefix(node, nodeCold),
+    oursNode_vs_reference: samePrefix(node, ref),
+    oursBrowser_vs_reference: samePrefix(ours, ref),
+    peer_vs_reference: samePrefix(peer, ref),
+  };
+}
+
+const f = (x: number | undefined, digits = 0) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
+const ratio = (x: number | null) => (x === null ? '-' : `${x.toFixed(2)}x`);
+
+export function formatModelReport(r: ModelBenchResult): string {
+  const node = isSkipped(r.node) ? undefined : r.node;
+  const br = isSkipped(r.browser) ? undefined : r.browser;
+  const ours = br && !isSkipped(br.ours) ? br.ours : undefined;
+  const peer = br && !isSkipped(br.peer) ? br.peer : undefined;
+  const out: string[] = [];
+  out.push(`Model: ${r.model.path}`);
+  out.push(`  ${r.model.shape}; ${r.model.weights}`);
+  out.push(`  NOTE: ${r.model.note}`);
+  out.push(
+    `Request: "${r.request.prompt}" + ${r.request.image} -> ${r.request.numTiles} tile(s), ${r.request.imageTokens} image tokens, ` +
+      `${r.request.promptTokens} prompt tokens; greedy, ${r.request.maxNewTokens} new tokens`,
+  );
+  if (node) out.push(`Node: ${node.adapter} (kernel variant ${node.kernelVariant})`);
+  else out.push(`Node: skipped (${(r.node as Skipped).skipped})`);
+  if (br) out.push(`Browser: ${br.userAgent}${ours ? `; ${ours.adapter}` : ''}`);
+  else out.push(`Browser: skipped (${(r.browser as Skipped).skipped})`);
+  if (peer) out.push(`Peer: ${peer.library}, ${peer.onnxruntime}, device ${peer.device}, dtype ${peer.dtype}; pixels used: ${peer.pixelsUsed}`);
+  else if (br) out.push(`Peer: skipped (${(br.peer as Skipped).skipped})`);
+  const engineOptions = (node ?? ours)?.engineOptions;
+  if (engineOptions) out.push(`Ours: ${engineOptions}; each measured request sends a byte-distinct copy of the PNG (same pixels) so the encoder cache misses`);
+  if (ours || node) out.push('Ours: one cold request right after load (pipeline compilation), then warm request(s); "warm" columns report the median-TTFT warm one.');
+  if (peer) out.push('Peer: ONE cold request only (its vision encoder takes minutes here); compare it with both of ours.');
+  out.push('');
+
+  const rows: string[][] = [];
+  const add = (name: string, n: string, b: string, p: string, rt: string) => rows.push([name, n, b, p, rt]);
+  const R = r.ratios;
+  add('load (s)', f(node && node.loadMs / 1000, 1), f(ours && ours.loadMs / 1000, 1), f(peer && peer.loadMs / 1000, 1), ratio(R.load));
+  add('CPU preprocess (ms)', f(node?.warm.processMs), f(ours?.warm.processMs), f(peer?.processMs), '');
+  add('vision encode, ms per 512 tile (warm)', f(node?.warm.encodeMsPerTile), f(ours?.warm.encodeMsPerTile), f(peer?.encodeMsPerTile), ratio(R.encodePerTile_warm));
+  add('vision encode, ms per 512 tile (cold)', f(node?.cold.encodeMsPerTile), f(ours?.cold.encodeMsPerTile), f(peer?.encodeMsPerTile), ratio(R.encodePerTile_cold));
+  add('prefill, prompt tokens/s', f(node?.warm.prefillTokensPerSecond, 1), f(ours?.warm.prefillTokensPerSecond, 1), f(peer?.prefillTokensPerSecond, 2), ratio(R.prefillTokensPerSecond));
+  add('prefill (ms)', f(node?.warm.prefillMs), f(ours?.warm.prefillMs), f(peer?.prefillMs), '');
+  add('TTFT warm (ms)', f(node?.warm.ttftMs), f(ours?.warm.ttftMs), f(peer?.ttftMs), ratio(R.ttft_warm));
+  add('TTFT cold (ms)', f(node?.cold.ttftMs), f(ours?.cold.ttftMs), f(peer?.ttftMs), ratio(R.ttft_cold));
+  add('TTFT, same image again: encoder cache hit (ms)', f(node?.cacheHit.ttftMs), f(ours?.cacheHit.ttftMs), '-', '');
+  add('decode tokens/s', f(node?.warm.decodeTokensPerSecond, 2), f(ours?.warm.decodeTokensPerSecond, 2), f(peer?.decodeTokensPerSecond, 3), ratio(R.decodeTokensPerSecond));
+  add('request total (ms)', f(node?.warm.totalMs), f(ours?.warm.totalMs), f(peer?.totalMs), '');
+  add('peak GPU memory (MiB)', f(node && node.peakGpuBytes / MiB), f(ours && ours.peakGpuBytes / MiB), f(peer && peer.peakGpuBytes / MiB), ratio(R.peakGpuMemory));
+  add('dispatches / decode token', f(node?.decodeStep.numDispatches), f(ours?.decodeStep.numDispatches), f(peer?.decodeStep.numDispatches, 1), ratio(R.dispatchesPerDecodeToken));
+  add('command buffers (ours) / submits (peer) per decode token', f(node?.decodeStep.numCommandBuffers), f(ours?.decodeStep.numCommandBuffers), f(peer?.decodeStep.numSubmits, 1), '');
+  add('readbacks / decode token', f(node?.decodeStep.numReadbacks), f(ours?.decodeStep.numReadbacks), f(peer?.decodeStep.numReadbacks, 1), '');
+  add('readback bytes / decode token', f(node?.decodeStep.readbackBytes), f(ours?.decodeStep.readbackBytes), f(peer?.decodeStep.readbackBytes), '');
+  out.push('Ratios ours/peer are computed so that > 1 means ours is better (times and bytes: peer ÷ ours; rates: ours ÷ peer), browser vs browser.');
+  out.push(table(['figure', 'ours Node', 'ours browser', 'peer browser', 'ours/peer'], rows));
+  out.push('');
+  if (ours?.probePeakGpuBytes !== undefined) {
+    out.push(`Cross-check: ours' peak GPU memory seen by the page probe ${(ours.probePeakGpuBytes / MiB).toFixed(0)} MiB (engine.stats() says ${(ours.peakGpuBytes / MiB).toFixed(0)} MiB).`);
+  }
+  if (peer) {
+    out.push(
+      `Peer inputs: its processor ${peer.processMs.toFixed(0)} ms; input_ids ${peer.inputIdsEqualOurs ? 'equal to ours' : 'DIFFER from ours'}; ` +
+        `its pixel_values vs ours max |diff| ${peer.pixelMaxAbsDiffVsOurs.toFixed(4)} (normalized; 1 uint8 step = 0.0078).`,
+    );
+    if (peer.logits0MaxAbsDiffVsReference !== null) {
+      out.push(`Peer step-0 logits vs float64 PyTorch reference: max |diff| ${peer.logits0MaxAbsDiffVsReference.toExponential(2)}.`);
+    }
+  }
+  out.push('Greedy tokens:');
+  if (r.referenceTokens) out.push(`  reference (PyTorch f64) ${JSON.stringify(r.referenceTokens.slice(0, r.request.maxNewTokens))}`);
+  if (node) out.push(`  ours Node (warm)        ${JSON.stringify(node.warm.tokenIds)}`);
+  if (ours) out.push(`  ours browser (warm)     ${JSON.stringify(ours.warm.tokenIds)}`);
+  if (peer) out.push(`  peer                    ${JSON.stringify(peer.tokenIds)}`);
+  out.push(
+    '  agreement: ' +
+      Object.entries(r.tokenAgreement)
+        .map(([k, v]) => `${k} ${v === null ? '-' : v ? 'SAME' : 'DIFFERENT'}`)
+        .join(', '),
+  );
+  if (!isSkipped(r.export)) {
+    const e = r.export;
+    const sizes = Object.entries(e.files).map(([n, x]) => `${n} ${(x.bytes / MiB).toFixed(1)} MiB`).join(', ');
+    out.push(`ONNX export (torch ${e.torch}, opset ${e.opset}, fp32): ${sizes}`);
+    const c = e.check as Record<string, number | boolean>;
+    const oc = e.ortCheck as Record<string, number | boolean | string>;
+    out.push(
+      `  export modules vs test/reference (f32): image features max|diff| ${Number(c.imageFeaturesMaxAbsDiffModuleVsRef32).toExponential(1)}, ` +
+        `step-0 logits ${Number(c.logits0MaxAbsDiffModuleVsRef32).toExponential(1)} (reference f32 vs f64: ${Number(c.logits0MaxAbsDiffRef32VsRef64).toExponential(1)}); ` +
+        `min top-2 logit gap ${Number(c.minTop2GapF64).toFixed(3)}`,
+    );
+    out.push(
+      `  .onnx on ${oc.runtime}: image features max|diff| ${Number(oc.imageFeaturesMaxAbsDiff).toExponential(1)}, step-0 logits ` +
+        `${Number(oc.logits0MaxAbsDiff).toExponential(1)} vs f64 reference; greedy tokens ${oc.tokensEqual ? 'equal' : 'DIFFERENT'}`,
+    );
+  } else {
+    out.push(`ONNX export: ${r.export.skipped}`);
+  }
+  if (node) out.push(`Answer text (ours, Node; random weights, so noise): ${JSON.stringify(node.text)}`);
+  if (peer) out.push(`Answer text (peer): ${JSON.stringify(peer.text)}`);
+  return out.join('\n');
+}

@@ -1,0 +1,233 @@
+// `npm run bench:model`: SmolVLM-256M-shaped model (real config, random weights) end to end. Our engine
+// in Node (Dawn) and in headless Chromium, and in the same page transformers.js on onnxruntime-web's
+// WebGPU EP with the same weights (ONNX export). Streams progress, prints tables, ends with ONE JSON line.
+//
+//   1. scripts/make-bench-model.ts -> .cache/bench-models/smolvlm-256m-random/ (skipped when current)
+//   2. bench/model-inputs.ts       -> bench-input/ (our processor's ids + pixels for the request)
+//   3. bench/model-export.ts       -> onnx/ (Python export + checks; skipped when current; not with --no-peer)
+//   4. Node: bench/model-node.ts through Vite's SSR loader (the engine imports WGSL with ?raw)
+//   5. Chromium: bench/model.html (ours, then the peer), Vite dev server with HMR and file watching OFF,
+//      so edits elsewhere in the checkout cannot reload the page mid-run
+//
+// Flags: --tokens=N (default 16)  --reps=N warm requests of ours (default 1)  --no-peer  --no-node
+//        --no-browser  --quick (= --tokens=4 --no-peer)  --peer-own-pixels  --force-export
+//        --timeout-min=N for the page (default 90)
+
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type ConsoleMessage } from 'playwright-core';
+import { createServer, type ViteDevServer } from 'vite';
+import { chromiumLaunchOptions } from '../scripts/chromium';
+import { BENCH_LONGEST_EDGE, BENCH_MODEL_DIR, ensureBenchModel } from '../scripts/make-bench-model';
+import { ensureOnnxExport } from './model-export';
+import { writeBenchInput } from './model-inputs';
+import type { NodeRunOptions } from './model-node';
+import { computeAgreement, computeRatios, formatModelReport } from './model-report';
+import type { BrowserFigures, ExportFigures, ModelBenchResult, OursFigures, Skipped } from './model-result';
+
+class BenchError extends Error {
+  override readonly name = 'BenchError';
+}
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const repoRoot = join(benchDir, '..');
+
+interface Args {
+  tokens: number;
+  reps: number;
+  peer: boolean;
+  node: boolean;
+  browser: boolean;
+  ownPixels: boolean;
+  forceExport: boolean;
+  timeoutMs: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const quick = argv.includes('--quick');
+  const args: Args = {
+    tokens: Number(value('tokens') ?? (quick ? 4 : 16)),
+    reps: Number(value('reps') ?? 1),
+    peer: !quick && !argv.includes('--no-peer'),
+    node: !argv.includes('--no-node'),
+    browser: !argv.includes('--no-browser'),
+    ownPixels: argv.includes('--peer-own-pixels'),
+    forceExport: argv.includes('--force-export'),
+    timeoutMs: Number(value('timeout-min') ?? 90) * 60_000,
+  };
+  if (!Number.isInteger(args.tokens) || args.tokens < 2) throw new BenchError(`--tokens must be an integer >= 2, got ${value('tokens')}`);
+  if (!Number.isInteger(args.reps) || args.reps < 1) throw new BenchError(`--reps must be a positive integer, got ${value('reps')}`);
+  return args;
+}
+
+const log = (line: string) => console.log(`[bench] ${line}`);
+const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+
+async function startServer(modelsDir: string): Promise<{ server: ViteDevServer; url: string }> {
+  const server = await createServer({
+    configFile: false,
+    root: benchDir,
+    // The model folders are served at /<name>/ (weights, ONNX files, bench-input/).
+    publicDir: modelsDir,
+    cacheDir: join(repoRoot, 'node_modules', '.vite-bench'),
+    logLevel: 'warn',
+    // No HMR and no file watching: an edit elsewhere in the checkout must not reload the page mid-run.
+    server: { host: '127.0.0.1', port: 0, hmr: false, watch: null, fs: { allow: [repoRoot] } },
+    // Nothing pre-bundled and no discovery: a dependency found mid-run must not make Vite reload the page.
+    // transformers.js's web build and onnxruntime-web are ESM and served as they are.
+    optimizeDeps: { noDiscovery: true, include: [] },
+  });
+  await server.listen();
+  const url = server.resolvedUrls?.local[0];
+  if (!url) throw new BenchError('Vite dev server started but reported no local URL');
+  return { server, url };
+}
+
+function echo(message: ConsoleMessage): void {
+  if (message.type() === 'debug') return;
+  const text = message.text();
+  // Reported with its URL by the response handler (optional checkpoint files are probed and may be absent).
+  if (text.startsWith('Failed to load resource: the server responded with a status of 404')) return;
+  if (text.startsWith('[bench]')) console.log(text);
+  else console.log(`[page ${message.type()}] ${text}`);
+}
+
+async function runBrowser(url: string, args: Args): Promise<BrowserFigures> {
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch(chromiumLaunchOptions());
+    const q = new URLSearchParams({
+      model: relative(join(BENCH_MODEL_DIR, '..'), BENCH_MODEL_DIR),
+      tokens: String(args.tokens),
+      reps: String(args.reps),
+      peer: args.peer ? '1' : '0',
+      ownPixels: args.ownPixels ? '1' : '0',
+    });
+    const pageUrl = `${url}model.html?${q}`;
+    log(`Chromium ${browser.version()}, page ${pageUrl}`);
+    const page = await browser.newPage();
+    page.on('console', echo);
+    page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+    page.on('response', (r) => {
+      if (r.status() === 404) console.log(`[page] 404 ${new URL(r.url()).pathname} (optional files are probed; absent is fine)`);
+    });
+    page.on('crash', () => console.log('[page crash] the renderer crashed (out of memory?)'));
+    let loads = 0;
+    const reloaded = new Promise<never>((_, reject) => {
+      page.on('load', () => {
+        if (++loads > 1) reject(new BenchError('the page reloaded mid-run, which restarts the benchmark; stopping'));
+      });
+      page.on('crash', () => reject(new BenchError('the page crashed')));
+    });
+    await page.goto(pageUrl);
+    const finished = page.waitForFunction(() => window.__modelBenchResult ?? window.__modelBenchError, null, {
+      timeout: args.timeoutMs,
+      polling: 1000,
+    });
+    finished.catch(() => {});
+    const handle = await Promise.race([finished, reloaded]);
+    const value = (await handle.jsonValue()) as BrowserFigures | string;
+    if (typeof value === 'string') throw new BenchError(`the benchmark page failed: ${value}`);
+    return value;
+  } finally {
+    await browser?.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const loadAverageAtStart = loadavg();
+  log(`machine: ${cpus().length} CPUs, load average ${loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}`);
+  log(
+    `NOTE: the bench model's preprocessor_config.json has size.longest_edge = ${BENCH_LONGEST_EDGE} (the real SmolVLM-256M: 2048), ` +
+      'so the image is ONE 512x512 tile (64 image tokens) instead of 13-17 tiles; weights are random.',
+  );
+  await ensureBenchModel(log);
+  const input = await writeBenchInput(BENCH_MODEL_DIR, repoRoot);
+  log(`request: ${input.inputIds.length} prompt tokens (${input.imageTokens} image tokens, ${input.numTiles} tile), ${args.tokens} new tokens, greedy`);
+
+  let exported: ExportFigures | Skipped = { skipped: 'not needed (--no-peer / --quick)' };
+  if (args.peer && args.browser) {
+    try {
+      exported = await ensureOnnxExport(BENCH_MODEL_DIR, repoRoot, log, args.forceExport);
+    } catch (e) {
+      exported = { skipped: `export failed: ${errorText(e)}` };
+      log(exported.skipped);
+      args.peer = false;
+    }
+  }
+  const referencePath = join(BENCH_MODEL_DIR, 'onnx/verify/reference.json');
+  let referenceTokens: number[] | null = null;
+  try {
+    referenceTokens = (JSON.parse(readFileSync(referencePath, 'utf8')) as { tokens: number[] }).tokens;
+  } catch {
+    referenceTokens = null; // no export yet: nothing to compare with
+  }
+
+  const { server, url } = await startServer(join(BENCH_MODEL_DIR, '..'));
+  let node: OursFigures | Skipped = { skipped: 'not requested (--no-node)' };
+  let browser: BrowserFigures | Skipped = { skipped: 'not requested (--no-browser)' };
+  try {
+    if (args.node) {
+      try {
+        const mod = (await server.ssrLoadModule(join(benchDir, 'model-node.ts'))) as { runNode(o: NodeRunOptions): Promise<OursFigures> };
+        node = await mod.runNode({ modelDir: BENCH_MODEL_DIR, repoRoot, maxNewTokens: args.tokens, warmReps: args.reps, log });
+      } catch (e) {
+        node = { skipped: `Node run failed: ${errorText(e)}` };
+        log(node.skipped);
+      }
+    }
+    if (args.browser) {
+      try {
+        browser = await runBrowser(url, args);
+      } catch (e) {
+        browser = { skipped: `browser run failed: ${errorText(e)}` };
+        log(browser.skipped);
+      }
+    }
+  } finally {
+    await server.close();
+  }
+
+  const partial = { node, browser, referenceTokens };
+  const result: ModelBenchResult = {
+    bench: 'model',
+    model: {
+      path: relative(repoRoot, BENCH_MODEL_DIR),
+      shape: 'SmolVLM-256M-Instruct config: vision 768 hidden x 12 layers (512 px tiles, patch 16), text 576 hidden x 30 layers, 9/3 heads, vocab 49280',
+      weights: 'deterministic random BF16 (scripts/make-bench-model.ts)',
+      longestEdge: BENCH_LONGEST_EDGE,
+      note: `preprocessor_config.json size.longest_edge = ${BENCH_LONGEST_EDGE} (real model: 2048): one 512x512 tile per image, not 13-17`,
+    },
+    request: {
+      prompt: input.prompt,
+      image: input.image,
+      maxNewTokens: args.tokens,
+      greedy: true,
+      promptTokens: input.inputIds.length,
+      imageTokens: input.imageTokens,
+      numTiles: input.numTiles,
+    },
+    referenceTokens,
+    node,
+    browser,
+    export: exported,
+    ratios: computeRatios(partial),
+    tokenAgreement: computeAgreement(partial),
+    machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+    totalSeconds: (Date.now() - started) / 1000,
+  };
+  console.log('');
+  console.log(formatModelReport(result));
+  console.log(`Total time: ${result.totalSeconds.toFixed(1)} s`);
+  console.log(JSON.stringify(result));
+}
+
+main().catch((e: unknown) => {
+  console.error(errorText(e));
+  process.exitCode = 1;
+});
