@@ -50,7 +50,8 @@ async function timed(engine: Engine, req: ChatCompletionRequest & { stream?: fal
 
 async function open(): Promise<Engine> {
   const t0 = performance.now();
-  const engine = await createEngine({ model, encoder: { poolSize: 1 } });
+  const perSubmit = params.get('perSubmit');
+  const engine = await createEngine({ model, encoder: { poolSize: 1, ...(perSubmit !== null ? { dispatchesPerSubmit: Number(perSubmit) } : {}) } });
   log(`engine ready in ${(performance.now() - t0).toFixed(0)} ms (encoder: ${engine.stats().encoder.mode})`);
   return engine;
 }

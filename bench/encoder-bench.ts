@@ -65,6 +65,8 @@ async function main(): Promise<void> {
       model: relative(dirname(BENCH_MODEL_DIR), BENCH_MODEL_DIR),
       sample: `/@fs${join(repoRoot, 'public/sample.png')}`,
     });
+    const perSubmit = process.argv.find((a) => a.startsWith('--per-submit='))?.split('=')[1];
+    if (perSubmit !== undefined) base.set('perSubmit', perSubmit);
     const timeout = 60 * 60_000;
     if (which === 'cache') {
       const cold = await runPage(page, `${url}encoder-bench.html?${base}&bench=cache&phase=cold`, timeout);

@@ -5,6 +5,7 @@ import { parentPort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { EncoderCore } from '../src/encoder/encoder-core';
+import { transferringApi } from '../src/encoder/expose';
 import { nodeModelSourceFromRef } from '../src/encoder/model-ref-node';
 import { createNodeGpuContext } from '../src/gpu/node';
 import { installErrorTransfer } from '../src/protocol/errors';
@@ -13,10 +14,12 @@ import { decodeImageNode } from '../src/processor/image-decode-node';
 if (!parentPort) throw new Error('encoder.node-worker must run in a worker thread');
 installErrorTransfer();
 Comlink.expose(
-  new EncoderCore({
-    createGpu: () => createNodeGpuContext(),
-    openModel: nodeModelSourceFromRef,
-    decodeImage: decodeImageNode,
-  }),
+  transferringApi(
+    new EncoderCore({
+      createGpu: () => createNodeGpuContext(),
+      openModel: nodeModelSourceFromRef,
+      decodeImage: decodeImageNode,
+    }),
+  ),
   nodeEndpoint(parentPort),
 );

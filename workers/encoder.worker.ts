@@ -3,6 +3,7 @@
 
 import * as Comlink from 'comlink';
 import { EncoderCore } from '../src/encoder/encoder-core';
+import { transferringApi } from '../src/encoder/expose';
 import { createBrowserGpuContext } from '../src/gpu/browser';
 import { browserModelSourceFromRef } from '../src/encoder/model-ref';
 import { installErrorTransfer } from '../src/protocol/errors';
@@ -10,9 +11,11 @@ import { decodeImageBrowser } from '../src/processor/image-decode';
 
 installErrorTransfer();
 Comlink.expose(
-  new EncoderCore({
-    createGpu: () => createBrowserGpuContext(),
-    openModel: browserModelSourceFromRef,
-    decodeImage: decodeImageBrowser,
-  }),
+  transferringApi(
+    new EncoderCore({
+      createGpu: () => createBrowserGpuContext(),
+      openModel: browserModelSourceFromRef,
+      decodeImage: decodeImageBrowser,
+    }),
+  ),
 );

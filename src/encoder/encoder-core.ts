@@ -64,7 +64,7 @@ export class EncoderCore implements EncoderWorkerApi {
     const gpu = await this.deps.createGpu();
     try {
       const processor = await loadProcessorConfig(source);
-      const model = await loadVisionModel(gpu, source, { visionBatch: init.maxBatchTiles });
+      const model = await loadVisionModel(gpu, source, { visionBatch: init.maxBatchTiles, dispatchesPerSubmit: init.dispatchesPerSubmit });
       this.loaded = { init, gpu, model, processor, identities: new Map() };
       return {
         identity: await this.identity(processor.image.longestEdge),

@@ -110,18 +110,40 @@ export class UrlSource implements ModelSource {
     const response = await this.fetchFile(name);
     if (!response?.body) return undefined;
     const total = Number(response.headers.get('content-length')) || undefined;
-    const body = onDownload ? counting(response.body, total, onDownload) : response.body;
-    if (!cache) return { stream: iterateStream(body), sizeBytes: total, fromCache: false };
+    const direct = (r: Response): ByteStream => ({
+      stream: iterateStream(onDownload ? counting(r.body!, total, onDownload) : r.body!),
+      sizeBytes: total,
+      fromCache: false,
+    });
+    if (!cache || !(await roomFor(total))) {
+      if (cache) console.warn(`tessera: not caching ${url} (${total} bytes): the browser's storage quota has no room for it`);
+      return direct(response);
+    }
     // Download into browser storage first (streamed to disk, not memory), then read it back: a second
-    // load finds it there. A failed or cut download is not cached and fails this load.
+    // load finds it there. If the browser refuses to store it (quota, private mode), load it from the
+    // network without caching instead of failing.
+    const body = onDownload ? counting(response.body, total, onDownload) : response.body;
     try {
       await cache.put(url, new Response(body, { headers: response.headers }));
+      const stored = await cache.match(url);
+      if (stored?.body) return fromResponse(stored, false);
     } catch (e) {
-      throw new ModelFileError(`downloading ${url} into the browser cache failed: ${(e as Error).message}`, { cause: e });
+      console.warn(`tessera: the browser cache refused ${url} (${(e as Error).message}); loading it without caching`);
     }
-    const stored = await cache.match(url);
-    if (!stored?.body) throw new ModelFileError(`${url} was downloaded but the browser cache did not keep it`);
-    return fromResponse(stored, false);
+    const again = await this.fetchFile(name);
+    return again?.body ? direct(again) : undefined;
+  }
+}
+
+/** Whether the origin's storage quota has room for `bytes` more (unknown sizes or quotas: assume yes). */
+async function roomFor(bytes: number | undefined): Promise<boolean> {
+  const storage = (globalThis.navigator as Navigator | undefined)?.storage;
+  if (!bytes || !storage?.estimate) return true;
+  try {
+    const { quota, usage } = await storage.estimate();
+    return quota === undefined || usage === undefined || quota - usage > bytes * 1.1;
+  } catch {
+    return true;
   }
 }
 

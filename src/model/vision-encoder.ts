@@ -12,7 +12,7 @@
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import type { Dispatch } from '../kernels/dispatch';
+import { encodeDispatches, submitDispatches, type Dispatch } from '../kernels/dispatch';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
 import { prepareMatmul } from '../kernels/matmul';
@@ -67,6 +67,12 @@ export class VisionEncoder {
     readonly config: ModelConfig,
     /** Tiles per forward pass (memory grows linearly with it). */
     readonly maxBatch = 4,
+    /**
+     * Dispatches per submission, waiting for each to finish before the next (0 = one submission per
+     * batch). Smaller pieces let other work on the same GPU (another device's decode steps, in a shared
+     * GPU process) run between them instead of queueing behind a whole forward pass.
+     */
+    readonly dispatchesPerSubmit = 0,
   ) {
     this.patchesPerTile = config.vision.patchesPerSide ** 2;
     if (config.vision.headDim !== 64) {
@@ -194,10 +200,14 @@ export class VisionEncoder {
         }
         gpu.write(b.posIds, ids);
         gpu.write(b.mask, mask);
+        const step = this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : b.dispatches.length;
+        for (let i = 0; i + step < b.dispatches.length; i += step) {
+          submitDispatches(gpu, b.dispatches.slice(i, i + step), 'vision-encoder');
+          await gpu.sync();
+        }
+        const tail = b.dispatches.slice(Math.floor((b.dispatches.length - 1) / step) * step);
         const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
-        const pass = encoder.beginComputePass({ label: 'vision-encoder' });
-        for (const d of b.dispatches) d.encode(pass);
-        pass.end();
+        encodeDispatches(encoder, tail, 'vision-encoder');
         const rowBytes = H * 4;
         encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes);
         gpu.device.queue.submit([encoder.finish()]);

@@ -23,6 +23,8 @@ export interface EncoderWorkerInit {
   modelId: string;
   /** Most tiles in one forward pass, across requests. */
   maxBatchTiles: number;
+  /** Dispatches per GPU submission while encoding (0: one per forward pass). See VisionEncoder. */
+  dispatchesPerSubmit?: number;
   /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
   simulateOutOfMemoryAboveTiles?: number;
 }
