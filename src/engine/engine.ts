@@ -114,17 +114,11 @@ export class Engine {
   }
 
   private async complete(req: ChatCompletionRequest): Promise<ChatCompletion> {
-    const pieces: string[] = [];
+    // The detokenizer's text is the answer; the deltas only matter to streams.
     const it = this.run(req);
-    let result: RunResult;
-    for (;;) {
-      const n = await it.next();
-      if (n.done) {
-        result = n.value;
-        break;
-      }
-      pieces.push(n.value.delta);
-    }
+    let n = await it.next();
+    while (!n.done) n = await it.next();
+    const result = n.value;
     const info = result.info;
     return {
       id: `tessera-${Date.now().toString(36)}`,

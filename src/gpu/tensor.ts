@@ -31,10 +31,6 @@ export function tensorSizeBytes(t: Pick<Tensor, 'shape' | 'dtype'>): number {
   return numElements(t.shape) * bytesPerElement(t.dtype);
 }
 
-export function formatShape(shape: readonly number[]): string {
-  return `[${shape.join(', ')}]`;
-}
-
 /** The dtype a host array holds, for uploads. Uint16Array carries raw f16 bits. */
 export function dtypeOfHostArray(a: HostArray): DType {
   if (a instanceof Float32Array) return 'f32';

@@ -18,11 +18,6 @@ function bitsToBf16(u: number): number {
   return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
-export function floatToBf16(v: number): number {
-  scratchF32[0] = v;
-  return bitsToBf16(scratchU32[0]);
-}
-
 export function floatToHalf(v: number): number {
   scratchF32[0] = v;
   const u = scratchU32[0];
