@@ -373,3 +373,24 @@ export class PersistentCacheUnavailableError extends TesseraError {
     );
   }
 }
+
+/**
+ * An attention head size the kernels cannot run: head_dim must be a multiple of 4 (the kernels read vec4s)
+ * and at most MAX_HEAD_DIM (the head lives in registers). Thrown while reading config.json and by the
+ * attention kernels, before anything is uploaded.
+ */
+export class HeadDimError extends TesseraError {
+  override readonly name = 'HeadDimError';
+  readonly code = 'HEAD_DIM';
+  constructor(
+    readonly where: string,
+    readonly headDim: number,
+    readonly maxHeadDim: number,
+  ) {
+    const why =
+      headDim > maxHeadDim
+        ? `is above the largest supported head size, ${maxHeadDim}`
+        : `is not a multiple of 4 (the attention kernels read heads as vec4s)`;
+    super(`${where}: head_dim ${headDim} ${why}. Tessera runs head sizes 4, 8, ..., ${maxHeadDim}; this checkpoint cannot be loaded.`);
+  }
+}

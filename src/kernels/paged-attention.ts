@@ -1,16 +1,18 @@
 // Causal attention over a paged KV cache, for prefill chunks and decode steps (HF LlamaAttention, GQA).
 //   qkv: [numTokens, rowStride] f32 (q heads first)   tokenSeq, tokenPos: [numTokens] u32
-//   blockTables: [numSeqs, maxBlocksPerSeq] u32   kCache, vCache: [numSlots, numKvHeads, 64] f32
-//   out: [numTokens, numHeads * 64] f32
+//   blockTables: [numSeqs, maxBlocksPerSeq] u32   kCache, vCache: [numSlots, numKvHeads, headDim] f32
+//   out: [numTokens, numHeads * headDim] f32
+// Any head_dim that is a multiple of 4 up to MAX_HEAD_DIM (SmolVLM 64, Idefics3-8B 128); the head code is
+// generated for it (attention-head.ts) and prepended with lib/online-softmax.wgsl.
 
 import source from '../../shaders/paged-attention.wgsl?raw';
+import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
+import { attentionHeadSource, checkHeadDim, type HeadCode } from './attention-head';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-
-export const PAGED_ATTENTION_HEAD_DIM = 64;
 
 export interface PagedAttentionShape {
   numTokens: number;
@@ -70,14 +72,13 @@ export async function preparePagedAttention(
   gpu: GpuContext,
   io: { qkv: Tensor; tokenSeq: Tensor; tokenPos: Tensor; blockTables: Tensor; kCache: Tensor; vCache: Tensor; out: Tensor },
   shape: PagedAttentionShape,
-  options: { workgroupSize?: number; scale?: number } = {},
+  options: { workgroupSize?: number; scale?: number; headCode?: HeadCode } = {},
 ): Promise<KernelDispatch> {
   const kernel = 'paged-attention';
   const { numTokens, numHeads, numKvHeads, headDim, rowStride, numSeqs, maxBlocksPerSeq, blockSize, numSlots } = shape;
   for (const [name, value] of Object.entries(shape)) expectPositiveInt(kernel, name, value);
-  if (headDim !== PAGED_ATTENTION_HEAD_DIM) {
-    throw new UnsupportedShapeError(`paged-attention: head_dim ${headDim} is not supported; the kernel is built for ${PAGED_ATTENTION_HEAD_DIM}`);
-  }
+  checkHeadDim(kernel, headDim);
+  const headCode = options.headCode ?? 'unrolled';
   if (numHeads % numKvHeads !== 0) {
     throw new UnsupportedShapeError(`paged-attention: ${numHeads} query heads are not a multiple of ${numKvHeads} kv heads`);
   }
@@ -92,8 +93,8 @@ export async function preparePagedAttention(
   expectTensor(gpu, kernel, 'vCache', io.vCache, [numSlots, numKvHeads, headDim]);
   expectTensor(gpu, kernel, 'out', io.out, [numTokens, numHeads * headDim]);
   return createDispatch(gpu, {
-    label: kernel,
-    code: source,
+    label: `${kernel}[D=${headDim},${headCode}]`,
+    code: [attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'kCache', v: 'vCache', out: 'out' }), onlineSoftmax, source].join('\n'),
     constants: { WG: wg },
     resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, io.out],
     params: packParams([

@@ -1,17 +1,17 @@
 // Bidirectional multi-head attention for the ViT with a key mask for padded patches (HF SiglipAttention).
-//   qkv:  [batch * tokens, 3 * heads * 64] f32, each row q | k | v
+//   qkv:  [batch * tokens, 3 * heads * headDim] f32, each row q | k | v
 //   mask: [batch * tokens] u32 (1 = real patch, 0 = padding)
-//   out:  [batch * tokens, heads * 64] f32
-// head_dim is fixed at 64 by the shader (SigLIP-base and SmolVLM's vision tower).
+//   out:  [batch * tokens, heads * headDim] f32
+// Any head_dim that is a multiple of 4 up to MAX_HEAD_DIM (SigLIP-base 64, so400m 72); the head code is
+// generated for it (attention-head.ts) and prepended with lib/online-softmax.wgsl.
 
 import source from '../../shaders/vit-attention.wgsl?raw';
-import { UnsupportedShapeError } from '../errors';
+import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
+import { attentionHeadSource, checkHeadDim, type HeadCode } from './attention-head';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-
-export const VIT_ATTENTION_HEAD_DIM = 64;
 
 export interface VitAttentionShape {
   batch: number;
@@ -66,26 +66,23 @@ export async function prepareVitAttention(
   gpu: GpuContext,
   io: { qkv: Tensor; mask: Tensor; out: Tensor },
   shape: VitAttentionShape,
-  options: { workgroupSize?: number; scale?: number } = {},
+  options: { workgroupSize?: number; scale?: number; headCode?: HeadCode } = {},
 ): Promise<KernelDispatch> {
   const kernel = 'vit-attention';
   const { batch, tokens, heads, headDim } = shape;
   expectPositiveInt(kernel, 'batch', batch);
   expectPositiveInt(kernel, 'tokens', tokens);
   expectPositiveInt(kernel, 'heads', heads);
-  if (headDim !== VIT_ATTENTION_HEAD_DIM) {
-    throw new UnsupportedShapeError(
-      `vit-attention: head_dim ${headDim} is not supported; the kernel is built for head_dim ${VIT_ATTENTION_HEAD_DIM}`,
-    );
-  }
+  checkHeadDim(kernel, headDim);
+  const headCode = options.headCode ?? 'unrolled';
   const wg = options.workgroupSize ?? 64;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'qkv', io.qkv, [batch * tokens, 3 * heads * headDim]);
   expectTensor(gpu, kernel, 'mask', io.mask, [batch * tokens], 'u32');
   expectTensor(gpu, kernel, 'out', io.out, [batch * tokens, heads * headDim]);
   return createDispatch(gpu, {
-    label: kernel,
-    code: source,
+    label: `${kernel}[D=${headDim},${headCode}]`,
+    code: [attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'qkv', v: 'qkv', out: 'out' }), onlineSoftmax, source].join('\n'),
     constants: { WG: wg },
     resources: [io.qkv, io.mask, io.out],
     params: packParams([

@@ -3,6 +3,7 @@
 // checkpoints use the same schema. Anything the runtime cannot run is a named error before any upload.
 
 import { ModelConfigError, UnsupportedModelError } from '../errors';
+import { checkHeadDim } from '../kernels/attention-head';
 
 export const SUPPORTED_MODEL_TYPES = ['idefics3', 'smolvlm'] as const;
 export type ModelType = (typeof SUPPORTED_MODEL_TYPES)[number];
@@ -110,6 +111,7 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     layerNormEps: num(v, 'vision_config.', 'layer_norm_eps', 1e-6),
     patchesPerSide: imageSize / patchSize,
   };
+  checkHeadDim('config.json vision_config (hidden_size / num_attention_heads)', vision.headDim);
   for (const [key, want] of [
     ['hidden_act', 'gelu_pytorch_tanh'],
   ] as const) {
@@ -135,6 +137,7 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     vocabSize: int(t, 'text_config.', 'vocab_size', typeof c.vocab_size === 'number' ? c.vocab_size : undefined),
     maxPositions: int(t, 'text_config.', 'max_position_embeddings', 8192),
   };
+  checkHeadDim('config.json text_config', text.headDim);
   if (t.hidden_act !== undefined && t.hidden_act !== 'silu') {
     throw new UnsupportedModelError(`text_config.hidden_act '${String(t.hidden_act)}' is not supported (Tessera implements 'silu')`);
   }

@@ -11,7 +11,7 @@
 // are sized once for maxTokensPerStep rows and maxSeqs sequences; per-step inputs (ids, positions,
 // slots, block tables) are written into them, so a decode step creates no GPU buffer.
 
-import { InternalError, UnsupportedShapeError } from '../errors';
+import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { prepareArgmax } from '../kernels/argmax';
@@ -92,7 +92,6 @@ export class LanguageModel {
     readonly options: LanguageModelOptions,
   ) {
     const c = config.text;
-    if (c.headDim !== 64) throw new UnsupportedShapeError(`text head_dim ${c.headDim} is not supported (paged attention needs 64)`);
     this.maxBlocksPerSeq = Math.ceil(Math.min(c.maxPositions, kv.numSlots) / kv.blockSize);
     const C = options.maxTokensPerStep;
     const S = options.maxSeqs;

@@ -75,9 +75,6 @@ export class VisionEncoder {
     readonly dispatchesPerSubmit = 0,
   ) {
     this.patchesPerTile = config.vision.patchesPerSide ** 2;
-    if (config.vision.headDim !== 64) {
-      throw new UnsupportedShapeError(`vision head_dim ${config.vision.headDim} is not supported (the ViT attention kernel needs 64)`);
-    }
   }
 
   private async buildPlan(batch: number): Promise<BatchBuffers> {

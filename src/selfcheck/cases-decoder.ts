@@ -2,6 +2,7 @@
 
 import type { GpuContext } from '../gpu/context';
 import { kvWriteReference, prepareKvWrite, type KvWriteShape } from '../kernels/kv-write';
+import type { HeadCode } from '../kernels/attention-head';
 import { pagedAttentionReference, preparePagedAttention } from '../kernels/paged-attention';
 import { prepareSample, sampleReference, type SampleShape, type SamplingParams } from '../kernels/sample';
 import { prepareSplice, spliceReference, type SpliceShape } from '../kernels/splice';
@@ -52,12 +53,12 @@ export function kvWriteCase(
  * query tokens at the end of its context: `chunks[i] = [contextLength, newTokens]`.
  */
 export function pagedAttentionCase(
-  shape: { numHeads: number; numKvHeads: number; chunks: Array<[number, number]>; blockSize?: number },
-  o: CommonOptions = {},
+  shape: { numHeads: number; numKvHeads: number; chunks: Array<[number, number]>; blockSize?: number; headDim?: number },
+  o: CommonOptions & { headCode?: HeadCode } = {},
 ): KernelCase {
   const { numHeads, numKvHeads, chunks } = shape;
   const blockSize = shape.blockSize ?? 16;
-  const headDim = 64;
+  const headDim = shape.headDim ?? 64;
   const seed = o.seed ?? 21;
   const rowStride = (numHeads + 2 * numKvHeads) * headDim;
   const numSeqs = chunks.length;
@@ -67,7 +68,7 @@ export function pagedAttentionCase(
   const numTokens = chunks.reduce((a, [, n]) => a + n, 0);
   return {
     kernel: 'paged-attention',
-    label: `paged-attention heads=${numHeads}/${numKvHeads} chunks=${chunks.map(([c, n]) => `${n}@${c}`).join(',')} block=${blockSize}${wgLabel(o)}`,
+    label: `paged-attention heads=${numHeads}/${numKvHeads} chunks=${chunks.map(([c, n]) => `${n}@${c}`).join(',')} block=${blockSize} headDim=${headDim}${o.headCode ? ` ${o.headCode}` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
     execute: (gpu) =>
@@ -98,7 +99,7 @@ export function pagedAttentionCase(
           vCache: s.upload(vCache, [numSlots, numKvHeads, headDim], 'vCache'),
           out: s.zeros([numTokens, numHeads * headDim], 'f32', 'out'),
         };
-        const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize });
+        const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: pagedAttentionReference(qkv, tokenSeq, tokenPos, blockTables, kCache, vCache, full) };
       }),

@@ -31,6 +31,7 @@ import { rmsNormReference, prepareRmsNorm, type RmsNormShape } from '../kernels/
 import { prepareRope, ropeCosSinTable, ropeReference, type RopeShape } from '../kernels/rope';
 import { prepareSoftmax, softmaxReference, type SoftmaxShape } from '../kernels/softmax';
 import { prepareSwiglu, swigluReference, type SwigluShape } from '../kernels/swiglu';
+import type { HeadCode } from '../kernels/attention-head';
 import { prepareVitAttention, vitAttentionReference, type VitAttentionShape } from '../kernels/vit-attention';
 import { EXACT, F32_TOLERANCE, type Tolerance } from './compare';
 import { concat, runDispatch, withScratch, type Scratch } from './harness';
@@ -339,31 +340,31 @@ export function embeddingGatherCase(shape: EmbeddingGatherShape, o: CommonOption
 // ----------------------------------------------------------------------------------------- vision
 
 export function vitAttentionCase(
-  shape: Omit<VitAttentionShape, 'headDim'>,
-  o: CommonOptions & { maskedKeys?: number } = {},
+  shape: Omit<VitAttentionShape, 'headDim'> & { headDim?: number },
+  o: CommonOptions & { maskedKeys?: number; headCode?: HeadCode } = {},
 ): KernelCase {
-  const full: VitAttentionShape = { ...shape, headDim: 64 };
-  const { batch, tokens, heads } = full;
+  const full: VitAttentionShape = { ...shape, headDim: shape.headDim ?? 64 };
+  const { batch, tokens, heads, headDim: D } = full;
   const seed = o.seed ?? 12;
   const masked = o.maskedKeys ?? 0;
   return {
     kernel: 'vit-attention',
-    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=64${masked ? ` masked=${masked}` : ''}${wgLabel(o)}`,
+    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
-        const qkv = randomUniform(batch * tokens * 3 * heads * 64, seed, -1, 1);
+        const qkv = randomUniform(batch * tokens * 3 * heads * D, seed, -1, 1);
         const mask = new Uint32Array(batch * tokens).fill(1);
         // Mask keys spread over the sequence (padding patches sit at the end of each patch row).
         const picks = randomInts(masked * batch, seed + 1, tokens);
         for (let b = 0; b < batch; b++) for (let i = 0; i < masked; i++) mask[b * tokens + picks[b * masked + i]] = 0;
         const io = {
-          qkv: s.upload(qkv, [batch * tokens, 3 * heads * 64], 'qkv'),
+          qkv: s.upload(qkv, [batch * tokens, 3 * heads * D], 'qkv'),
           mask: s.upload(mask, [batch * tokens], 'mask'),
-          out: s.zeros([batch * tokens, heads * 64], 'f32', 'out'),
+          out: s.zeros([batch * tokens, heads * D], 'f32', 'out'),
         };
-        const d = await prepareVitAttention(gpu, io, full, { workgroupSize: o.workgroupSize });
+        const d = await prepareVitAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: vitAttentionReference(qkv, mask, full) };
       }),

@@ -11,6 +11,10 @@ describe('kv-write', () => {
       expectCasePasses(gpu(), kvWriteCase({ numTokens: 7, numKvHeads: 3, headDim: 64, numSlots: 48, numQHeads: 9 }, { workgroupSize: wg })));
   }
   it('one decode token', () => expectCasePasses(gpu(), kvWriteCase({ numTokens: 1, numKvHeads: 1, headDim: 64, numSlots: 16, numQHeads: 3 })));
+  for (const headDim of [8, 72, 128]) {
+    it(`head_dim ${headDim}`, () =>
+      expectCasePasses(gpu(), kvWriteCase({ numTokens: 5, numKvHeads: 2, headDim, numSlots: 24, numQHeads: 4 })));
+  }
   it('a slot past the cache is skipped and flagged', () =>
     expectCasePasses(gpu(), kvWriteCase({ numTokens: 4, numKvHeads: 2, headDim: 8, numSlots: 16, numQHeads: 2 }, { badSlot: true })));
 });
@@ -19,6 +23,22 @@ describe('paged-attention', () => {
   for (const wg of WORKGROUP_SIZES) {
     it(`WG=${wg} prefill chunk`, () =>
       expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 3, numKvHeads: 1, chunks: [[37, 37]] }, { workgroupSize: wg })));
+  }
+  // Any head_dim that is a multiple of 4 up to 256 (Idefics3-8B: 128; distilled/test checkpoints: 8, 16), in
+  // both head codes. The unrolled code for big heads takes SwiftShader many seconds to compile per pipeline,
+  // so its workgroup-size sweep runs at head_dim 16 and head_dim 256 runs as a loop (vit-attention runs the
+  // unrolled 256).
+  const headDims = { unrolled: [4, 8, 16, 72, 128], loop: [4, 8, 16, 72, 128, 256] } as const;
+  for (const headCode of ['unrolled', 'loop'] as const) {
+    for (const headDim of headDims[headCode]) {
+      it(`head_dim ${headDim} ${headCode}: chunked prefill and decode of 2 sequences`, () =>
+        expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 4, numKvHeads: 2, chunks: [[21, 6], [9, 1]], blockSize: 8, headDim }, { headCode })));
+    }
+    for (const wg of WORKGROUP_SIZES) {
+      const headDim = headCode === 'unrolled' ? 16 : 128;
+      it(`head_dim ${headDim} ${headCode} WG=${wg}`, () =>
+        expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 2, numKvHeads: 1, chunks: [[19, 19]], headDim }, { workgroupSize: wg, headCode })));
+    }
   }
   it('decode: one token for each of 3 sequences of different lengths (GQA 9/3)', () =>
     expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1, 1], [17, 1], [70, 1]] })));

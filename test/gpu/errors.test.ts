@@ -7,6 +7,7 @@ import {
   DeviceLostError,
   DtypeMismatchError,
   GpuValidationError,
+  HeadDimError,
   ShaderCompileError,
   ShapeMismatchError,
   UnsupportedShapeError,
@@ -68,11 +69,15 @@ describe('kernel input checks', () => {
     );
   });
 
-  it('a head size the attention kernel does not implement is an UnsupportedShapeError', async () => {
-    const io = { qkv: f32([4, 3 * 96], 'qkv'), mask: gpu().createTensor([4], 'u32', 'm'), out: f32([4, 96], 'o') };
-    await expect(prepareVitAttention(gpu(), io, { batch: 1, tokens: 4, heads: 1, headDim: 96 })).rejects.toThrowError(
-      /head_dim 96 is not supported/,
-    );
+  it('a head size the attention kernels cannot hold is a HeadDimError with the number', async () => {
+    for (const headDim of [70, 260]) {
+      const io = { qkv: f32([4, 3 * headDim], 'qkv'), mask: gpu().createTensor([4], 'u32', 'm'), out: f32([4, headDim], 'o') };
+      const err = await prepareVitAttention(gpu(), io, { batch: 1, tokens: 4, heads: 1, headDim }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(HeadDimError);
+      expect((err as HeadDimError).name).toBe('HeadDimError');
+      expect((err as Error).message).toContain(`head_dim ${headDim}`);
+      expect((err as Error).message).toMatch(headDim > 256 ? /above the largest supported head size, 256/ : /not a multiple of 4/);
+    }
   });
 
   it('a vec4 matmul plan with K % 4 != 0 is refused with the numbers', async () => {

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import {
   CheckpointFormatError,
+  HeadDimError,
   MissingTensorError,
   ModelFileError,
   TensorShapeError,
@@ -142,6 +143,27 @@ describe('broken checkpoints', () => {
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingTensorError);
     expect((err as Error).message).toContain('the file gone.safetensors does not exist');
+  });
+
+  it('a head_dim the attention kernels cannot run is a HeadDimError with the number, before any upload', () => {
+    const text = (headDim: number) => microConfig({ text_config: { ...microConfig().text_config, head_dim: headDim } });
+    for (const [config, headDim, why] of [
+      [text(66), 66, /not a multiple of 4/],
+      [text(320), 320, /above the largest supported head size, 256/],
+      // vision head_dim = hidden_size / num_attention_heads = 130 / 2
+      [microConfig({ vision_config: { ...microConfig().vision_config, hidden_size: 130 } }), 65, /not a multiple of 4/],
+    ] as const) {
+      let err: unknown;
+      try {
+        parseModelConfig(config);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(HeadDimError);
+      expect((err as HeadDimError).headDim).toBe(headDim);
+      expect((err as Error).message).toContain(`head_dim ${headDim}`);
+      expect((err as Error).message).toMatch(why);
+    }
   });
 
   it('a folder without config.json is named', async () => {

@@ -15,6 +15,19 @@ describe('vit-attention', () => {
     expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 6, heads: 2 }, { maskedKeys: 40, seed: 3 })));
   it('SigLIP shape: 1024 tokens x 12 heads x 64', () =>
     expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 1024, heads: 12 }, { maskedKeys: 100 })));
+  // Any head_dim that is a multiple of 4 up to 256, in both head codes; so400m's 72 at its tile grid.
+  for (const headCode of ['unrolled', 'loop'] as const) {
+    for (const headDim of [4, 8, 16, 72, 128, 256]) {
+      it(`head_dim ${headDim} ${headCode}, ragged tokens`, () =>
+        expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 23, heads: 2, headDim }, { maskedKeys: 3, headCode })));
+    }
+    for (const wg of WORKGROUP_SIZES) {
+      it(`head_dim 72 ${headCode} WG=${wg}`, () =>
+        expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 30, heads: 3, headDim: 72 }, { workgroupSize: wg, headCode })));
+    }
+  }
+  it('so400m shape: 729 tokens (27 x 27 patches of 14) x 16 heads x 72', () =>
+    expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 729, heads: 16, headDim: 72 }, { maskedKeys: 30 })));
 });
 
 describe('patch-embed', () => {
