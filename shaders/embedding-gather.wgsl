@@ -1,7 +1,9 @@
 // embedding-gather.wgsl: out[t, :] = table[ids[t], :]. One invocation per output element.
 // An id >= vocab writes a zero row and is reported through `errors` (never read out of bounds).
-// ids: [numTokens] u32   table: [vocab, dim] f32   out: [numTokens, dim] f32
-// errors: [2] u32 atomics: [0] += 1 per bad id, [1] = max bad id
+// ids: [numTokens] u32   table: [vocab, dim] in any storage format, read through the lib/weights-*.wgsl
+// prepended by src/kernels/embedding-gather.ts (w_row, w_load1: a quantized row is dequantized in
+// registers; f32 tables, including activations, use lib/weights-f32-scalar.wgsl)
+// out: [numTokens, dim] f32   errors: [2] u32 atomics: [0] += 1 per bad id, [1] = max bad id
 // grid: linear over numTokens * dim / WG (x, y split)
 
 override WG: u32 = 64;
@@ -9,10 +11,10 @@ override WG: u32 = 64;
 struct Params { numTokens: u32, vocab: u32, dim: u32, _pad: u32 }
 
 @group(0) @binding(0) var<storage, read> ids: array<u32>;
-@group(0) @binding(1) var<storage, read> table: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-@group(0) @binding(3) var<storage, read_write> errors: array<atomic<u32>, 2>;
-@group(0) @binding(4) var<uniform> p: Params;
+// @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@group(0) @binding(4) var<storage, read_write> errors: array<atomic<u32>, 2>;
+@group(0) @binding(5) var<uniform> p: Params;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -29,5 +31,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     return;
   }
-  out[idx] = table[id * p.dim + c];
+  out[idx] = w_load1(w_row(id, p.dim), c);
 }

@@ -16,7 +16,5 @@ struct Params { n: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.n) { return; }
-  let v = x[i];
-  let u = clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -15.0, 15.0);
-  y[i] = 0.5 * v * (1.0 + tanh(u));
+  y[i] = gelu_tanh(x[i]);
 }

@@ -4,7 +4,9 @@
 // Loops over tile rows/columns are unrolled by hand because SwiftShader does not unroll them and
 // indexing a function-scope array with a loop counter is ~8x slower there (measured).
 //
-// x: [M, K] f32 as vec4 along K    W: [N, K] f32 as vec4 along K (HF Linear layout [out, in])
+// x: [M, K] f32 as vec4 along K    W: [N, K] (HF Linear layout [out, in]) in any storage format: the
+// kernel reads it through the lib/weights-*.wgsl prepended by src/kernels/matmul.ts (w_row, w_load4),
+// which dequantizes in registers (f16, q8, q4) or reads f32 as it is.
 // b: [N] f32 (read only when the epilogue adds a bias)    y: [M, N] f32
 // Needs K % 4 == 0 (the host falls back to matmul.wgsl otherwise). M and N are arbitrary: loads clamp
 // to the last row/column, stores are guarded.
@@ -20,33 +22,21 @@
 
 override WG: u32 = 64;
 
+// Outputs per invocation (the host sizes the grid from these; the unrolled code below matches them).
+const WIDE_ROWS: u32 = 16u;
+const WIDE_COLS: u32 = 16u;
+const NARROW_COLS: u32 = 8u;
+
 // epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU). A uniform, not an
 // override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
 // on SwiftShader, and the branch costs nothing next to the K loop.
 struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> w: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
-@group(0) @binding(4) var<uniform> p: Params;
-
-// Same formula as gelu-tanh.wgsl; the argument of tanh is clamped so large |x| cannot overflow to NaN.
-fn gelu_tanh(v: f32) -> f32 {
-  let u = clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -15.0, 15.0);
-  return 0.5 * v * (1.0 + tanh(u));
-}
-
-fn silu(v: f32) -> f32 {
-  return v / (1.0 + exp(-v));
-}
-
-fn activate(v: f32) -> f32 {
-  let act = (p.epilogue >> 1u) & 3u;
-  if (act == 1u) { return gelu_tanh(v); }
-  if (act == 2u) { return silu(v); }
-  return v;
-}
+// @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
+@group(0) @binding(3) var<storage, read> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
 
 // Store the 4 columns c..c+3 of row r (guarded), adding the bias and applying the activation.
 fn store4(r: u32, c: u32, v: vec4<f32>) {
@@ -57,15 +47,14 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
     if (col < p.N) {
       var o = v[i];
       if ((p.epilogue & 1u) != 0u) { o += b[col]; }
-      y[base + col] = activate(o);
+      y[base + col] = activate(o, (p.epilogue >> 1u) & 3u);
     }
   }
 }
 
-// Weight row offsets (in vec4) for the 4 columns of quad starting at column c, clamped to the last row.
-fn wrow(c: u32, K4: u32) -> vec4<u32> {
-  let last = p.N - 1u;
-  return vec4<u32>(min(c, last), min(c + 1u, last), min(c + 2u, last), min(c + 3u, last)) * K4;
+// Row of W for column c, clamped to the last row (its results are never stored).
+fn wrow(c: u32) -> WRow {
+  return w_row(min(c, p.N - 1u), p.K);
 }
 
 fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
@@ -75,10 +64,10 @@ fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let K4 = p.K / 4u;
-  let numColBlocks = (p.N + 15u) / 16u;
+  let numColBlocks = (p.N + WIDE_COLS - 1u) / WIDE_COLS;
   let t = linear_id(gid, nwg);
-  let c0 = (t % numColBlocks) * 16u;
-  let r0 = (t / numColBlocks) * 16u;
+  let c0 = (t % numColBlocks) * WIDE_COLS;
+  let r0 = (t / numColBlocks) * WIDE_ROWS;
   if (r0 >= p.M) { return; }
   let lastRow = p.M - 1u;
   let x0 = min(r0 + 0u, lastRow) * K4;
@@ -97,10 +86,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let x13 = min(r0 + 13u, lastRow) * K4;
   let x14 = min(r0 + 14u, lastRow) * K4;
   let x15 = min(r0 + 15u, lastRow) * K4;
-  let w0 = wrow(c0 + 0u, K4);
-  let w1 = wrow(c0 + 4u, K4);
-  let w2 = wrow(c0 + 8u, K4);
-  let w3 = wrow(c0 + 12u, K4);
+  let w0 = wrow(c0 + 0u); let w1 = wrow(c0 + 1u); let w2 = wrow(c0 + 2u); let w3 = wrow(c0 + 3u);
+  let w4 = wrow(c0 + 4u); let w5 = wrow(c0 + 5u); let w6 = wrow(c0 + 6u); let w7 = wrow(c0 + 7u);
+  let w8 = wrow(c0 + 8u); let w9 = wrow(c0 + 9u); let w10 = wrow(c0 + 10u); let w11 = wrow(c0 + 11u);
+  let w12 = wrow(c0 + 12u); let w13 = wrow(c0 + 13u); let w14 = wrow(c0 + 14u); let w15 = wrow(c0 + 15u);
   var a0_0 = vec4<f32>(); var a0_1 = vec4<f32>(); var a0_2 = vec4<f32>(); var a0_3 = vec4<f32>();
   var a1_0 = vec4<f32>(); var a1_1 = vec4<f32>(); var a1_2 = vec4<f32>(); var a1_3 = vec4<f32>();
   var a2_0 = vec4<f32>(); var a2_1 = vec4<f32>(); var a2_2 = vec4<f32>(); var a2_3 = vec4<f32>();
@@ -118,10 +107,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   var a14_0 = vec4<f32>(); var a14_1 = vec4<f32>(); var a14_2 = vec4<f32>(); var a14_3 = vec4<f32>();
   var a15_0 = vec4<f32>(); var a15_1 = vec4<f32>(); var a15_2 = vec4<f32>(); var a15_3 = vec4<f32>();
   for (var k = 0u; k < K4; k++) {
-    let m0 = mat4x4<f32>(w[w0.x + k], w[w0.y + k], w[w0.z + k], w[w0.w + k]);
-    let m1 = mat4x4<f32>(w[w1.x + k], w[w1.y + k], w[w1.z + k], w[w1.w + k]);
-    let m2 = mat4x4<f32>(w[w2.x + k], w[w2.y + k], w[w2.z + k], w[w2.w + k]);
-    let m3 = mat4x4<f32>(w[w3.x + k], w[w3.y + k], w[w3.z + k], w[w3.w + k]);
+    let m0 = mat4x4<f32>(w_load4(w0, k), w_load4(w1, k), w_load4(w2, k), w_load4(w3, k));
+    let m1 = mat4x4<f32>(w_load4(w4, k), w_load4(w5, k), w_load4(w6, k), w_load4(w7, k));
+    let m2 = mat4x4<f32>(w_load4(w8, k), w_load4(w9, k), w_load4(w10, k), w_load4(w11, k));
+    let m3 = mat4x4<f32>(w_load4(w12, k), w_load4(w13, k), w_load4(w14, k), w_load4(w15, k));
     { let v = x[x0 + k]; a0_0 += v * m0; a0_1 += v * m1; a0_2 += v * m2; a0_3 += v * m3; }
     { let v = x[x1 + k]; a1_0 += v * m0; a1_1 += v * m1; a1_2 += v * m2; a1_3 += v * m3; }
     { let v = x[x2 + k]; a2_0 += v * m0; a2_1 += v * m1; a2_2 += v * m2; a2_3 += v * m3; }
@@ -160,20 +149,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 @compute @workgroup_size(WG)
 fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let K4 = p.K / 4u;
-  let numColBlocks = (p.N + 7u) / 8u;
+  let numColBlocks = (p.N + NARROW_COLS - 1u) / NARROW_COLS;
   let t = linear_id(gid, nwg);
-  let c0 = (t % numColBlocks) * 8u;
+  let c0 = (t % numColBlocks) * NARROW_COLS;
   let r = t / numColBlocks;
   if (r >= p.M) { return; }
   let x0 = r * K4;
-  let w0 = wrow(c0, K4);
-  let w1 = wrow(c0 + 4u, K4);
+  let w0 = wrow(c0); let w1 = wrow(c0 + 1u); let w2 = wrow(c0 + 2u); let w3 = wrow(c0 + 3u);
+  let w4 = wrow(c0 + 4u); let w5 = wrow(c0 + 5u); let w6 = wrow(c0 + 6u); let w7 = wrow(c0 + 7u);
   var a0 = vec4<f32>();
   var a1 = vec4<f32>();
   for (var k = 0u; k < K4; k++) {
     let v = x[x0 + k];
-    a0 += v * mat4x4<f32>(w[w0.x + k], w[w0.y + k], w[w0.z + k], w[w0.w + k]);
-    a1 += v * mat4x4<f32>(w[w1.x + k], w[w1.y + k], w[w1.z + k], w[w1.w + k]);
+    a0 += w_mul4(v, w0, w1, w2, w3, k);
+    a1 += w_mul4(v, w4, w5, w6, w7, k);
   }
   store4(r, c0, a0);
   store4(r, c0 + 4u, a1);

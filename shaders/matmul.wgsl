@@ -3,7 +3,9 @@
 // Each K step of 16 stages a 64 x 16 slice of x and of W in workgroup memory (coalesced along K),
 // stored K-major as vec4s so the inner loop reads one vec4 of x rows and one of W rows per k.
 //
-// x: [M, K] f32    W: [N, K] f32 (HF Linear layout [out, in])    b: [N] f32 (read only when the epilogue adds a bias)
+// x: [M, K] f32    W: [N, K] (HF Linear layout [out, in]) in any storage format, read element by element
+// through the lib/weights-*.wgsl prepended by src/kernels/matmul.ts (w_row, w_load1; f32 uses
+// lib/weights-f32-scalar.wgsl, so any K works)    b: [N] f32 (read only when the epilogue adds a bias)
 // y: [M, N] f32    grid: (ceil(N / 64), ceil(M / 64))
 
 
@@ -16,31 +18,14 @@ const BK: u32 = 16u;
 struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> w: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
-@group(0) @binding(4) var<uniform> p: Params;
+// @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
+@group(0) @binding(3) var<storage, read> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
 
 // [BK][TILE / 4] vec4: element (k, i) lives at [k * 16 + i / 4][i % 4]
 var<workgroup> xs: array<vec4<f32>, 256>;
 var<workgroup> ws: array<vec4<f32>, 256>;
-
-// Same formula as gelu-tanh.wgsl; the argument of tanh is clamped so large |x| cannot overflow to NaN.
-fn gelu_tanh(v: f32) -> f32 {
-  let u = clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -15.0, 15.0);
-  return 0.5 * v * (1.0 + tanh(u));
-}
-
-fn silu(v: f32) -> f32 {
-  return v / (1.0 + exp(-v));
-}
-
-fn activate(v: f32) -> f32 {
-  let act = (p.epilogue >> 1u) & 3u;
-  if (act == 1u) { return gelu_tanh(v); }
-  if (act == 2u) { return silu(v); }
-  return v;
-}
 
 @compute @workgroup_size(16, 16)
 fn main(
@@ -66,7 +51,7 @@ fn main(
       var xv = 0.0;
       if (m0 + i < p.M && k < p.K) { xv = x[(m0 + i) * p.K + k]; }
       var wv = 0.0;
-      if (n0 + i < p.N && k < p.K) { wv = w[(n0 + i) * p.K + k]; }
+      if (n0 + i < p.N && k < p.K) { wv = w_load1(w_row(n0 + i, p.K), k); }
       xs[kk * 16u + i / 4u][i % 4u] = xv;
       ws[kk * 16u + i / 4u][i % 4u] = wv;
     }
@@ -96,7 +81,7 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
     if (col < p.N) {
       var o = v[i];
       if ((p.epilogue & 1u) != 0u) { o += b[col]; }
-      y[r * p.N + col] = activate(o);
+      y[r * p.N + col] = activate(o, (p.epilogue >> 1u) & 3u);
     }
   }
 }

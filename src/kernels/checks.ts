@@ -1,10 +1,11 @@
 // Checks every kernel runs before it builds anything: shapes, dtypes and device limits.
 // Each failure is a named error with the numbers (see errors.ts).
 
-import { BufferSizeError, DeviceLimitError, DtypeMismatchError, ShapeMismatchError } from '../errors';
+import { BufferSizeError, DeviceLimitError, DtypeMismatchError, InternalError, ShapeMismatchError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { tensorSizeBytes, type DType, type Tensor } from '../gpu/tensor';
 import type { Grid } from './dispatch';
+import { isPacked, packedLayout, type Weight } from './weight-format';
 
 /** `tensor` must have exactly `shape` and `dtype`, and fit in one storage binding. */
 export function expectTensor(
@@ -19,6 +20,32 @@ export function expectTensor(
   const same = tensor.shape.length === shape.length && tensor.shape.every((d, i) => d === shape[i]);
   if (!same) throw new ShapeMismatchError(kernel, operand, shape, tensor.shape);
   expectBindable(gpu, kernel, operand, tensor);
+}
+
+/**
+ * A weight operand: an f32 tensor of exactly `shape`, or a packed matrix of that logical shape whose data
+ * (u32) and scales hold the format's layout for it.
+ */
+export function expectWeight(gpu: GpuContext, kernel: string, operand: string, w: Weight, shape: readonly [number, number]): void {
+  if (!isPacked(w)) {
+    expectTensor(gpu, kernel, operand, w, shape);
+    return;
+  }
+  const same = w.shape[0] === shape[0] && w.shape[1] === shape[1];
+  if (!same) throw new ShapeMismatchError(kernel, operand, shape, w.shape);
+  const layout = packedLayout(w.format, shape[0], shape[1]);
+  expectTensor(gpu, kernel, `${operand} (${w.format} data)`, w.data, [layout.dataWords], 'u32');
+  if (layout.scaleWords > 0) {
+    if (!w.scales) throw new ShapeMismatchError(kernel, `${operand} (${w.format} scales)`, [layout.scaleWords], []);
+    expectTensor(gpu, kernel, `${operand} (${w.format} scales)`, w.scales, [layout.scaleWords], 'u32');
+  }
+}
+
+/** The value of `const NAME: u32 = <n>u;` in a WGSL source: the one definition the host reads. */
+export function wgslConstant(source: string, name: string): number {
+  const m = new RegExp(`const\\s+${name}\\s*:\\s*[iu]32\\s*=\\s*(\\d+)u?\\s*;`).exec(source);
+  if (!m) throw new InternalError(`the WGSL source has no constant ${name}`);
+  return Number(m[1]);
 }
 
 /** The tensor's bytes fit in one binding, inside its buffer, at an allowed offset. */

@@ -34,8 +34,11 @@ export interface DispatchSpec {
   code: string;
   entryPoint?: string;
   constants?: Record<string, number>;
-  /** Storage bindings 0..n-1 in order; the params uniform (if any) is binding n. */
-  resources: readonly (Tensor | GPUBufferBinding)[];
+  /**
+   * Storage bindings 0..n-1 in order; the params uniform (if any) is binding n. A null entry is a binding
+   * number the shader does not declare (e.g. no scales for an f32 weight): nothing is bound there.
+   */
+  resources: readonly (Tensor | GPUBufferBinding | null)[];
   params?: ArrayBuffer;
   grid: Grid;
 }
@@ -83,15 +86,15 @@ export async function createDispatch(gpu: GpuContext, spec: DispatchSpec): Promi
     entryPoint: spec.entryPoint,
     constants: spec.constants,
   });
-  const entries: GPUBindGroupEntry[] = spec.resources.map((r, binding) => ({
-    binding,
-    resource: isTensor(r) ? tensorBinding(r) : r,
-  }));
+  const entries: GPUBindGroupEntry[] = [];
+  spec.resources.forEach((r, binding) => {
+    if (r) entries.push({ binding, resource: isTensor(r) ? tensorBinding(r) : r });
+  });
   let uniform: GPUBuffer | undefined;
   if (spec.params) {
     uniform = gpu.pool.acquire(spec.params.byteLength, UNIFORM_USAGE, `${spec.label}.params`);
     gpu.device.queue.writeBuffer(uniform, 0, spec.params);
-    entries.push({ binding: entries.length, resource: { buffer: uniform, offset: 0, size: spec.params.byteLength } });
+    entries.push({ binding: spec.resources.length, resource: { buffer: uniform, offset: 0, size: spec.params.byteLength } });
   }
   const bindGroup = gpu.device.createBindGroup({
     label: spec.label,

@@ -1,12 +1,14 @@
 // Token embedding lookup: out[t, :] = table[ids[t], :]. Bad ids give zero rows and are counted in
 // `errors` ([0] = how many, [1] = the largest), which the host reads to raise a named error.
-//   ids: [numTokens] u32   table: [vocab, dim] f32   out: [numTokens, dim] f32   errors: [2] u32
+//   ids: [numTokens] u32   table: [vocab, dim] f32 or packed (f16/q8/q4, dequantized per element)
+//   out: [numTokens, dim] f32   errors: [2] u32
 
 import source from '../../shaders/embedding-gather.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+import { assembleWgsl, weightBindings, weightFormatOf, weightLib, type Weight } from './weight-format';
 
 export interface EmbeddingGatherShape {
   numTokens: number;
@@ -14,6 +16,7 @@ export interface EmbeddingGatherShape {
   dim: number;
 }
 
+/** The reference gathers from an f32 table (dequantize a packed one first). */
 export function embeddingGatherReference(ids: Uint32Array, table: Float32Array, shape: EmbeddingGatherShape): Float32Array {
   const { numTokens, vocab, dim } = shape;
   const out = new Float32Array(numTokens * dim);
@@ -26,7 +29,7 @@ export function embeddingGatherReference(ids: Uint32Array, table: Float32Array, 
 
 export async function prepareEmbeddingGather(
   gpu: GpuContext,
-  io: { ids: Tensor; table: Tensor; out: Tensor; errors: Tensor },
+  io: { ids: Tensor; table: Weight; out: Tensor; errors: Tensor },
   shape: EmbeddingGatherShape,
   options: { workgroupSize?: number } = {},
 ): Promise<KernelDispatch> {
@@ -38,14 +41,16 @@ export async function prepareEmbeddingGather(
   expectPositiveInt(kernel, 'dim', dim);
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'ids', io.ids, [numTokens], 'u32');
-  expectTensor(gpu, kernel, 'table', io.table, [vocab, dim]);
+  expectWeight(gpu, kernel, 'table', io.table, [vocab, dim]);
   expectTensor(gpu, kernel, 'out', io.out, [numTokens, dim]);
   expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
+  const format = weightFormatOf(io.table);
+  const lib = weightLib(format, { scalarF32: true });
   return createDispatch(gpu, {
-    label: kernel,
-    code: source,
+    label: `${kernel}:${format}`,
+    code: assembleWgsl(lib.enables, lib.source, source),
     constants: { WG: wg },
-    resources: [io.ids, io.table, io.out, io.errors],
+    resources: [io.ids, ...weightBindings(io.table), io.out, io.errors],
     params: packParams([
       ['u32', numTokens],
       ['u32', vocab],

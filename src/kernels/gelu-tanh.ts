@@ -1,6 +1,7 @@
 // GELU with the tanh approximation, elementwise (SigLIP's MLP activation).
 //   x: [n] f32 (any shape, flattened)   y: same shape
 
+import activation from '../../shaders/lib/activation.wgsl?raw';
 import source from '../../shaders/gelu-tanh.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import { numElements, type Tensor } from '../gpu/tensor';
@@ -26,7 +27,7 @@ export async function prepareGeluTanh(
   expectTensor(gpu, kernel, 'y', io.y, io.x.shape);
   return createDispatch(gpu, {
     label: kernel,
-    code: source,
+    code: `${activation}\n${source}`,
     constants: { WG: wg },
     resources: [io.x, io.y],
     params: packParams([['u32', n]]),

@@ -1,22 +1,37 @@
 // y = act(x · Wᵀ + b) for HF Linear weights W: [out, in]. Batched over rows of x.
 //
-//   x: [M, K] f32   W: [N, K] f32   b: [N] f32 (optional)   y: [M, N] f32
+//   x: [M, K] f32   W: [N, K] in any storage format (weight-format.ts)   b: [N] f32 (optional)   y: [M, N] f32
 //
-// Three plans, chosen from the device's kernel variant and the shape:
+// Four plans, chosen from the device's kernel variant and the shape:
 //   register-wide    matmul-register.wgsl `main`: 16x16 outputs per invocation (CPU adapters, M > 8)
 //   register-narrow  matmul-register.wgsl `main_narrow`: 1x8 outputs per invocation (CPU adapters, M <= 8)
 //   workgroup        matmul.wgsl: 64x64 tiles in workgroup memory (GPUs, and any shape with K % 4 != 0)
-// The register plans read x and W as vec4, so they need K % 4 == 0 and 16-byte aligned offsets.
+//   gemv             gemv.wgsl: split-K over a workgroup per 4 columns (GPUs, M <= 8: decode rows)
+// The register and gemv plans read x and W as vec4, so they need K % 4 == 0 and 16-byte aligned offsets.
+// Every plan reads W through the lib/weights-*.wgsl of its format, which dequantizes in registers: there
+// is never an f32 copy of a packed weight.
 
 import registerSource from '../../shaders/matmul-register.wgsl?raw';
 import tiledSource from '../../shaders/matmul.wgsl?raw';
+import gemvSource from '../../shaders/gemv.wgsl?raw';
+import reduceRowsSource from '../../shaders/lib/reduce-rows.wgsl?raw';
+import reduceRowsSubgroupsSource from '../../shaders/lib/reduce-rows-subgroups.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { KernelVariant } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { ACTIVATION_CODE, activate, type Activation } from './activations';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, tileGrid } from './checks';
+import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid, tileGrid, wgslConstant } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+import {
+  ACTIVATION_LIB,
+  assembleWgsl,
+  isPacked,
+  weightBindings,
+  weightFormatOf,
+  weightLib,
+  type Weight,
+} from './weight-format';
 
 export interface MatmulShape {
   M: number;
@@ -26,12 +41,13 @@ export interface MatmulShape {
 
 export interface MatmulIO {
   x: Tensor;
-  weight: Tensor;
+  weight: Weight;
   bias?: Tensor;
   y: Tensor;
 }
 
-export type MatmulPlan = 'register-wide' | 'register-narrow' | 'workgroup';
+export type MatmulPlan = 'register-wide' | 'register-narrow' | 'workgroup' | 'gemv';
+export const MATMUL_PLANS: readonly MatmulPlan[] = ['register-wide', 'register-narrow', 'workgroup', 'gemv'];
 
 export interface MatmulOptions {
   activation?: Activation;
@@ -39,14 +55,22 @@ export interface MatmulOptions {
   variant?: KernelVariant;
   /** Force a plan (tests cover each). */
   plan?: MatmulPlan;
-  /** Invocations per workgroup for the register plans (power of two, default 64). */
+  /** Invocations per workgroup for the register and gemv plans (power of two, default 64). */
   workgroupSize?: number;
+  /** gemv: reduce with subgroup operations (default: when the device has `subgroups`). */
+  subgroups?: boolean;
 }
 
-/** Rows at or below which the register variant uses the narrow (decode) entry point. */
+/** Rows at or below which decode plans (register-narrow, gemv) are used. */
 export const NARROW_MAX_ROWS = 8;
+// Work split constants, defined once in the shaders.
+const TILE = wgslConstant(tiledSource, 'TILE');
+const GEMV_COLS = wgslConstant(gemvSource, 'COLS');
+const WIDE_ROWS = wgslConstant(registerSource, 'WIDE_ROWS');
+const WIDE_COLS = wgslConstant(registerSource, 'WIDE_COLS');
+const NARROW_COLS = wgslConstant(registerSource, 'NARROW_COLS');
 
-/** Plain-TS reference with float64 accumulation. */
+/** Plain-TS reference with float64 accumulation (W as f32 values: dequantize packed weights first). */
 export function matmulReference(
   x: Float32Array,
   w: Float32Array,
@@ -69,13 +93,15 @@ export function matmulReference(
 }
 
 function vec4Ok(io: MatmulIO, K: number): boolean {
-  return K % 4 === 0 && io.x.offsetBytes % 16 === 0 && io.weight.offsetBytes % 16 === 0;
+  const weightOffset = isPacked(io.weight) ? io.weight.data.offsetBytes : io.weight.offsetBytes;
+  return K % 4 === 0 && io.x.offsetBytes % 16 === 0 && weightOffset % 16 === 0;
 }
 
 export function chooseMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): MatmulPlan {
   if (options.plan) return options.plan;
   const variant = options.variant ?? gpu.kernelVariant;
-  if (variant === 'workgroup' || !vec4Ok(io, shape.K)) return 'workgroup';
+  if (!vec4Ok(io, shape.K)) return 'workgroup';
+  if (variant === 'workgroup') return shape.M <= NARROW_MAX_ROWS ? 'gemv' : 'workgroup';
   return shape.M <= NARROW_MAX_ROWS ? 'register-narrow' : 'register-wide';
 }
 
@@ -91,15 +117,18 @@ export async function prepareMatmul(
   expectPositiveInt(kernel, 'N', N);
   expectPositiveInt(kernel, 'K', K);
   expectTensor(gpu, kernel, 'x', io.x, [M, K]);
-  expectTensor(gpu, kernel, 'weight', io.weight, [N, K]);
+  expectWeight(gpu, kernel, 'weight', io.weight, [N, K]);
   if (io.bias) expectTensor(gpu, kernel, 'bias', io.bias, [N]);
   expectTensor(gpu, kernel, 'y', io.y, [M, N]);
   const plan = chooseMatmulPlan(gpu, io, shape, options);
   if (plan !== 'workgroup' && !vec4Ok(io, K)) {
     throw new UnsupportedShapeError(
       `matmul: plan '${plan}' reads vec4 along K and needs K % 4 == 0 and 16-byte aligned offsets ` +
-        `(K = ${K}, x offset ${io.x.offsetBytes}, weight offset ${io.weight.offsetBytes}); use plan 'workgroup'.`,
+        `(K = ${K}, x offset ${io.x.offsetBytes}); use plan 'workgroup'.`,
     );
+  }
+  if (plan === 'gemv' && M > NARROW_MAX_ROWS) {
+    throw new UnsupportedShapeError(`matmul: plan 'gemv' is for at most ${NARROW_MAX_ROWS} rows of x, got M = ${M}`);
   }
   const epilogue = (io.bias ? 1 : 0) | (ACTIVATION_CODE[options.activation ?? 'none'] << 1);
   const params = packParams([
@@ -108,24 +137,47 @@ export async function prepareMatmul(
     ['u32', K],
     ['u32', epilogue],
   ]);
-  const resources = [io.x, io.weight, io.bias ?? gpu.placeholder(), io.y];
-  const label = `${kernel}:${plan}`;
+  const format = weightFormatOf(io.weight);
+  const lib = weightLib(format, {
+    scalarF32: plan === 'workgroup',
+    f16Math: isPacked(io.weight) && io.weight.f16Math === true && plan !== 'workgroup',
+  });
+  const [wData, wScales] = weightBindings(io.weight);
+  const resources = [io.x, wData, wScales, io.bias ?? gpu.placeholder(), io.y];
+  const label = `${kernel}:${plan}:${format}`;
   if (plan === 'workgroup') {
     return createDispatch(gpu, {
       label,
-      code: tiledSource,
+      code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, tiledSource),
       resources,
       params,
-      grid: tileGrid(gpu, kernel, Math.ceil(N / 64), Math.ceil(M / 64)),
+      grid: tileGrid(gpu, kernel, Math.ceil(N / TILE), Math.ceil(M / TILE)),
     });
   }
   const wg = options.workgroupSize ?? 64;
   expectWorkgroupSize(gpu, kernel, wg);
+  if (plan === 'gemv') {
+    const subgroups = options.subgroups ?? gpu.hasFeature('subgroups');
+    return createDispatch(gpu, {
+      label: `${label}${subgroups ? ':subgroups' : ''}`,
+      code: assembleWgsl(
+        [...lib.enables, ...(subgroups ? ['subgroups'] : [])],
+        lib.source,
+        ACTIVATION_LIB,
+        subgroups ? reduceRowsSubgroupsSource : reduceRowsSource,
+        gemvSource,
+      ),
+      constants: { WG: wg, ROWS: M },
+      resources,
+      params,
+      grid: linearGrid(gpu, kernel, Math.ceil(N / GEMV_COLS)),
+    });
+  }
   const narrow = plan === 'register-narrow';
-  const numInvocations = narrow ? M * Math.ceil(N / 8) : Math.ceil(M / 16) * Math.ceil(N / 16);
+  const numInvocations = narrow ? M * Math.ceil(N / NARROW_COLS) : Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS);
   return createDispatch(gpu, {
     label,
-    code: registerSource,
+    code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerSource),
     entryPoint: narrow ? 'main_narrow' : 'main',
     constants: { WG: wg },
     resources,
@@ -133,4 +185,3 @@ export async function prepareMatmul(
     grid: linearGrid(gpu, kernel, Math.ceil(numInvocations / wg)),
   });
 }
-

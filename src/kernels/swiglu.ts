@@ -1,6 +1,7 @@
 // SwiGLU: y = silu(gate) * up, gate and up side by side in each row of a fused gate_up projection.
 //   x: [rows, 2 * dim] f32 (gate | up)   y: [rows, dim] f32
 
+import activation from '../../shaders/lib/activation.wgsl?raw';
 import source from '../../shaders/swiglu.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
@@ -39,7 +40,7 @@ export async function prepareSwiglu(
   expectTensor(gpu, kernel, 'y', io.y, [rows, dim]);
   return createDispatch(gpu, {
     label: kernel,
-    code: source,
+    code: `${activation}\n${source}`,
     constants: { WG: wg },
     resources: [io.x, io.y],
     params: packParams([

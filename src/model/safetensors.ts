@@ -5,6 +5,7 @@
 //   held in memory whole; only the tensor being filled is.
 
 import { CheckpointFormatError, TruncatedFileError } from '../errors';
+import { halfToFloat } from '../kernels/f16';
 
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'U8' | 'I8' | 'F64' | 'BOOL' | 'I16' | 'U16' | 'U32' | 'U64';
 
@@ -176,11 +177,4 @@ export function toFloat32(info: TensorInfo, bytes: Uint8Array): Float32Array {
   }
 }
 
-export function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 31) return frac ? NaN : sign * Infinity;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
-}
+export { halfToFloat };

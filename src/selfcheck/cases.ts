@@ -33,6 +33,7 @@ import { prepareSoftmax, softmaxReference, type SoftmaxShape } from '../kernels/
 import { prepareSwiglu, swigluReference, type SwigluShape } from '../kernels/swiglu';
 import type { HeadCode } from '../kernels/attention-head';
 import { prepareVitAttention, vitAttentionReference, type VitAttentionShape } from '../kernels/vit-attention';
+import { dequantizeReference, quantizeReference, type WeightFormat } from '../kernels/weight-format';
 import { EXACT, F32_TOLERANCE, type Tolerance } from './compare';
 import { concat, runDispatch, withScratch, type Scratch } from './harness';
 import { randomInts, randomUniform } from './random';
@@ -70,19 +71,32 @@ export interface MatmulCaseOptions extends CommonOptions {
   bias?: boolean;
   activation?: Activation;
   plan?: MatmulPlan;
+  /** Weight storage format (default f32); packed weights come from quantizeReference(). */
+  format?: WeightFormat;
+  /** gemv: force the subgroup or the workgroup-memory reduction. */
+  subgroups?: boolean;
+}
+
+/** Host copy of what a packed weight holds, dequantized as the kernels do (f32: the values themselves). */
+export function asStored(format: WeightFormat, w: Float32Array, N: number, K: number): Float32Array {
+  return format === 'f32' ? w : dequantizeReference(format, quantizeReference(format, w, N, K), N, K);
 }
 
 /**
  * Tolerance: atol grows with sqrt(K/3), the RMS of an output for inputs uniform in [-1, 1], because
- * f32 accumulation error grows with the size of the partial sums; rtol is the f32 default.
+ * f32 accumulation error grows with the size of the partial sums; rtol is the f32 default. Packed weights
+ * are compared against the float64 product with their dequantized values, so the same tolerance holds:
+ * the kernels' dequantization is exact math (one f32 multiply-add per value).
  */
 export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): KernelCase {
   const { M, N, K } = shape;
   const seed = o.seed ?? 1;
   const act = o.activation ?? 'none';
+  const format = o.format ?? 'f32';
+  const sub = o.subgroups === undefined ? '' : o.subgroups ? ' subgroups' : ' no-subgroups';
   return {
     kernel: 'matmul',
-    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${wgLabel(o)}`,
+    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${sub}${wgLabel(o)}`,
     tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
@@ -91,13 +105,13 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
         const b = o.bias ? randomUniform(N, seed + 2) : undefined;
         const io = {
           x: s.upload(x, [M, K], 'x'),
-          weight: s.upload(w, [N, K], 'weight'),
+          weight: s.weight(format, w, N, K, 'weight'),
           bias: b ? s.upload(b, [N], 'bias') : undefined,
           y: s.zeros([M, N], 'f32', 'y'),
         };
-        const d = await prepareMatmul(gpu, io, shape, { activation: act, plan: o.plan, workgroupSize: o.workgroupSize });
+        const d = await prepareMatmul(gpu, io, shape, { activation: act, plan: o.plan, workgroupSize: o.workgroupSize, subgroups: o.subgroups });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
-        return { ...r, want: matmulReference(x, w, b, shape, act) };
+        return { ...r, want: matmulReference(x, asStored(format, w, N, K), b, shape, act) };
       }),
   };
 }
@@ -310,13 +324,19 @@ export function ropeCase(
   };
 }
 
-export function embeddingGatherCase(shape: EmbeddingGatherShape, o: CommonOptions & { badId?: boolean } = {}): KernelCase {
+export function embeddingGatherCase(
+  shape: EmbeddingGatherShape,
+  o: CommonOptions & { badId?: boolean; format?: WeightFormat } = {},
+): KernelCase {
   const { numTokens, vocab, dim } = shape;
   const seed = o.seed ?? 11;
+  const format = o.format ?? 'f32';
   return {
     kernel: 'embedding-gather',
-    label: `embedding-gather tokens=${numTokens} vocab=${vocab} dim=${dim}${o.badId ? ' +bad id' : ''}${wgLabel(o)}`,
-    tolerance: EXACT,
+    label: `embedding-gather tokens=${numTokens} vocab=${vocab} dim=${dim}${format !== 'f32' ? ` ${format}` : ''}${o.badId ? ' +bad id' : ''}${wgLabel(o)}`,
+    // A copy is exact; a q4 value q * scale + min may be computed with one fused multiply-add on the GPU
+    // and two roundings on the host: 1 ulp.
+    tolerance: format === 'q4' ? { atol: 1e-7, rtol: 2 ** -22 } : EXACT,
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
         const table = randomUniform(vocab * dim, seed);
@@ -325,14 +345,14 @@ export function embeddingGatherCase(shape: EmbeddingGatherShape, o: CommonOption
         if (o.badId) ids[numTokens - 1] = vocab + 3;
         const io = {
           ids: s.upload(ids, [numTokens], 'ids'),
-          table: s.upload(table, [vocab, dim], 'table'),
+          table: s.weight(format, table, vocab, dim, 'table'),
           out: s.zeros([numTokens, dim], 'f32', 'out'),
           errors: s.zeros([2], 'u32', 'errors'),
         };
         const d = await prepareEmbeddingGather(gpu, io, shape, { workgroupSize: o.workgroupSize });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out), await gpu.readU32(io.errors)]);
         const flags = o.badId ? [1, vocab + 3] : [0, 0];
-        return { ...r, want: concat(embeddingGatherReference(ids, table, shape), flags) };
+        return { ...r, want: concat(embeddingGatherReference(ids, asStored(format, table, vocab, dim), shape), flags) };
       }),
   };
 }

@@ -4,6 +4,7 @@
 import type { GpuContext } from '../gpu/context';
 import type { DType, HostArray, Tensor } from '../gpu/tensor';
 import { submitDispatches, type Dispatch } from '../kernels/dispatch';
+import { quantizeReference, type PackedFormat, type PackedWeight, type Weight, type WeightFormat } from '../kernels/weight-format';
 
 export class Scratch {
   private readonly tensors: Tensor[] = [];
@@ -23,6 +24,22 @@ export class Scratch {
     const n = shape.reduce((a, b) => a * b, 1);
     this.gpu.write(t, dtype === 'f32' ? new Float32Array(n) : new Uint32Array(n));
     return t;
+  }
+
+  /**
+   * W [N, K] in `format`, packed on the host by the reference quantizer (f32: uploaded as it is).
+   * Kernels reading it must match their reference on dequantizeReference() of the same packing.
+   */
+  weight(format: WeightFormat, w: Float32Array, N: number, K: number, label: string): Weight {
+    if (format === 'f32') return this.upload(w, [N, K], label);
+    return this.packed(format, w, N, K, label);
+  }
+
+  packed(format: PackedFormat, w: Float32Array, N: number, K: number, label: string): PackedWeight {
+    const host = quantizeReference(format, w, N, K);
+    const data = this.upload(host.data, [host.data.length], `${label}.data`);
+    const scales = host.scales ? this.upload(host.scales, [host.scales.length], `${label}.scales`) : undefined;
+    return { format, shape: [N, K], data, scales, label };
   }
 
   releaseAll(): void {

@@ -1,0 +1,42 @@
+// lib/weights-f16-math.wgsl: f16 weights (the same bytes as lib/weights-f16.wgsl) read as f16 and, in
+// w_mul4, multiplied in f16: x is rounded to f16, the four products of each dot are summed in f16, and
+// the caller accumulates those sums in f32 (WebLLM's q4f16 / transformers.js fp16 math). Only for
+// adapters with `shader-f16`: the kernel's assembled source starts with `enable f16;`
+// (src/kernels/weight-format.ts puts it there). Needs K % 4 == 0.
+//   w_data: [N, K / 4] vec4<f16>
+// The interface of every lib/weights-*.wgsl is listed in lib/weights-f32.wgsl.
+
+const W_GROUP_VEC4: u32 = 8u;
+
+@group(0) @binding(1) var<storage, read> w_data: array<vec4<f16>>;
+
+struct WRow { d: u32, s: u32 }
+
+fn w_row(n: u32, K: u32) -> WRow {
+  return WRow(n * (K / 4u), 0u);
+}
+
+fn w_scale(r: WRow, k4: u32) -> vec2<f32> {
+  return vec2<f32>(1.0, 0.0);
+}
+
+fn w_raw4(r: WRow, k4: u32) -> vec4<f32> {
+  return vec4<f32>(w_data[r.d + k4]);
+}
+
+fn w_dequant(raw: vec4<f32>, s: vec2<f32>) -> vec4<f32> {
+  return raw;
+}
+
+fn w_load4(r: WRow, k4: u32) -> vec4<f32> {
+  return vec4<f32>(w_data[r.d + k4]);
+}
+
+fn w_load1(r: WRow, k: u32) -> f32 {
+  return f32(w_data[r.d + k / 4u][k % 4u]);
+}
+
+fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
+  let m = mat4x4<f16>(w_data[r0.d + k4], w_data[r1.d + k4], w_data[r2.d + k4], w_data[r3.d + k4]);
+  return vec4<f32>(vec4<f16>(x) * m);
+}

@@ -1,0 +1,48 @@
+// lib/weights-f32.wgsl: a weight matrix W [N, K] of f32, read as vec4 along K (needs K % 4 == 0 and a
+// 16-byte aligned binding). Every lib/weights-*.wgsl declares the same interface, so a kernel reads any
+// storage format through it (src/kernels/weight-format.ts picks the file):
+//
+//   @binding(1) w_data (and @binding(2) w_scales for the quantized formats)
+//   struct WRow                      where row n of W starts (computed once per row)
+//   w_row(n, K) -> WRow
+//   w_scale(r, k4) -> vec2<f32>      (scale, offset) of the quantization group holding vec4 k4
+//   w_raw4(r, k4) -> vec4<f32>       the stored values of W[n, 4 k4 .. 4 k4 + 3] before scaling
+//   w_dequant(raw, s) -> vec4<f32>   raw * s.x + s.y (the formats without groups return raw)
+//   w_load4(r, k4) -> vec4<f32>      W[n, 4 k4 .. 4 k4 + 3]
+//   w_load1(r, k) -> f32             W[n, k]
+//   w_mul4(x, r0, r1, r2, r3, k4)    (x · W[r0, ..], x · W[r1, ..], x · W[r2, ..], x · W[r3, ..]) over one vec4
+//   W_GROUP_VEC4                     vec4s per quantization group (scales change only at its multiples)
+
+const W_GROUP_VEC4: u32 = 8u;
+
+@group(0) @binding(1) var<storage, read> w_data: array<vec4<f32>>;
+
+struct WRow { d: u32, s: u32 }
+
+fn w_row(n: u32, K: u32) -> WRow {
+  return WRow(n * (K / 4u), 0u);
+}
+
+fn w_scale(r: WRow, k4: u32) -> vec2<f32> {
+  return vec2<f32>(1.0, 0.0);
+}
+
+fn w_raw4(r: WRow, k4: u32) -> vec4<f32> {
+  return w_data[r.d + k4];
+}
+
+fn w_dequant(raw: vec4<f32>, s: vec2<f32>) -> vec4<f32> {
+  return raw;
+}
+
+fn w_load4(r: WRow, k4: u32) -> vec4<f32> {
+  return w_data[r.d + k4];
+}
+
+fn w_load1(r: WRow, k: u32) -> f32 {
+  return w_data[r.d + k / 4u][k % 4u];
+}
+
+fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
+  return x * mat4x4<f32>(w_load4(r0, k4), w_load4(r1, k4), w_load4(r2, k4), w_load4(r3, k4));
+}
