@@ -2,10 +2,10 @@
 // invocation does useful work on a GPU (the tiled matmul.wgsl would run M = 1 in 64 x 64 tiles, 1/64 of
 // each tile busy). For the `workgroup` kernel variant; CPU adapters use matmul-register.wgsl main_narrow.
 //
-// One workgroup = COLS (4) output columns for all ROWS rows of x. Invocation t sums the vec4 slices
-// k4 = t, t + WG, t + 2 WG, ... of those 4 rows of W against the same slices of every x row, so
-// consecutive invocations read consecutive memory of each W row (coalesced), and W is read once per
-// step whatever M is. The partial sums are then added across the workgroup by reduce_rows() (lib/
+// One workgroup = COLS (4) output columns for all ROWS rows of x. Invocation t sums the quantization
+// groups (32 values) g = t, t + WG, t + 2 WG, ... of those 4 rows of W against the same slices of every
+// x row (w_dot_group), then the vec4s of a partial last group the same way, so consecutive invocations
+// read consecutive memory of each W row (coalesced), and W is read once per step whatever M is. The partial sums are then added across the workgroup by reduce_rows() (lib/
 // reduce-rows.wgsl with workgroup memory, or lib/reduce-rows-subgroups.wgsl with subgroupAdd when the
 // device has `subgroups`), and invocation m < ROWS writes row m's 4 outputs.
 //
@@ -41,7 +41,17 @@ fn main(
   let r3 = w_row(min(c0 + 3u, last), p.K);
   let K4 = p.K / 4u;
   var acc: array<vec4<f32>, MAX_ROWS>;
-  for (var k4 = lid; k4 < K4; k4 += WG) {
+  // Whole quantization groups, one per invocation per step (16 bytes of a q4 row: coalesced), then the
+  // vec4s of a last, partial group.
+  let numGroups = p.K / (4u * W_GROUP_VEC4);
+  for (var g = lid; g < numGroups; g += WG) {
+    for (var m = 0u; m < ROWS; m++) {
+      let xb = m * K4 + g * W_GROUP_VEC4;
+      let xg = x_group(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u], x[xb + 4u], x[xb + 5u], x[xb + 6u], x[xb + 7u]);
+      acc[m] += vec4<f32>(w_dot_group(r0, g, xg), w_dot_group(r1, g, xg), w_dot_group(r2, g, xg), w_dot_group(r3, g, xg));
+    }
+  }
+  for (var k4 = numGroups * W_GROUP_VEC4 + lid; k4 < K4; k4 += WG) {
     for (var m = 0u; m < ROWS; m++) {
       acc[m] += w_mul4(x[m * K4 + k4], r0, r1, r2, r3, k4);
     }

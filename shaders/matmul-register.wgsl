@@ -106,27 +106,36 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   var a13_0 = vec4<f32>(); var a13_1 = vec4<f32>(); var a13_2 = vec4<f32>(); var a13_3 = vec4<f32>();
   var a14_0 = vec4<f32>(); var a14_1 = vec4<f32>(); var a14_2 = vec4<f32>(); var a14_3 = vec4<f32>();
   var a15_0 = vec4<f32>(); var a15_1 = vec4<f32>(); var a15_2 = vec4<f32>(); var a15_3 = vec4<f32>();
-  for (var k = 0u; k < K4; k++) {
-    let m0 = mat4x4<f32>(w_load4(w0, k), w_load4(w1, k), w_load4(w2, k), w_load4(w3, k));
-    let m1 = mat4x4<f32>(w_load4(w4, k), w_load4(w5, k), w_load4(w6, k), w_load4(w7, k));
-    let m2 = mat4x4<f32>(w_load4(w8, k), w_load4(w9, k), w_load4(w10, k), w_load4(w11, k));
-    let m3 = mat4x4<f32>(w_load4(w12, k), w_load4(w13, k), w_load4(w14, k), w_load4(w15, k));
-    { let v = x[x0 + k]; a0_0 += v * m0; a0_1 += v * m1; a0_2 += v * m2; a0_3 += v * m3; }
-    { let v = x[x1 + k]; a1_0 += v * m0; a1_1 += v * m1; a1_2 += v * m2; a1_3 += v * m3; }
-    { let v = x[x2 + k]; a2_0 += v * m0; a2_1 += v * m1; a2_2 += v * m2; a2_3 += v * m3; }
-    { let v = x[x3 + k]; a3_0 += v * m0; a3_1 += v * m1; a3_2 += v * m2; a3_3 += v * m3; }
-    { let v = x[x4 + k]; a4_0 += v * m0; a4_1 += v * m1; a4_2 += v * m2; a4_3 += v * m3; }
-    { let v = x[x5 + k]; a5_0 += v * m0; a5_1 += v * m1; a5_2 += v * m2; a5_3 += v * m3; }
-    { let v = x[x6 + k]; a6_0 += v * m0; a6_1 += v * m1; a6_2 += v * m2; a6_3 += v * m3; }
-    { let v = x[x7 + k]; a7_0 += v * m0; a7_1 += v * m1; a7_2 += v * m2; a7_3 += v * m3; }
-    { let v = x[x8 + k]; a8_0 += v * m0; a8_1 += v * m1; a8_2 += v * m2; a8_3 += v * m3; }
-    { let v = x[x9 + k]; a9_0 += v * m0; a9_1 += v * m1; a9_2 += v * m2; a9_3 += v * m3; }
-    { let v = x[x10 + k]; a10_0 += v * m0; a10_1 += v * m1; a10_2 += v * m2; a10_3 += v * m3; }
-    { let v = x[x11 + k]; a11_0 += v * m0; a11_1 += v * m1; a11_2 += v * m2; a11_3 += v * m3; }
-    { let v = x[x12 + k]; a12_0 += v * m0; a12_1 += v * m1; a12_2 += v * m2; a12_3 += v * m3; }
-    { let v = x[x13 + k]; a13_0 += v * m0; a13_1 += v * m1; a13_2 += v * m2; a13_3 += v * m3; }
-    { let v = x[x14 + k]; a14_0 += v * m0; a14_1 += v * m1; a14_2 += v * m2; a14_3 += v * m3; }
-    { let v = x[x15 + k]; a15_0 += v * m0; a15_1 += v * m1; a15_2 += v * m2; a15_3 += v * m3; }
+  // One quantization group at a time: the 16 rows' (scale, offset) are read once per group (formats
+  // without groups return constants, which the compiler folds away).
+  for (var g0 = 0u; g0 < K4; g0 += W_GROUP_VEC4) {
+    let s0 = w_scale(w0, g0); let s1 = w_scale(w1, g0); let s2 = w_scale(w2, g0); let s3 = w_scale(w3, g0);
+    let s4 = w_scale(w4, g0); let s5 = w_scale(w5, g0); let s6 = w_scale(w6, g0); let s7 = w_scale(w7, g0);
+    let s8 = w_scale(w8, g0); let s9 = w_scale(w9, g0); let s10 = w_scale(w10, g0); let s11 = w_scale(w11, g0);
+    let s12 = w_scale(w12, g0); let s13 = w_scale(w13, g0); let s14 = w_scale(w14, g0); let s15 = w_scale(w15, g0);
+    let gEnd = min(g0 + W_GROUP_VEC4, K4);
+    for (var k = g0; k < gEnd; k++) {
+      let m0 = mat4x4<f32>(w_dequant(w_raw4(w0, k), s0), w_dequant(w_raw4(w1, k), s1), w_dequant(w_raw4(w2, k), s2), w_dequant(w_raw4(w3, k), s3));
+      let m1 = mat4x4<f32>(w_dequant(w_raw4(w4, k), s4), w_dequant(w_raw4(w5, k), s5), w_dequant(w_raw4(w6, k), s6), w_dequant(w_raw4(w7, k), s7));
+      let m2 = mat4x4<f32>(w_dequant(w_raw4(w8, k), s8), w_dequant(w_raw4(w9, k), s9), w_dequant(w_raw4(w10, k), s10), w_dequant(w_raw4(w11, k), s11));
+      let m3 = mat4x4<f32>(w_dequant(w_raw4(w12, k), s12), w_dequant(w_raw4(w13, k), s13), w_dequant(w_raw4(w14, k), s14), w_dequant(w_raw4(w15, k), s15));
+      { let v = x[x0 + k]; a0_0 += v * m0; a0_1 += v * m1; a0_2 += v * m2; a0_3 += v * m3; }
+      { let v = x[x1 + k]; a1_0 += v * m0; a1_1 += v * m1; a1_2 += v * m2; a1_3 += v * m3; }
+      { let v = x[x2 + k]; a2_0 += v * m0; a2_1 += v * m1; a2_2 += v * m2; a2_3 += v * m3; }
+      { let v = x[x3 + k]; a3_0 += v * m0; a3_1 += v * m1; a3_2 += v * m2; a3_3 += v * m3; }
+      { let v = x[x4 + k]; a4_0 += v * m0; a4_1 += v * m1; a4_2 += v * m2; a4_3 += v * m3; }
+      { let v = x[x5 + k]; a5_0 += v * m0; a5_1 += v * m1; a5_2 += v * m2; a5_3 += v * m3; }
+      { let v = x[x6 + k]; a6_0 += v * m0; a6_1 += v * m1; a6_2 += v * m2; a6_3 += v * m3; }
+      { let v = x[x7 + k]; a7_0 += v * m0; a7_1 += v * m1; a7_2 += v * m2; a7_3 += v * m3; }
+      { let v = x[x8 + k]; a8_0 += v * m0; a8_1 += v * m1; a8_2 += v * m2; a8_3 += v * m3; }
+      { let v = x[x9 + k]; a9_0 += v * m0; a9_1 += v * m1; a9_2 += v * m2; a9_3 += v * m3; }
+      { let v = x[x10 + k]; a10_0 += v * m0; a10_1 += v * m1; a10_2 += v * m2; a10_3 += v * m3; }
+      { let v = x[x11 + k]; a11_0 += v * m0; a11_1 += v * m1; a11_2 += v * m2; a11_3 += v * m3; }
+      { let v = x[x12 + k]; a12_0 += v * m0; a12_1 += v * m1; a12_2 += v * m2; a12_3 += v * m3; }
+      { let v = x[x13 + k]; a13_0 += v * m0; a13_1 += v * m1; a13_2 += v * m2; a13_3 += v * m3; }
+      { let v = x[x14 + k]; a14_0 += v * m0; a14_1 += v * m1; a14_2 += v * m2; a14_3 += v * m3; }
+      { let v = x[x15 + k]; a15_0 += v * m0; a15_1 += v * m1; a15_2 += v * m2; a15_3 += v * m3; }
+    }
   }
   store4(r0 + 0u, c0 + 0u, a0_0); store4(r0 + 0u, c0 + 4u, a0_1); store4(r0 + 0u, c0 + 8u, a0_2); store4(r0 + 0u, c0 + 12u, a0_3);
   store4(r0 + 1u, c0 + 0u, a1_0); store4(r0 + 1u, c0 + 4u, a1_1); store4(r0 + 1u, c0 + 8u, a1_2); store4(r0 + 1u, c0 + 12u, a1_3);
@@ -159,7 +168,16 @@ fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   let w4 = wrow(c0 + 4u); let w5 = wrow(c0 + 5u); let w6 = wrow(c0 + 6u); let w7 = wrow(c0 + 7u);
   var a0 = vec4<f32>();
   var a1 = vec4<f32>();
-  for (var k = 0u; k < K4; k++) {
+  // Whole quantization groups first: one XGroup of x, then each format's cheapest group dot product.
+  let numGroups = p.K / (4u * W_GROUP_VEC4);
+  for (var g = 0u; g < numGroups; g++) {
+    let xb = x0 + g * W_GROUP_VEC4;
+    let xg = x_group(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u], x[xb + 4u], x[xb + 5u], x[xb + 6u], x[xb + 7u]);
+    a0 += vec4<f32>(w_dot_group(w0, g, xg), w_dot_group(w1, g, xg), w_dot_group(w2, g, xg), w_dot_group(w3, g, xg));
+    a1 += vec4<f32>(w_dot_group(w4, g, xg), w_dot_group(w5, g, xg), w_dot_group(w6, g, xg), w_dot_group(w7, g, xg));
+  }
+  // Then the vec4s of a last, partial group.
+  for (var k = numGroups * W_GROUP_VEC4; k < K4; k++) {
     let v = x[x0 + k];
     a0 += w_mul4(v, w0, w1, w2, w3, k);
     a1 += w_mul4(v, w4, w5, w6, w7, k);

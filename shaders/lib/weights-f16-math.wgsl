@@ -40,3 +40,14 @@ fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4
   let m = mat4x4<f16>(w_data[r0.d + k4], w_data[r1.d + k4], w_data[r2.d + k4], w_data[r3.d + k4]);
   return vec4<f32>(vec4<f16>(x) * m);
 }
+
+fn x_group(v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>, v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>) -> XGroup {
+  return x_group_plain(v0, v1, v2, v3, v4, v5, v6, v7);
+}
+
+fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {
+  let b = r.d + g * 8u;
+  let s = ((vec4<f16>(x.v0) * w_data[b] + vec4<f16>(x.v1) * w_data[b + 1u]) + (vec4<f16>(x.v2) * w_data[b + 2u] + vec4<f16>(x.v3) * w_data[b + 3u])) +
+    ((vec4<f16>(x.v4) * w_data[b + 4u] + vec4<f16>(x.v5) * w_data[b + 5u]) + (vec4<f16>(x.v6) * w_data[b + 6u] + vec4<f16>(x.v7) * w_data[b + 7u]));
+  return f32((s.x + s.y) + (s.z + s.w));
+}

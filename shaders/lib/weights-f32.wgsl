@@ -11,6 +11,9 @@
 //   w_load4(r, k4) -> vec4<f32>      W[n, 4 k4 .. 4 k4 + 3]
 //   w_load1(r, k) -> f32             W[n, k]
 //   w_mul4(x, r0, r1, r2, r3, k4)    (x · W[r0, ..], x · W[r1, ..], x · W[r2, ..], x · W[r3, ..]) over one vec4
+//   x_group(v0, .., v7) -> XGroup    x[32 g .. 32 g + 32) prepared for w_dot_group (lib/x-group.wgsl)
+//   w_dot_group(r, g, x) -> f32      x · W[n, 32 g .. 32 g + 32): the fast path of the decode kernels
+//                                    (whole groups: K / 32 of them)
 //   W_GROUP_VEC4                     vec4s per quantization group (scales change only at its multiples)
 
 const W_GROUP_VEC4: u32 = 8u;
@@ -45,4 +48,15 @@ fn w_load1(r: WRow, k: u32) -> f32 {
 
 fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
   return x * mat4x4<f32>(w_load4(r0, k4), w_load4(r1, k4), w_load4(r2, k4), w_load4(r3, k4));
+}
+
+fn x_group(v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>, v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>) -> XGroup {
+  return x_group_plain(v0, v1, v2, v3, v4, v5, v6, v7);
+}
+
+fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {
+  let b = r.d + g * 8u;
+  let s = ((x.v0 * w_data[b] + x.v1 * w_data[b + 1u]) + (x.v2 * w_data[b + 2u] + x.v3 * w_data[b + 3u])) +
+    ((x.v4 * w_data[b + 4u] + x.v5 * w_data[b + 5u]) + (x.v6 * w_data[b + 6u] + x.v7 * w_data[b + 7u]));
+  return (s.x + s.y) + (s.z + s.w);
 }

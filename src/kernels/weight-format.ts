@@ -24,6 +24,7 @@ import f32ScalarSource from '../../shaders/lib/weights-f32-scalar.wgsl?raw';
 import f32Source from '../../shaders/lib/weights-f32.wgsl?raw';
 import q4Source from '../../shaders/lib/weights-q4.wgsl?raw';
 import q8Source from '../../shaders/lib/weights-q8.wgsl?raw';
+import xGroupSource from '../../shaders/lib/x-group.wgsl?raw';
 import { InternalError } from '../errors';
 import type { Tensor } from '../gpu/tensor';
 import { floatToHalf, halfToFloat } from './f16';
@@ -220,6 +221,11 @@ export interface WeightLibOptions {
 }
 
 export function weightLib(format: WeightFormat, options: WeightLibOptions = {}): WeightLib {
+  const lib = formatLib(format, options);
+  return { source: `${xGroupSource}\n${lib.source}`, enables: lib.enables };
+}
+
+function formatLib(format: WeightFormat, options: WeightLibOptions): WeightLib {
   switch (format) {
     case 'f32':
       return { source: options.scalarF32 ? f32ScalarSource : f32Source, enables: [] };
