@@ -394,3 +394,35 @@ export class HeadDimError extends TesseraError {
     super(`${where}: head_dim ${headDim} ${why}. Tessera runs head sizes 4, 8, ..., ${maxHeadDim}; this checkpoint cannot be loaded.`);
   }
 }
+
+/** A weight dtype Tessera does not know (createEngine({ dtype }), `tessera run --dtype`). */
+export class UnknownDtypeError extends TesseraError {
+  override readonly name = 'UnknownDtypeError';
+  readonly code = 'UNKNOWN_DTYPE';
+  constructor(
+    readonly where: string,
+    readonly value: unknown,
+    readonly valid: readonly string[],
+  ) {
+    super(
+      `${where}: unknown weight dtype ${JSON.stringify(value)}; use one of ${valid.join(', ')} ` +
+        `(or per part, e.g. { vision: 'f16', text: 'q4' }).`,
+    );
+  }
+}
+
+/**
+ * A stored quantized copy of a checkpoint file that cannot be used (it does not match its source or the
+ * requested dtype, or its bytes are damaged). Not thrown: reported once through console.warn, and the
+ * copy is rebuilt from the source file.
+ */
+export class StoredWeightsMismatchError extends TesseraError {
+  override readonly name = 'StoredWeightsMismatchError';
+  readonly code = 'STORED_WEIGHTS_MISMATCH';
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`the stored quantized copy of ${file} was not used (${reason}); it is being rebuilt from the checkpoint file.`);
+  }
+}

@@ -7,6 +7,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { EncoderCore } from '../src/encoder/encoder-core';
 import { transferringApi } from '../src/encoder/expose';
 import { nodeModelSourceFromRef } from '../src/encoder/model-ref-node';
+import { openWeightStoreNode } from '../src/model/weights/store-node';
 import { createNodeGpuContext } from '../src/gpu/node';
 import { installErrorTransfer } from '../src/protocol/errors';
 import { decodeImageNode } from '../src/processor/image-decode-node';
@@ -19,6 +20,7 @@ Comlink.expose(
       createGpu: () => createNodeGpuContext(),
       openModel: nodeModelSourceFromRef,
       decodeImage: decodeImageNode,
+      openWeightStore: openWeightStoreNode,
     }),
   ),
   nodeEndpoint(parentPort),

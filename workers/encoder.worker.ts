@@ -6,6 +6,7 @@ import { EncoderCore } from '../src/encoder/encoder-core';
 import { transferringApi } from '../src/encoder/expose';
 import { createBrowserGpuContext } from '../src/gpu/browser';
 import { browserModelSourceFromRef } from '../src/encoder/model-ref';
+import { openWeightStoreBrowser } from '../src/model/weights/store';
 import { installErrorTransfer } from '../src/protocol/errors';
 import { decodeImageBrowser } from '../src/processor/image-decode';
 
@@ -16,6 +17,7 @@ Comlink.expose(
       createGpu: () => createBrowserGpuContext(),
       openModel: browserModelSourceFromRef,
       decodeImage: decodeImageBrowser,
+      openWeightStore: openWeightStoreBrowser,
     }),
   ),
 );

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { createEngine } from '../engine/create-node';
 import type { ChatCompletionRequest, ChatContentPart, EngineProgress } from '../engine/types';
+import { describeDtype, type ComputePrecision, type DtypeOption } from '../model/weights/dtype';
 
 export interface RunOptions {
   model: string;
@@ -16,6 +17,10 @@ export interface RunOptions {
   json: boolean;
   /** Printed before the answer (e.g. that the bundled model's weights are random). */
   notice?: string;
+  dtype?: DtypeOption;
+  compute?: ComputePrecision;
+  /** Store and read quantized copies in the default cache directory (default true). */
+  weightCache?: boolean;
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -37,7 +42,13 @@ export async function run(o: RunOptions): Promise<number> {
   const t0 = performance.now();
   if (!o.json && o.notice) o.err(`${o.notice}\n`);
   if (!o.json) o.err(`loading ${o.model}\n`);
-  const engine = await createEngine({ model: o.model, onProgress: o.json ? undefined : progressPrinter(o.err) });
+  const engine = await createEngine({
+    model: o.model,
+    dtype: o.dtype,
+    compute: o.compute,
+    weightCacheDir: o.weightCache === false ? false : undefined,
+    onProgress: o.json ? undefined : progressPrinter(o.err),
+  });
   try {
     const content: ChatContentPart[] = [];
     if (o.image) content.push({ type: 'image', image: await readFile(o.image) });
@@ -65,6 +76,7 @@ export async function run(o: RunOptions): Promise<number> {
           timings: { loadMs, ...r.tessera.timings },
           media: r.tessera.media,
           encoder: engine.stats().encoder.mode,
+          weights: { dtype: describeDtype(engine.model.weights.dtype), gpuBytes: engine.stats().weightBytes },
         })}\n`,
       );
       return 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `tessera` command line.
-//   tessera run --model <dir|url> --image <file> --prompt "..." [--max-tokens N] [--temperature T] [--json]
+//   tessera run --model <dir|url> --image <file> --prompt "..." [--max-tokens N] [--temperature T] [--dtype D] [--json]
 //   tessera doctor [--json] [--variant register|workgroup]
 
 import { mkdirSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { TesseraError } from '../errors';
 import type { KernelVariant } from '../gpu/adapter-info';
 import { createNodeGpuContext } from '../gpu/node';
+import { chooseComputePrecisionOption, parseDtypeText } from '../model/weights/dtype';
 import { doctor } from './doctor';
 import { run } from './run';
 
@@ -26,6 +27,11 @@ run options
   --max-tokens N               most tokens to generate (default 64)
   --temperature T              sample at temperature T (default: greedy)
   --top-p P, --top-k K, --seed S   sampling controls (with --temperature)
+  --dtype f32|f16|q8|q4        weight storage (default f32); per part: --dtype vision=f16,text=q4.
+                               Quantized copies are kept in $TESSERA_CACHE_DIR/weights (default
+                               ~/.cache/tessera/weights) so the next run skips quantization
+  --compute f32|f16            precision f16 weights are multiplied in (f16 needs shader-f16)
+  --no-weight-cache            do not store or read quantized copies
   --notice "..."               a line printed before the answer
   --json                       print one JSON object: token ids, text, timings
 
@@ -72,6 +78,9 @@ async function main(argv: string[]): Promise<number> {
       'top-k': { type: 'string' },
       seed: { type: 'string' },
       notice: { type: 'string' },
+      dtype: { type: 'string' },
+      compute: { type: 'string' },
+      'no-weight-cache': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -94,6 +103,9 @@ async function main(argv: string[]): Promise<number> {
       seed: numberOption('seed', values.seed),
       json: values.json,
       notice: values.notice,
+      dtype: values.dtype === undefined ? undefined : parseDtypeText(values.dtype),
+      compute: values.compute === undefined ? undefined : chooseComputePrecisionOption(values.compute),
+      weightCache: !values['no-weight-cache'],
       out: (t) => process.stdout.write(t),
       err: (t) => process.stderr.write(t),
     });

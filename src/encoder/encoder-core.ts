@@ -11,6 +11,7 @@ import { EncoderOutOfMemoryError, InternalError, MediaNotPreparedError } from '.
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { loadVisionModel, type LoadedVisionModel } from '../model/load';
+import type { WeightStore } from '../model/weights/store';
 import type {
   EncodedMedia,
   EncoderWorkerApi,
@@ -19,6 +20,7 @@ import type {
   EncoderWorkerStats,
   ModelRef,
   PrepareOptions,
+  WeightCacheRef,
   PreparedMedia,
 } from '../protocol/encoder';
 import type { ImageDecoder } from '../processor/image-decode';
@@ -31,6 +33,8 @@ export interface EncoderCoreDeps {
   releaseGpu?(gpu: GpuContext): void;
   openModel(ref: ModelRef): ModelSource;
   decodeImage: ImageDecoder;
+  /** Opens the weight store a worker init names (stored quantized copies); none when absent. */
+  openWeightStore?(ref: WeightCacheRef): WeightStore | undefined;
 }
 
 interface Job {
@@ -64,7 +68,13 @@ export class EncoderCore implements EncoderWorkerApi {
     const gpu = await this.deps.createGpu();
     try {
       const processor = await loadProcessorConfig(source);
-      const model = await loadVisionModel(gpu, source, { visionBatch: init.maxBatchTiles, dispatchesPerSubmit: init.dispatchesPerSubmit });
+      const model = await loadVisionModel(gpu, source, {
+        visionBatch: init.maxBatchTiles,
+        dispatchesPerSubmit: init.dispatchesPerSubmit,
+        dtype: init.dtype,
+        compute: init.compute,
+        weightStore: init.weightCache ? this.deps.openWeightStore?.(init.weightCache) : undefined,
+      });
       this.loaded = { init, gpu, model, processor, identities: new Map() };
       return {
         identity: await this.identity(processor.image.longestEdge),
@@ -99,7 +109,8 @@ export class EncoderCore implements EncoderWorkerApi {
     if (!id) {
       id = encoderIdentity({
         modelId: s.init.modelId,
-        dtype: 'f32',
+        // The vision weights' storage (and f16 math) change the embeddings: part of every cache key.
+        dtype: `${s.model.weights.dtype.vision}${s.init.compute === 'f16' ? '+compute-f16' : ''}`,
         encoderConfig: {
           image: this.imageConfig(longestEdge),
           imageSeqLen: s.processor.imageSeqLen,

@@ -12,6 +12,7 @@ import { createBrowserGpuContext } from '../gpu/browser';
 import { DirectoryHandleSource, FileListSource, UrlSource, type ModelSource } from '../io/model-source';
 import { decodeImageBrowser } from '../processor/image-decode';
 import type { ModelRef } from '../protocol/encoder';
+import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/store';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
 
@@ -37,6 +38,8 @@ function modelRef(model: BrowserModelInput): ModelRef | undefined {
 export interface BrowserEngineOptions extends EngineOptions {
   model: BrowserModelInput;
   encoder?: EncoderOptions;
+  /** Keep GPU-ready copies of quantized checkpoint files (dtype f16/q8/q4) in the Cache API (default true). */
+  weightCache?: boolean;
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
@@ -45,6 +48,8 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
   const ref = modelRef(options.model);
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
+  const weightStore = options.weightCache === false ? undefined : CacheApiWeightStore.available();
+  const weights = { dtype: options.dtype, compute: options.compute, weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined };
   try {
     return await Engine.create(
       {
@@ -52,12 +57,13 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         source,
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
+        weightStore,
         startEncoder: async (modelId, lifecycle) => {
-          const init = workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc);
+          const init = workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc, weights);
           const backend =
             enc.mode === 'in-process' || !ref
               ? await startInProcessBackend(
-                  { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser },
+                  { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser, openWeightStore: openWeightStoreBrowser },
                   init,
                 )
               : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);

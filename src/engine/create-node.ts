@@ -14,6 +14,7 @@ import { UrlSource, type ModelSource } from '../io/model-source';
 import { NodeDirSource } from '../io/model-source-node';
 import { decodeImageNode } from '../processor/image-decode-node';
 import type { ModelRef } from '../protocol/encoder';
+import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
 
@@ -44,6 +45,12 @@ export interface NodeEngineOptions extends EngineOptions {
   model: string | ModelSource;
   gpu?: NodeGpuOptions;
   encoder?: NodeEncoderOptions;
+  /**
+   * Where GPU-ready copies of quantized checkpoint files (dtype f16/q8/q4) are kept so later loads skip
+   * quantization (default: defaultWeightCacheDir(), i.e. $TESSERA_CACHE_DIR/weights or
+   * ~/.cache/tessera/weights); false keeps none.
+   */
+  weightCacheDir?: string | false;
 }
 
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
@@ -52,6 +59,8 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const ref = modelRef(options.model, source);
   const enc = options.encoder ?? {};
   const script = enc.workerScript ?? defaultEncoderWorkerScript();
+  const cacheDir = options.weightCacheDir === false ? undefined : (options.weightCacheDir ?? defaultWeightCacheDir());
+  const weights = { dtype: options.dtype, compute: options.compute, weightCache: cacheDir ? ({ kind: 'dir', dir: cacheDir } as const) : undefined };
   try {
     return await Engine.create(
       {
@@ -59,13 +68,14 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         source,
         decodeImage: decodeImageNode,
         ownsGpu: true,
+        weightStore: cacheDir ? new DirWeightStore(cacheDir) : undefined,
         startEncoder: async (modelId, lifecycle) => {
-          const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc);
+          const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights);
           const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
           const backend = useWorkers
             ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
             : await startInProcessBackend(
-                { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+                { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode, openWeightStore },
                 init,
               );
           return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);

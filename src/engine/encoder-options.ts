@@ -35,8 +35,17 @@ export const DEFAULT_PERSISTENT_CACHE_BYTES = 2 ** 30;
 export const DEFAULT_MAX_BATCH_TILES = 8;
 export const DEFAULT_DISPATCHES_PER_SUBMIT = 0;
 
-export function workerInit(modelRef: EncoderWorkerInit['model'], modelId: string, o: EncoderOptions): EncoderWorkerInit {
+/** What the engine's options say about the encoder's weights (dtype, compute, stored copies). */
+export type EncoderWeightOptions = Pick<EncoderWorkerInit, 'dtype' | 'compute' | 'weightCache'>;
+
+export function workerInit(
+  modelRef: EncoderWorkerInit['model'],
+  modelId: string,
+  o: EncoderOptions,
+  weights: EncoderWeightOptions = {},
+): EncoderWorkerInit {
   return {
+    ...weights,
     model: modelRef,
     modelId,
     maxBatchTiles: o.maxBatchTiles ?? DEFAULT_MAX_BATCH_TILES,

@@ -18,6 +18,7 @@ import type { ModelSource } from '../io/model-source';
 import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import { generate, type GenerateTimings } from '../model/generate';
 import { loadModel, type LoadedModel, type LoadModelOptions } from '../model/load';
+import type { WeightStore } from '../model/weights/store';
 import type { PreparedMedia } from '../protocol/encoder';
 import type { ChatMessage } from '../processor/messages';
 import { Idefics3Processor } from '../processor/processor';
@@ -35,7 +36,7 @@ import type {
   TesseraInfo,
 } from './types';
 
-export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision'> {
+export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision' | 'weightStore'> {
   onProgress?: (p: EngineProgress) => void;
   /** Name reported in responses and used in cache keys (default: the source's location). */
   modelId?: string;
@@ -50,6 +51,8 @@ export interface EngineDeps {
   fetchImpl?: typeof fetch;
   /** Destroy the GPU context with the engine (true when the engine created it). */
   ownsGpu?: boolean;
+  /** Where stored quantized copies of the language model's checkpoint files are kept (none when unset). */
+  weightStore?: WeightStore;
 }
 
 interface Piece {
@@ -94,6 +97,7 @@ export class Engine {
     const model = await loadModel(deps.gpu, deps.source, {
       ...options,
       vision: false,
+      weightStore: deps.weightStore,
       onProgress: onProgress ? (p) => onProgress({ ...p }) : undefined,
     });
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };

@@ -98,7 +98,8 @@ export interface ChatCompletionChunk {
 }
 
 export interface EngineProgress {
-  phase: 'download' | 'upload' | 'ready';
+  /** download: fetched; upload: checkpoint bytes read; quantize: packed on the GPU; cache: stored quantized copy read. */
+  phase: 'download' | 'upload' | 'quantize' | 'cache' | 'ready';
   file?: string;
   loadedBytes?: number;
   totalBytes?: number;

@@ -16,10 +16,14 @@ export class NodeDirSource implements ModelSource {
   }
 
   private async size(name: string): Promise<number | undefined> {
+    return (await this.stat(name))?.size;
+  }
+
+  private async stat(name: string): Promise<{ size: number; version: string } | undefined> {
     if (name.includes('..') || name.startsWith('/')) return undefined; // stay inside the directory
     try {
       const s = await stat(join(this.dir, name));
-      return s.isFile() ? s.size : undefined;
+      return s.isFile() ? { size: s.size, version: `mtime:${s.mtimeMs}:ino:${s.ino}` } : undefined;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw new ModelFileError(`could not read ${join(this.dir, name)}: ${(e as Error).message}`, { cause: e });
@@ -32,9 +36,9 @@ export class NodeDirSource implements ModelSource {
   }
 
   async openBytes(name: string): Promise<ByteStream | undefined> {
-    const sizeBytes = await this.size(name);
-    if (sizeBytes === undefined) return undefined;
+    const s = await this.stat(name);
+    if (s === undefined) return undefined;
     const stream = createReadStream(join(this.dir, name), { highWaterMark: 1 << 20 }) as AsyncIterable<Uint8Array>;
-    return { stream, sizeBytes, fromCache: true };
+    return { stream, sizeBytes: s.size, fromCache: true, version: s.version };
   }
 }

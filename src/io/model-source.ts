@@ -14,6 +14,11 @@ export interface ByteStream {
   sizeBytes?: number;
   /** True when the bytes come from a local cache rather than the network. */
   fromCache?: boolean;
+  /**
+   * What changes when the file's content changes, where the source can tell cheaply (an HTTP ETag or
+   * Last-Modified, a file's modification time). Stored quantized copies are keyed by it.
+   */
+  version?: string;
 }
 
 export interface ModelSource {
@@ -114,6 +119,7 @@ export class UrlSource implements ModelSource {
       stream: iterateStream(onDownload ? counting(r.body!, total, onDownload) : r.body!),
       sizeBytes: total,
       fromCache: false,
+      version: responseVersion(r),
     });
     if (!cache || !(await roomFor(total))) {
       if (cache) console.warn(`tessera: not caching ${url} (${total} bytes): the browser's storage quota has no room for it`);
@@ -148,7 +154,14 @@ async function roomFor(bytes: number | undefined): Promise<boolean> {
 }
 
 function fromResponse(r: Response, fromCache: boolean): ByteStream {
-  return { stream: iterateStream(r.body!), sizeBytes: Number(r.headers.get('content-length')) || undefined, fromCache };
+  return { stream: iterateStream(r.body!), sizeBytes: Number(r.headers.get('content-length')) || undefined, fromCache, version: responseVersion(r) };
+}
+
+/** An HTTP response's validator (Hugging Face sends the LFS file's sha256 as X-Linked-Etag). */
+function responseVersion(r: Response): string | undefined {
+  const h = r.headers;
+  const v = h.get('x-linked-etag') ?? h.get('etag') ?? h.get('last-modified');
+  return v ?? undefined;
 }
 
 /** Files picked by the user (matched by base name, so a folder upload's relative paths work too). */
@@ -167,7 +180,8 @@ export class FileListSource implements ModelSource {
 
   async openBytes(name: string): Promise<ByteStream | undefined> {
     const blob = this.byName.get(name);
-    return blob ? { stream: iterateStream(blob.stream()), sizeBytes: blob.size, fromCache: true } : undefined;
+    const modified = (blob as File | undefined)?.lastModified;
+    return blob ? { stream: iterateStream(blob.stream()), sizeBytes: blob.size, fromCache: true, version: modified === undefined ? undefined : `mtime:${modified}` } : undefined;
   }
 }
 
@@ -194,7 +208,7 @@ export class DirectoryHandleSource implements ModelSource {
 
   async openBytes(name: string): Promise<ByteStream | undefined> {
     const f = await this.file(name);
-    return f ? { stream: iterateStream(f.stream()), sizeBytes: f.size, fromCache: true } : undefined;
+    return f ? { stream: iterateStream(f.stream()), sizeBytes: f.size, fromCache: true, version: `mtime:${f.lastModified}` } : undefined;
   }
 }
 

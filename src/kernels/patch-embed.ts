@@ -1,16 +1,17 @@
 // Patch embedding: a P x P, stride-P convolution over channels-first RGB as one matmul.
 // patch-embed.wgsl lays the image out as patches (im2col), then matmul multiplies by the conv weight
 // viewed as [outDim, C * P * P] (HF stores it as [outDim, C, P, P], the same bytes) and adds the bias.
-//   pixels: [batch, C, H, W] f32   weight: [outDim, C * P * P] f32   bias: [outDim] f32
+//   pixels: [batch, C, H, W] f32   weight: [outDim, C * P * P] f32 or packed   bias: [outDim] f32
 //   y: [batch * (H / P) * (W / P), outDim] f32, patches in row-major (py, px) order
 
 import source from '../../shaders/patch-embed.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, DispatchSequence, packParams, type Dispatch } from './dispatch';
 import { prepareMatmul, type MatmulOptions } from './matmul';
+import type { Weight } from './weight-format';
 
 export interface PatchEmbedShape {
   batch: number;
@@ -59,7 +60,7 @@ export function patchEmbedReference(
 
 export async function preparePatchEmbed(
   gpu: GpuContext,
-  io: { pixels: Tensor; weight: Tensor; bias: Tensor; y: Tensor },
+  io: { pixels: Tensor; weight: Weight; bias: Tensor; y: Tensor },
   shape: PatchEmbedShape,
   options: { workgroupSize?: number; matmul?: MatmulOptions } = {},
 ): Promise<Dispatch> {
@@ -76,7 +77,7 @@ export async function preparePatchEmbed(
   const numPatches = patchEmbedNumPatches(shape);
   const cols = channels * patch * patch;
   expectTensor(gpu, kernel, 'pixels', io.pixels, [batch, channels, height, width]);
-  expectTensor(gpu, kernel, 'weight', io.weight, [outDim, cols]);
+  expectWeight(gpu, kernel, 'weight', io.weight, [outDim, cols]);
   expectTensor(gpu, kernel, 'bias', io.bias, [outDim]);
   expectTensor(gpu, kernel, 'y', io.y, [numPatches, outDim]);
   const patches = gpu.createTensor([numPatches, cols], 'f32', `${kernel}.patches`);

@@ -139,16 +139,17 @@ export class LanguageModel {
     d.push(
       await prepareEmbeddingGather(
         gpu,
-        { ids: v('ids'), table: weights.get('text.embed'), out: v('h'), errors: this.t.gatherErrors },
+        { ids: v('ids'), table: weights.matrix('text.embed'), out: v('h'), errors: this.t.gatherErrors },
         { numTokens: T, vocab: c.vocabSize, dim: H },
       ),
     );
     const eps = c.rmsNormEps;
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
+      const m = (name: string) => weights.matrix(`text.layers.${l}.${name}`); // in the loaded dtype
       d.push(
         await prepareRmsNorm(gpu, { x: v('h'), weight: w('ln1'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        await prepareMatmul(gpu, { x: v('x'), weight: w('qkv'), y: v('qkv') }, { M: T, N: qkvWidth, K: H }),
+        await prepareMatmul(gpu, { x: v('x'), weight: m('qkv'), y: v('qkv') }, { M: T, N: qkvWidth, K: H }),
         await prepareRope(
           gpu,
           {
@@ -195,12 +196,12 @@ export class LanguageModel {
             numSlots: this.kv.numSlots,
           },
         ),
-        await prepareMatmul(gpu, { x: v('attn'), weight: w('o'), y: v('tmp') }, { M: T, N: H, K: c.numHeads * c.headDim }),
+        await prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('tmp') }, { M: T, N: H, K: c.numHeads * c.headDim }),
         await prepareResidualAdd(gpu, { acc: v('h'), x: v('tmp') }),
         await prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        await prepareMatmul(gpu, { x: v('x'), weight: w('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
+        await prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
         await prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
-        await prepareMatmul(gpu, { x: v('act'), weight: w('down'), y: v('tmp') }, { M: T, N: H, K: c.intermediateSize }),
+        await prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('tmp') }, { M: T, N: H, K: c.intermediateSize }),
         await prepareResidualAdd(gpu, { acc: v('h'), x: v('tmp') }),
       );
     }
@@ -214,7 +215,7 @@ export class LanguageModel {
       await prepareRmsNorm(gpu, { x: this.rows('hl', S), weight: weights.get('text.norm'), y: this.rows('xl', S) }, { rows: S, dim: H }, { eps }),
       await prepareMatmul(
         gpu,
-        { x: this.rows('xl', S), weight: weights.get('text.lm_head'), y: this.rows('logits', S) },
+        { x: this.rows('xl', S), weight: weights.matrix('text.lm_head'), y: this.rows('logits', S) },
         { M: S, N: c.vocabSize, K: H },
       ),
     );

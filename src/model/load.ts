@@ -11,6 +11,8 @@ import { LanguageModel } from './language-model';
 import type { ModelSource } from '../io/model-source';
 import { VisionEncoder } from './vision-encoder';
 import { loadWeights, type ModelWeights, type ProgressCallback } from './weights';
+import type { ComputePrecision, DtypeOption } from './weights/dtype';
+import type { WeightStore } from './weights/store';
 
 export interface LoadModelOptions {
   onProgress?: ProgressCallback;
@@ -29,6 +31,12 @@ export interface LoadModelOptions {
    * holds only the language model.
    */
   vision?: boolean;
+  /** Weight storage: 'f32' (default), 'f16', 'q8', 'q4', or per part { vision, text } (weights/dtype.ts). */
+  dtype?: DtypeOption;
+  /** Precision f16 weights are multiplied in: 'f32' (default) or 'f16' (needs shader-f16; else one warning). */
+  compute?: ComputePrecision;
+  /** Where GPU-ready copies of quantized checkpoint files are kept between loads (none when unset). */
+  weightStore?: WeightStore;
 }
 
 export interface LoadedModel {
@@ -59,7 +67,13 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
   const t0 = performance.now();
   const config = await readModelConfig(source);
   const withVision = options.vision ?? true;
-  const weights = await loadWeights(gpu, source, config, options.onProgress, withVision ? 'all' : 'text');
+  const weights = await loadWeights(gpu, source, config, {
+    onProgress: options.onProgress,
+    selection: withVision ? 'all' : 'text',
+    dtype: options.dtype,
+    compute: options.compute,
+    store: options.weightStore,
+  });
   const blockSize = options.blockSize ?? 16;
   const numBlocks = Math.ceil((options.kvCacheTokens ?? 4096) / blockSize);
   let kvBuffers: KvCacheBuffers | undefined;
@@ -108,10 +122,16 @@ export interface LoadedVisionModel {
 export async function loadVisionModel(
   gpu: GpuContext,
   source: ModelSource,
-  options: { onProgress?: ProgressCallback; visionBatch?: number; dispatchesPerSubmit?: number } = {},
+  options: Pick<LoadModelOptions, 'onProgress' | 'visionBatch' | 'dtype' | 'compute' | 'weightStore'> & { dispatchesPerSubmit?: number } = {},
 ): Promise<LoadedVisionModel> {
   const config = await readModelConfig(source);
-  const weights = await loadWeights(gpu, source, config, options.onProgress, 'vision');
+  const weights = await loadWeights(gpu, source, config, {
+    onProgress: options.onProgress,
+    selection: 'vision',
+    dtype: options.dtype,
+    compute: options.compute,
+    store: options.weightStore,
+  });
   const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0);
   return {
     config,

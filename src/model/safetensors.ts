@@ -83,16 +83,25 @@ export interface StreamedTensor {
   bytes: Uint8Array;
 }
 
+export interface OpenedSafetensors {
+  header: SafetensorsHeader;
+  /** The header's JSON bytes as stored (part of a file's identity for stored quantized copies). */
+  headerJson: Uint8Array;
+  /** Every tensor in file order, as soon as its bytes are complete. */
+  tensors: AsyncGenerator<StreamedTensor>;
+  /** Stop reading (releases the source stream, e.g. the file handle) without reading the rest. */
+  close(): Promise<void>;
+}
+
 /**
- * Pull bytes from `source` and yield the header, then every tensor in file order as soon as its bytes
- * are complete. A stream that ends early throws TruncatedFileError naming the tensor that was cut.
+ * Read a safetensors header from `source`, and return it with a generator over the tensors that
+ * follows. A stream that ends early throws TruncatedFileError naming the tensor that was cut.
  */
-export async function* streamSafetensors(
+export async function openSafetensors(
   source: AsyncIterable<Uint8Array>,
   file: string,
-  onHeader?: (header: SafetensorsHeader) => void,
   onBytes?: (bytesRead: number) => void,
-): AsyncGenerator<StreamedTensor> {
+): Promise<OpenedSafetensors> {
   const it = source[Symbol.asyncIterator]();
   // Received but unconsumed bytes, as a queue of chunks (never re-concatenated: O(bytes) overall).
   const chunks: Uint8Array[] = [];
@@ -134,23 +143,50 @@ export async function* streamSafetensors(
   if (!(await fill(8))) throw new TruncatedFileError(file, 8, buffered, 'no room for the header size');
   const headerSize = readHeaderSize(take(8), file);
   if (!(await fill(headerSize))) throw new TruncatedFileError(file, 8 + headerSize, consumed + buffered, 'inside the header');
-  const header = parseSafetensorsHeader(take(headerSize), headerSize, file);
-  onHeader?.(header);
-  const ordered = [...header.tensors.values()].sort((a, b) => a.begin - b.begin);
-  for (const info of ordered) {
-    const start = header.dataOffset + info.begin;
-    if (start > consumed) {
-      if (!(await fill(start - consumed))) {
-        throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `before tensor '${info.name}'`);
+  const headerJson = take(headerSize);
+  const header = parseSafetensorsHeader(headerJson, headerSize, file);
+
+  async function* tensors(): AsyncGenerator<StreamedTensor> {
+    const ordered = [...header.tensors.values()].sort((a, b) => a.begin - b.begin);
+    for (const info of ordered) {
+      const start = header.dataOffset + info.begin;
+      if (start > consumed) {
+        if (!(await fill(start - consumed))) {
+          throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `before tensor '${info.name}'`);
+        }
+        take(start - consumed, false);
       }
-      take(start - consumed, false);
+      const size = info.end - info.begin;
+      if (!(await fill(size))) {
+        throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `tensor '${info.name}' is cut`);
+      }
+      yield { info, bytes: take(size) };
     }
-    const size = info.end - info.begin;
-    if (!(await fill(size))) {
-      throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `tensor '${info.name}' is cut`);
-    }
-    yield { info, bytes: take(size) };
   }
+
+  return {
+    header,
+    headerJson,
+    tensors: tensors(),
+    async close() {
+      await it.return?.();
+    },
+  };
+}
+
+/**
+ * Pull bytes from `source` and yield the header, then every tensor in file order as soon as its bytes
+ * are complete. A stream that ends early throws TruncatedFileError naming the tensor that was cut.
+ */
+export async function* streamSafetensors(
+  source: AsyncIterable<Uint8Array>,
+  file: string,
+  onHeader?: (header: SafetensorsHeader) => void,
+  onBytes?: (bytesRead: number) => void,
+): AsyncGenerator<StreamedTensor> {
+  const opened = await openSafetensors(source, file, onBytes);
+  onHeader?.(opened.header);
+  yield* opened.tensors;
 }
 
 /** Convert stored bytes to f32. F16 and BF16 widen exactly; F32 is copied. */

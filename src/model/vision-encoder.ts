@@ -108,32 +108,33 @@ export class VisionEncoder {
     d.push(
       await preparePatchEmbed(
         gpu,
-        { pixels: b.pixels, weight: weights.get('vision.patch.w'), bias: weights.get('vision.patch.b'), y: b.h },
+        { pixels: b.pixels, weight: weights.matrix('vision.patch.w'), bias: weights.get('vision.patch.b'), y: b.h },
         { batch, channels: v.numChannels, height: v.imageSize, width: v.imageSize, patch: v.patchSize, outDim: D },
       ),
       await prepareEmbeddingGather(
         gpu,
-        { ids: b.posIds, table: weights.get('vision.pos'), out: b.pos, errors: b.errors },
+        { ids: b.posIds, table: weights.matrix('vision.pos'), out: b.pos, errors: b.errors },
         { numTokens: rows, vocab: P, dim: D },
       ),
       await prepareResidualAdd(gpu, { acc: b.h, x: b.pos }),
     );
     for (let l = 0; l < v.numLayers; l++) {
       const w = (name: string) => weights.get(`vision.layers.${l}.${name}`);
+      const m = (name: string) => weights.matrix(`vision.layers.${l}.${name}`); // in the loaded dtype
       d.push(
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
-        await prepareMatmul(gpu, { x: b.x, weight: w('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
+        await prepareMatmul(gpu, { x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
         await prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, { batch, tokens: P, heads: v.numHeads, headDim: v.headDim }),
-        await prepareMatmul(gpu, { x: b.attn, weight: w('o.w'), bias: w('o.b'), y: b.tmp }, { M: rows, N: D, K: D }),
+        await prepareMatmul(gpu, { x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.tmp }, { M: rows, N: D, K: D }),
         await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
         await prepareMatmul(
           gpu,
-          { x: b.x, weight: w('fc1.w'), bias: w('fc1.b'), y: b.mlp },
+          { x: b.x, weight: m('fc1.w'), bias: w('fc1.b'), y: b.mlp },
           { M: rows, N: v.intermediateSize, K: D },
           { activation: 'gelu_tanh' },
         ),
-        await prepareMatmul(gpu, { x: b.mlp, weight: w('fc2.w'), bias: w('fc2.b'), y: b.tmp }, { M: rows, N: D, K: v.intermediateSize }),
+        await prepareMatmul(gpu, { x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.tmp }, { M: rows, N: D, K: v.intermediateSize }),
         await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
       );
     }
@@ -147,7 +148,7 @@ export class VisionEncoder {
       await preparePixelShuffle(gpu, { x: { ...b.x, shape: [batch, P, D] }, out: b.shuffled }, { batch, seq: P, embed: D, scale: s }),
       await prepareMatmul(
         gpu,
-        { x: { ...b.shuffled, shape: [batch * (P / (s * s)), D * s * s] }, weight: weights.get('connector.w'), y: b.out },
+        { x: { ...b.shuffled, shape: [batch * (P / (s * s)), D * s * s] }, weight: weights.matrix('connector.w'), y: b.out },
         { M: batch * (P / (s * s)), N: H, K: D * s * s },
       ),
     );

@@ -1,22 +1,33 @@
 // Load a checkpoint's weights onto the GPU: find its safetensors file(s), check every tensor name and
 // shape against the config BEFORE uploading anything from a file, then stream each tensor to its
-// place in the (possibly fused) GPU tensor as soon as its bytes arrive.
+// place in the (possibly fused) GPU weight as soon as its bytes arrive, packed to the requested dtype
+// (weights/dtype.ts) on the GPU (weights/gpu-weights.ts).
 //
 //   single file:  model.safetensors                   header checked -> upload
 //   sharded:      model.safetensors.index.json         every name checked against weight_map first,
 //                 model-0000k-of-0000n.safetensors     then each shard's header -> its uploads
+//
+// Stored copies: when a file holds packed (f16/q8/q4) weights and a WeightStore is given, its GPU-ready
+// bytes are stored after the first load, keyed by the file's identity (name, size, header, version tag)
+// and the formats; the next load reads them instead (weights/stored-copy.ts). A copy that does not match
+// is reported once and rebuilt from the file, never used.
 
-import { CheckpointFormatError, InternalError, MissingTensorError, TensorShapeError } from '../errors';
+import { CheckpointFormatError, InternalError, MissingTensorError, StoredWeightsMismatchError, TensorShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
-import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
+import { isPacked, type Weight } from '../kernels/weight-format';
 import type { ModelConfig } from './config';
-import { streamSafetensors, toFloat32, type SafetensorsHeader } from './safetensors';
+import { openSafetensors, type SafetensorsHeader } from './safetensors';
 import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
+import { computePrecisionFor, formatFor, resolveDtype, type ComputePrecision, type DtypeOption, type DtypePlan } from './weights/dtype';
+import { allocateWeight, entryFor, WeightWriter } from './weights/gpu-weights';
+import { blake3Hex, readStoredCopy, STORED_COPY_VERSION, storedCopyKey, writeStoredCopy, type StoredEntry, type StoredHeader } from './weights/stored-copy';
+import type { WeightStore } from './weights/store';
 
 export interface LoadProgress {
-  phase: 'download' | 'upload';
+  /** download: bytes fetched; upload: checkpoint bytes read; quantize: bytes packed on the GPU; cache: stored-copy bytes read. */
+  phase: 'download' | 'upload' | 'quantize' | 'cache';
   file: string;
   loadedBytes: number;
   totalBytes: number | undefined;
@@ -24,26 +35,44 @@ export interface LoadProgress {
 
 export type ProgressCallback = (p: LoadProgress) => void;
 
+/** What happened to each checkpoint file's stored copy during a load. */
+export type StoredCopyStatus = 'read' | 'written' | 'rebuilt' | 'not stored' | 'store failed';
+
 export class ModelWeights {
   private destroyed = false;
 
   constructor(
     private readonly gpu: GpuContext,
-    private readonly tensors: Map<string, Tensor>,
+    private readonly weights: Map<string, Weight>,
+    private readonly buffers: GPUBuffer[],
     readonly layout: WeightLayout,
     readonly sizeBytes: number,
+    readonly dtype: DtypePlan,
+    readonly storedCopies: Record<string, StoredCopyStatus> = {},
   ) {}
 
+  private lookup(key: string): Weight {
+    const w = this.weights.get(key) ?? this.weights.get(this.layout.aliases[key] ?? '');
+    if (!w) throw new InternalError(`no weight '${key}'`);
+    return w;
+  }
+
+  /** An f32 weight (norms, biases, and matrices kept in f32). */
   get(key: string): Tensor {
-    const t = this.tensors.get(key) ?? this.tensors.get(this.layout.aliases[key] ?? '');
-    if (!t) throw new InternalError(`no weight '${key}'`);
-    return t;
+    const w = this.lookup(key);
+    if (isPacked(w)) throw new InternalError(`weight '${key}' is ${w.format}; read it through a kernel that takes packed weights`);
+    return w;
+  }
+
+  /** A weight matrix in whatever format it was loaded in (for matmul, patch embedding and gathers). */
+  matrix(key: string): Weight {
+    return this.lookup(key);
   }
 
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const t of this.tensors.values()) this.gpu.memory.destroyBuffer(t.buffer);
+    for (const b of this.buffers) this.gpu.memory.destroyBuffer(b);
   }
 }
 
@@ -93,64 +122,142 @@ export function selects(selection: WeightSelection, gpuKey: string): boolean {
   return selection === 'vision' ? vision : !vision;
 }
 
+export interface LoadWeightsOptions {
+  onProgress?: ProgressCallback;
+  selection?: WeightSelection;
+  /** Storage format of the weight matrices (default f32); see weights/dtype.ts. */
+  dtype?: DtypeOption;
+  /** Precision f16 weights are multiplied in (default f32; f16 needs shader-f16, else one warning). */
+  compute?: ComputePrecision;
+  /** Keep GPU-ready copies of files with packed weights here, and read them back on later loads. */
+  store?: WeightStore;
+}
+
 export async function loadWeights(
   gpu: GpuContext,
   source: ModelSource,
   config: ModelConfig,
-  onProgress?: ProgressCallback,
-  selection: WeightSelection = 'all',
+  options: LoadWeightsOptions = {},
 ): Promise<ModelWeights> {
+  const selection = options.selection ?? 'all';
+  const plan = resolveDtype(options.dtype);
   const full = weightLayout(config);
   const layout: WeightLayout = {
     gpu: full.gpu.filter((w) => selects(selection, w.key)),
     checkpoint: full.checkpoint.filter((t) => selects(selection, t.target)),
     aliases: Object.fromEntries(Object.entries(full.aliases).filter(([k]) => selects(selection, k))),
   };
+  const formats = new Map(layout.gpu.map((w) => [w.key, formatFor(plan, w)]));
+  const f16Math = [...formats.values()].includes('f16') && options.compute !== undefined && computePrecisionFor(gpu, options.compute) === 'f16';
   const byFile = await planFiles(source, layout.checkpoint);
-  const tensors = new Map<string, Tensor>();
+  const weights = new Map<string, Weight>();
+  const buffers: GPUBuffer[] = [];
   let sizeBytes = 0;
   const allocate = () => {
     for (const w of layout.gpu) {
-      const numel = w.shape.reduce((a, b) => a * b, 1);
-      const size = Math.max(4, numel * 4);
-      if (size > gpu.limits.maxBufferSize) {
-        throw new CheckpointFormatError(`weight ${w.key} needs ${size} bytes but this GPU's maxBufferSize is ${gpu.limits.maxBufferSize}`);
-      }
-      const buffer = gpu.memory.createBuffer({ label: `weight:${w.key}`, size, usage: STORAGE_USAGE });
-      tensors.set(w.key, { buffer, shape: w.shape, dtype: 'f32', offsetBytes: 0, label: w.key });
-      sizeBytes += size;
+      const a = allocateWeight(gpu, { key: w.key, shape: w.shape, format: formats.get(w.key)!, f16Math });
+      weights.set(w.key, a.weight);
+      buffers.push(...a.buffers);
+      sizeBytes += a.sizeBytes;
     }
   };
-  const weights = new ModelWeights(gpu, tensors, layout, 0);
+  const shapes = new Map(layout.gpu.map((w) => [w.key, w.shape]));
+  const loaded = new ModelWeights(gpu, weights, buffers, layout, 0, plan);
+  const status: Record<string, StoredCopyStatus> = {};
+  const writer = new WeightWriter(gpu);
   try {
     for (const [file, specs] of byFile) {
       const opened = await source.openBytes(file, (loadedBytes, totalBytes) =>
-        onProgress?.({ phase: 'download', file, loadedBytes, totalBytes }),
+        onProgressSafe(options.onProgress, { phase: 'download', file, loadedBytes, totalBytes }),
       );
       if (!opened) {
         throw new MissingTensorError(specs[0].name, specs[0].shape, `${source.where} (the file ${file} does not exist)`);
       }
-      const wanted = new Map(specs.map((s) => [s.name, s]));
-      const tensorStream = streamSafetensors(
-        opened.stream,
-        file,
-        (header) => {
-          checkHeader(file, header, specs);
-          if (tensors.size === 0) allocate();
-        },
-        (loadedBytes) => onProgress?.({ phase: 'upload', file, loadedBytes, totalBytes: opened.sizeBytes }),
+      const st = await openSafetensors(opened.stream, file, (loadedBytes) =>
+        onProgressSafe(options.onProgress, { phase: 'upload', file, loadedBytes, totalBytes: opened.sizeBytes }),
       );
-      for await (const { info, bytes } of tensorStream) {
-        const spec = wanted.get(info.name);
-        if (!spec) continue; // e.g. an lm_head.weight next to tied embeddings
-        const target = tensors.get(spec.target)!;
-        gpu.device.queue.writeBuffer(target.buffer, spec.offsetElems * 4, toFloat32(info, bytes));
+      try {
+        checkHeader(file, st.header, specs);
+        if (weights.size === 0) allocate();
+        const entries = specs.map((s) =>
+          entryFor(s.name, s.target, shapes.get(s.target)!, s.offsetElems, s.shape.reduce((a, b) => a * b, 1), formats.get(s.target)!),
+        );
+        const packed = entries.some((e) => e.format !== 'f32');
+        const store = packed ? options.store : undefined;
+        let header: StoredHeader | undefined;
+        if (store) {
+          const sourceIdentity = await blake3Hex(`${file}\0${opened.sizeBytes ?? ''}\0${opened.version ?? ''}\0`, st.headerJson);
+          header = { version: STORED_COPY_VERSION, key: await storedCopyKey(source.where, file, entries), file, sourceIdentity, entries };
+          const read = await readCopy(store, header, (e, data, scales) => writer.writeBytes(weights.get(e.target)!, e, data, scales), options.onProgress);
+          if (read === 'used') {
+            status[file] = 'read';
+            continue;
+          }
+          status[file] = read === 'absent' ? 'written' : 'rebuilt';
+        } else {
+          status[file] = 'not stored';
+        }
+        const byName = new Map(entries.map((e) => [e.name, e]));
+        const packedTotal = entries.filter((e) => e.format !== 'f32').reduce((a, e) => a + e.rows * e.K * 4, 0);
+        let packedDone = 0;
+        for await (const { info, bytes } of st.tensors) {
+          const entry = byName.get(info.name);
+          if (!entry) continue; // e.g. an lm_head.weight next to tied embeddings
+          await writer.writeTensor(weights.get(entry.target)!, entry, info, bytes);
+          if (entry.format !== 'f32') {
+            packedDone += entry.rows * entry.K * 4;
+            onProgressSafe(options.onProgress, { phase: 'quantize', file, loadedBytes: packedDone, totalBytes: packedTotal });
+          }
+        }
+        if (store && header) {
+          await gpu.sync();
+          const h = header;
+          await store
+            .write(h.key, writeStoredCopy(h, (e) => writer.readEntry(weights.get(e.target)!, e)))
+            .catch((e: unknown) => {
+              status[file] = 'store failed';
+              console.warn(`tessera: could not store the quantized copy of ${file} in ${store.where} (${(e as Error).message}); the next load quantizes it again`);
+            });
+        }
+      } finally {
+        await st.close();
       }
     }
   } catch (e) {
-    weights.destroy();
+    loaded.destroy();
     throw e;
+  } finally {
+    writer.release();
   }
   await gpu.sync();
-  return new ModelWeights(gpu, tensors, layout, sizeBytes);
+  return new ModelWeights(gpu, weights, buffers, layout, sizeBytes, plan, status);
+}
+
+function onProgressSafe(cb: ProgressCallback | undefined, p: LoadProgress): void {
+  cb?.(p);
+}
+
+/** Upload a file's stored copy if there is a usable one. */
+async function readCopy(
+  store: WeightStore,
+  header: StoredHeader,
+  onEntry: (e: StoredEntry, data: Uint8Array, scales: Uint8Array) => void,
+  onProgress: ProgressCallback | undefined,
+): Promise<'used' | 'absent' | 'mismatch'> {
+  let chunks: AsyncIterable<Uint8Array> | undefined;
+  try {
+    chunks = await store.read(header.key);
+  } catch (e) {
+    console.warn(`tessera: could not read stored weights from ${store.where} (${(e as Error).message}); loading ${header.file} from the checkpoint`);
+    return 'absent';
+  }
+  if (!chunks) return 'absent';
+  const total = header.entries.reduce((a, e) => a + e.dataBytes + e.scaleBytes, 0);
+  const r = await readStoredCopy(chunks, header, onEntry, (loadedBytes) =>
+    onProgressSafe(onProgress, { phase: 'cache', file: header.file, loadedBytes, totalBytes: total }),
+  ).catch((e: unknown) => ({ ok: false as const, reason: `reading it failed: ${(e as Error).message}` }));
+  if (r.ok) return 'used';
+  console.warn(`tessera: ${new StoredWeightsMismatchError(header.file, r.reason).message}`);
+  await store.delete(header.key).catch(() => undefined);
+  return 'mismatch';
 }

@@ -8,6 +8,7 @@
 //                              ◄─────────  { embeddings [transfer], shape }
 
 import type { AdapterReport } from '../gpu/adapter-info';
+import type { ComputePrecision, DtypeOption } from '../model/weights/dtype';
 import type { ImageLayout } from '../processor/image-layout';
 
 /** Where the worker reads the checkpoint from; all structured-cloneable. */
@@ -27,7 +28,15 @@ export interface EncoderWorkerInit {
   dispatchesPerSubmit?: number;
   /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
   simulateOutOfMemoryAboveTiles?: number;
+  /** Weight storage of the vision tower and connector (the `vision` part of the engine's dtype). */
+  dtype?: DtypeOption;
+  compute?: ComputePrecision;
+  /** Where the worker keeps stored quantized copies of the vision weights (none when unset). */
+  weightCache?: WeightCacheRef;
 }
+
+/** A weight store a worker can open itself: a directory (Node) or the Cache API (browsers). */
+export type WeightCacheRef = { kind: 'dir'; dir: string } | { kind: 'cache-api' };
 
 export interface EncoderWorkerInfo {
   /** Digest of everything the embeddings depend on (model, dtype, encoder config). */

@@ -1,0 +1,163 @@
+// The GPU side of loading weights: one buffer set per GPU weight in its storage format, and the writes
+// that fill it, from checkpoint bytes or from a stored copy. Packing happens here, on the GPU:
+//
+//   checkpoint tensor (F32/F16/BF16 bytes) ─► f32 target:  widened on the host, written as it is
+//                                          ─► f16 target:  F16 bytes written as they are; others are
+//                                                          widened, staged, packed by quantize.wgsl
+//                                          ─► q8/q4:       widened, staged in chunks of rows, quantized
+//
+// A checkpoint tensor fills rows [rowOffset, rowOffset + rows) of its (possibly fused) target; packing is
+// row-wise, so each tensor's packed bytes are one contiguous range of the target's data and scales.
+// The staging buffer holds at most STAGING_BYTES of f32 rows at a time: never a whole f32 copy of a
+// packed weight on the GPU.
+
+import { CheckpointFormatError, InternalError } from '../../errors';
+import type { GpuContext } from '../../gpu/context';
+import { STORAGE_USAGE } from '../../gpu/flags';
+import type { Tensor } from '../../gpu/tensor';
+import { submitDispatches } from '../../kernels/dispatch';
+import { prepareQuantize } from '../../kernels/quantize';
+import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
+import { toFloat32, type TensorInfo } from '../safetensors';
+import type { StoredEntry } from './stored-copy';
+
+/** f32 rows staged for packing at a time. */
+const STAGING_BYTES = 8 * 2 ** 20;
+/** Wait for the GPU after this many bytes of packing work, so queued uploads stay bounded. */
+const SYNC_EVERY_BYTES = 64 * 2 ** 20;
+
+export interface GpuWeightPlan {
+  key: string;
+  shape: number[];
+  format: WeightFormat;
+  /** f16 weights multiplied in f16 (compute 'f16' on a device with shader-f16). */
+  f16Math: boolean;
+}
+
+export function allocateWeight(gpu: GpuContext, plan: GpuWeightPlan): { weight: Weight; buffers: GPUBuffer[]; sizeBytes: number } {
+  const create = (label: string, bytes: number) => {
+    const size = Math.max(16, Math.ceil(bytes / 16) * 16);
+    if (size > gpu.limits.maxBufferSize) {
+      throw new CheckpointFormatError(`weight ${plan.key} needs ${size} bytes but this GPU's maxBufferSize is ${gpu.limits.maxBufferSize}`);
+    }
+    return { buffer: gpu.memory.createBuffer({ label, size, usage: STORAGE_USAGE }), size };
+  };
+  if (plan.format === 'f32') {
+    const numel = plan.shape.reduce((a, b) => a * b, 1);
+    const { buffer, size } = create(`weight:${plan.key}`, numel * 4);
+    return { weight: { buffer, shape: plan.shape, dtype: 'f32', offsetBytes: 0, label: plan.key }, buffers: [buffer], sizeBytes: size };
+  }
+  const [N, K] = plan.shape;
+  const layout = packedLayout(plan.format, N, K);
+  const data = create(`weight:${plan.key}:${plan.format}`, layout.dataWords * 4);
+  const tensor = (buffer: GPUBuffer, words: number, label: string): Tensor => ({ buffer, shape: [words], dtype: 'u32', offsetBytes: 0, label });
+  const scales = layout.scaleWords > 0 ? create(`weight:${plan.key}:${plan.format}.scales`, layout.scaleWords * 4) : undefined;
+  const weight: PackedWeight = {
+    format: plan.format,
+    shape: [N, K],
+    data: tensor(data.buffer, layout.dataWords, `${plan.key}.data`),
+    scales: scales ? tensor(scales.buffer, layout.scaleWords, `${plan.key}.scales`) : undefined,
+    label: plan.key,
+    f16Math: plan.format === 'f16' && plan.f16Math,
+  };
+  return { weight, buffers: scales ? [data.buffer, scales.buffer] : [data.buffer], sizeBytes: data.size + (scales?.size ?? 0) };
+}
+
+/** The byte ranges of an entry inside its target's buffers. */
+export function entryRanges(entry: StoredEntry): { dataOffset: number; scaleOffset: number } {
+  if (entry.format === 'f32') return { dataOffset: entry.rowOffset * entry.K * 4, scaleOffset: 0 };
+  const rowOffset = entry.rowOffset;
+  const layout = packedLayout(entry.format, 1, entry.K);
+  return { dataOffset: rowOffset * layout.rowWords * 4, scaleOffset: rowOffset * layout.groupsPerRow * 4 };
+}
+
+/** What a checkpoint tensor becomes in its target (rows of K values; 1-D tensors are K = 1 rows). */
+export function entryFor(name: string, target: string, targetShape: readonly number[], offsetElems: number, numel: number, format: WeightFormat): StoredEntry {
+  const K = format === 'f32' ? 1 : targetShape[1];
+  if (offsetElems % K !== 0 || numel % K !== 0) {
+    throw new InternalError(`weight ${target}: tensor ${name} does not cover whole rows of ${K}`);
+  }
+  const rows = numel / K;
+  const layout = packedLayout(format, rows, K);
+  return {
+    name,
+    target,
+    format,
+    rowOffset: offsetElems / K,
+    rows,
+    K,
+    dataBytes: layout.dataWords * 4,
+    scaleBytes: layout.scaleWords * 4,
+  };
+}
+
+function targetBuffers(w: Weight): { data: GPUBuffer; scales?: GPUBuffer } {
+  return 'format' in w ? { data: w.data.buffer, scales: w.scales?.buffer } : { data: w.buffer };
+}
+
+/** Fills weights from checkpoint tensors or stored bytes; one per load (owns the staging buffer). */
+export class WeightWriter {
+  private staging: GPUBuffer | undefined;
+  private sinceSync = 0;
+
+  constructor(private readonly gpu: GpuContext) {}
+
+  /** Write an entry's stored bytes (a stored copy, or f32 checkpoint values) into its target. */
+  writeBytes(target: Weight, entry: StoredEntry, data: Uint8Array, scales?: Uint8Array): void {
+    const { dataOffset, scaleOffset } = entryRanges(entry);
+    const b = targetBuffers(target);
+    this.gpu.device.queue.writeBuffer(b.data, dataOffset, data);
+    if (scales && scales.byteLength > 0) this.gpu.device.queue.writeBuffer(b.scales!, scaleOffset, scales);
+  }
+
+  /** Pack one checkpoint tensor into its target (see the header for the paths). */
+  async writeTensor(target: Weight, entry: StoredEntry, info: TensorInfo, bytes: Uint8Array): Promise<void> {
+    if (entry.format === 'f32') {
+      this.writeBytes(target, entry, new Uint8Array(toFloat32(info, bytes).buffer));
+      return;
+    }
+    if (entry.format === 'f16' && info.dtype === 'F16') {
+      this.writeBytes(target, entry, bytes); // already f16, in the packed order (pairs little-endian)
+      return;
+    }
+    const values = toFloat32(info, bytes);
+    const { K } = entry;
+    const rowsPerChunk = Math.max(1, Math.floor(STAGING_BYTES / (K * 4)));
+    const staging = this.stagingBuffer(Math.min(entry.rows, rowsPerChunk) * K * 4);
+    for (let r = 0; r < entry.rows; r += rowsPerChunk) {
+      const rows = Math.min(rowsPerChunk, entry.rows - r);
+      this.gpu.device.queue.writeBuffer(staging, 0, values, r * K, rows * K);
+      const src: Tensor = { buffer: staging, shape: [rows, K], dtype: 'f32', offsetBytes: 0, label: 'weights.staging' };
+      const d = await prepareQuantize(this.gpu, { src, dst: target as PackedWeight }, { rows, rowOffset: entry.rowOffset + r });
+      submitDispatches(this.gpu, [d], 'quantize');
+      d.release();
+      this.sinceSync += rows * K * 4;
+      if (this.sinceSync >= SYNC_EVERY_BYTES) {
+        this.sinceSync = 0;
+        await this.gpu.sync();
+      }
+    }
+  }
+
+  /** An entry's bytes as they are on the GPU now (for the stored copy). */
+  async readEntry(target: Weight, entry: StoredEntry): Promise<{ data: Uint8Array; scales?: Uint8Array }> {
+    const { dataOffset, scaleOffset } = entryRanges(entry);
+    const b = targetBuffers(target);
+    const data = await this.gpu.readBytes(b.data, dataOffset, entry.dataBytes);
+    const scales = entry.scaleBytes > 0 ? await this.gpu.readBytes(b.scales!, scaleOffset, entry.scaleBytes) : undefined;
+    return { data, scales };
+  }
+
+  private stagingBuffer(bytes: number): GPUBuffer {
+    if (!this.staging || this.staging.size < bytes) {
+      if (this.staging) this.gpu.pool.release(this.staging);
+      this.staging = this.gpu.pool.acquire(Math.max(bytes, Math.min(STAGING_BYTES, 2 ** 20)), STORAGE_USAGE, 'weights.staging');
+    }
+    return this.staging;
+  }
+
+  release(): void {
+    if (this.staging) this.gpu.pool.release(this.staging);
+    this.staging = undefined;
+  }
+}
