@@ -7,6 +7,12 @@
 //                        chat_template.json (SmolVLM-256M-Instruct's own files)
 //   smolvlm-tiny-tied/   model_type smolvlm, tied embeddings, F16, two shards + model.safetensors.index.json,
 //                        chat_template.jinja (the loader's other variants)
+//   and the head sizes and patch sizes of the other SmolVLM / Idefics3 checkpoints, at tiny width:
+//   smolvlm-tiny-so400m/ the SigLIP so400m layout of SmolVLM-Instruct / SmolVLM2-2.2B: vision head_dim 72
+//                        (144 / 2 heads), patch 14 over 126 px tiles (9 x 9 patches), scale_factor 3 (9
+//                        image tokens per tile), model_type smolvlm, BF16
+//   smolvlm-tiny-hd128/  text head_dim 128 (Idefics3-8B's), 2 heads / 1 kv head, BF16
+//   smolvlm-tiny-hd8/    small heads: vision head_dim 16 (64 / 4), text head_dim 8 (12 heads / 4 kv), F16
 //
 // Every value comes from a PRNG seeded by the tensor's name, so the files are byte-identical on every
 // run; manifest.json records their sha256 so goldens made from them can detect drift.
@@ -24,14 +30,55 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');
 const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'added_tokens.json', 'generation_config.json'];
 
-/** Reduced sizes; everything else is the real SmolVLM-256M-Instruct config. */
-export const TINY = {
+/** Reduced sizes of one tiny checkpoint; everything else is the real SmolVLM-256M-Instruct config. */
+export interface TinySizes {
+  vision: Record<string, number>;
+  text: Record<string, number>;
+  scale_factor: number;
+  /** Processor: tiles of max_image_size px (the vision tower's image_size), images resized to a longest edge. */
+  max_image_size: number;
+  longest_edge: number;
+}
+
+/** smolvlm-tiny: tiles of 128 px, images resized to a longest edge of 512. */
+export const TINY: TinySizes = {
   vision: { hidden_size: 128, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 2, image_size: 128, patch_size: 16 },
   text: { hidden_size: 192, intermediate_size: 384, num_hidden_layers: 2, num_attention_heads: 3, num_key_value_heads: 1, head_dim: 64, max_position_embeddings: 2048 },
   scale_factor: 2,
-  /** Processor: tiles of 128 px (the tiny vision tower's image_size), images resized to a longest edge of 512. */
   max_image_size: 128,
   longest_edge: 512,
+};
+
+/** The head- and patch-size variants (issue 8): each has its own PyTorch goldens. */
+export const TINY_SHAPES: Record<string, { sizes: TinySizes; modelType: string; dtype: TensorToWrite['dtype']; note: string }> = {
+  'smolvlm-tiny-so400m': {
+    sizes: {
+      vision: { hidden_size: 144, intermediate_size: 288, num_hidden_layers: 2, num_attention_heads: 2, image_size: 126, patch_size: 14 },
+      text: TINY.text,
+      scale_factor: 3,
+      max_image_size: 126,
+      longest_edge: 504,
+    },
+    modelType: 'smolvlm',
+    dtype: 'BF16',
+    note: 'The SigLIP so400m layout (SmolVLM-Instruct, SmolVLM2-2.2B) at tiny width: vision head_dim 72, patch 14, 126 px tiles of 9 x 9 patches, scale_factor 3. BF16.',
+  },
+  'smolvlm-tiny-hd128': {
+    sizes: { ...TINY, text: { ...TINY.text, hidden_size: 256, intermediate_size: 512, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 128 } },
+    modelType: 'idefics3',
+    dtype: 'BF16',
+    note: 'Text head_dim 128 (Idefics3-8B): 2 heads, 1 kv head. BF16.',
+  },
+  'smolvlm-tiny-hd8': {
+    sizes: {
+      ...TINY,
+      vision: { ...TINY.vision, hidden_size: 64, intermediate_size: 128, num_attention_heads: 4 },
+      text: { ...TINY.text, hidden_size: 96, intermediate_size: 192, num_attention_heads: 12, num_key_value_heads: 4, head_dim: 8 },
+    },
+    modelType: 'idefics3',
+    dtype: 'F16',
+    note: 'Small heads: vision head_dim 16 (64 / 4 heads), text head_dim 8 (12 heads, 4 kv heads). F16.',
+  },
 };
 
 function fnv1a(s: string): number {
@@ -75,17 +122,17 @@ function initTensor(name: string, shape: number[], tied: boolean): Float32Array 
   return normal(name, n, 0, 1 / Math.sqrt(fanIn));
 }
 
-function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean): Record<string, any> {
+function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean, sizes: TinySizes = TINY): Record<string, any> {
   const c = structuredClone(base);
   c.model_type = modelType;
-  c.scale_factor = TINY.scale_factor;
+  c.scale_factor = sizes.scale_factor;
   c.tie_word_embeddings = tied;
-  c.text_config = { ...c.text_config, ...TINY.text, tie_word_embeddings: tied };
+  c.text_config = { ...c.text_config, ...sizes.text, tie_word_embeddings: tied };
   c.vision_config = {
     ...c.vision_config,
-    ...TINY.vision,
-    max_image_size: { longest_edge: TINY.max_image_size },
-    size: { longest_edge: TINY.longest_edge },
+    ...sizes.vision,
+    max_image_size: { longest_edge: sizes.max_image_size },
+    size: { longest_edge: sizes.longest_edge },
   };
   c._tessera = 'Random weights at reduced sizes, made by `npm run make:tiny`. Not a trained model.';
   return c;
@@ -105,15 +152,15 @@ export function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dt
   return layout.checkpoint.map((t) => ({ name: t.name, shape: t.shape, dtype, data: initTensor(t.name, t.shape, parsed.tieWordEmbeddings) }));
 }
 
-function copyProcessorFiles(dir: string): void {
+function copyProcessorFiles(dir: string, sizes: TinySizes = TINY): void {
   for (const f of TOKENIZER_FILES) copyFileSync(join(REAL, f), join(dir, f));
   const pre = JSON.parse(readFileSync(join(REAL, 'preprocessor_config.json'), 'utf8'));
-  pre.max_image_size = { longest_edge: TINY.max_image_size };
-  pre.size = { longest_edge: TINY.longest_edge };
+  pre.max_image_size = { longest_edge: sizes.max_image_size };
+  pre.size = { longest_edge: sizes.longest_edge };
   writeJson(join(dir, 'preprocessor_config.json'), pre);
-  const patches = TINY.vision.image_size / TINY.vision.patch_size;
+  const patches = Math.floor(sizes.vision.image_size / sizes.vision.patch_size);
   writeJson(join(dir, 'processor_config.json'), {
-    image_seq_len: (patches / TINY.scale_factor) ** 2,
+    image_seq_len: (patches / sizes.scale_factor) ** 2,
     processor_class: 'Idefics3Processor',
   });
 }
@@ -173,14 +220,38 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
       readme('smolvlm-tiny-tied', 'model_type smolvlm, tied embeddings (no lm_head.weight), F16, two shards, chat_template.jinja.'),
     );
   }
+  // 3. the head- and patch-size variants: one BF16 or F16 model.safetensors each, separate lm_head
+  for (const [name, variant] of Object.entries(TINY_SHAPES)) {
+    const dir = join(outDir, name);
+    mkdirSync(dir, { recursive: true });
+    const config = tinyConfig(base, variant.modelType, false, variant.sizes);
+    writeJson(join(dir, 'config.json'), config);
+    copyProcessorFiles(dir, variant.sizes);
+    copyFileSync(join(REAL, 'chat_template.json'), join(dir, 'chat_template.json'));
+    const bytes = writeSafetensors(tensorsFor(config, variant.dtype), { format: 'pt' });
+    writeFileSync(join(dir, 'model.safetensors'), bytes);
+    writeFileSync(join(dir, 'README.md'), readme(name, variant.note));
+    manifest[name] = { 'model.safetensors': sha256(bytes) };
+  }
   writeJson(join(outDir, 'manifest.json'), manifest);
   return manifest;
+}
+
+/** Every checkpoint makeTiny writes (the manifest's keys). */
+export const TINY_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', ...Object.keys(TINY_SHAPES)];
+
+/** True when `outDir` has a manifest naming every tiny checkpoint and each one's files. */
+export function tinyModelsPresent(outDir: string): boolean {
+  const path = join(outDir, 'manifest.json');
+  if (!existsSync(path)) return false;
+  const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, Record<string, string>>;
+  return TINY_MODELS.every((m) => manifest[m] && Object.keys(manifest[m]).every((f) => existsSync(join(outDir, m, f))));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const outArg = process.argv.indexOf('--out');
   const outDir = resolve(root, outArg > 0 ? process.argv[outArg + 1] : 'public/models');
-  if (process.argv.includes('--if-missing') && existsSync(join(outDir, 'manifest.json'))) process.exit(0);
+  if (process.argv.includes('--if-missing') && tinyModelsPresent(outDir)) process.exit(0);
   const t0 = performance.now();
   const manifest = makeTiny(outDir);
   console.log(`wrote ${Object.keys(manifest).join(', ')} to ${outDir} in ${((performance.now() - t0) / 1000).toFixed(1)} s (random weights)`);

@@ -1,9 +1,10 @@
 // patch-embed.wgsl: im2col for a P x P, stride-P convolution over channels-first images, so the
-// convolution becomes one matmul against the conv weight viewed as [outDim, C * P * P].
+// convolution becomes one matmul against the conv weight viewed as [outDim, C * P * P]. Any P; pixels
+// past the last whole patch (H or W not a multiple of P) are not used, as in Conv2d without padding.
 // Matches HF `SiglipVisionEmbeddings.patch_embedding` followed by flatten(2).transpose(1, 2):
 //   patches[b * numPatches + py * (W / P) + px, c * P * P + ky * P + kx]
 //     = pixels[b, c, py * P + ky, px * P + kx]
-// pixels: [batch, C, H, W] f32   patches: [batch * (H / P) * (W / P), C * P * P] f32
+// pixels: [batch, C, H, W] f32   patches: [batch * floor(H / P) * floor(W / P), C * P * P] f32
 // grid: linear over the patches' elements / WG (x, y split)
 
 override WG: u32 = 64;

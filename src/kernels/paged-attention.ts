@@ -10,7 +10,7 @@ import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { attentionHeadSource, checkHeadDim, type HeadCode } from './attention-head';
+import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
@@ -78,7 +78,7 @@ export async function preparePagedAttention(
   const { numTokens, numHeads, numKvHeads, headDim, rowStride, numSeqs, maxBlocksPerSeq, blockSize, numSlots } = shape;
   for (const [name, value] of Object.entries(shape)) expectPositiveInt(kernel, name, value);
   checkHeadDim(kernel, headDim);
-  const headCode = options.headCode ?? 'unrolled';
+  const headCode = options.headCode ?? defaultHeadCode(headDim);
   if (numHeads % numKvHeads !== 0) {
     throw new UnsupportedShapeError(`paged-attention: ${numHeads} query heads are not a multiple of ${numKvHeads} kv heads`);
   }

@@ -2,7 +2,9 @@
 // patch-embed.wgsl lays the image out as patches (im2col), then matmul multiplies by the conv weight
 // viewed as [outDim, C * P * P] (HF stores it as [outDim, C, P, P], the same bytes) and adds the bias.
 //   pixels: [batch, C, H, W] f32   weight: [outDim, C * P * P] f32 or packed   bias: [outDim] f32
-//   y: [batch * (H / P) * (W / P), outDim] f32, patches in row-major (py, px) order
+//   y: [batch * floor(H / P) * floor(W / P), outDim] f32, patches in row-major (py, px) order
+// Any patch size; like torch Conv2d(stride=P) without padding, pixels past the last whole patch of a row
+// or column are not used (SigLIP so400m at 384 px with P = 14 sees 27 x 27 patches).
 
 import source from '../../shaders/patch-embed.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
@@ -23,7 +25,7 @@ export interface PatchEmbedShape {
 }
 
 export function patchEmbedNumPatches(shape: PatchEmbedShape): number {
-  return shape.batch * (shape.height / shape.patch) * (shape.width / shape.patch);
+  return shape.batch * Math.floor(shape.height / shape.patch) * Math.floor(shape.width / shape.patch);
 }
 
 /** Direct convolution in float64 (no im2col), the reference for the two-step GPU version. */
@@ -34,8 +36,8 @@ export function patchEmbedReference(
   shape: PatchEmbedShape,
 ): Float32Array {
   const { batch, channels: C, height: H, width: W, patch: P, outDim } = shape;
-  const gh = H / P;
-  const gw = W / P;
+  const gh = Math.floor(H / P);
+  const gw = Math.floor(W / P);
   const y = new Float32Array(batch * gh * gw * outDim);
   for (let b = 0; b < batch; b++) {
     for (let py = 0; py < gh; py++) {
@@ -67,10 +69,8 @@ export async function preparePatchEmbed(
   const kernel = 'patch-embed';
   const { batch, channels, height, width, patch, outDim } = shape;
   for (const [name, v] of Object.entries(shape)) expectPositiveInt(kernel, name, v);
-  if (height % patch !== 0 || width % patch !== 0) {
-    throw new UnsupportedShapeError(
-      `patch-embed: image ${height}x${width} is not a whole number of ${patch}x${patch} patches; resize or pad it first`,
-    );
+  if (height < patch || width < patch) {
+    throw new UnsupportedShapeError(`patch-embed: image ${height}x${width} is smaller than one ${patch}x${patch} patch`);
   }
   const wg = options.workgroupSize ?? 64;
   expectWorkgroupSize(gpu, kernel, wg);

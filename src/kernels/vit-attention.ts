@@ -9,7 +9,7 @@ import source from '../../shaders/vit-attention.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { attentionHeadSource, checkHeadDim, type HeadCode } from './attention-head';
+import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
@@ -74,7 +74,7 @@ export async function prepareVitAttention(
   expectPositiveInt(kernel, 'tokens', tokens);
   expectPositiveInt(kernel, 'heads', heads);
   checkHeadDim(kernel, headDim);
-  const headCode = options.headCode ?? 'unrolled';
+  const headCode = options.headCode ?? defaultHeadCode(headDim);
   const wg = options.workgroupSize ?? 64;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'qkv', io.qkv, [batch * tokens, 3 * heads * headDim]);

@@ -18,7 +18,7 @@ export interface VisionConfig {
   patchSize: number;
   numChannels: number;
   layerNormEps: number;
-  /** Patches per side of a full tile (image_size / patch_size). */
+  /** Patches per side of a full tile: floor(image_size / patch_size). */
   patchesPerSide: number;
 }
 
@@ -96,8 +96,10 @@ export function parseModelConfig(raw: unknown): ModelConfig {
   }
   const imageSize = int(v, 'vision_config.', 'image_size');
   const patchSize = int(v, 'vision_config.', 'patch_size');
-  if (imageSize % patchSize !== 0) {
-    throw new ModelConfigError(`config.json: vision image_size ${imageSize} is not a multiple of patch_size ${patchSize}`);
+  // Like HF `Idefics3VisionEmbeddings` (num_patches_per_side = image_size // patch_size): a stride-P conv
+  // over a tile whose side is not a multiple of P drops the last pixels (SmolVLM-Instruct: 384 px / 14).
+  if (imageSize < patchSize) {
+    throw new ModelConfigError(`config.json: vision image_size ${imageSize} is smaller than patch_size ${patchSize}`);
   }
   const vision: VisionConfig = {
     hiddenSize: vHidden,
@@ -109,7 +111,7 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     patchSize,
     numChannels: int(v, 'vision_config.', 'num_channels', 3),
     layerNormEps: num(v, 'vision_config.', 'layer_norm_eps', 1e-6),
-    patchesPerSide: imageSize / patchSize,
+    patchesPerSide: Math.floor(imageSize / patchSize),
   };
   checkHeadDim('config.json vision_config (hidden_size / num_attention_heads)', vision.headDim);
   for (const [key, want] of [

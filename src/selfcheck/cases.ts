@@ -391,13 +391,17 @@ export function vitAttentionCase(
   };
 }
 
-export function patchEmbedCase(shape: PatchEmbedShape, o: CommonOptions & { plan?: MatmulPlan } = {}): KernelCase {
+export function patchEmbedCase(
+  shape: PatchEmbedShape,
+  o: CommonOptions & { plan?: MatmulPlan; format?: WeightFormat } = {},
+): KernelCase {
   const { batch, channels, height, width, patch, outDim } = shape;
   const seed = o.seed ?? 13;
   const K = channels * patch * patch;
+  const format = o.format ?? 'f32';
   return {
     kernel: 'patch-embed',
-    label: `patch-embed ${batch}x${channels}x${height}x${width} patch=${patch} out=${outDim}${o.plan ? ` ${o.plan}` : ''}${wgLabel(o)}`,
+    label: `patch-embed ${batch}x${channels}x${height}x${width} patch=${patch} out=${outDim}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${wgLabel(o)}`,
     tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
@@ -407,13 +411,13 @@ export function patchEmbedCase(shape: PatchEmbedShape, o: CommonOptions & { plan
         const numPatches = patchEmbedNumPatches(shape);
         const io = {
           pixels: s.upload(pixels, [batch, channels, height, width], 'pixels'),
-          weight: s.upload(w, [outDim, K], 'weight'),
+          weight: s.weight(format, w, outDim, K, 'weight'),
           bias: s.upload(b, [outDim], 'bias'),
           y: s.zeros([numPatches, outDim], 'f32', 'y'),
         };
         const d = await preparePatchEmbed(gpu, io, shape, { workgroupSize: o.workgroupSize, matmul: { plan: o.plan } });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
-        return { ...r, want: patchEmbedReference(pixels, w, b, shape) };
+        return { ...r, want: patchEmbedReference(pixels, asStored(format, w, outDim, K), b, shape) };
       }),
   };
 }

@@ -14,7 +14,8 @@ import { NodeDirSource } from '../../src/io/model-source-node';
 import { loadProcessorFromDirectory } from '../../src/processor/node';
 import type { Idefics3Processor, PreparedPrompt } from '../../src/processor';
 import { compareClose, describeComparison } from '../../src/selfcheck/compare';
-import { goldenF32, goldenInputIds, goldenManifest, goldenU8 } from '../helpers/goldens';
+import { goldenVariants, goldenInputIdsOf } from '../helpers/golden-variants';
+import { goldenF32, goldenManifest, goldenU8 } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -47,32 +48,32 @@ describe('goldens match the checkpoints they were made from', () => {
   });
 });
 
-for (const variant of ['smolvlm-tiny', 'smolvlm-tiny-tied'] as const) {
-  describe(`${variant} end to end against the PyTorch reference`, () => {
+// Every tiny checkpoint: the original two, and the head- and patch-size variants (so400m layout with
+// vision head_dim 72 and patch 14, text head_dim 128, head_dims 16 / 8).
+for (const g of goldenVariants()) {
+  describe(`${g.model} (${g.about}) end to end against the PyTorch reference`, () => {
     let model: LoadedModel;
     let processor: Idefics3Processor;
     let prepared: PreparedPrompt;
 
     beforeAll(async () => {
-      model = await loadModel(gpu(), new NodeDirSource(`${dir}/${variant}`), { kvCacheTokens: 512, maxTokensPerStep: 128 });
-      processor = await loadProcessorFromDirectory(`${dir}/${variant}`);
+      model = await loadModel(gpu(), new NodeDirSource(`${dir}/${g.model}`), { kvCacheTokens: 512, maxTokensPerStep: 128 });
+      processor = await loadProcessorFromDirectory(`${dir}/${g.model}`);
       prepared = await processor.prepare(MESSAGES);
       return () => model.destroy();
     });
 
     it('processor: token ids equal the reference input and pixels equal the PIL tiles', () => {
-      expect(Array.from(prepared.plan.tokenIds)).toEqual(goldenInputIds());
-      expect(Buffer.from(prepared.images[0].tilesU8).equals(Buffer.from(goldenU8('tiny-pixel-tiles.u8.bin')))).toBe(true);
+      expect(Array.from(prepared.plan.tokenIds)).toEqual(goldenInputIdsOf(g.input));
+      expect(Buffer.from(prepared.images[0].tilesU8).equals(Buffer.from(goldenU8(g.tiles)))).toBe(true);
     });
 
     it('vision tower, connector, first-step logits and 20 greedy tokens match', async () => {
       const image = prepared.images[0];
       const vision = await model.vision!.encode({ pixels: image.pixelValues, numTiles: image.layout.numTiles }, { captureTowerOutput: true });
       try {
-        if (variant === 'smolvlm-tiny') {
-          expectClose('vision tower output', vision.towerOutput!, goldenF32('tiny-vision-out.f32.bin'));
-          expectClose('connector output', await gpu().readF32(vision.embeddings), goldenF32('tiny-connector-out.f32.bin'));
-        }
+        if (g.vision) expectClose('vision tower output', vision.towerOutput!, goldenF32(g.vision));
+        if (g.connector) expectClose('connector output', await gpu().readF32(vision.embeddings), goldenF32(g.connector));
         let logits: Float32Array | undefined;
         const tokens: number[] = [];
         for await (const t of generate(model.lm, model.kv, 1, {
@@ -81,14 +82,13 @@ for (const variant of ['smolvlm-tiny', 'smolvlm-tiny-tied'] as const) {
           mediaEmbeddings: vision.embeddings,
           maxNewTokens: 20,
           stopIds: new Set(processor.stopTokenIds),
-          chunkSize: 100, // 252 prompt tokens in 3 chunks: chunk edges cut through image placeholder runs
+          chunkSize: 100, // prompts of 161 / 252 tokens in 2-3 chunks: chunk edges cut through image placeholder runs
           onFirstLogits: (l) => (logits = l),
         })) {
           tokens.push(t);
         }
-        const logitsFile = variant === 'smolvlm-tiny' ? 'tiny-logits-step0.f32.bin' : 'tiny-tied-logits-step0.f32.bin';
-        expectClose('first-step logits', logits!, goldenF32(logitsFile));
-        expect(tokens).toEqual(goldenManifest().greedy[variant].tokens);
+        expectClose('first-step logits', logits!, goldenF32(g.logits));
+        expect(tokens).toEqual(goldenManifest().greedy[g.model].tokens);
         expect(model.kv.stats().numFreeBlocks).toBe(model.kv.stats().numBlocks);
         expect(Object.values(await model.lm.readErrorFlags()).flat().every((v) => v === 0)).toBe(true);
       } finally {

@@ -39,6 +39,14 @@ describe('patch-embed', () => {
     expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 32, width: 32, patch: 16, outDim: 70 }, { plan: 'workgroup' })));
   it('odd patch size 3 over 2 channels', () =>
     expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 2, height: 9, width: 6, patch: 3, outDim: 5 })));
+  it('patch 14 over a tile that is not a whole number of patches (the last 2 / 4 pixels unused)', () =>
+    expectCasePasses(gpu(), patchEmbedCase({ batch: 2, channels: 3, height: 30, width: 46, patch: 14, outDim: 24 })));
+  for (const format of ['f16', 'q8', 'q4'] as const) {
+    it(`patch 14 with ${format} weights (K = 588)`, () =>
+      expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 42, width: 28, patch: 14, outDim: 40 }, { format })));
+  }
+  it('SigLIP so400m shape: 384x384 tile, patch 14 -> 729 x 1152', () =>
+    expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 384, width: 384, patch: 14, outDim: 1152 })));
   it('SigLIP shape: 512x512 tile to 1024 x 768', () =>
     expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 512, width: 512, patch: 16, outDim: 768 })));
 });

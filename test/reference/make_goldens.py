@@ -158,6 +158,63 @@ def greedy_summary(r64, r32, rec):
     }
 
 
+# Checkpoint -> its prompt ids file (made by make-input.ts; the ones with smolvlm-tiny's processor share its ids).
+VARIANTS = [
+    ('smolvlm-tiny-so400m', 'smolvlm-tiny-so400m-input.json'),
+    ('smolvlm-tiny-hd128', 'tiny-input.json'),
+    ('smolvlm-tiny-hd8', 'tiny-input.json'),
+]
+
+
+def variant_goldens(name, input_file, tiny_proc, tiny_ids):
+    """Goldens of one head/patch-size variant, named <name>-*.bin. Its own tiles only when its processor
+    config differs from smolvlm-tiny's (the so400m layout's 126 px tiles)."""
+    model_dir = os.path.join(MODELS, name)
+    inp = load_json(os.path.join(OUT, input_file))
+    ids = inp['input_ids']
+    pre = load_json(os.path.join(model_dir, 'preprocessor_config.json'))
+    proc = image_processor.preprocess(Image.open(SAMPLE), pre)
+    if proc['rows'] != inp['transformers_js']['rows'][0][0] or proc['cols'] != inp['transformers_js']['cols'][0][0]:
+        raise SystemExit(f'{name}: rows/cols differ from transformers.js; the input ids would not match the tiles')
+    img_src = {rel(SAMPLE): safetensors_io.sha256_file(SAMPLE)}
+    own_tiles = input_file != 'tiny-input.json'
+    if own_tiles:
+        write(f'{name}-pixel-tiles.u8.bin', proc['tiles_uint8'], 'u8',
+              f"{name} Idefics3ImageProcessor tiles of public/sample.png before rescale/normalize ({proc['rows']}x"
+              f"{proc['cols']} crops row-major then the global image), as tiny-pixel-tiles.u8.bin.",
+              img_src, {'rows': proc['rows'], 'cols': proc['cols'], 'resized_size': proc['resized_size'],
+                        'encoder_size': proc['encoder_size']})
+    else:
+        assert ids == tiny_ids and np.array_equal(proc['tiles_uint8'], tiny_proc['tiles_uint8'])
+    r64 = run_model(model_dir, ids, proc['pixel_values'], proc['pixel_attention_mask'], F64)
+    r32 = run_model(model_dir, ids, proc['pixel_values'], proc['pixel_attention_mask'], F32)
+    rec = recompute_greedy(r64, ids, F64)
+    ids_sha = sha256_bytes(json.dumps(ids, separators=(',', ':')).encode())
+    src = {**checkpoint_sources(name), **img_src, f'test/fixtures/goldens/{input_file}#input_ids': ids_sha}
+    v = r64['config']['vision_config']
+    t = r64['text']
+    shape = (f"vision head_dim {v['hidden_size'] // v['num_attention_heads']}, patch {v['patch_size']}, "
+             f"text head_dim {t.head_dim}")
+    write(f'{name}-vision-out.f32.bin', r64['vision'].numpy(), 'f32',
+          f'{name} ({shape}) vision tower output after post_layernorm [tiles, patches, hidden].',
+          src, {'f32_vs_f64_max_abs_diff': max_diff(r64['vision'], r32['vision']),
+                'abs_max': float(r64['vision'].abs().max())})
+    write(f'{name}-connector-out.f32.bin', r64['connector'].numpy(), 'f32',
+          f'{name} connector output (pixel shuffle r={r64["config"]["scale_factor"]} + Linear) [image tokens, text hidden].',
+          src, {'f32_vs_f64_max_abs_diff': max_diff(r64['connector'], r32['connector']),
+                'abs_max': float(r64['connector'].abs().max())})
+    write(f'{name}-logits-step0.f32.bin', r64['step_logits'][0].numpy(), 'f32',
+          f'{name} logits at the last prompt position [vocab].',
+          src, {'f32_vs_f64_max_abs_diff': max_diff(r64['step_logits'][0], r32['step_logits'][0]),
+                'argmax': int(torch.argmax(r64['step_logits'][0]))})
+    g = greedy_summary(r64, r32, rec)
+    g['weight_dtypes'] = r64['weight_dtypes']
+    summary = {'file': f'test/fixtures/goldens/{input_file}', 'num_tokens': len(ids),
+               'num_image_tokens': sum(1 for x in ids if x == t.image_token_id), 'tiles': proc['tiles_uint8'].shape[0],
+               'pixel_tiles': f'{name}-pixel-tiles.u8.bin' if own_tiles else 'tiny-pixel-tiles.u8.bin'}
+    return g, checkpoint_sources(name), summary
+
+
 def real_embeddings_golden():
     W, _ = safetensors_io.load_file(REAL_EMB)
     W = {'model.vision_model.embeddings.' + k: v for k, v in W.items()}
@@ -254,6 +311,13 @@ def main():
                  'argmax': int(torch.argmax(t64['step_logits'][0]))})
     tied_greedy = greedy_summary(t64, t32, trec)
 
+    # The head- and patch-size variants (make-tiny.ts TINY_SHAPES): vision tower, connector, logits, greedy.
+    variant_greedy, variant_src, variant_inputs = {}, {}, {}
+    for name, input_file in VARIANTS:
+        print(f'{name}: float64 / float32 ...')
+        g, src, inp_summary = variant_goldens(name, input_file, proc, ids)
+        variant_greedy[name], variant_src[name], variant_inputs[name] = g, src, inp_summary
+
     print('real SmolVLM2-500M vision embeddings ...')
     real_embeddings_golden()
 
@@ -263,7 +327,7 @@ def main():
                        'stored as little-endian f32; f32_vs_f64_max_abs_diff is the same computation done in '
                        'float32 (a measure of f32 noise). RoPE cos/sin are computed in float32 as HF does.',
         'regenerate': ['npx tsx test/reference/make-input.ts', '/usr/bin/python3 test/reference/make_goldens.py'],
-        'checkpoints': {'smolvlm-tiny': tiny_src, 'smolvlm-tiny-tied': tied_src},
+        'checkpoints': {'smolvlm-tiny': tiny_src, 'smolvlm-tiny-tied': tied_src, **variant_src},
         'input': {
             'file': 'test/fixtures/goldens/tiny-input.json',
             'num_tokens': len(ids),
@@ -273,8 +337,10 @@ def main():
             'input_ids_sha256': ids_sha,
             'input_ids_sha256_of': 'JSON.stringify(input_ids) (compact JSON)',
         },
-        'greedy': {'smolvlm-tiny': tiny_greedy, 'smolvlm-tiny-tied': tied_greedy},
-        'weight_dtypes': {'smolvlm-tiny': r64['weight_dtypes'], 'smolvlm-tiny-tied': t64['weight_dtypes']},
+        'variant_inputs': variant_inputs,
+        'greedy': {'smolvlm-tiny': tiny_greedy, 'smolvlm-tiny-tied': tied_greedy, **variant_greedy},
+        'weight_dtypes': {'smolvlm-tiny': r64['weight_dtypes'], 'smolvlm-tiny-tied': t64['weight_dtypes'],
+                          **{n: g.pop('weight_dtypes') for n, g in variant_greedy.items()}},
         'files': manifest_files,
         'selfchecks': checks,
         'environment': {'python': platform.python_version(), 'torch': torch.__version__, 'numpy': np.__version__,
