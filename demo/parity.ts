@@ -6,6 +6,8 @@ import { createBrowserGpuContext } from '../src/gpu/browser';
 import { UrlSource } from '../src/io/model-source';
 import { generate } from '../src/model/generate';
 import { loadModel } from '../src/model/load';
+import type { DtypeOption } from '../src/model/weights/dtype';
+import { CacheApiWeightStore } from '../src/model/weights/store';
 import { decodeImageBrowser } from '../src/processor/image-decode';
 import { Idefics3Processor } from '../src/processor/processor';
 
@@ -16,20 +18,34 @@ export interface ParityResult {
   connector: number[];
   logits: number[];
   adapter: string;
+  /** GPU bytes of the weights, and what happened to each file's stored quantized copy. */
+  weightBytes: number;
+  storedCopies: Record<string, string>;
+}
+
+export interface ParityOptions {
+  dtype?: DtypeOption;
+  /** Keep / read stored quantized copies in the Cache API. */
+  weightCache?: boolean;
 }
 
 declare global {
   interface Window {
-    tesseraParity?: (model: string, maxNewTokens: number) => Promise<ParityResult>;
+    tesseraParity?: (model: string, maxNewTokens: number, options?: ParityOptions) => Promise<ParityResult>;
   }
 }
 
-window.tesseraParity = async (model, maxNewTokens) => {
+window.tesseraParity = async (model, maxNewTokens, options = {}) => {
   const gpu = await createBrowserGpuContext();
   try {
     const source = new UrlSource(model);
     const processor = await Idefics3Processor.load(source, { decodeImage: decodeImageBrowser });
-    const loaded = await loadModel(gpu, source, { kvCacheTokens: 512, maxTokensPerStep: 128 });
+    const loaded = await loadModel(gpu, source, {
+      kvCacheTokens: 512,
+      maxTokensPerStep: 128,
+      dtype: options.dtype,
+      weightStore: options.weightCache ? CacheApiWeightStore.available() : undefined,
+    });
     try {
       const image = new Uint8Array(await (await fetch('/sample.png')).arrayBuffer());
       const prepared = await processor.prepare([
@@ -59,6 +75,8 @@ window.tesseraParity = async (model, maxNewTokens) => {
         connector: Array.from(connector),
         logits: Array.from(logits!),
         adapter: `${gpu.adapter.vendor} ${gpu.adapter.architecture}`,
+        weightBytes: loaded.weights.sizeBytes,
+        storedCopies: loaded.weights.storedCopies,
       };
     } finally {
       loaded.destroy();
