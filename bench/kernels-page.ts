@@ -16,9 +16,10 @@ import {
   type AttentionShape,
   type PeerRun,
 } from './ort-runs';
+import { benchDtypeMatmul, benchHeadDims, DTYPE_DECODE_SHAPES, DTYPE_VIT_SHAPES, HEAD_DIM_SHAPES } from './kernels-dtypes';
 import { ourMatmul, timeOurAttention, timeOurCopy } from './ours';
 import { attentionReference, matmulCheck } from './reference-check';
-import type { AttentionFigures, BenchResult, CopyFigures, MatmulFigures, Measured, Skipped } from './result';
+import type { AttentionFigures, BenchResult, CopyFigures, DtypeMatmulFigures, MatmulFigures, Measured, Skipped } from './result';
 import { FAST_POLICY, SLOW_POLICY, type RepPolicy } from './timing';
 
 declare global {
@@ -170,6 +171,17 @@ async function main(): Promise<BenchResult> {
       matmul.push(await benchMatmul(gpu, peer, shape, otherVariant, (seed += 10)));
     }
     const attention = await benchAttention(gpu, peer, quick ? 256 : ATTENTION.tokens);
+    // Issue 8: every weight dtype in both variants, and other head sizes.
+    const variants = [gpu.kernelVariant, otherVariant];
+    const policyFor = (v: KernelVariant) => (v === gpu.kernelVariant ? FAST_POLICY : SLOW_POLICY);
+    const dtypes = { vit: [] as DtypeMatmulFigures[], decode: [] as DtypeMatmulFigures[] };
+    for (const shape of quick ? [[256, 768, 768] as const] : DTYPE_VIT_SHAPES) {
+      dtypes.vit.push(...(await benchDtypeMatmul(gpu, shape, variants, policyFor, log)));
+    }
+    for (const shape of quick ? [[1, 576, 3072] as const] : DTYPE_DECODE_SHAPES) {
+      dtypes.decode.push(...(await benchDtypeMatmul(gpu, shape, variants, policyFor, log)));
+    }
+    const headDims = await benchHeadDims(gpu, SLOW_POLICY, log, quick ? [{ batch: 1, tokens: 196, heads: 4, headDim: 72 }] : HEAD_DIM_SHAPES);
     return {
       bench: 'kernels',
       adapter: adapterName(gpu.adapter),
@@ -191,6 +203,8 @@ async function main(): Promise<BenchResult> {
       matmul,
       attention,
       copy,
+      dtypes,
+      headDims,
       pageSeconds: (performance.now() - started) / 1000,
     };
   } finally {

@@ -1,24 +1,38 @@
 // Node side of `npm run bench:model`: our engine on Dawn's WebGPU (SwiftShader when there is no GPU),
-// created with the public createEngine. Loaded by bench/model.ts through the Vite dev server's SSR loader
-// (server.ssrLoadModule), because the engine imports its WGSL with `?raw`, which only Vite understands;
-// the code that runs is the same src/.
+// created with the public createEngine, once per weight dtype (issue 8), then each dtype's accuracy
+// against f32. Loaded by bench/model.ts through the Vite dev server's SSR loader (server.ssrLoadModule),
+// because the engine imports its WGSL with `?raw`, which only Vite understands; the code that runs is the
+// same src/.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine } from '../src/engine/create-node';
 import { adapterName } from '../src/gpu/adapter-info';
 import { createNodeGpuContext } from '../src/gpu/node';
+import type { LogitsAgreement } from '../src/model/weights/accuracy';
+import type { WeightDtype } from '../src/model/weights/dtype';
+import { DirWeightStore } from '../src/model/weights/store-node';
 import { BENCH_ENCODER_OPTIONS, describeEncoderOptions } from './model-engine-options';
+import { measureAccuracy } from './model-dtypes';
 import { measureOurs } from './model-ours';
 import { BENCH_IMAGE } from './model-request';
-import type { OursFigures } from './model-result';
+import type { OursFigures, Skipped } from './model-result';
 
 export interface NodeRunOptions {
   modelDir: string;
   repoRoot: string;
   maxNewTokens: number;
   warmReps: number;
+  /** Weight dtypes to run (f32 first: the others are compared with it). */
+  dtypes: readonly WeightDtype[];
+  /** Measure each dtype's accuracy against f32 (teacher forcing; minutes at this size). */
+  accuracy: boolean;
   log: (line: string) => void;
+}
+
+export interface NodeRunResult {
+  byDtype: Record<string, OursFigures | Skipped>;
+  accuracy: Record<string, LogitsAgreement> | Skipped;
 }
 
 /** The adapter createEngine will get (same search), for the report; its device is destroyed at once. */
@@ -31,26 +45,66 @@ async function describeAdapter(): Promise<{ adapter: string; kernelVariant: stri
   }
 }
 
-export async function runNode(options: NodeRunOptions): Promise<OursFigures> {
-  const { adapter, kernelVariant } = await describeAdapter();
-  options.log(`ours (node): adapter ${adapter}, kernel variant ${kernelVariant}; loading ${options.modelDir}`);
+const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+
+async function runDtype(o: NodeRunOptions, dtype: WeightDtype, weightCacheDir: string, adapter: { adapter: string; kernelVariant: string }) {
+  o.log(`ours (node, ${dtype}): adapter ${adapter.adapter}, kernel variant ${adapter.kernelVariant}; loading ${o.modelDir}`);
+  rmSync(weightCacheDir, { recursive: true, force: true }); // the first load quantizes and stores
+  const options = { model: o.modelDir, encoder: BENCH_ENCODER_OPTIONS, dtype, weightCacheDir };
   const t0 = performance.now();
-  const engine = await createEngine({ model: options.modelDir, encoder: BENCH_ENCODER_OPTIONS });
+  const engine = await createEngine(options);
   const loadMs = performance.now() - t0;
-  options.log(`ours (node): loaded in ${(loadMs / 1000).toFixed(1)} s`);
+  o.log(`ours (node, ${dtype}): loaded in ${(loadMs / 1000).toFixed(1)} s, weights ${(engine.stats().weightBytes / 2 ** 20).toFixed(0)} MiB`);
+  let figures: OursFigures;
   try {
-    return await measureOurs(engine, {
+    figures = await measureOurs(engine, {
       env: 'node',
-      adapter,
-      kernelVariant,
-      engineOptions: describeEncoderOptions(),
+      dtype,
+      adapter: adapter.adapter,
+      kernelVariant: adapter.kernelVariant,
+      engineOptions: `${describeEncoderOptions()}; dtype '${dtype}'`,
       loadMs,
-      image: new Uint8Array(readFileSync(join(options.repoRoot, BENCH_IMAGE))),
-      maxNewTokens: options.maxNewTokens,
-      warmReps: options.warmReps,
-      log: options.log,
+      image: new Uint8Array(readFileSync(join(o.repoRoot, BENCH_IMAGE))),
+      maxNewTokens: o.maxNewTokens,
+      warmReps: o.warmReps,
+      log: o.log,
     });
   } finally {
     engine.destroy();
   }
+  if (dtype !== 'f32') {
+    const t1 = performance.now();
+    const again = await createEngine(options);
+    figures.storedLoadMs = performance.now() - t1;
+    again.destroy();
+    o.log(`ours (node, ${dtype}): second load from the stored quantized copies in ${(figures.storedLoadMs / 1000).toFixed(1)} s`);
+  }
+  return figures;
+}
+
+export async function runNode(o: NodeRunOptions): Promise<NodeRunResult> {
+  const adapter = await describeAdapter();
+  const weightCacheDir = join(o.repoRoot, '.cache/bench-weight-cache');
+  const byDtype: Record<string, OursFigures | Skipped> = {};
+  for (const dtype of o.dtypes) {
+    try {
+      byDtype[dtype] = await runDtype(o, dtype, weightCacheDir, adapter);
+    } catch (e) {
+      byDtype[dtype] = { skipped: `Node run failed: ${errorText(e)}` };
+      o.log(`ours (node, ${dtype}): ${errorText(e)}`);
+    }
+  }
+  let accuracy: Record<string, LogitsAgreement> | Skipped = { skipped: 'not requested (--no-accuracy, or only f32 ran)' };
+  if (o.accuracy && o.dtypes.some((d) => d !== 'f32')) {
+    const gpu = await createNodeGpuContext();
+    try {
+      accuracy = await measureAccuracy(gpu, o.modelDir, o.repoRoot, o.dtypes, new DirWeightStore(weightCacheDir), o.log);
+    } catch (e) {
+      accuracy = { skipped: `accuracy run failed: ${errorText(e)}` };
+      o.log(accuracy.skipped);
+    } finally {
+      gpu.destroy();
+    }
+  }
+  return { byDtype, accuracy };
 }

@@ -14,6 +14,7 @@ import { pngVariant } from './png-variant';
 
 export interface OursRun {
   env: OursFigures['env'];
+  dtype: string;
   adapter: string;
   kernelVariant: string;
   engineOptions: string;
@@ -75,6 +76,7 @@ export async function measureOurs(engine: Engine, run: OursRun): Promise<OursFig
   const chosen = warm[Math.floor((warm.length - 1) / 2)];
   return {
     env: run.env,
+    dtype: run.dtype,
     adapter: run.adapter,
     kernelVariant: run.kernelVariant,
     engineOptions: run.engineOptions,

@@ -2,13 +2,14 @@
 // the other in this page on the same WebGPU adapter, with the same image and prompt, greedy. Progress goes
 // to the console (the runner streams it); the figures to window.__modelBenchResult (or a message in
 // window.__modelBenchError).
-// Query: model=<folder served at /> tokens=N reps=N ours=0|1 peer=0|1 ownPixels=0|1
+// Query: model=<folder served at /> tokens=N reps=N ours=0|1 peer=0|1 ownPixels=0|1 dtypes=f32,q4 (ours per weight dtype)
 
 import sampleUrl from '../public/sample.png?url';
 import { createEngine } from '../src/engine/create-browser';
 import { adapterName } from '../src/gpu/adapter-info';
 import { createBrowserGpuContext } from '../src/gpu/browser';
 import { UrlSource } from '../src/io/model-source';
+import type { WeightDtype } from '../src/model/weights/dtype';
 import { GpuProbe } from './gpu-probe';
 import { BENCH_ENCODER_OPTIONS, describeEncoderOptions } from './model-engine-options';
 import { measureOurs } from './model-ours';
@@ -56,22 +57,24 @@ async function describeAdapter(): Promise<{ adapter: string; kernelVariant: stri
   }
 }
 
-async function runOurs(modelUrl: string, image: Uint8Array, tokens: number, reps: number, probe: GpuProbe): Promise<OursFigures> {
+async function runOurs(modelUrl: string, image: Uint8Array, tokens: number, reps: number, probe: GpuProbe, dtype: WeightDtype): Promise<OursFigures> {
   const { adapter, kernelVariant } = await describeAdapter();
-  log(`ours (browser): adapter ${adapter}, kernel variant ${kernelVariant}; loading ${modelUrl}`);
+  log(`ours (browser, ${dtype}): adapter ${adapter}, kernel variant ${kernelVariant}; loading ${modelUrl}`);
   probe.reset();
   const t0 = performance.now();
-  // No Cache API copy of the weights: they come from the local dev server, and a 0.5 GB cache write is not load.
+  // No Cache API copy of the weights: they come from the local dev server, and a 0.5 GB cache write is not
+  // load. No stored quantized copy either: every load here quantizes (Node measures the stored-copy load).
   const model = new UrlSource(new URL(modelUrl, location.href).href, { useCache: false });
-  const engine = await createEngine({ model, encoder: BENCH_ENCODER_OPTIONS });
+  const engine = await createEngine({ model, encoder: BENCH_ENCODER_OPTIONS, dtype, weightCache: false });
   const loadMs = performance.now() - t0;
   log(`ours (browser): loaded in ${(loadMs / 1000).toFixed(1)} s`);
   try {
     const figures = await measureOurs(engine, {
       env: 'browser',
+      dtype,
       adapter,
       kernelVariant,
-      engineOptions: describeEncoderOptions(),
+      engineOptions: `${describeEncoderOptions()}; dtype '${dtype}'`,
       loadMs,
       image,
       maxNewTokens: tokens,
@@ -97,15 +100,17 @@ async function main(): Promise<BrowserFigures> {
   const probe = new GpuProbe();
   probe.install();
   try {
-    let ours: OursFigures | Skipped = { skipped: 'not requested (ours=0)' };
-    if (q.get('ours') !== '0') {
+    const oursByDtype: Record<string, OursFigures | Skipped> = {};
+    const dtypes = (q.get('dtypes') ?? 'f32').split(',') as WeightDtype[];
+    for (const dtype of q.get('ours') === '0' ? [] : dtypes) {
       try {
-        ours = await runOurs(modelUrl, image, tokens, reps, probe);
+        oursByDtype[dtype] = await runOurs(modelUrl, image, tokens, reps, probe, dtype);
       } catch (e) {
-        ours = { skipped: `ours failed: ${errorText(e)}` };
-        log(ours.skipped);
+        oursByDtype[dtype] = { skipped: `ours (${dtype}) failed: ${errorText(e)}` };
+        log((oursByDtype[dtype] as Skipped).skipped);
       }
     }
+    const ours: OursFigures | Skipped = oursByDtype.f32 ?? { skipped: q.get('ours') === '0' ? 'not requested (ours=0)' : 'f32 not requested' };
     let peer: PeerFigures | Skipped = { skipped: 'not run (peer=0: --no-peer or --quick, or the ONNX export failed; see its line)' };
     if (q.get('peer') === '1') {
       try {
@@ -132,7 +137,7 @@ async function main(): Promise<BrowserFigures> {
         log(peer.skipped);
       }
     }
-    return { userAgent: navigator.userAgent, ours, peer, pageSeconds: (performance.now() - started) / 1000 };
+    return { userAgent: navigator.userAgent, ours, oursByDtype, peer, pageSeconds: (performance.now() - started) / 1000 };
   } finally {
     probe.uninstall();
   }

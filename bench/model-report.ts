@@ -58,6 +58,98 @@ export function computeAgreement(r: Pick<ModelBenchResult, 'node' | 'browser' | 
   };
 }
 
+const DTYPES = ['f32', 'f16', 'q8', 'q4'];
+
+/** Each dtype's figures divided by f32's (Node): > 1 means more (time, bytes) or faster (rates). */
+export function computeDtypeRatios(byDtype: Record<string, OursFigures | Skipped>): Record<string, Record<string, number | null>> {
+  const base = byDtype.f32;
+  const out: Record<string, Record<string, number | null>> = {};
+  for (const [dtype, fig] of Object.entries(byDtype)) {
+    const g = <R>(x: OursFigures | Skipped | undefined, fn: (v: OursFigures) => R) => get(x, fn);
+    out[dtype] = {
+      loadMs: div(g(fig, (x) => x.loadMs), g(base, (x) => x.loadMs)),
+      weightBytes: div(g(fig, (x) => x.weightBytes), g(base, (x) => x.weightBytes)),
+      encodeMsPerTile: div(g(fig, (x) => x.warm.encodeMsPerTile), g(base, (x) => x.warm.encodeMsPerTile)),
+      prefillTokensPerSecond: div(g(fig, (x) => x.warm.prefillTokensPerSecond), g(base, (x) => x.warm.prefillTokensPerSecond)),
+      decodeTokensPerSecond: div(g(fig, (x) => x.warm.decodeTokensPerSecond), g(base, (x) => x.warm.decodeTokensPerSecond)),
+    };
+  }
+  return out;
+}
+
+/** Issue 8's goals on this machine (Node figures). */
+export function computeGoals(byDtype: Record<string, OursFigures | Skipped>): ModelBenchResult['dtypes']['goals'] {
+  const r = computeDtypeRatios(byDtype);
+  const goal = (text: string, measured: number | null | undefined, ok: (v: number) => boolean) => ({
+    goal: text,
+    measured: measured ?? null,
+    met: measured === null || measured === undefined ? null : ok(measured),
+  });
+  return {
+    q4Decode: goal('q4 decode tokens/s >= 2x f32', r.q4?.decodeTokensPerSecond, (v) => v >= 2),
+    q8Decode: goal('q8 decode tokens/s >= 1.5x f32', r.q8?.decodeTokensPerSecond, (v) => v >= 1.5),
+    q4WeightMemory: goal('q4 GPU weight memory <= 35% of f32', r.q4?.weightBytes, (v) => v <= 0.35),
+  };
+}
+
+function formatDtypes(r: ModelBenchResult): string[] {
+  const out: string[] = [];
+  const d = r.dtypes;
+  const present = DTYPES.filter((x) => d.node[x] !== undefined);
+  if (present.length === 0) return out;
+  const fig = (x: string) => (d.node[x] && !isSkipped(d.node[x]) ? (d.node[x] as OursFigures) : undefined);
+  const both = (x: string, v: (o: OursFigures) => number, digits: number, ratioKey?: string) => {
+    const o = fig(x);
+    if (!o) return isSkipped(d.node[x] ?? { skipped: '' }) ? 'failed' : '-';
+    const rt = ratioKey && x !== 'f32' ? d.ratiosToF32[x]?.[ratioKey] : null;
+    return `${f(v(o), digits)}${rt !== null && rt !== undefined ? ` (${rt.toFixed(2)}x)` : ''}`;
+  };
+  out.push('Weight dtypes (ours, Node; in brackets: the figure divided by f32\'s): createEngine({ dtype })');
+  out.push(
+    table(
+      ['figure', ...present],
+      [
+        ['load incl. quantization (s)', ...present.map((x) => both(x, (o) => o.loadMs / 1000, 1, 'loadMs'))],
+        ['load from stored copies (s)', ...present.map((x) => (fig(x)?.storedLoadMs !== undefined ? f(fig(x)!.storedLoadMs! / 1000, 1) : '-'))],
+        ['GPU weight memory, text side (MiB)', ...present.map((x) => both(x, (o) => o.weightBytes / MiB, 0, 'weightBytes'))],
+        ['peak GPU memory (MiB)', ...present.map((x) => both(x, (o) => o.peakGpuBytes / MiB, 0))],
+        ['vision encode, ms per tile (warm)', ...present.map((x) => both(x, (o) => o.warm.encodeMsPerTile, 0, 'encodeMsPerTile'))],
+        ['prefill, prompt tokens/s', ...present.map((x) => both(x, (o) => o.warm.prefillTokensPerSecond, 1, 'prefillTokensPerSecond'))],
+        ['decode tokens/s', ...present.map((x) => both(x, (o) => o.warm.decodeTokensPerSecond, 2, 'decodeTokensPerSecond'))],
+        ['greedy tokens (warm)', ...present.map((x) => (fig(x) ? fig(x)!.warm.tokenIds.slice(0, 6).join(',') + '…' : '-'))],
+      ],
+    ),
+  );
+  for (const x of present) if (isSkipped(d.node[x])) out.push(`  ${x}: ${(d.node[x] as Skipped).skipped}`);
+  out.push('  GPU weight memory = engine.stats().weightBytes: the language model\'s weights (the vision tower is in the encoder, also in the chosen dtype).');
+  const browserDtypes = get(r.browser, (b) => b.oursByDtype);
+  if (browserDtypes && Object.keys(browserDtypes).length > 1) {
+    out.push('  browser: ' + Object.entries(browserDtypes).map(([x, o]) => (isSkipped(o) ? `${x} failed` : `${x} decode ${o.warm.decodeTokensPerSecond.toFixed(2)} tok/s, load ${(o.loadMs / 1000).toFixed(1)} s`)).join('; '));
+  }
+  if (isSkipped(d.accuracy)) out.push(`Accuracy against f32: ${d.accuracy.skipped}`);
+  else {
+    out.push('Accuracy against f32 (whole model, Node; 256 teacher-forced positions: the bench prompt with its image, then a fixed pseudo-random continuation)');
+    const acc = d.accuracy;
+    out.push(
+      table(
+        ['dtype', 'first-step max |err|', 'first-step KL', 'mean KL', 'top-1 agreement', 'top-1, decisive positions'],
+        Object.entries(acc).map(([x, a]) => [
+          x,
+          a.firstStepMaxAbsErr.toExponential(2),
+          a.firstStepKl.toExponential(2),
+          a.meanKl.toExponential(2),
+          `${(a.top1Agreement * 100).toFixed(2)}% of ${a.positions}`,
+          `${(a.top1AgreementDecisive * 100).toFixed(2)}% of ${a.decisivePositions}`,
+        ]),
+      ),
+    );
+    out.push('  decisive: f32\'s top-1 logit leads the second by >= 0.1 nat (random weights have many near-ties).');
+  }
+  out.push('Goals on this machine (Node): ' + Object.values(d.goals).map((g) => `${g.goal}: ${g.measured === null ? '-' : `${g.measured.toFixed(2)}x`} ${g.met === null ? '(not measured)' : g.met ? 'MET' : 'MISSED'}`).join('; '));
+  out.push('');
+  return out;
+}
+
 const f = (x: number | undefined, digits = 0) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
 const ratio = (x: number | null) => (x === null ? '-' : `${x.toFixed(2)}x`);
 
@@ -105,6 +197,7 @@ export function formatModelReport(r: ModelBenchResult): string {
   add('command buffers (ours) / submits (peer) per decode token', f(node?.decodeStep.numCommandBuffers), f(ours?.decodeStep.numCommandBuffers), f(peer?.decodeStep.numSubmits, 1), '');
   add('readbacks / decode token', f(node?.decodeStep.numReadbacks), f(ours?.decodeStep.numReadbacks), f(peer?.decodeStep.numReadbacks, 1), '');
   add('readback bytes / decode token', f(node?.decodeStep.readbackBytes), f(ours?.decodeStep.readbackBytes), f(peer?.decodeStep.readbackBytes), '');
+  out.push(...formatDtypes(r));
   out.push('Ratios ours/peer are computed so that > 1 means ours is better (times and bytes: peer ÷ ours; rates: ours ÷ peer), browser vs browser.');
   out.push(table(['figure', 'ours Node', 'ours browser', 'peer browser', 'ours/peer'], rows));
   out.push('');

@@ -26,6 +26,13 @@ export interface RequestFigures {
 /** Our engine in one environment. */
 export interface OursFigures {
   env: 'node' | 'browser';
+  /** Weight dtype the engine was created with (createEngine({ dtype })). */
+  dtype: string;
+  /**
+   * A second load of the same dtype, reading the stored quantized copies the first load wrote (f16/q8/q4,
+   * Node: the bench's weight cache directory); loadMs is the first load, which quantizes.
+   */
+  storedLoadMs?: number;
   adapter: string;
   kernelVariant: string;
   /** Engine.create: config, processor, weights fetched/read and uploaded. */
@@ -107,6 +114,8 @@ export interface ExportFigures {
 export interface BrowserFigures {
   userAgent: string;
   ours: OursFigures | Skipped;
+  /** Our engine per weight dtype (f32 is `ours`). */
+  oursByDtype?: Record<string, OursFigures | Skipped>;
   peer: PeerFigures | Skipped;
   pageSeconds: number;
 }
@@ -125,6 +134,15 @@ export interface ModelBenchResult {
   referenceTokens: number[] | null;
   node: OursFigures | Skipped;
   browser: BrowserFigures | Skipped;
+  /** Issue 8: our engine per weight dtype in Node (f32 is `node`), and each dtype's accuracy against f32. */
+  dtypes: {
+    node: Record<string, OursFigures | Skipped>;
+    /** Dtype figure / f32 figure for load, weight memory, vision, prefill, decode (Node). */
+    ratiosToF32: Record<string, Record<string, number | null>>;
+    accuracy: Record<string, import('../src/model/weights/accuracy').LogitsAgreement> | Skipped;
+    /** The issue's goals on this machine and whether they were met (Node figures). */
+    goals: Record<string, { goal: string; measured: number | null; met: boolean | null }>;
+  };
   export: ExportFigures | Skipped;
   /** ours / peer: > 1 means ours is faster (times: peer ms / ours ms; rates: ours / peer). */
   ratios: Record<string, number | null>;

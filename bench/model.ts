@@ -10,8 +10,10 @@
 //      so edits elsewhere in the checkout cannot reload the page mid-run
 //
 // Flags: --tokens=N (default 16)  --reps=N warm requests of ours (default 1)  --no-peer  --no-node
-//        --no-browser  --quick (= --tokens=4 --no-peer)  --peer-own-pixels  --force-export
-//        --timeout-min=N for the page (default 90)
+//        --no-browser  --quick (= --tokens=4 --no-peer --dtypes=f32,q4 --no-accuracy)  --peer-own-pixels
+//        --force-export  --timeout-min=N for the page (default 90)
+//        --dtypes=f32,f16,q8,q4 (Node; default all)  --browser-dtypes=f32 (default f32: each dtype in the
+//        browser is another ~5 minutes here)  --no-accuracy (skip the dtypes' accuracy against f32)
 
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -23,8 +25,9 @@ import { chromiumLaunchOptions } from '../scripts/chromium';
 import { BENCH_LONGEST_EDGE, BENCH_MODEL_DIR, ensureBenchModel } from '../scripts/make-bench-model';
 import { ensureOnnxExport } from './model-export';
 import { writeBenchInput } from './model-inputs';
-import type { NodeRunOptions } from './model-node';
-import { computeAgreement, computeRatios, formatModelReport } from './model-report';
+import { resolveDtype, type WeightDtype } from '../src/model/weights/dtype';
+import type { NodeRunOptions, NodeRunResult } from './model-node';
+import { computeAgreement, computeDtypeRatios, computeGoals, computeRatios, formatModelReport } from './model-report';
 import type { BrowserFigures, ExportFigures, ModelBenchResult, OursFigures, Skipped } from './model-result';
 
 class BenchError extends Error {
@@ -35,6 +38,9 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(benchDir, '..');
 
 interface Args {
+  dtypes: WeightDtype[];
+  browserDtypes: WeightDtype[];
+  accuracy: boolean;
   tokens: number;
   reps: number;
   peer: boolean;
@@ -48,7 +54,11 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const quick = argv.includes('--quick');
+  const dtypeList = (text: string | undefined, fallback: string) => (text ?? fallback).split(',').map((d) => resolveDtype(d.trim(), '--dtypes').text);
   const args: Args = {
+    dtypes: dtypeList(value('dtypes'), quick ? 'f32,q4' : 'f32,f16,q8,q4'),
+    browserDtypes: dtypeList(value('browser-dtypes'), 'f32'),
+    accuracy: !quick && !argv.includes('--no-accuracy'),
     tokens: Number(value('tokens') ?? (quick ? 4 : 16)),
     reps: Number(value('reps') ?? 1),
     peer: !quick && !argv.includes('--no-peer'),
@@ -104,6 +114,7 @@ async function runBrowser(url: string, args: Args): Promise<BrowserFigures> {
       tokens: String(args.tokens),
       reps: String(args.reps),
       peer: args.peer ? '1' : '0',
+      dtypes: args.browserDtypes.join(','),
       ownPixels: args.ownPixels ? '1' : '0',
     });
     const pageUrl = `${url}model.html?${q}`;
@@ -169,16 +180,24 @@ async function main(): Promise<void> {
   }
 
   const { server, url } = await startServer(join(BENCH_MODEL_DIR, '..'));
-  let node: OursFigures | Skipped = { skipped: 'not requested (--no-node)' };
+  let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
   let browser: BrowserFigures | Skipped = { skipped: 'not requested (--no-browser)' };
   try {
     if (args.node) {
       try {
-        const mod = (await server.ssrLoadModule(join(benchDir, 'model-node.ts'))) as { runNode(o: NodeRunOptions): Promise<OursFigures> };
-        node = await mod.runNode({ modelDir: BENCH_MODEL_DIR, repoRoot, maxNewTokens: args.tokens, warmReps: args.reps, log });
+        const mod = (await server.ssrLoadModule(join(benchDir, 'model-node.ts'))) as { runNode(o: NodeRunOptions): Promise<NodeRunResult> };
+        nodeRun = await mod.runNode({
+          modelDir: BENCH_MODEL_DIR,
+          repoRoot,
+          maxNewTokens: args.tokens,
+          warmReps: args.reps,
+          dtypes: args.dtypes,
+          accuracy: args.accuracy,
+          log,
+        });
       } catch (e) {
-        node = { skipped: `Node run failed: ${errorText(e)}` };
-        log(node.skipped);
+        nodeRun = { byDtype: { f32: { skipped: `Node run failed: ${errorText(e)}` } }, accuracy: { skipped: 'Node run failed' } };
+        log(`Node run failed: ${errorText(e)}`);
       }
     }
     if (args.browser) {
@@ -193,6 +212,7 @@ async function main(): Promise<void> {
     await server.close();
   }
 
+  const node: OursFigures | Skipped = nodeRun.byDtype.f32 ?? { skipped: args.node ? 'f32 not in --dtypes' : 'not requested (--no-node)' };
   const partial = { node, browser, referenceTokens };
   const result: ModelBenchResult = {
     bench: 'model',
@@ -217,6 +237,12 @@ async function main(): Promise<void> {
     browser,
     export: exported,
     ratios: computeRatios(partial),
+    dtypes: {
+      node: nodeRun.byDtype,
+      ratiosToF32: computeDtypeRatios(nodeRun.byDtype),
+      accuracy: nodeRun.accuracy,
+      goals: computeGoals(nodeRun.byDtype),
+    },
     tokenAgreement: computeAgreement(partial),
     machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() },
     totalSeconds: (Date.now() - started) / 1000,

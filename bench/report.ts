@@ -1,6 +1,6 @@
 // Prints a BenchResult as readable tables (Node side). The JSON line is printed by the runner.
 
-import { isSkipped, type BenchResult, type Measured, type Skipped } from './result';
+import { isSkipped, type BenchResult, type DtypeMatmulFigures, type Measured, type Skipped } from './result';
 
 /** Errors above this (inputs in [-1, 1), K <= 3072, f32) mean a wrong result, not rounding. */
 const ERR_WARN = 1e-3;
@@ -17,6 +17,49 @@ const gf = (m: Measured | Skipped) => (isSkipped(m) || m.gflops === undefined ? 
 const reps = (m: Measured | Skipped) => (isSkipped(m) ? '-' : String(m.reps));
 const ratio = (r: number | null) => (r === null ? '-' : `${r.toFixed(2)}x`);
 const err = (m: Measured | Skipped) => (isSkipped(m) || m.maxAbsErr === undefined ? '-' : m.maxAbsErr.toExponential(1));
+
+const FORMATS = ['f32', 'f16', 'q8', 'q4'];
+
+/** Issue 8 tables: matmul per dtype and variant (ViT GFLOP/s, decode weight GB/s vs copy), head sizes. */
+function formatDtypes(r: BenchResult): string[] {
+  const out: string[] = [];
+  const variants = [r.kernelVariant, r.otherVariant];
+  const cell = (list: DtypeMatmulFigures[], M: number, K: number, N: number, format: string, variant: string, what: 'gflops' | 'gbps') => {
+    const f = list.find((d) => d.M === M && d.K === K && d.N === N && d.format === format && d.variant === variant);
+    return f ? (f.measured[what] ?? 0).toFixed(what === 'gflops' ? 3 : 2) : '-';
+  };
+  const shapes = (list: DtypeMatmulFigures[]) => [...new Set(list.map((d) => `${d.M}×${d.K}×${d.N}`))].map((s) => s.split('×').map(Number));
+  const header = ['M×K×N', ...variants.flatMap((v) => FORMATS.map((f) => `${v} ${f}`))];
+  out.push('matmul by weight dtype: GFLOP/s at the ViT shapes (W dequantized in registers; err vs float64 on the dequantized W)');
+  out.push(table(header, shapes(r.dtypes.vit).map(([M, K, N]) => [`${M}×${K}×${N}`, ...variants.flatMap((v) => FORMATS.map((f) => cell(r.dtypes.vit, M, K, N, f, v, 'gflops')))])));
+  out.push('');
+  out.push(`decode rows by weight dtype: effective weight bandwidth GB/s (bytes of W in its format / time); copy roofline ${(r.copy.ours.gbps ?? 0).toFixed(2)} GB/s (read + write)`);
+  out.push(table(header, shapes(r.dtypes.decode).map(([M, K, N]) => [`${M}×${K}×${N}`, ...variants.flatMap((v) => FORMATS.map((f) => cell(r.dtypes.decode, M, K, N, f, v, 'gbps')))])));
+  out.push(
+    table(
+      ['decode ms', ...header.slice(1)],
+      shapes(r.dtypes.decode).map(([M, K, N]) => [
+        `${M}×${K}×${N}`,
+        ...variants.flatMap((v) =>
+          FORMATS.map((f) => {
+            const d = r.dtypes.decode.find((x) => x.M === M && x.K === K && x.N === N && x.format === f && x.variant === v);
+            return d ? d.measured.medianMs.toFixed(1) : '-';
+          }),
+        ),
+      ]),
+    ),
+  );
+  out.push('  plans: ' + [...new Set([...r.dtypes.vit, ...r.dtypes.decode].map((d) => d.measured.label))].join(', '));
+  out.push('');
+  out.push('vit-attention by head size and head code (unrolled: one register per 4 dims; loop: an indexed array)');
+  out.push(
+    table(
+      ['T×H×D', 'code', 'pipeline ms', 'ms', 'GFLOP/s', 'err'],
+      r.headDims.map((h) => [`${h.tokens}×${h.heads}×${h.headDim}`, h.headCode, h.compileMs.toFixed(0), ms(h.measured), gf(h.measured), err(h.measured)]),
+    ),
+  );
+  return out;
+}
 
 export function formatReport(r: BenchResult): string {
   const out: string[] = [];
@@ -83,10 +126,15 @@ export function formatReport(r: BenchResult): string {
       [[c.ours.label, ms(c.ours), (c.ours.gbps ?? 0).toFixed(2), reps(c.ours)]],
     ),
   );
+  out.push('');
+  out.push(...formatDtypes(r));
   const all = [
     ...r.matmul.flatMap((m) => [m.ours, m.other, m.ort]),
     a.ours,
     ...a.peers.map((p) => p.peer),
+    ...r.dtypes.vit.map((d) => d.measured),
+    ...r.dtypes.decode.map((d) => d.measured),
+    ...r.headDims.map((h) => h.measured),
   ];
   const wrong = all.filter((m): m is Measured => !isSkipped(m) && m.maxAbsErr !== undefined && !(m.maxAbsErr <= ERR_WARN));
   if (wrong.length > 0) out.push('');

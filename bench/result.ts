@@ -62,6 +62,31 @@ export interface CopyFigures {
   ours: Measured;
 }
 
+/** Our matmul with one weight dtype and one kernel variant (issue 8). */
+export interface DtypeMatmulFigures {
+  M: number;
+  K: number;
+  N: number;
+  format: string;
+  variant: string;
+  /** Bytes of W in this format (data + scales): what one run must read at least once. */
+  weightBytes: number;
+  /** gflops, and gbps = weightBytes / time (the effective weight bandwidth). */
+  measured: Measured;
+}
+
+/** vit-attention at one head size with one head code. */
+export interface DtypeAttentionFigures {
+  batch: number;
+  tokens: number;
+  heads: number;
+  headDim: number;
+  headCode: string;
+  /** Pipeline creation (compilation) time, ms. */
+  compileMs: number;
+  measured: Measured;
+}
+
 export interface BenchResult {
   bench: 'kernels';
   adapter: string;
@@ -81,6 +106,10 @@ export interface BenchResult {
   matmul: MatmulFigures[];
   attention: AttentionFigures;
   copy: CopyFigures;
+  /** Matmul per weight dtype and variant: the ViT shapes and decode rows (issue 8). */
+  dtypes: { vit: DtypeMatmulFigures[]; decode: DtypeMatmulFigures[] };
+  /** vit-attention at head sizes 64, 72, 128, unrolled and loop head code. */
+  headDims: DtypeAttentionFigures[];
   /** Seconds from page start to result, as measured in the page. */
   pageSeconds: number;
 }

@@ -8,7 +8,8 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-import { assembleWgsl, weightBindings, weightFormatOf, weightLib, type Weight } from './weight-format';
+import { weightFormatOf, type Weight } from './weight-format';
+import { assembleWgsl, weightBindings, weightLib } from './weight-lib';
 
 export interface EmbeddingGatherShape {
   numTokens: number;

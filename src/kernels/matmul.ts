@@ -23,15 +23,8 @@ import type { Tensor } from '../gpu/tensor';
 import { ACTIVATION_CODE, activate, type Activation } from './activations';
 import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid, tileGrid, wgslConstant } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-import {
-  ACTIVATION_LIB,
-  assembleWgsl,
-  isPacked,
-  weightBindings,
-  weightFormatOf,
-  weightLib,
-  type Weight,
-} from './weight-format';
+import { isPacked, weightFormatOf, type Weight } from './weight-format';
+import { ACTIVATION_LIB, assembleWgsl, weightBindings, weightLib } from './weight-lib';
 
 export interface MatmulShape {
   M: number;

@@ -10,13 +10,25 @@ function human(n: number): string {
   return String(n);
 }
 
+/** What the adapter means for weight dtypes: f16 storage everywhere, f16 math only with shader-f16. */
+export function dtypeLines(r: AdapterReport): string[] {
+  const f16 = r.features.includes('shader-f16');
+  const subgroups = r.features.includes('subgroups');
+  return [
+    `shader-f16     ${f16 ? "yes: compute 'f16' multiplies f16 weights in f16 (opt-in; f32 otherwise)" : "no: f16 weights are unpacked to f32 in the shaders; compute 'f16' falls back to f32 with a warning"}`,
+    `weight dtypes  f32 (default), f16, q8, q4 on this adapter (createEngine({ dtype }), tessera run --dtype);`,
+    `               q8: int8 + f32 scale per 32 along K, q4: 4 bits + f16 scale and min per 32, dequantized in registers`,
+    `decode matmul  ${r.kernelVariant === 'register' ? 'register-narrow (1 row x 8 columns per invocation)' : `gemv: split-K, ${subgroups ? 'subgroup' : 'workgroup-memory'} reduction`}`,
+  ];
+}
+
 export function formatAdapterReport(r: AdapterReport): string[] {
   const lines = [
     `adapter        ${adapterName(r)}${r.isCpu ? ' (CPU emulation)' : ''}`,
     `found via      ${r.source}`,
     `kernel variant ${r.kernelVariant} (${r.kernelVariant === 'register' ? 'register tiling, no barriers: suits CPU adapters' : 'workgroup-memory tiling: suits GPUs'})`,
     `features       ${r.features.join(', ') || '(none)'}`,
-    `shader-f16     ${r.features.includes('shader-f16') ? 'yes' : 'no (f32 kernels only)'}`,
+    ...dtypeLines(r),
     'limits',
   ];
   for (const [name, value] of Object.entries(r.limits)) {
