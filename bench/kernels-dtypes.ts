@@ -6,7 +6,7 @@
 import type { KernelVariant } from '../src/gpu/adapter-info';
 import type { GpuContext } from '../src/gpu/context';
 import type { HeadCode } from '../src/kernels/attention-head';
-import { submitDispatches } from '../src/kernels/dispatch';
+import { submitDispatches, type Dispatch } from '../src/kernels/dispatch';
 import { prepareMatmul, type MatmulShape } from '../src/kernels/matmul';
 import { prepareVitAttention, type VitAttentionShape } from '../src/kernels/vit-attention';
 import {
@@ -42,6 +42,14 @@ export const HEAD_DIM_SHAPES: readonly VitAttentionShape[] = [
   { batch: 1, tokens: 512, heads: 8, headDim: 128 },
 ];
 
+/** Median run time of a prepared dispatch (submit, wait), per the policy. */
+function timeIt(gpu: GpuContext, d: Dispatch, policy: RepPolicy) {
+  return timeRuns(async () => {
+    submitDispatches(gpu, [d], d.label);
+    await gpu.sync();
+  }, policy);
+}
+
 function packed(s: Scratch, format: WeightFormat, w: Float32Array, N: number, K: number): { weight: Weight; stored: Float32Array } {
   if (format === 'f32') return { weight: s.upload(w, [N, K], 'bench.w'), stored: w };
   const host = quantizeReference(format, w, N, K);
@@ -72,10 +80,7 @@ export async function benchDtypeMatmul(
         const shape: MatmulShape = { M, N, K };
         const d = await prepareMatmul(gpu, { x: xt, weight, y }, shape, { variant });
         try {
-          const t = await timeRuns(async () => {
-            submitDispatches(gpu, [d], d.label);
-            await gpu.sync();
-          }, policyFor(variant));
+          const t = await timeIt(gpu, d, policyFor(variant));
           const f: DtypeMatmulFigures = {
             M,
             K,
@@ -131,10 +136,7 @@ export async function benchHeadDims(
         const d = await prepareVitAttention(gpu, io, shape, { headCode });
         const compileMs = performance.now() - t0;
         try {
-          const t = await timeRuns(async () => {
-            submitDispatches(gpu, [d], d.label);
-            await gpu.sync();
-          }, policy);
+          const t = await timeIt(gpu, d, policy);
           const flops = 4 * shape.batch * shape.tokens * shape.tokens * shape.headDim * shape.heads;
           const f: DtypeAttentionFigures = {
             ...shape,

@@ -38,6 +38,14 @@ fn main_f16(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
   dst_data[o + 1u] = pack2x16float(vec2<f32>(src[s + 2u], src[s + 3u]));
 }
 
+struct GroupAt { r: u32, g: u32, groups: u32 }
+
+/** Invocation i packs group i % groups of chunk row i / groups. */
+fn group_at(i: u32) -> GroupAt {
+  let groups = (p.K + 31u) / 32u;
+  return GroupAt(i / groups, i % groups, groups);
+}
+
 /** Value j of group g of chunk row r, 0 past the row's end. */
 fn group_value(r: u32, g: u32, j: u32) -> f32 {
   let k = g * 32u + j;
@@ -47,12 +55,12 @@ fn group_value(r: u32, g: u32, j: u32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn main_q8(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let groups = (p.K + 31u) / 32u;
-  let i = linear_id(gid, nwg);
-  if (i >= p.rows * groups) { return; }
-  let r = i / groups;
-  let g = i % groups;
+  let at = group_at(linear_id(gid, nwg));
+  if (at.r >= p.rows) { return; }
+  let r = at.r;
+  let g = at.g;
   let n = p.rowOffset + r;
+  let groups = at.groups;
   var amax = 0.0;
   for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(group_value(r, g, j))); }
   let scale = amax / 127.0;
@@ -70,12 +78,12 @@ fn main_q8(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 
 @compute @workgroup_size(WG)
 fn main_q4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let groups = (p.K + 31u) / 32u;
-  let i = linear_id(gid, nwg);
-  if (i >= p.rows * groups) { return; }
-  let r = i / groups;
-  let g = i % groups;
+  let at = group_at(linear_id(gid, nwg));
+  if (at.r >= p.rows) { return; }
+  let r = at.r;
+  let g = at.g;
   let n = p.rowOffset + r;
+  let groups = at.groups;
   let count = min(32u, p.K - g * 32u);
   var lo = group_value(r, g, 0u);
   var hi = lo;

@@ -16,16 +16,8 @@ fn w_row(n: u32, K: u32) -> WRow {
   return WRow(n * (K / 4u), 0u);
 }
 
-fn w_scale(r: WRow, k4: u32) -> vec2<f32> {
-  return vec2<f32>(1.0, 0.0);
-}
-
 fn w_raw4(r: WRow, k4: u32) -> vec4<f32> {
   return vec4<f32>(w_data[r.d + k4]);
-}
-
-fn w_dequant(raw: vec4<f32>, s: vec2<f32>) -> vec4<f32> {
-  return raw;
 }
 
 fn w_load4(r: WRow, k4: u32) -> vec4<f32> {
@@ -39,10 +31,6 @@ fn w_load1(r: WRow, k: u32) -> f32 {
 fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
   let m = mat4x4<f16>(w_data[r0.d + k4], w_data[r1.d + k4], w_data[r2.d + k4], w_data[r3.d + k4]);
   return vec4<f32>(vec4<f16>(x) * m);
-}
-
-fn x_group(v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>, v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>) -> XGroup {
-  return x_group_plain(v0, v1, v2, v3, v4, v5, v6, v7);
 }
 
 fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {

@@ -1,6 +1,7 @@
 // lib/weights-f32.wgsl: a weight matrix W [N, K] of f32, read as vec4 along K (needs K % 4 == 0 and a
-// 16-byte aligned binding). Every lib/weights-*.wgsl declares the same interface, so a kernel reads any
-// storage format through it (src/kernels/weight-format.ts picks the file):
+// 16-byte aligned binding). Every storage format provides the same interface, so a kernel reads any of
+// them through it: src/kernels/weight-lib.ts puts the format's file together with the shared pieces it
+// does not specialise (weights-unscaled, weights-mul4, weights-x-plain, weights-dot-raw4):
 //
 //   @binding(1) w_data (and @binding(2) w_scales for the quantized formats)
 //   struct WRow                      where row n of W starts (computed once per row)
@@ -26,16 +27,8 @@ fn w_row(n: u32, K: u32) -> WRow {
   return WRow(n * (K / 4u), 0u);
 }
 
-fn w_scale(r: WRow, k4: u32) -> vec2<f32> {
-  return vec2<f32>(1.0, 0.0);
-}
-
 fn w_raw4(r: WRow, k4: u32) -> vec4<f32> {
   return w_data[r.d + k4];
-}
-
-fn w_dequant(raw: vec4<f32>, s: vec2<f32>) -> vec4<f32> {
-  return raw;
 }
 
 fn w_load4(r: WRow, k4: u32) -> vec4<f32> {
@@ -44,14 +37,6 @@ fn w_load4(r: WRow, k4: u32) -> vec4<f32> {
 
 fn w_load1(r: WRow, k: u32) -> f32 {
   return w_data[r.d + k / 4u][k % 4u];
-}
-
-fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
-  return x * mat4x4<f32>(w_load4(r0, k4), w_load4(r1, k4), w_load4(r2, k4), w_load4(r3, k4));
-}
-
-fn x_group(v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>, v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>) -> XGroup {
-  return x_group_plain(v0, v1, v2, v3, v4, v5, v6, v7);
 }
 
 fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {

@@ -48,10 +48,6 @@ fn w_load1(r: WRow, k: u32) -> f32 {
   return f32(q) * s.x + s.y;
 }
 
-fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
-  return x * mat4x4<f32>(w_load4(r0, k4), w_load4(r1, k4), w_load4(r2, k4), w_load4(r3, k4));
-}
-
 // The group's x pre-scaled so w_dot_group can take nibbles where they sit in the word: nibble j of a
 // word, masked in place, is q * 2^(4 j) (the top one is shifted down 4 bits first, to stay a positive
 // i32), so x_k is multiplied by 2^(-4 j) beforehand. Powers of two: exact.

@@ -45,15 +45,7 @@ fn w_load1(r: WRow, k: u32) -> f32 {
   return f32(q) * w_scales[r.s + k / 32u];
 }
 
-fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
-  return x * mat4x4<f32>(w_load4(r0, k4), w_load4(r1, k4), w_load4(r2, k4), w_load4(r3, k4));
-}
-
 // Two 16-byte loads and one scale for 32 weights; the scale is applied once to the group's dot product.
-fn x_group(v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>, v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>) -> XGroup {
-  return x_group_plain(v0, v1, v2, v3, v4, v5, v6, v7);
-}
-
 fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {
   let a = w_data[r.d + 2u * g];
   let b = w_data[r.d + 2u * g + 1u];

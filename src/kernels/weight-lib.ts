@@ -9,6 +9,10 @@ import f32ScalarSource from '../../shaders/lib/weights-f32-scalar.wgsl?raw';
 import f32Source from '../../shaders/lib/weights-f32.wgsl?raw';
 import q4Source from '../../shaders/lib/weights-q4.wgsl?raw';
 import q8Source from '../../shaders/lib/weights-q8.wgsl?raw';
+import dotRaw4Source from '../../shaders/lib/weights-dot-raw4.wgsl?raw';
+import mul4Source from '../../shaders/lib/weights-mul4.wgsl?raw';
+import unscaledSource from '../../shaders/lib/weights-unscaled.wgsl?raw';
+import xPlainSource from '../../shaders/lib/weights-x-plain.wgsl?raw';
 import xGroupSource from '../../shaders/lib/x-group.wgsl?raw';
 import type { Tensor } from '../gpu/tensor';
 import { isPacked, type Weight, type WeightFormat } from './weight-format';
@@ -28,20 +32,28 @@ export interface WeightLibOptions {
 }
 
 export function weightLib(format: WeightFormat, options: WeightLibOptions = {}): WeightLib {
-  const lib = formatLib(format, options);
-  return { source: `${xGroupSource}\n${lib.source}`, enables: lib.enables };
+  const { parts, enables } = formatParts(format, options);
+  return { source: [xGroupSource, ...parts].join('\n'), enables };
 }
 
-function formatLib(format: WeightFormat, options: WeightLibOptions): WeightLib {
+/**
+ * The pieces that make one format's interface: its own file, plus the shared definitions it does not
+ * specialise (w_mul4 through w_load4, x as it is, a whole-group dot through w_raw4, no scales).
+ */
+function formatParts(format: WeightFormat, options: WeightLibOptions): { parts: string[]; enables: string[] } {
   switch (format) {
     case 'f32':
-      return { source: options.scalarF32 ? f32ScalarSource : f32Source, enables: [] };
+      return options.scalarF32
+        ? { parts: [f32ScalarSource, unscaledSource, mul4Source, xPlainSource, dotRaw4Source], enables: [] }
+        : { parts: [f32Source, unscaledSource, mul4Source, xPlainSource], enables: [] };
     case 'f16':
-      return options.f16Math ? { source: f16MathSource, enables: ['f16'] } : { source: f16Source, enables: [] };
+      return options.f16Math
+        ? { parts: [f16MathSource, unscaledSource, xPlainSource], enables: ['f16'] }
+        : { parts: [f16Source, unscaledSource, mul4Source, xPlainSource, dotRaw4Source], enables: [] };
     case 'q8':
-      return { source: q8Source, enables: [] };
+      return { parts: [q8Source, mul4Source, xPlainSource], enables: [] };
     case 'q4':
-      return { source: q4Source, enables: [] };
+      return { parts: [q4Source, mul4Source], enables: [] };
   }
 }
 
