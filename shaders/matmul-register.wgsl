@@ -13,7 +13,9 @@
 //
 // Entry points (the host picks by M):
 //   main        one invocation = 16 rows x 16 columns (4 column quads). For prefill / ViT shapes.
-//   main_narrow one invocation = 1 row x 8 columns (2 column quads). For decode (M small).
+//   main_narrow one invocation = 1 row x 4 * NARROW_QUADS columns (2 or 4 column quads, per weight
+//               format: more columns share each load of x, which pays where unpacking is cheap to
+//               amortise, q4). For decode (M small).
 // In both, consecutive invocations walk the column blocks of one row block, so the lanes of a SIMD group
 // read the same x rows.
 //
@@ -21,11 +23,12 @@
 // xv * mat4x4(w0, w1, w2, w3) = (dot(xv, w0), dot(xv, w1), dot(xv, w2), dot(xv, w3)).
 
 override WG: u32 = 64;
+// Column quads per main_narrow invocation: 2 or 4 (the branches on it are folded when the pipeline is built).
+override NARROW_QUADS: u32 = 2u;
 
-// Outputs per invocation (the host sizes the grid from these; the unrolled code below matches them).
+// Outputs per invocation of main (the host sizes the grid from these; the unrolled code below matches them).
 const WIDE_ROWS: u32 = 16u;
 const WIDE_COLS: u32 = 16u;
-const NARROW_COLS: u32 = 8u;
 
 // epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU). A uniform, not an
 // override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
@@ -158,16 +161,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 @compute @workgroup_size(WG)
 fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let K4 = p.K / 4u;
-  let numColBlocks = (p.N + NARROW_COLS - 1u) / NARROW_COLS;
+  let cols = 4u * NARROW_QUADS;
+  let numColBlocks = (p.N + cols - 1u) / cols;
   let t = linear_id(gid, nwg);
-  let c0 = (t % numColBlocks) * NARROW_COLS;
+  let c0 = (t % numColBlocks) * cols;
   let r = t / numColBlocks;
   if (r >= p.M) { return; }
   let x0 = r * K4;
   let w0 = wrow(c0); let w1 = wrow(c0 + 1u); let w2 = wrow(c0 + 2u); let w3 = wrow(c0 + 3u);
   let w4 = wrow(c0 + 4u); let w5 = wrow(c0 + 5u); let w6 = wrow(c0 + 6u); let w7 = wrow(c0 + 7u);
+  let w8 = wrow(c0 + 8u); let w9 = wrow(c0 + 9u); let w10 = wrow(c0 + 10u); let w11 = wrow(c0 + 11u);
+  let w12 = wrow(c0 + 12u); let w13 = wrow(c0 + 13u); let w14 = wrow(c0 + 14u); let w15 = wrow(c0 + 15u);
   var a0 = vec4<f32>();
   var a1 = vec4<f32>();
+  var a2 = vec4<f32>();
+  var a3 = vec4<f32>();
   // Whole quantization groups first: one XGroup of x, then each format's cheapest group dot product.
   let numGroups = p.K / (4u * W_GROUP_VEC4);
   for (var g = 0u; g < numGroups; g++) {
@@ -175,13 +183,25 @@ fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let xg = x_group(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u], x[xb + 4u], x[xb + 5u], x[xb + 6u], x[xb + 7u]);
     a0 += vec4<f32>(w_dot_group(w0, g, xg), w_dot_group(w1, g, xg), w_dot_group(w2, g, xg), w_dot_group(w3, g, xg));
     a1 += vec4<f32>(w_dot_group(w4, g, xg), w_dot_group(w5, g, xg), w_dot_group(w6, g, xg), w_dot_group(w7, g, xg));
+    if (NARROW_QUADS == 4u) {
+      a2 += vec4<f32>(w_dot_group(w8, g, xg), w_dot_group(w9, g, xg), w_dot_group(w10, g, xg), w_dot_group(w11, g, xg));
+      a3 += vec4<f32>(w_dot_group(w12, g, xg), w_dot_group(w13, g, xg), w_dot_group(w14, g, xg), w_dot_group(w15, g, xg));
+    }
   }
   // Then the vec4s of a last, partial group.
   for (var k = numGroups * W_GROUP_VEC4; k < K4; k++) {
     let v = x[x0 + k];
     a0 += w_mul4(v, w0, w1, w2, w3, k);
     a1 += w_mul4(v, w4, w5, w6, w7, k);
+    if (NARROW_QUADS == 4u) {
+      a2 += w_mul4(v, w8, w9, w10, w11, k);
+      a3 += w_mul4(v, w12, w13, w14, w15, k);
+    }
   }
   store4(r, c0, a0);
   store4(r, c0 + 4u, a1);
+  if (NARROW_QUADS == 4u) {
+    store4(r, c0 + 8u, a2);
+    store4(r, c0 + 12u, a3);
+  }
 }

@@ -23,7 +23,7 @@ import type { Tensor } from '../gpu/tensor';
 import { ACTIVATION_CODE, activate, type Activation } from './activations';
 import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid, tileGrid, wgslConstant } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-import { isPacked, weightFormatOf, type Weight } from './weight-format';
+import { isPacked, weightFormatOf, type Weight, type WeightFormat } from './weight-format';
 import { ACTIVATION_LIB, assembleWgsl, weightBindings, weightLib } from './weight-lib';
 
 export interface MatmulShape {
@@ -61,7 +61,15 @@ const TILE = wgslConstant(tiledSource, 'TILE');
 const GEMV_COLS = wgslConstant(gemvSource, 'COLS');
 const WIDE_ROWS = wgslConstant(registerSource, 'WIDE_ROWS');
 const WIDE_COLS = wgslConstant(registerSource, 'WIDE_COLS');
-const NARROW_COLS = wgslConstant(registerSource, 'NARROW_COLS');
+/**
+ * Column quads per register-narrow invocation, per weight format (matmul-register.wgsl NARROW_QUADS):
+ * 4 for q4, whose unpacking is cheap next to the loads of x that more columns share (bench:kernels on
+ * SwiftShader: 1×576×49280 in 209 ms against 263 ms with 2), 2 for the others (4 was slower for f32 and
+ * q8: 548 vs 488 ms, 427 vs 416 ms).
+ */
+export function narrowQuads(format: WeightFormat): number {
+  return format === 'q4' ? 4 : 2;
+}
 
 /** Plain-TS reference with float64 accumulation (W as f32 values: dequantize packed weights first). */
 export function matmulReference(
@@ -167,12 +175,13 @@ export async function prepareMatmul(
     });
   }
   const narrow = plan === 'register-narrow';
-  const numInvocations = narrow ? M * Math.ceil(N / NARROW_COLS) : Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS);
+  const quads = narrowQuads(format);
+  const numInvocations = narrow ? M * Math.ceil(N / (4 * quads)) : Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS);
   return createDispatch(gpu, {
     label,
     code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerSource),
     entryPoint: narrow ? 'main_narrow' : 'main',
-    constants: { WG: wg },
+    constants: narrow ? { WG: wg, NARROW_QUADS: quads } : { WG: wg },
     resources,
     params,
     grid: linearGrid(gpu, kernel, Math.ceil(numInvocations / wg)),

@@ -12,6 +12,7 @@ import { isPacked, type Weight } from '../../src/kernels/weight-format';
 import { loadModel, type LoadedModel } from '../../src/model/load';
 import { chooseComputePrecision, parseDtypeText, resolveDtype } from '../../src/model/weights/dtype';
 import { DirWeightStore } from '../../src/model/weights/store-node';
+import { testEngine } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -112,6 +113,37 @@ describe('f16 math', () => {
     } finally {
       warn.mockRestore();
     }
+  });
+});
+
+describe('engine', () => {
+  it('createEngine({ dtype }) reaches the language model and the encoder; stored copies of both parts are reused', async () => {
+    const cacheDir = join(scratch, 'engine-cache');
+    const image = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
+    const ask = { messages: [{ role: 'user' as const, content: [{ type: 'image' as const, image }, { type: 'text' as const, text: 'Describe it.' }] }], max_tokens: 3 };
+    const f32 = await testEngine(gpu(), `${tiny}/smolvlm-tiny`, { kvCacheTokens: 512, maxTokensPerStep: 128 });
+    const a = await f32.chat.completions.create(ask);
+    const f32Bytes = f32.stats().weightBytes;
+    f32.destroy();
+    const stamps: string[] = [];
+    for (const expected of ['written', 'read'] as const) {
+      const q8 = await testEngine(gpu(), `${tiny}/smolvlm-tiny`, { kvCacheTokens: 512, maxTokensPerStep: 128, dtype: 'q8', weightCacheDir: cacheDir });
+      try {
+        expect(q8.model.weights.storedCopies).toEqual({ 'model.safetensors': expected });
+        expect(q8.stats().weightBytes / f32Bytes).toBeLessThan(0.3);
+        const b = await q8.chat.completions.create(ask);
+        // The encoder ran in q8 too: its cache key names the dtype, so the same image has another key.
+        expect(b.tessera.media[0].key).not.toBe(a.tessera.media[0].key);
+        expect(b.tessera.tokenIds).toHaveLength(3);
+      } finally {
+        q8.destroy();
+      }
+      // Two copies: the text side (this engine) and the vision side (its encoder), written once, then read.
+      const copies = readdirSync(cacheDir).filter((f) => f.endsWith('.tqw'));
+      expect(copies).toHaveLength(2);
+      stamps.push(copies.map((f) => `${f}@${statSync(join(cacheDir, f)).mtimeMs}`).sort().join());
+    }
+    expect(stamps[1]).toBe(stamps[0]);
   });
 });
 

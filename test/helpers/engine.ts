@@ -10,6 +10,7 @@ import { Engine, type EngineOptions } from '../../src/engine/engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from '../../src/engine/encoder-options';
 import type { GpuContext } from '../../src/gpu/context';
 import { NodeDirSource } from '../../src/io/model-source-node';
+import { openWeightStoreNode } from '../../src/model/weights/store-node';
 import type { KeyValueStore } from '../../src/cache/store';
 import { decodeImageNode } from '../../src/processor/node';
 
@@ -19,22 +20,26 @@ export interface TestEngineOptions extends EngineOptions {
   encoder?: EncoderOptions;
   workers?: boolean;
   store?: KeyValueStore;
+  /** Stored quantized copies in this directory, for the language model and the encoder alike. */
+  weightCacheDir?: string;
 }
 
 export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOptions = {}): Promise<Engine> {
   const source = new NodeDirSource(dir);
   const enc = options.encoder ?? {};
+  const weightCache = options.weightCacheDir ? ({ kind: 'dir', dir: options.weightCacheDir } as const) : undefined;
   return Engine.create(
     {
       gpu,
       source,
       decodeImage: decodeImageNode,
+      weightStore: weightCache ? openWeightStoreNode(weightCache) : undefined,
       startEncoder: async (modelId, lifecycle) => {
-        const init = workerInit({ kind: 'dir', path: source.where }, modelId, enc);
+        const init = workerInit({ kind: 'dir', path: source.where }, modelId, enc, { dtype: options.dtype, compute: options.compute, weightCache });
         const backend = options.workers
           ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(BUILT_WORKER), init, enc.poolSize ?? 1)
           : await startInProcessBackend(
-              { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+              { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode, openWeightStore: openWeightStoreNode },
               init,
             );
         return mediaEncoderFor(backend, lifecycle, enc, options.store, undefined);
