@@ -373,3 +373,49 @@ export class PersistentCacheUnavailableError extends TesseraError {
     );
   }
 }
+
+/** A request could never fit the KV cache, even with every other request preempted. */
+export class KvCacheTooSmallError extends TesseraError {
+  override readonly name = 'KvCacheTooSmallError';
+  readonly code = 'KV_CACHE_TOO_SMALL';
+  constructor(
+    readonly promptTokens: number,
+    readonly maxNewTokens: number,
+    readonly capacityTokens: number,
+  ) {
+    super(
+      `the request needs up to ${promptTokens + maxNewTokens} tokens of KV cache (a ${promptTokens}-token prompt plus ` +
+        `max_tokens ${maxNewTokens}) but the whole cache holds ${capacityTokens}; lower max_tokens, shorten the prompt ` +
+        'or use a smaller image, or create the engine with a larger kvCacheTokens.',
+    );
+  }
+}
+
+/**
+ * A kernel met an out-of-range index on the GPU (a token id past the vocabulary, a KV slot past the cache,
+ * a position past the RoPE table, a splice row past the step). The GPU skipped those writes and counted
+ * them; the step's requests are failed because their state cannot be trusted. A bug in Tessera.
+ */
+export class GpuBoundsError extends TesseraError {
+  override readonly name = 'GpuBoundsError';
+  readonly code = 'GPU_BOUNDS';
+  constructor(readonly flags: ReadonlyArray<{ kernel: string; count: number; maxIndex: number }>) {
+    super(
+      `GPU kernels skipped out-of-range indices in one model step: ${flags
+        .map((f) => `${f.kernel} ${f.count} (largest ${f.maxIndex})`)
+        .join(', ')}; the requests in that step were failed and the engine goes on. This is a bug in Tessera: please report it with these numbers.`,
+    );
+  }
+}
+
+/** The model produced NaN or infinite logits for a request: its weights or config are broken. */
+export class NonFiniteLogitsError extends TesseraError {
+  override readonly name = 'NonFiniteLogitsError';
+  readonly code = 'NON_FINITE_LOGITS';
+  constructor(readonly step: number) {
+    super(
+      `the model's logits for output token ${step} hold NaN or infinity, so no token can be chosen; the checkpoint's ` +
+        'weights or its config.json (rms_norm_eps, rope_theta, ...) are broken. Check the checkpoint, or load it again.',
+    );
+  }
+}

@@ -64,7 +64,10 @@ export class EncoderCore implements EncoderWorkerApi {
     const gpu = await this.deps.createGpu();
     try {
       const processor = await loadProcessorConfig(source);
-      const model = await loadVisionModel(gpu, source, { visionBatch: init.maxBatchTiles, dispatchesPerSubmit: init.dispatchesPerSubmit });
+      const model = await loadVisionModel(gpu, source, {
+        visionBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
+        dispatchesPerSubmit: init.dispatchesPerSubmit,
+      });
       this.loaded = { init, gpu, model, processor, identities: new Map() };
       return {
         identity: await this.identity(processor.image.longestEdge),
@@ -130,13 +133,26 @@ export class EncoderCore implements EncoderWorkerApi {
   }
 
   encode(key: string): Promise<EncodedMedia> {
-    const image = this.prepared.get(key);
-    if (!image) return Promise.reject(new MediaNotPreparedError(key));
-    this.prepared.delete(key);
-    return new Promise<EncodedMedia>((resolve, reject) => {
-      this.queue.push({ key, image, resolve, reject });
-      if (!this.draining) void this.drain();
-    });
+    return this.encodeBatch([key]).then((r) => r[0]);
+  }
+
+  /**
+   * Encode several prepared images together: their jobs join the queue in one go, so they share forward
+   * passes (up to maxBatchTiles tiles per batch). Rejects, encoding none, if any key is not prepared.
+   */
+  encodeBatch(keys: readonly string[]): Promise<EncodedMedia[]> {
+    const missing = keys.find((k) => !this.prepared.has(k));
+    if (missing !== undefined) return Promise.reject(new MediaNotPreparedError(missing));
+    const jobs = keys.map(
+      (key) =>
+        new Promise<EncodedMedia>((resolve, reject) => {
+          const image = this.prepared.get(key)!;
+          this.prepared.delete(key);
+          this.queue.push({ key, image, resolve, reject });
+        }),
+    );
+    if (!this.draining) void this.drain();
+    return Promise.all(jobs);
   }
 
   /** Run batches until the queue is empty. Jobs queued while a batch runs join the next one. */

@@ -18,6 +18,7 @@ export async function startInProcessBackend(deps: EncoderCoreDeps, init: Encoder
     info,
     prepare: (bytes, options) => counted(core.prepare(bytes, options)),
     encode: (key) => counted(core.encode(key)),
+    encodeBatch: (keys) => counted(core.encodeBatch(keys)),
     forget: (key) => core.forget(key),
     queueDepth: () => pending,
     destroy: () => core.destroy(),

@@ -149,6 +149,28 @@ export class EncoderWorkerPool {
     return this.track(slot, slot.api.encode(key));
   }
 
+  /** Encode keys together: one batch per worker holding some of them. Results in key order. */
+  async encodeBatch(keys: readonly string[]): Promise<EncodedMedia[]> {
+    const bySlot = new Map<Slot, string[]>();
+    for (const key of keys) {
+      const owners = [...(this.keyOwners.get(key) ?? [])].filter((s) => s.alive);
+      if (owners.length === 0) throw new MediaNotPreparedError(key);
+      this.keyOwners.delete(key);
+      const [slot, ...others] = owners;
+      for (const o of others) void this.track(o, o.api.forget(key)).catch(() => undefined);
+      if (!bySlot.has(slot)) bySlot.set(slot, []);
+      bySlot.get(slot)!.push(key);
+    }
+    const results = new Map<string, EncodedMedia>();
+    await Promise.all(
+      [...bySlot].map(async ([slot, ks]) => {
+        const out = await this.track(slot, slot.api.encodeBatch(ks));
+        out.forEach((m) => results.set(m.key, m));
+      }),
+    );
+    return keys.map((k) => results.get(k)!);
+  }
+
   async forget(key: string): Promise<void> {
     const owners = this.keyOwners.get(key);
     if (!owners) return;

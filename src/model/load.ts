@@ -20,7 +20,7 @@ export interface LoadModelOptions {
   blockSize?: number;
   /** Prefill chunk size = most tokens in one step (default 256). */
   maxTokensPerStep?: number;
-  /** Most sequences decoded together (default 4). */
+  /** Most sequences running (decoded together) at once (default 16). */
   maxSeqs?: number;
   /** Tiles per vision forward pass (default 4). */
   visionBatch?: number;
@@ -70,7 +70,7 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     if (withVision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
     const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
-      maxSeqs: options.maxSeqs ?? 4,
+      maxSeqs: options.maxSeqs ?? 16,
     });
     const buffers = kvBuffers;
     const encoder = vision;

@@ -4,8 +4,8 @@
 //   init(model ref)            ─────────►  load config, processor image config, vision weights
 //   prepare(bytes) [transfer]  ─────────►  blake3 key, decode, resize, tile   (kept until encode/forget)
 //                              ◄─────────  { key, layout }                    (counts before work)
-//   encode(key)                ─────────►  batched with other pending keys, one forward pass
-//                              ◄─────────  { embeddings [transfer], shape }
+//   encodeBatch(keys)          ─────────►  one batch (forward passes of visionBatch tiles)
+//                              ◄─────────  [{ embeddings [transfer], shape }, ...]
 
 import type { AdapterReport } from '../gpu/adapter-info';
 import type { ImageLayout } from '../processor/image-layout';
@@ -21,8 +21,10 @@ export interface EncoderWorkerInit {
   model: ModelRef;
   /** Names the model in cache keys (model id + revision). */
   modelId: string;
-  /** Most tiles in one forward pass, across requests. */
+  /** Most tiles in one encoder batch, across requests (a batch runs as forward passes of visionBatch tiles). */
   maxBatchTiles: number;
+  /** Tiles per vision forward pass (GPU memory grows with it); default maxBatchTiles. */
+  visionBatch?: number;
   /** Dispatches per GPU submission while encoding (0: one per forward pass). See VisionEncoder. */
   dispatchesPerSubmit?: number;
   /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
@@ -73,6 +75,8 @@ export interface EncoderWorkerApi {
   init(init: EncoderWorkerInit): Promise<EncoderWorkerInfo>;
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
   encode(key: string): Promise<EncodedMedia>;
+  /** Encode prepared images together (one batch across requests); results in key order. */
+  encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
   /** Drop a prepared image that will not be encoded (cache hit, cancellation). */
   forget(key: string): Promise<void>;
   stats(): Promise<EncoderWorkerStats>;

@@ -43,10 +43,8 @@ describe('tiny model smoke', () => {
     expect(tokens.length).toBe(6);
     expect(timings.numPrefillChunks).toBe(3);
     expect(timings.decodeStepMs.length).toBe(5);
-    expect(model.kv.stats().numFreeBlocks).toBe(model.kv.stats().numBlocks);
-    expect(await model.lm.readErrorFlags()).toEqual({
-      gatherErrors: [0, 0], ropeErrors: [0, 0], kvErrors: [0, 0], spliceErrors: [0, 0], lastErrors: [0, 0],
-    });
+    // (every step reads the kernels' out-of-range flags back with its ids and throws GpuBoundsError on any)
+    expect(model.kv.stats().numFree).toBe(model.kv.stats().numBlocks);
   });
 });
 
