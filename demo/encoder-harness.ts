@@ -8,6 +8,7 @@ import type { EncoderWorkerPool } from '../src/encoder/worker-pool';
 import { createEngine } from '../src/engine/create-browser';
 import type { Engine } from '../src/engine/engine';
 import type { EngineStats, TesseraInfo } from '../src/engine/types';
+import { mixedWorkload, specRequest } from '../test/helpers/mixed-workload';
 
 const MODEL = '/models/smolvlm-tiny/';
 const idb = createStore('tessera-encoder-cache', 'entries');
@@ -57,6 +58,24 @@ const harness = {
       const err = e as Error;
       return { error: { name: err.name, message: err.message } };
     }
+  },
+  /**
+   * The mixed workload (test/helpers/mixed-workload.ts): every request alone, then all of them at once.
+   * Returns both token lists and the engine's stats after them.
+   */
+  async mixed(n: number): Promise<{ solo: number[][]; together: number[][]; stats: EngineStats; refCounts: number[] }> {
+    const e = harness.engine!;
+    const specs = mixedWorkload(n);
+    const reqs = await Promise.all(specs.map(async (s) => specRequest(s, s.image === undefined ? undefined : await image(s.image))));
+    const solo: number[][] = [];
+    const keys = new Set<string>();
+    for (const r of reqs) {
+      const out = await e.chat.completions.create(r);
+      solo.push(out.tessera.tokenIds);
+      out.tessera.media.forEach((m) => keys.add(m.key));
+    }
+    const together = (await Promise.all(reqs.map((r) => e.chat.completions.create(r)))).map((r) => r.tessera.tokenIds);
+    return { solo, together, stats: e.stats(), refCounts: [...keys].map((k) => e.media.refCount(k)) };
   },
   stats(): EngineStats {
     return harness.engine!.stats();

@@ -111,3 +111,13 @@ test('a worker killed mid-encode fails only that request, and the next request s
   expect(next.error).toBeUndefined();
   expect(next.tokenIds).toEqual(SAMPLE_TOKENS);
 });
+
+test('32 concurrent mixed requests give exactly the tokens each gives alone, and leave nothing held', async ({ page }) => {
+  await open(page);
+  const r = await page.evaluate(() => window.harness.mixed(32));
+  expect(r.together).toEqual(r.solo);
+  expect(r.stats.scheduler.batchSeqs.max).toBeGreaterThan(1);
+  expect(r.stats.kv.numFreeBlocks).toBe(r.stats.kv.numBlocks);
+  expect(r.stats.scheduler).toMatchObject({ numWaiting: 0, numRunning: 0, encodingEmbeddings: 0 });
+  expect(r.refCounts.every((c) => c === 0)).toBe(true);
+});

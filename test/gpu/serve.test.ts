@@ -79,7 +79,7 @@ describe('continuous batching', () => {
 
   it('a request cancelled inside a busy batch leaves at the next step; the others are unchanged', async () => {
     const specs = mixedWorkload(8).map((s) => ({ ...s, maxTokens: 12 }));
-    const solo = [];
+    const solo: number[][] = [];
     for (const spec of specs) solo.push((await engine.chat.completions.create(await request(spec))).tessera.tokenIds);
     const abort = new AbortController();
     const victim = await engine.chat.completions.create({ ...(await request(specs[2], { signal: abort.signal })), stream: true });
@@ -131,7 +131,7 @@ describe('preemption', () => {
 
   it('a pool too small for every running sequence preempts the newest; every answer is unchanged', async () => {
     const specs = mixedWorkload(6).map((s) => ({ ...s, maxTokens: 24 }));
-    const solo = [];
+    const solo: number[][] = [];
     for (const spec of specs) solo.push((await engine.chat.completions.create(await request(spec))).tessera.tokenIds);
     const together = await Promise.all(specs.map(async (s) => (await engine.chat.completions.create(await request(s))).tessera.tokenIds));
     expect(together).toEqual(solo);
