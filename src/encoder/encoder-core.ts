@@ -22,6 +22,7 @@ import type {
   PreparedMedia,
 } from '../protocol/encoder';
 import type { ImageDecoder } from '../processor/image-decode';
+import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget, type ProcessedImage } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
 
@@ -55,6 +56,7 @@ export class EncoderCore implements EncoderWorkerApi {
   private readonly queue: Job[] = [];
   private draining = false;
   private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0 };
+  private readonly gate = new PieceGate();
 
   constructor(private readonly deps: EncoderCoreDeps) {}
 
@@ -67,6 +69,7 @@ export class EncoderCore implements EncoderWorkerApi {
       const model = await loadVisionModel(gpu, source, {
         visionBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
         dispatchesPerSubmit: init.dispatchesPerSubmit,
+        rowsPerPiece: init.rowsPerPiece,
       });
       this.loaded = { init, gpu, model, processor, identities: new Map() };
       return {
@@ -128,6 +131,14 @@ export class EncoderCore implements EncoderWorkerApi {
     return { key, layout: image.layout, numTokens: image.layout.numImageTokens };
   }
 
+  setPaced(paced: boolean): void {
+    this.gate.setPaced(paced);
+  }
+
+  grant(budgetMs: number): Promise<number> {
+    return this.gate.grant(budgetMs);
+  }
+
   async forget(key: string): Promise<void> {
     this.prepared.delete(key);
   }
@@ -161,14 +172,16 @@ export class EncoderCore implements EncoderWorkerApi {
     try {
       // Let encodes sent in the same tick (other requests) join this batch.
       await new Promise((r) => setTimeout(r, 0));
-      while (this.queue.length > 0) {
-        const batch = this.takeBatch();
-        try {
-          await this.runBatch(batch);
-        } catch (e) {
-          for (const j of batch) j.reject(e);
+      await this.gate.run(async () => {
+        while (this.queue.length > 0) {
+          const batch = this.takeBatch();
+          try {
+            await this.runBatch(batch);
+          } catch (e) {
+            for (const j of batch) j.reject(e);
+          }
         }
-      }
+      });
     } finally {
       this.draining = false;
     }
@@ -204,7 +217,7 @@ export class EncoderCore implements EncoderWorkerApi {
     let out: Awaited<ReturnType<LoadedVisionModel['vision']['encode']>> | undefined;
     let failure: unknown;
     try {
-      out = await s.model.vision.encode({ pixels, numTiles });
+      out = await s.model.vision.encode({ pixels, numTiles }, { runner: this.gate });
     } catch (e) {
       failure = e;
     }

@@ -17,6 +17,8 @@ export function transferringApi(core: EncoderCore): EncoderWorkerApi {
       const all = await core.encodeBatch(keys);
       return Comlink.transfer(all, all.map((m) => m.embeddings.buffer as ArrayBuffer));
     },
+    setPaced: (paced) => core.setPaced(paced),
+    grant: (budgetMs) => core.grant(budgetMs),
     forget: (key) => core.forget(key),
     stats: () => core.stats(),
   };

@@ -19,6 +19,8 @@ export async function startInProcessBackend(deps: EncoderCoreDeps, init: Encoder
     prepare: (bytes, options) => counted(core.prepare(bytes, options)),
     encode: (key) => counted(core.encode(key)),
     encodeBatch: (keys) => counted(core.encodeBatch(keys)),
+    setPaced: (paced) => core.setPaced(paced),
+    grant: (budgetMs) => core.grant(budgetMs),
     forget: (key) => core.forget(key),
     queueDepth: () => pending,
     destroy: () => core.destroy(),

@@ -26,6 +26,9 @@ export interface EncodeBackend {
   encode(key: string): Promise<EncodedMedia>;
   /** Encode several prepared keys as one batch (results in key order). */
   encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
+  /** Decode priority: see piece-gate.ts. */
+  setPaced(paced: boolean): void;
+  grant(budgetMs: number): Promise<number>;
   forget(key: string): Promise<void>;
   queueDepth(): number;
   destroy(): void;
@@ -121,6 +124,7 @@ export class MediaEncoder {
   private readonly memory: MemoryEncoderCache<Float32Array>;
   private readonly encodeTimes: number[] = [];
   private readonly counts = { persistentHits: 0, misses: 0, encodes: 0, batchedEncodes: 0 };
+  private paced = false;
 
   constructor(
     readonly backend: EncodeBackend,
@@ -246,6 +250,18 @@ export class MediaEncoder {
       return hit.data;
     }
     return undefined;
+  }
+
+  /** Decode priority (piece-gate.ts): pace the encoder's GPU work, or let it run freely. */
+  setPaced(paced: boolean): void {
+    if (paced === this.paced) return;
+    this.paced = paced;
+    this.backend.setPaced(paced);
+  }
+
+  /** Let a paced encoder work for about budgetMs; resolves with the time it spent (0: nothing to do). */
+  grant(budgetMs: number): Promise<number> {
+    return this.backend.grant(budgetMs);
   }
 
   /** The request is done with its media: its references go; entries stay cached (freeable). */

@@ -171,6 +171,16 @@ export class EncoderWorkerPool {
     return keys.map((k) => results.get(k)!);
   }
 
+  setPaced(paced: boolean): void {
+    for (const s of this.slots) if (s.alive) void this.track(s, s.api.setPaced(paced)).catch(() => undefined);
+  }
+
+  /** Grant every worker the budget (they run side by side); resolves with the longest time spent. */
+  async grant(budgetMs: number): Promise<number> {
+    const spent = await Promise.all(this.slots.filter((s) => s.alive).map((s) => this.track(s, s.api.grant(budgetMs)).catch(() => 0)));
+    return Math.max(0, ...spent);
+  }
+
   async forget(key: string): Promise<void> {
     const owners = this.keyOwners.get(key);
     if (!owners) return;

@@ -25,6 +25,12 @@ export interface EncoderOptions {
    * devices sharing two CPU cores, not from queueing; kept as a knob for real GPUs.
    */
   dispatchesPerSubmit?: number;
+  /**
+   * Cut the vision matmuls into row blocks of this many rows (a multiple of 64; default 64), so that
+   * under decode priority the encoder's pieces are short enough to fit between decode steps. Free-running
+   * encodes still submit a whole forward pass at once.
+   */
+  rowsPerPiece?: number;
   /** Memory tier capacity in bytes (default 256 MiB). */
   memoryCacheBytes?: number;
   /** Persistent tier budget in bytes (default 1 GiB; 0 turns it off). */
@@ -40,6 +46,7 @@ export const DEFAULT_PERSISTENT_CACHE_BYTES = 2 ** 30;
 export const DEFAULT_MAX_BATCH_TILES = 32;
 export const DEFAULT_VISION_BATCH = 8;
 export const DEFAULT_DISPATCHES_PER_SUBMIT = 0;
+export const DEFAULT_ROWS_PER_PIECE = 64;
 
 export function workerInit(modelRef: EncoderWorkerInit['model'], modelId: string, o: EncoderOptions): EncoderWorkerInit {
   return {
@@ -48,6 +55,7 @@ export function workerInit(modelRef: EncoderWorkerInit['model'], modelId: string
     maxBatchTiles: o.maxBatchTiles ?? DEFAULT_MAX_BATCH_TILES,
     visionBatch: o.visionBatch ?? Math.min(DEFAULT_VISION_BATCH, o.maxBatchTiles ?? DEFAULT_MAX_BATCH_TILES),
     dispatchesPerSubmit: o.dispatchesPerSubmit ?? DEFAULT_DISPATCHES_PER_SUBMIT,
+    rowsPerPiece: o.rowsPerPiece ?? DEFAULT_ROWS_PER_PIECE,
     simulateOutOfMemoryAboveTiles: o.simulateOutOfMemoryAboveTiles,
   };
 }

@@ -5,6 +5,7 @@ import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { LoadedModel } from '../model/load';
 import type { Scheduler } from '../scheduler/scheduler';
+import type { EncoderPacing } from './encoder-pacing';
 import type { StepRecord } from './serve-loop';
 import type { EngineStats } from './types';
 
@@ -17,6 +18,7 @@ export interface StatsSources {
   media: MediaEncoder;
   lifecycle: LifecycleCounters;
   last: EngineStats['last'];
+  pacing: EncoderPacing;
 }
 
 function medianAndMax(values: number[]): { p50: number; max: number } {
@@ -47,6 +49,7 @@ export function engineStats(s: StatsSources): EngineStats {
       numDoorstepStalls: sched.numDoorstepStalls,
       encodingEmbeddings: sched.encodingEmbeddings,
     },
+    decodePriority: { encoderShare: s.pacing.policy?.encoderShare ?? 0, grantedMs: s.pacing.grantedMs },
     gpuPool: { numLive: pool.numLive, bytesLive: pool.bytesLive, bytesFree: pool.bytesFree },
     weightBytes: s.model.stats.weightBytes,
     kvCacheBytes: s.model.stats.kvCacheBytes,

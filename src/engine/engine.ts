@@ -11,7 +11,7 @@
 // requests continue. Cancellation (AbortSignal) takes a request out at the next step boundary, or at once
 // while it waits.
 
-import { EncoderOutOfMemoryError, InternalError, RequestAbortedError } from '../errors';
+import { EncoderOutOfMemoryError, InternalError, InvalidMessageError, RequestAbortedError } from '../errors';
 import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
@@ -20,6 +20,7 @@ import { loadModel, type LoadedModel, type LoadModelOptions } from '../model/loa
 import type { ImageDecoder } from '../processor/image-decode';
 import { Idefics3Processor } from '../processor/processor';
 import { Scheduler } from '../scheduler/scheduler';
+import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './encoder-pacing';
 import { EngineRequest, type RunResult } from './engine-request';
 import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake';
@@ -37,6 +38,14 @@ export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vi
    * take more of the GPU from decoding.
    */
   encoderBudget?: number;
+  /**
+   * Decode priority while images encode (default { encoderShare: 0.25 }): while requests decode, the
+   * encoder's GPU work runs only between model steps, for this share of each step's time, so streaming
+   * stays smooth (inter-token latency about (1 + share) x idle) and encoding slows to about
+   * share / (1 + share) of its speed. false: the encoder runs freely beside decoding (faster encodes,
+   * slower decode steps while they run). See src/engine/encoder-pacing.ts.
+   */
+  decodePriority?: DecodePriority | false;
 }
 
 export interface EngineDeps {
@@ -71,6 +80,7 @@ export class Engine {
   private destroyed = false;
   private readonly loop: ServeLoop;
   private readonly intakeDeps: IntakeDeps;
+  private readonly pacing: EncoderPacing;
 
   private constructor(
     private readonly deps: EngineDeps,
@@ -80,7 +90,9 @@ export class Engine {
     readonly lifecycle: LifecycleCounters,
     readonly modelId: string,
     readonly scheduler: Scheduler,
+    decodePriority: DecodePriority | undefined,
   ) {
+    this.pacing = new EncoderPacing(media, decodePriority);
     this.contextWindow = scheduler.config.contextWindow;
     this.intakeDeps = { processor, media, contextWindow: this.contextWindow };
     this.loop = new ServeLoop({
@@ -91,6 +103,7 @@ export class Engine {
       lifecycle,
       onEncodeFailure: (r, error) => void this.onEncodeFailure(r, error),
       onDeviceLost: () => {},
+      pacing: this.pacing,
     });
   }
 
@@ -123,7 +136,11 @@ export class Engine {
       await createBlockHasher(),
     );
     onProgress?.({ phase: 'ready' });
-    return new Engine(deps, model, processor, media, lifecycle, modelId, scheduler);
+    const priority = options.decodePriority === false ? undefined : (options.decodePriority ?? DEFAULT_DECODE_PRIORITY);
+    if (priority && !(priority.encoderShare > 0 && Number.isFinite(priority.encoderShare))) {
+      throw new InvalidMessageError(`decodePriority.encoderShare must be a positive number, got ${priority.encoderShare}`);
+    }
+    return new Engine(deps, model, processor, media, lifecycle, modelId, scheduler, priority);
   }
 
   private create(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
@@ -265,6 +282,7 @@ export class Engine {
       media: this.media,
       lifecycle: this.lifecycle,
       last: this.last,
+      pacing: this.pacing,
     });
   }
 

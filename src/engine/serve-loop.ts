@@ -20,6 +20,7 @@ import type { LanguageModel } from '../model/language-model';
 import type { SchedMediaItem } from '../scheduler/request';
 import type { MediaStart, Scheduler, SchedulerStep } from '../scheduler/scheduler';
 import type { EngineRequest } from './engine-request';
+import type { EncoderPacing } from './encoder-pacing';
 import { chunkMediaRows } from './media-rows';
 import type { MediaInfo } from './types';
 
@@ -33,6 +34,8 @@ export interface ServeLoopDeps {
   onEncodeFailure(req: EngineRequest, error: unknown): void;
   /** The device was lost during a step (every request in flight has been failed). */
   onDeviceLost(error: DeviceLostError): void;
+  /** Decode priority: when the encoder may run (undefined: always). */
+  pacing?: EncoderPacing;
 }
 
 export interface StepRecord {
@@ -112,13 +115,18 @@ export class ServeLoop {
         const step = this.deps.scheduler.schedule();
         this.startEncodes(step.encode);
         if (step.seqs.length === 0) {
+          this.deps.pacing?.idle();
           if (!this.dirty) await new Promise<void>((r) => (this.wakeUp = r));
           continue;
         }
+        const t0 = performance.now();
         await this.runStep(step);
+        const s = this.deps.scheduler.stats();
+        await this.deps.pacing?.afterStep(performance.now() - t0, s.numRunning > 0, s.encodingEmbeddings > 0);
       }
     } finally {
       this.running = false;
+      this.deps.pacing?.idle();
     }
   }
 

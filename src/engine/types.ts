@@ -130,6 +130,8 @@ export interface EngineStats {
     /** Image embeddings being encoded now (bounded by the encoder budget). */
     encodingEmbeddings: number;
   };
+  /** Decode priority: its share (0 when off) and the encoder time granted between model steps so far. */
+  decodePriority: { encoderShare: number; grantedMs: number };
   gpuPool: { numLive: number; bytesLive: number; bytesFree: number };
   weightBytes: number;
   kvCacheBytes: number;

@@ -108,11 +108,11 @@ export interface LoadedVisionModel {
 export async function loadVisionModel(
   gpu: GpuContext,
   source: ModelSource,
-  options: { onProgress?: ProgressCallback; visionBatch?: number; dispatchesPerSubmit?: number } = {},
+  options: { onProgress?: ProgressCallback; visionBatch?: number; dispatchesPerSubmit?: number; rowsPerPiece?: number } = {},
 ): Promise<LoadedVisionModel> {
   const config = await readModelConfig(source);
   const weights = await loadWeights(gpu, source, config, options.onProgress, 'vision');
-  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0);
+  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0);
   return {
     config,
     weights,

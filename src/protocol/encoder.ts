@@ -25,8 +25,10 @@ export interface EncoderWorkerInit {
   maxBatchTiles: number;
   /** Tiles per vision forward pass (GPU memory grows with it); default maxBatchTiles. */
   visionBatch?: number;
-  /** Dispatches per GPU submission while encoding (0: one per forward pass). See VisionEncoder. */
+  /** Dispatches per GPU submission while encoding freely (0: one per forward pass). See VisionEncoder. */
   dispatchesPerSubmit?: number;
+  /** Cut vision matmuls into row blocks of this many rows (a multiple of 64; 0 = whole), so paced pieces stay short. */
+  rowsPerPiece?: number;
   /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
   simulateOutOfMemoryAboveTiles?: number;
 }
@@ -77,6 +79,12 @@ export interface EncoderWorkerApi {
   encode(key: string): Promise<EncodedMedia>;
   /** Encode prepared images together (one batch across requests); results in key order. */
   encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
+  /**
+   * Decode priority (piece-gate.ts): paced, the encoder runs its GPU work only inside grants; free, it runs
+   * at once. grant() lets it work for about budgetMs and resolves with the time spent.
+   */
+  setPaced(paced: boolean): void;
+  grant(budgetMs: number): Promise<number>;
   /** Drop a prepared image that will not be encoded (cache hit, cancellation). */
   forget(key: string): Promise<void>;
   stats(): Promise<EncoderWorkerStats>;

@@ -121,6 +121,35 @@ describe('continuous batching', () => {
   });
 });
 
+describe('decode priority', () => {
+  // The free-running encoder (decodePriority: false) is what every other engine test exercises.
+  for (const decodePriority of [{ encoderShare: 0.25 }] as const) {
+    it(`decoding while another request's image encodes, paced (share ${decodePriority.encoderShare}), changes no token`, async () => {
+      const engine = await testEngine(gpu(), dir, { kvCacheTokens: 4096, maxTokensPerStep: 128, decodePriority });
+      try {
+        const long = await request({ text: 'Tell me a long story.', maxTokens: 40 });
+        const pic = await request({ image: 4, text: 'What is this?', maxTokens: 4 });
+        const soloLong = (await engine.chat.completions.create(long)).tessera.tokenIds;
+        const soloPic = (await engine.chat.completions.create(pic)).tessera.tokenIds;
+        await engine.encoderCache.clear();
+        // The long answer starts first; the image request arrives while it decodes and must be encoded.
+        const longRun = engine.chat.completions.create(long).then((r) => r.tessera.tokenIds);
+        while (engine.stats().scheduler.numRunning === 0) await new Promise((r) => setTimeout(r, 5));
+        const [tokens, picTokens] = await Promise.all([longRun, engine.chat.completions.create(pic).then((r) => r.tessera.tokenIds)]);
+        expect(tokens).toEqual(soloLong);
+        expect(picTokens).toEqual(soloPic);
+        const s = engine.stats();
+        expect(s.decodePriority.encoderShare).toBe(decodePriority ? 0.25 : 0);
+        if (decodePriority) expect(s.decodePriority.grantedMs).toBeGreaterThan(0);
+        else expect(s.decodePriority.grantedMs).toBe(0);
+        expectIdle(engine);
+      } finally {
+        engine.destroy();
+      }
+    });
+  }
+});
+
 describe('preemption', () => {
   let engine: Engine;
   beforeAll(async () => {
