@@ -46,6 +46,11 @@ export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vi
    * slower decode steps while they run). See src/engine/encoder-pacing.ts.
    */
   decodePriority?: DecodePriority | false;
+  /**
+   * Reuse the KV blocks of earlier requests with the same prefix (same tokens and same images; default
+   * true): a follow-up question about an image prefills only what is new.
+   */
+  prefixCaching?: boolean;
 }
 
 export interface EngineDeps {
@@ -134,6 +139,7 @@ export class Engine {
       },
       model.kv,
       await createBlockHasher(),
+      options.prefixCaching ?? true,
     );
     onProgress?.({ phase: 'ready' });
     const priority = options.decodePriority === false ? undefined : (options.decodePriority ?? DEFAULT_DECODE_PRIORITY);

@@ -92,6 +92,8 @@ export class Scheduler {
     readonly config: SchedulerConfig,
     private readonly kv: KvManager,
     private readonly hasher: BlockHasher,
+    /** Reuse cached KV blocks of earlier requests (false: every request computes its whole prompt). */
+    readonly prefixCaching = true,
   ) {
     for (const [k, v] of Object.entries(config)) {
       if (!Number.isInteger(v) || v < 1) throw new InternalError(`Scheduler: ${k} must be a positive integer, got ${v}`);
@@ -150,7 +152,7 @@ export class Scheduler {
   private admit(step: SchedulerStep, budget: { tokens: number }): void {
     for (let w = 0; w < this.waiting.length && budget.tokens > 0 && this.running.length < this.config.maxRunning; ) {
       const req = this.waiting[w];
-      const prefix = this.kv.cachedPrefix(req.blockHashes, req.numTokens);
+      const prefix = this.cachedPrefix(req);
       const computed = prefix.length * this.kv.blockSize;
       const n = this.clamp(req, computed, Math.min(req.numTokens - computed, budget.tokens), step);
       if (n === 0) {
@@ -185,6 +187,10 @@ export class Scheduler {
     return n;
   }
 
+  private cachedPrefix(req: SchedRequest): number[] {
+    return this.prefixCaching ? this.kv.cachedPrefix(req.blockHashes, req.numTokens) : [];
+  }
+
   /** Allocate KV for `req` up to `numTotal` tokens, preempting the most recent sequences until it fits. */
   private allocateOrPreempt(req: SchedRequest, numTotal: number, step: SchedulerStep, budget: { tokens: number }): boolean {
     while (!this.kv.allocate(req.id, numTotal)) {
@@ -212,7 +218,7 @@ export class Scheduler {
   /** Start pending media items, running requests first then waiting ones, while the encoder budget allows. */
   private startEncodes(step: SchedulerStep): void {
     for (const req of [...this.running, ...this.waiting]) {
-      const computed = req.status === 'running' ? req.numComputed : this.kv.cachedPrefix(req.blockHashes, req.numTokens).length * this.kv.blockSize;
+      const computed = req.status === 'running' ? req.numComputed : this.cachedPrefix(req).length * this.kv.blockSize;
       for (const item of req.media) {
         if (item.state !== 'pending' || item.end <= computed) continue; // ready, on its way, or already in the KV cache
         const fits = this.encodingEmbeddings + item.numEmbeddings <= this.config.encoderBudget;

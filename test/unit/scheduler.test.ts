@@ -4,7 +4,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { ContextLengthError, KvCacheTooSmallError } from '../../src/errors';
+import { BlockPool } from '../../src/kv/block-pool';
 import { createBlockHasher } from '../../src/kv/block-hash';
+import { KvManager } from '../../src/kv/kv-manager';
+import { Scheduler } from '../../src/scheduler/scheduler';
 import { drain, harness, prompt, soloTokens } from './scheduler-harness';
 
 describe('Scheduler: token budget', () => {
@@ -270,4 +273,17 @@ describe('Scheduler: cancellation', () => {
       h.pool.checkInvariants();
     });
   }
+});
+
+describe('Scheduler: prefix caching off', () => {
+  it('computes every prompt token again', async () => {
+    const kv = new KvManager(new BlockPool(64, 4));
+    const s = new Scheduler({ maxTokensPerStep: 64, encoderBudget: 100, maxRunning: 4, contextWindow: 1000 }, kv, await createBlockHasher(), false);
+    const p = prompt(30, 7);
+    s.add({ id: 1, promptIds: p, maxTokens: 2 });
+    while (s.hasWork()) s.update(s.schedule(), new Map([[1, 5]]));
+    s.add({ id: 2, promptIds: p, maxTokens: 2 });
+    expect(s.schedule().seqs.map((x) => [x.start, x.numTokens])).toEqual([[0, 30]]);
+    expect(s.stats().prefixHitTokens).toBe(0);
+  });
 });
