@@ -14,7 +14,7 @@ export class WebGpuUnavailableError extends TesseraError {
   readonly code = 'WEBGPU_UNAVAILABLE';
 }
 
-/** The GPUDevice was lost (driver reset, out of memory, or destroy()). Recreate the engine to continue. */
+/** The GPUDevice was lost (driver reset, out of memory, or destroy()). An engine recreates its device on the next request. */
 export class DeviceLostError extends TesseraError {
   readonly code = 'DEVICE_LOST';
   constructor(
@@ -23,7 +23,8 @@ export class DeviceLostError extends TesseraError {
   ) {
     super(
       `GPU device lost (reason: ${reason}): ${detail || 'no detail from the driver'}. ` +
-        'This often means the GPU ran out of memory or the driver reset; create a new engine to continue.',
+        'This often means the GPU ran out of memory or the driver reset. The requests in flight failed; an engine ' +
+        'recreates its device and model on the next request (send it again), a bare GpuContext must be created anew.',
     );
   }
 }

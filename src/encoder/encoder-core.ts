@@ -55,7 +55,7 @@ export class EncoderCore implements EncoderWorkerApi {
   private readonly prepared = new Map<string, ProcessedImage>();
   private readonly queue: Job[] = [];
   private draining = false;
-  private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0 };
+  private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0, deviceRecoveries: 0 };
   private readonly gate = new PieceGate();
 
   constructor(private readonly deps: EncoderCoreDeps) {}
@@ -199,7 +199,27 @@ export class EncoderCore implements EncoderWorkerApi {
     return batch;
   }
 
+  /**
+   * This encoder's own device was lost (a driver reset, or destroy()): make a new one and load the vision
+   * weights again; the prepared pixels and the identity stay. The batch that met the loss has failed.
+   */
+  private async recoverDevice(): Promise<void> {
+    const s = this.state;
+    if (!s.gpu.lostError) return;
+    s.model.destroy();
+    this.releaseGpu(s.gpu);
+    const gpu = await this.deps.createGpu();
+    s.model = await loadVisionModel(gpu, this.deps.openModel(s.init.model), {
+      visionBatch: Math.min(s.init.visionBatch ?? s.init.maxBatchTiles, s.init.maxBatchTiles),
+      dispatchesPerSubmit: s.init.dispatchesPerSubmit,
+      rowsPerPiece: s.init.rowsPerPiece,
+    });
+    s.gpu = gpu;
+    this.counters.deviceRecoveries++;
+  }
+
   private async runBatch(batch: Job[]): Promise<void> {
+    await this.recoverDevice();
     const s = this.state;
     const numTiles = batch.reduce((a, j) => a + j.image.layout.numTiles, 0);
     const limit = s.init.simulateOutOfMemoryAboveTiles;
@@ -221,7 +241,8 @@ export class EncoderCore implements EncoderWorkerApi {
     } catch (e) {
       failure = e;
     }
-    const oom = await s.gpu.device.popErrorScope();
+    const oom = await s.gpu.device.popErrorScope().catch(() => null);
+    if (failure && (await s.gpu.lostWithin(250))) throw s.gpu.lostError;
     if (oom) {
       if (out) s.gpu.release(out.embeddings);
       throw new EncoderOutOfMemoryError(numTiles, oom.message);

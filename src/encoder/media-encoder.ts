@@ -127,7 +127,7 @@ export class MediaEncoder {
   private paced = false;
 
   constructor(
-    readonly backend: EncodeBackend,
+    public backend: EncodeBackend,
     private readonly options: MediaEncoderOptions,
   ) {
     this.memory = new MemoryEncoderCache<Float32Array>({ capacityBytes: options.memoryCacheBytes });
@@ -250,6 +250,17 @@ export class MediaEncoder {
       return hit.data;
     }
     return undefined;
+  }
+
+  /**
+   * Swap the backend (an in-process encoder whose GPU device was lost and recreated); the cache tiers
+   * stay. The old backend is destroyed.
+   */
+  replaceBackend(backend: EncodeBackend): void {
+    const old = this.backend;
+    this.backend = backend;
+    if (this.paced) backend.setPaced(true);
+    old.destroy();
   }
 
   /** Decode priority (piece-gate.ts): pace the encoder's GPU work, or let it run freely. */

@@ -52,6 +52,13 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const ref = modelRef(options.model, source);
   const enc = options.encoder ?? {};
   const script = enc.workerScript ?? defaultEncoderWorkerScript();
+  const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
+  const inProcess = (device: typeof gpu, modelId: string) =>
+    startInProcessBackend(
+      { createGpu: async () => device, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+      workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc),
+    );
+  const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
       {
@@ -59,15 +66,11 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         source,
         decodeImage: decodeImageNode,
         ownsGpu: true,
+        recreateGpu: () => createNodeGpuContext(options.gpu),
+        restartInProcessEncoder: useWorkers ? undefined : (device) => inProcess(device, modelIdOf()),
         startEncoder: async (modelId, lifecycle) => {
           const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc);
-          const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
-          const backend = useWorkers
-            ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
-            : await startInProcessBackend(
-                { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
-                init,
-              );
+          const backend = useWorkers ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1) : await inProcess(gpu, modelId);
           return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);
         },
       },

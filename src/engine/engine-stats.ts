@@ -10,7 +10,7 @@ import type { StepRecord } from './serve-loop';
 import type { EngineStats } from './types';
 
 export interface StatsSources {
-  counters: { requests: number; failedRequests: number };
+  counters: { requests: number; failedRequests: number; deviceLosses: number; deviceRecoveries: number };
   gpu: GpuContext;
   model: LoadedModel;
   scheduler: Scheduler;

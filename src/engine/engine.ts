@@ -10,9 +10,14 @@
 // A failed request fails alone: its KV blocks and cache references are released at once and the other
 // requests continue. Cancellation (AbortSignal) takes a request out at the next step boundary, or at once
 // while it waits.
+//
+// Device loss (DESIGN invariant 8): the requests in flight fail with DeviceLostError; the next request
+// recreates the GPU device, the language model and the scheduler (KV and prefix cache start empty) and
+// answers. The encoder cache is kept; an in-process encoder (which shared the lost device) gets a new
+// backend, encoder workers keep theirs (each has its own device).
 
-import { EncoderOutOfMemoryError, InternalError, InvalidMessageError, RequestAbortedError } from '../errors';
-import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
+import { DeviceLostError, EncoderOutOfMemoryError, InternalError, InvalidMessageError, RequestAbortedError } from '../errors';
+import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { createBlockHasher } from '../kv/block-hash';
@@ -55,6 +60,10 @@ export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vi
 
 export interface EngineDeps {
   gpu: GpuContext;
+  /** A new device after the engine's was lost (absent: the engine cannot recover; create a new one). */
+  recreateGpu?: () => Promise<GpuContext>;
+  /** A new encoder backend on the recreated device, when the encoder runs in-process on the engine's device. */
+  restartInProcessEncoder?: (gpu: GpuContext) => Promise<EncodeBackend>;
   source: ModelSource;
   decodeImage: ImageDecoder;
   /** Starts the media encoder once the model is loaded (workers, or in-process on `gpu`). */
@@ -67,6 +76,14 @@ export interface EngineDeps {
 /** Default encoder budget in tiles (times the model's image_seq_len embeddings per tile). */
 export const DEFAULT_ENCODER_BUDGET_TILES = 32;
 
+/** Everything that lives on the engine's GPU device: rebuilt together after a device loss. */
+interface Runtime {
+  gpu: GpuContext;
+  model: LoadedModel;
+  scheduler: Scheduler;
+  loop: ServeLoop;
+}
+
 export class Engine {
   readonly chat = {
     completions: {
@@ -77,44 +94,58 @@ export class Engine {
       },
     },
   };
-  /** Tokens (prompt + max_tokens) one request may reach. */
-  readonly contextWindow: number;
   private nextRequest = 1;
-  private readonly counters = { requests: 0, failedRequests: 0 };
+  private readonly counters = { requests: 0, failedRequests: 0, deviceLosses: 0, deviceRecoveries: 0 };
   private last: EngineStats['last'];
   private destroyed = false;
-  private readonly loop: ServeLoop;
+  private rt: Runtime;
+  /** Set while the device is lost; the next request recreates the runtime. */
+  private lost: DeviceLostError | undefined;
+  private recovering: Promise<void> | undefined;
   private readonly intakeDeps: IntakeDeps;
   private readonly pacing: EncoderPacing;
 
   private constructor(
     private readonly deps: EngineDeps,
-    readonly model: LoadedModel,
+    private readonly options: EngineOptions,
+    rt: Runtime,
     readonly processor: Idefics3Processor,
     readonly media: MediaEncoder,
     readonly lifecycle: LifecycleCounters,
     readonly modelId: string,
-    readonly scheduler: Scheduler,
     decodePriority: DecodePriority | undefined,
   ) {
     this.pacing = new EncoderPacing(media, decodePriority);
-    this.contextWindow = scheduler.config.contextWindow;
-    this.intakeDeps = { processor, media, contextWindow: this.contextWindow };
-    this.loop = new ServeLoop({
-      scheduler,
-      kv: model.kv,
-      lm: model.lm,
-      media,
-      lifecycle,
-      onEncodeFailure: (r, error) => void this.onEncodeFailure(r, error),
-      onDeviceLost: () => {},
-      pacing: this.pacing,
-    });
+    this.rt = rt;
+    this.intakeDeps = { processor, media, contextWindow: rt.scheduler.config.contextWindow };
+  }
+
+  /** The loaded language model on the current device. */
+  get model(): LoadedModel {
+    return this.rt.model;
+  }
+
+  get scheduler(): Scheduler {
+    return this.rt.scheduler;
+  }
+
+  /** The GPU context the language model runs on now (a new one after a device loss). */
+  get gpu(): GpuContext {
+    return this.rt.gpu;
+  }
+
+  /** Tokens (prompt + max_tokens) one request may reach. */
+  get contextWindow(): number {
+    return this.rt.scheduler.config.contextWindow;
   }
 
   static async create(deps: EngineDeps, options: EngineOptions = {}): Promise<Engine> {
     const onProgress = options.onProgress;
     const modelId = options.modelId ?? deps.source.where;
+    const priority = options.decodePriority === false ? undefined : (options.decodePriority ?? DEFAULT_DECODE_PRIORITY);
+    if (priority && !(priority.encoderShare > 0 && Number.isFinite(priority.encoderShare))) {
+      throw new InvalidMessageError(`decodePriority.encoderShare must be a positive number, got ${priority.encoderShare}`);
+    }
     const processor = await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
     const model = await loadModel(deps.gpu, deps.source, {
       ...options,
@@ -129,6 +160,17 @@ export class Engine {
       model.destroy();
       throw e;
     }
+    let engine: Engine | undefined;
+    // The runtime's loop calls back into the engine (encode failures, device loss), which exists by then.
+    const rt = await Engine.runtime(deps.gpu, model, options, media, lifecycle, () => engine!);
+    engine = new Engine(deps, options, rt, processor, media, lifecycle, modelId, priority);
+    rt.loop.pacing = engine.pacing;
+    onProgress?.({ phase: 'ready' });
+    return engine;
+  }
+
+  /** Scheduler and serve loop over a loaded model. */
+  private static async runtime(gpu: GpuContext, model: LoadedModel, options: EngineOptions, media: MediaEncoder, lifecycle: LifecycleCounters, engine: () => Engine): Promise<Runtime> {
     const c = model.config;
     const scheduler = new Scheduler(
       {
@@ -141,12 +183,60 @@ export class Engine {
       await createBlockHasher(),
       options.prefixCaching ?? true,
     );
-    onProgress?.({ phase: 'ready' });
-    const priority = options.decodePriority === false ? undefined : (options.decodePriority ?? DEFAULT_DECODE_PRIORITY);
-    if (priority && !(priority.encoderShare > 0 && Number.isFinite(priority.encoderShare))) {
-      throw new InvalidMessageError(`decodePriority.encoderShare must be a positive number, got ${priority.encoderShare}`);
-    }
-    return new Engine(deps, model, processor, media, lifecycle, modelId, scheduler, priority);
+    const loop = new ServeLoop({
+      scheduler,
+      kv: model.kv,
+      lm: model.lm,
+      media,
+      lifecycle,
+      onEncodeFailure: (r, error) => void engine().onEncodeFailure(r, error),
+      onDeviceLost: (error) => engine().onDeviceLost(error),
+    });
+    return { gpu, model, scheduler, loop };
+  }
+
+  /** The device is gone: remember it; the next request rebuilds (requests in flight already failed). */
+  private onDeviceLost(error: DeviceLostError): void {
+    if (this.lost) return;
+    this.lost = error;
+    this.counters.deviceLosses++;
+  }
+
+  /** Recreate the device, the language model and the scheduler after a loss (once, shared by waiters). */
+  private recover(): Promise<void> {
+    this.recovering ??= (async () => {
+      const old = this.rt;
+      const lost = this.lost!;
+      if (!this.deps.recreateGpu) throw lost;
+      old.loop.failAll(lost);
+      try {
+        old.model.destroy();
+      } catch {
+        // the buffers went with the device
+      }
+      const gpu = await this.deps.recreateGpu();
+      try {
+        const model = await loadModel(gpu, this.deps.source, { ...this.options, vision: false, onProgress: undefined });
+        if (this.deps.restartInProcessEncoder) this.media.replaceBackend(await this.deps.restartInProcessEncoder(gpu));
+        this.rt = await Engine.runtime(gpu, model, this.options, this.media, this.lifecycle, () => this);
+        this.rt.loop.pacing = this.pacing;
+      } catch (e) {
+        gpu.destroy();
+        throw e;
+      }
+      if (this.deps.ownsGpu) old.gpu.destroy();
+      this.lost = undefined;
+      this.counters.deviceRecoveries++;
+    })().finally(() => (this.recovering = undefined));
+    return this.recovering;
+  }
+
+  /** Before a request: rebuild after a device loss, and notice a loss that happened while idle. */
+  private async ensureDevice(): Promise<void> {
+    const gone = this.rt.gpu.lostError;
+    if (gone) this.onDeviceLost(gone);
+    if (this.lost) await this.recover();
+    this.rt.gpu.assertAlive();
   }
 
   private create(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
@@ -200,20 +290,20 @@ export class Engine {
   /** One request: yields text deltas, returns the finish reason and the request's numbers. */
   private async *run(req: ChatCompletionRequest): AsyncGenerator<string, RunResult> {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
-    this.deps.gpu.assertAlive();
     this.counters.requests++;
     const signal = req.signal;
     let r: EngineRequest | undefined;
     const onAbort = () => {
-      if (r) this.loop.drop(r, new RequestAbortedError(signal?.reason));
+      if (r) this.rt.loop.drop(r, new RequestAbortedError(signal?.reason));
     };
     try {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
+      await this.ensureDevice();
       const messages = await toProcessorMessages(req.messages, this.deps.fetchImpl);
       r = new EngineRequest(this.nextRequest++, req, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
       await this.plan(r);
-      if (!r.isSettled) this.loop.submit(r);
+      if (!r.isSettled) this.rt.loop.submit(r);
       const result = yield* r.deltas();
       this.last = { ...result.info.timings, promptTokens: result.info.promptTokens, completionTokens: result.info.tokenIds.length };
       return result;
@@ -223,7 +313,7 @@ export class Engine {
       throw e;
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      if (r && !r.isSettled) this.loop.drop(r, new RequestAbortedError('the caller stopped reading the stream'));
+      if (r && !r.isSettled) this.rt.loop.drop(r, new RequestAbortedError('the caller stopped reading the stream'));
     }
   }
 
@@ -235,7 +325,7 @@ export class Engine {
     r.plan = planned.plan;
     r.media = planned.media;
     r.timings.processMs += performance.now() - t0;
-    if (r.request.signal?.aborted) this.loop.drop(r, new RequestAbortedError(r.request.signal.reason));
+    if (r.request.signal?.aborted) this.rt.loop.drop(r, new RequestAbortedError(r.request.signal.reason));
   }
 
   /**
@@ -252,23 +342,23 @@ export class Engine {
         const edges = r.media.map((m) => Math.max(tile, Math.floor(m.longestEdge / 2 / tile) * tile));
         if (edges.some((e, i) => e < r.media[i].longestEdge)) {
           r.retried = true;
-          this.loop.withdraw(r);
+          this.rt.loop.withdraw(r);
           await this.plan(r, edges);
-          if (!r.isSettled) this.loop.submit(r);
+          if (!r.isSettled) this.rt.loop.submit(r);
           return;
         }
       }
       if (opts.textOnlyFallback && r.images.length > 0 && !r.degraded) {
-        this.loop.withdraw(r);
+        this.rt.loop.withdraw(r);
         r.degraded = 'text-only';
         this.media.release(r.id);
         await this.plan(r);
-        if (!r.isSettled) this.loop.submit(r);
+        if (!r.isSettled) this.rt.loop.submit(r);
         return;
       }
       throw error;
     } catch (e) {
-      this.loop.drop(r, e);
+      this.rt.loop.drop(r, e);
     }
   }
 
@@ -281,10 +371,10 @@ export class Engine {
   stats(): EngineStats {
     return engineStats({
       counters: this.counters,
-      gpu: this.deps.gpu,
-      model: this.model,
-      scheduler: this.scheduler,
-      history: this.loop.history,
+      gpu: this.rt.gpu,
+      model: this.rt.model,
+      scheduler: this.rt.scheduler,
+      history: this.rt.loop.history,
       media: this.media,
       lifecycle: this.lifecycle,
       last: this.last,
@@ -295,9 +385,9 @@ export class Engine {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    this.loop.failAll(new InternalError('the engine was destroyed while this request ran'));
+    this.rt.loop.failAll(new InternalError('the engine was destroyed while this request ran'));
     this.media.destroy();
-    this.model.destroy();
-    if (this.deps.ownsGpu) this.deps.gpu.destroy();
+    this.rt.model.destroy();
+    if (this.deps.ownsGpu) this.rt.gpu.destroy();
   }
 }

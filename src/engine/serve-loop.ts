@@ -34,8 +34,6 @@ export interface ServeLoopDeps {
   onEncodeFailure(req: EngineRequest, error: unknown): void;
   /** The device was lost during a step (every request in flight has been failed). */
   onDeviceLost(error: DeviceLostError): void;
-  /** Decode priority: when the encoder may run (undefined: always). */
-  pacing?: EncoderPacing;
 }
 
 export interface StepRecord {
@@ -53,6 +51,8 @@ export class ServeLoop {
   private dirty = false;
   private wakeUp: (() => void) | undefined;
   readonly history: StepRecord[] = [];
+  /** Decode priority: when the encoder may run (undefined: always). */
+  pacing: EncoderPacing | undefined;
 
   constructor(private readonly deps: ServeLoopDeps) {}
 
@@ -115,18 +115,18 @@ export class ServeLoop {
         const step = this.deps.scheduler.schedule();
         this.startEncodes(step.encode);
         if (step.seqs.length === 0) {
-          this.deps.pacing?.idle();
+          this.pacing?.idle();
           if (!this.dirty) await new Promise<void>((r) => (this.wakeUp = r));
           continue;
         }
         const t0 = performance.now();
         await this.runStep(step);
         const s = this.deps.scheduler.stats();
-        await this.deps.pacing?.afterStep(performance.now() - t0, s.numRunning > 0, s.encodingEmbeddings > 0);
+        await this.pacing?.afterStep(performance.now() - t0, s.numRunning > 0, s.encodingEmbeddings > 0);
       }
     } finally {
       this.running = false;
-      this.deps.pacing?.idle();
+      this.pacing?.idle();
     }
   }
 
@@ -203,12 +203,18 @@ export class ServeLoop {
     let ids: Uint32Array;
     try {
       ids = (await lm.step(flattenBatch(seqs, lm.maxBlocksPerSeq, hidden))).ids;
-    } catch (e) {
+    } catch (caught) {
+      // A lost device makes the step fail in whatever way the driver reports (a rejected map, a
+      // validation error); name it for what it is.
+      const e = (await lm.gpu.lostWithin(250)) ?? caught;
       for (const s of step.seqs) {
         const r = this.requests.get(s.req.id);
         if (r && !r.isSettled) this.drop(r, e);
       }
-      if (e instanceof DeviceLostError) this.deps.onDeviceLost(e);
+      if (e instanceof DeviceLostError) {
+        this.failAll(e);
+        this.deps.onDeviceLost(e);
+      }
       return;
     }
     const sampled = new Map<number, number>();

@@ -109,6 +109,9 @@ export interface EngineProgress {
 export interface EngineStats {
   requests: number;
   failedRequests: number;
+  /** GPU devices lost under the engine, and how many times it recreated its device and model since. */
+  deviceLosses: number;
+  deviceRecoveries: number;
   /** KV blocks: free includes cached blocks no running request holds (they are reused or evicted lazily). */
   kv: { numBlocks: number; numFreeBlocks: number; blockSize: number; numCachedBlocks: number; evictions: number };
   /** The scheduler: queues, batch sizes, the prefix cache, preemptions and encoder-budget stalls. */

@@ -71,6 +71,8 @@ export interface EncoderWorkerStats {
   tilesEncoded: number;
   queueDepth: number;
   prepared: number;
+  /** Times this encoder recreated its own lost GPU device. */
+  deviceRecoveries: number;
 }
 
 export interface EncoderWorkerApi {
