@@ -5,13 +5,16 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEngine } from '../../src/engine/create-node';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionRequest } from '../../src/engine/types';
 import { DeviceLostError } from '../../src/errors';
 import { goldenManifest } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
+
+// A second Dawn device compiles every pipeline again: slow on a CPU-emulated GPU.
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 300_000 });
 
 const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
 const WANT = goldenManifest().greedy['smolvlm-tiny'].tokens;

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionRequest } from '../../src/engine/types';
 import { RequestAbortedError } from '../../src/errors';
@@ -15,6 +15,9 @@ import { testEngine } from '../helpers/engine';
 import { mixedWorkload, specRequest, type MixedSpec } from '../helpers/mixed-workload';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
+
+// Dozens of requests on a CPU-emulated GPU: minutes, not the default two (more on a loaded machine).
+vi.setConfig({ testTimeout: 900_000, hookTimeout: 300_000 });
 
 const gpu = useGpu();
 let dir: string;
