@@ -415,3 +415,37 @@ export class PersistentCacheUnavailableError extends TesseraError {
     );
   }
 }
+
+/**
+ * An encoder worker's script did not load (not found, served as something other than JavaScript, or it
+ * threw while loading). Not retried: a restart would load the same script.
+ */
+export class EncoderWorkerLoadError extends TesseraError {
+  override readonly name = 'EncoderWorkerLoadError';
+  readonly code = 'ENCODER_WORKER_LOAD';
+  constructor(
+    readonly url: string,
+    detail: string,
+    hint: string,
+  ) {
+    super(`the encoder worker script ${url} did not load (${detail}); ${hint}`);
+  }
+}
+
+/** A package Tessera needs here is not installed (Node: `webgpu` for WebGPU, `sharp` for images). */
+export class MissingDependencyError extends TesseraError {
+  override readonly name = 'MissingDependencyError';
+  readonly code = 'MISSING_DEPENDENCY';
+  constructor(
+    readonly packageName: string,
+    purpose: string,
+    cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `the '${packageName}' package (${purpose}) could not be loaded: ${why}. tessera/node needs it and does not ` +
+        `install it for you (browser apps never load it); add it to your app: npm install ${packageName}`,
+      { cause },
+    );
+  }
+}

@@ -13,8 +13,8 @@ const root = resolve(import.meta.dirname, '../..');
 const messages = errorMessagesIn(root);
 
 const OPTION_MENTION = /\b(request|engine) option ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)/g;
-/** Option-like paths (request `tessera.*`, engine `encoder.*` / `gpu.*`) wherever they appear. */
-const OPTION_LIKE_PATH = /(?<![.\w/-])(?:tessera|encoder|gpu)\.[A-Za-z_]\w*/g;
+/** Option-like paths (request `tessera.*`, engine `encoder.*` / `gpu.*`) wherever they appear; not file names. */
+const OPTION_LIKE_PATH = /(?<![.\w/-])(?:tessera|encoder|gpu)\.[A-Za-z_]\w*(?![\w.])/g;
 
 interface Mention {
   scope: 'request' | 'engine';
@@ -74,6 +74,8 @@ describe('error hints', () => {
         'request tessera.encodeTimeoutMs',
         'engine encoder.memoryCacheBytes',
         'engine encoder.persistentCacheBytes',
+        'engine encoder.mode',
+        'engine encoder.workerScript',
       ]),
     );
   });
