@@ -149,6 +149,24 @@ describe.sequential('the same install from Node', () => {
     expect(out.badNames).toEqual([]);
     expect(r.stderr).not.toMatch(/XDG_RUNTIME_DIR/);
   });
+
+  it('runs the installed tessera command: usage errors, and named errors from a worker without a stack', async () => {
+    const tessera = (args: string[]) => run(join(app, 'node_modules/.bin/tessera'), args, app);
+    const bad = await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--max-tokens', '-5']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^tessera: --max-tokens must be an integer >= 1, got '-5'\n\nusage: tessera/);
+    const unknown = await tessera(['run', '--frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^tessera: Unknown option '--frobnicate'/);
+
+    writeFileSync(join(app, 'empty.png'), '');
+    const empty = timed('tessera run (0-byte image)', await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--image', 'empty.png']));
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/^tessera: ImageDecodeError: image has 0 bytes; .*$/m);
+    expect(empty.stderr).not.toMatch(/^\s+at /m);
+    const verbose = await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--image', 'empty.png', '--verbose']);
+    expect(verbose.stderr).toMatch(/^ImageDecodeError: image has 0 bytes.*\n\s+at /m);
+  });
 });
 
 describe.sequential("Vite 7's dev server (pre-bundling breaks worker URLs in dependencies)", () => {
