@@ -46,6 +46,10 @@ export interface NodeEngineOptions extends EngineOptions {
   encoder?: NodeEncoderOptions;
 }
 
+/**
+ * An engine on Dawn's WebGPU. Its encoder worker threads and GPU device keep the Node process alive until
+ * `engine.destroy()`; after that a program with nothing else to do exits by itself (test/consumer checks it).
+ */
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
   const gpu = await createNodeGpuContext(options.gpu);
   const source = nodeModelSource(options.model);
