@@ -19,6 +19,7 @@ import { parseModelConfig } from '../src/model/config';
 import { writeSafetensors, type TensorToWrite } from '../src/model/safetensors-writer';
 import { weightLayout } from '../src/model/weight-layout';
 import { mulberry32 } from '../src/selfcheck/random';
+import { makeTinyVideo, TINY_VIDEO } from './make-tiny-video';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');
@@ -75,7 +76,7 @@ function initTensor(name: string, shape: number[], tied: boolean): Float32Array 
   return normal(name, n, 0, 1 / Math.sqrt(fanIn));
 }
 
-function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean): Record<string, any> {
+export function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean): Record<string, any> {
   const c = structuredClone(base);
   c.model_type = modelType;
   c.scale_factor = TINY.scale_factor;
@@ -173,6 +174,9 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
       readme('smolvlm-tiny-tied', 'model_type smolvlm, tied embeddings (no lm_head.weight), F16, two shards, chat_template.jinja.'),
     );
   }
+  // ---- issue 10: the SmolVLM2 video checkpoint (scripts/make-tiny-video.ts) ----
+  manifest[TINY_VIDEO.name] = makeTinyVideo(outDir);
+  // ---- end issue 10 ----
   writeJson(join(outDir, 'manifest.json'), manifest);
   return manifest;
 }
@@ -180,7 +184,8 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const outArg = process.argv.indexOf('--out');
   const outDir = resolve(root, outArg > 0 ? process.argv[outArg + 1] : 'public/models');
-  if (process.argv.includes('--if-missing') && existsSync(join(outDir, 'manifest.json'))) process.exit(0);
+  const complete = existsSync(join(outDir, 'manifest.json')) && existsSync(join(outDir, TINY_VIDEO.name, 'model.safetensors'));
+  if (process.argv.includes('--if-missing') && complete) process.exit(0);
   const t0 = performance.now();
   const manifest = makeTiny(outDir);
   console.log(`wrote ${Object.keys(manifest).join(', ')} to ${outDir} in ${((performance.now() - t0) / 1000).toFixed(1)} s (random weights)`);

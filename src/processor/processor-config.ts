@@ -7,6 +7,7 @@
 import { ProcessorConfigError } from '../errors';
 import { readJson, type ModelFiles } from './files';
 import { resampleFilterFromPil, type ResampleFilter } from './resample';
+import { checkVideoTileSize, parseVideoProcessorConfig, type VideoProcessorConfig } from './video-config';
 
 export interface ImageProcessorConfig {
   doConvertRgb: boolean;
@@ -33,6 +34,8 @@ export interface ProcessorConfig {
   imageToken: string;
   fakeImageToken: string;
   globalImageToken: string;
+  /** SmolVLM2 video settings (video-config.ts); undefined when the checkpoint has no video support. */
+  video?: VideoProcessorConfig;
 }
 
 // HF Idefics3ImageProcessor defaults (used when a key is absent).
@@ -144,11 +147,20 @@ export async function loadProcessorConfig(files: ModelFiles): Promise<ProcessorC
         '((image_size / patch_size)^2 / scale_factor^2); the prompt would not match the encoder output.',
     );
   }
+  const imageFile = pre ? 'preprocessor_config.json' : 'processor_config.json image_processor';
+  // Video (SmolVLM2): video_preprocessor_config.json when present, else the image processor's file.
+  const ownVideo = await readJson(files, 'video_preprocessor_config.json');
+  const videoFile = 'video_preprocessor_config.json';
+  const video = ownVideo
+    ? parseVideoProcessorConfig(ownVideo, videoFile, parseImageProcessorConfig({ ...ownVideo, image_processor_type: undefined }, videoFile))
+    : parseVideoProcessorConfig(imageJson, imageFile, image);
+  checkVideoTileSize(video, typeof vision?.image_size === 'number' ? vision.image_size : undefined);
   return {
     image,
     imageSeqLen,
     imageToken: '<image>',
     fakeImageToken: '<fake_token_around_image>',
     globalImageToken: '<global-img>',
+    ...(video ? { video } : {}),
   };
 }
