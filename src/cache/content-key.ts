@@ -113,13 +113,35 @@ export async function encoderIdentity(input: EncoderIdentityInput): Promise<stri
 
 /** Cache key of one media item under an encoder identity (64 lowercase hex). See the header for framing. */
 export async function contentKey(identity: string, media: Uint8Array): Promise<string> {
+  const h = await contentHasher(identity, media.byteLength);
+  updateChunked(h, media);
+  return h.digest('hex');
+}
+
+/**
+ * contentKey() of media read piece by piece (a Blob's stream, so a large video is never held whole): the
+ * same key as contentKey(identity, the concatenated bytes). Throws CacheKeyError when the pieces do not add
+ * up to byteLength.
+ */
+export async function contentKeyOfChunks(identity: string, byteLength: number, chunks: AsyncIterable<Uint8Array>): Promise<string> {
+  const h = await contentHasher(identity, byteLength);
+  let seen = 0;
+  for await (const chunk of chunks) {
+    updateChunked(h, chunk);
+    seen += chunk.byteLength;
+  }
+  if (seen !== byteLength) throw new CacheKeyError(`contentKeyOfChunks: read ${seen} bytes but ${byteLength} were announced.`);
+  return h.digest('hex');
+}
+
+/** A hasher fed with the key's framing up to the media bytes (see the header). */
+async function contentHasher(identity: string, byteLength: number): Promise<IHasher> {
   if (identity.length === 0) throw new CacheKeyError('contentKey: the identity is empty; pass the result of encoderIdentity().');
   const nulAt = identity.indexOf('\0');
   if (nulAt >= 0) throw new CacheKeyError(`contentKey: the identity has a NUL character at index ${nulAt}; it would break the key framing.`);
   const h = await newHasher();
-  h.update(`${CONTENT_TAG}\0${identity}\0`).update(u64le(media.byteLength));
-  updateChunked(h, media);
-  return h.digest('hex');
+  h.update(`${CONTENT_TAG}\0${identity}\0`).update(u64le(byteLength));
+  return h;
 }
 
 /** blake3 of an array's raw bytes (platform byte order: little-endian wherever Tessera runs). */

@@ -5,9 +5,12 @@
 //   prepare(bytes) -> key = blake3(identity ‖ bytes); decode; resize; tile   (pixels kept until encode)
 //   encode(key)    -> waits for the next batch: jobs' tiles concatenated up to maxBatchTiles, one
 //                     vision forward pass, outputs read back and split per job
+//   prepareVideo   -> video/prepare-video.ts: sampled frames become prepared one-tile items keyed by their
+//                     pixels; they keep u8 tiles only (normalised when their batch runs: a 64-frame clip at
+//                     512 px is 50 MB of u8, 200 MB as f32)
 
 import { contentKey, encoderIdentity } from '../cache/content-key';
-import { EncoderOutOfMemoryError, InternalError, MediaNotPreparedError } from '../errors';
+import { EncoderOutOfMemoryError, InternalError, MediaNotPreparedError, VideoNotSupportedError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { loadVisionModel, type LoadedVisionModel } from '../model/load';
@@ -20,11 +23,18 @@ import type {
   ModelRef,
   PrepareOptions,
   PreparedMedia,
+  PreparedVideo,
+  PrepareVideoOptions,
+  VideoSource,
 } from '../protocol/encoder';
 import type { ImageDecoder } from '../processor/image-decode';
+import type { ImageLayout } from '../processor/image-layout';
 import { PieceGate } from './piece-gate';
-import { processImage, shrinkTarget, type ProcessedImage } from '../processor/image-processor';
+import { processImage, shrinkTarget } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
+import { normalizeFrameTile } from '../processor/video-frames';
+import { prepareVideo } from './video/prepare-video';
+import type { VideoBackend } from './video/video-backend';
 
 export interface EncoderCoreDeps {
   createGpu(): Promise<GpuContext>;
@@ -32,11 +42,21 @@ export interface EncoderCoreDeps {
   releaseGpu?(gpu: GpuContext): void;
   openModel(ref: ModelRef): ModelSource;
   decodeImage: ImageDecoder;
+  /** Decodes video clips (WebCodecs in a browser, ffmpeg/sharp in Node); absent: frame lists only. */
+  videoBackend?: VideoBackend;
+}
+
+/** Pixels kept between prepare and encode: an image's tiles (normalised already) or a video frame's (u8 only). */
+interface PreparedTiles {
+  layout: ImageLayout;
+  tilesU8: Uint8Array;
+  /** [numTiles, 3, T, T] f32; absent for video frames, which are normalised when their batch runs. */
+  pixelValues?: Float32Array;
 }
 
 interface Job {
   key: string;
-  image: ProcessedImage;
+  image: PreparedTiles;
   resolve(m: EncodedMedia): void;
   reject(e: unknown): void;
 }
@@ -48,11 +68,13 @@ interface Loaded {
   processor: ProcessorConfig;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
   identities: Map<number, Promise<string>>;
+  /** Video frames' and whole clips' identities (SmolVLM2 checkpoints only). */
+  videoIdentities?: Promise<{ frame: string; clip: string }>;
 }
 
 export class EncoderCore implements EncoderWorkerApi {
   private loaded: Loaded | undefined;
-  private readonly prepared = new Map<string, ProcessedImage>();
+  private readonly prepared = new Map<string, PreparedTiles>();
   private readonly queue: Job[] = [];
   private draining = false;
   private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0, deviceRecoveries: 0 };
@@ -129,6 +151,59 @@ export class EncoderCore implements EncoderWorkerApi {
     this.prepared.set(key, image);
     this.counters.prepared++;
     return { key, layout: image.layout, numTokens: image.layout.numImageTokens };
+  }
+
+  /** Frame identity: the embedding of a frame depends on its tile's pixels, the tower and the normalisation only. */
+  private videoIdentities(): Promise<{ frame: string; clip: string }> {
+    const s = this.state;
+    const video = s.processor.video!;
+    s.videoIdentities ??= (async () => {
+      const frame = await encoderIdentity({
+        modelId: s.init.modelId,
+        dtype: 'f32',
+        encoderConfig: {
+          kind: 'video-frame',
+          tileSize: video.tileSize,
+          normalize: video.normalize,
+          imageSeqLen: s.processor.imageSeqLen,
+          vision: s.model.config.vision,
+          scaleFactor: s.model.config.scaleFactor,
+          textHidden: s.model.config.text.hiddenSize,
+        },
+      });
+      // The clip's frames (which, and their pixels) depend on sampling, resizing and the decoder too.
+      const clip = await encoderIdentity({
+        modelId: s.init.modelId,
+        dtype: 'f32',
+        encoderConfig: { kind: 'video-clip', frame, video, decoder: this.deps.videoBackend?.name ?? 'none' },
+      });
+      return { frame, clip };
+    })();
+    return s.videoIdentities;
+  }
+
+  async prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo> {
+    const s = this.state;
+    const video = s.processor.video;
+    if (!video) throw new VideoNotSupportedError(s.init.modelId);
+    const ids = await this.videoIdentities();
+    const out = await prepareVideo(
+      {
+        video,
+        imageSeqLen: s.processor.imageSeqLen,
+        frameIdentity: ids.frame,
+        clipIdentity: ids.clip,
+        backend: this.deps.videoBackend,
+        decodeImage: this.deps.decodeImage,
+        ffmpegPath: s.init.ffmpegPath,
+        keep: (key, frame) => this.prepared.set(key, frame),
+        drop: (key) => this.prepared.delete(key),
+      },
+      source,
+      options,
+    );
+    this.counters.prepared += out.frames.length;
+    return out;
   }
 
   setPaced(paced: boolean): void {
@@ -226,11 +301,14 @@ export class EncoderCore implements EncoderWorkerApi {
     if (limit !== undefined && numTiles > limit) {
       throw new EncoderOutOfMemoryError(numTiles, `simulated: this encoder is set to fail above ${limit} tiles`);
     }
-    const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.pixelValues.length, 0));
+    const video = s.processor.video;
+    const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.tilesU8.length, 0));
     let o = 0;
     for (const j of batch) {
-      pixels.set(j.image.pixelValues, o);
-      o += j.image.pixelValues.length;
+      const values = j.image.pixelValues ?? (video ? normalizeFrameTile(j.image.tilesU8, video) : undefined);
+      if (!values) throw new InternalError(`prepared item ${j.key} has no pixel values`);
+      pixels.set(values, o);
+      o += values.length;
     }
     const t0 = performance.now();
     s.gpu.device.pushErrorScope('out-of-memory');

@@ -21,5 +21,6 @@ export function transferringApi(core: EncoderCore): EncoderWorkerApi {
     grant: (budgetMs) => core.grant(budgetMs),
     forget: (key) => core.forget(key),
     stats: () => core.stats(),
+    prepareVideo: (source, options) => core.prepareVideo(source, options),
   };
 }

@@ -17,6 +17,7 @@ export async function startInProcessBackend(deps: EncoderCoreDeps, init: Encoder
     kind: 'in-process',
     info,
     prepare: (bytes, options) => counted(core.prepare(bytes, options)),
+    prepareVideo: (source, options) => counted(core.prepareVideo(source, options)),
     encode: (key) => counted(core.encode(key)),
     encodeBatch: (keys) => counted(core.encodeBatch(keys)),
     setPaced: (paced) => core.setPaced(paced),

@@ -11,11 +11,30 @@
 //   encodeBatch(items)  per item: memory hit / join an in-flight job ──────► 'memory' / 'inflight'
 //                       the rest, together: lock(keys) ─► persistent again (another tab) ► 'persistent'
 //                                                      └ one backend batch ─► store ───► 'encoded'
+//
+// Video (issue 10): prepareVideo() has the backend sample and decode a clip; each sampled frame is then an
+// ordinary item (its own key and placeholder run) for lookup/encodeBatch. A clip index (whole-clip key ->
+// frame keys, timestamps, metadata) lets a repeat skip demuxing and decoding whenever every frame's
+// embeddings are still in a tier. With pruning (EVS), a video is one composite item whose parts are its
+// frames: encoding it encodes (or finds) the frames, then keeps the evs.ts selection; the frames stay
+// cached one by one, the pruned result under a key derived from theirs and the rate.
 
 import type { PersistentEncoderCache } from '../cache/persistent-cache';
 import { MemoryEncoderCache } from '../cache/memory-cache';
+import { contentKey } from '../cache/content-key';
 import { EncodeTimeoutError, InternalError, RequestAbortedError } from '../errors';
-import type { EncodedMedia, EncoderWorkerInfo, PrepareOptions, PreparedMedia } from '../protocol/encoder';
+import type {
+  EncodedMedia,
+  EncoderWorkerInfo,
+  PrepareOptions,
+  PreparedMedia,
+  PreparedVideo,
+  PreparedVideoFrame,
+  PrepareVideoOptions,
+  VideoMetaInfo,
+  VideoSource,
+} from '../protocol/encoder';
+import { evsPrune } from './video/evs';
 
 /** What encodes: an EncoderWorkerPool, or an in-process EncoderCore wrapped to this shape. */
 export interface EncodeBackend {
@@ -23,6 +42,8 @@ export interface EncodeBackend {
   readonly kind: 'workers' | 'in-process';
   readonly info: EncoderWorkerInfo;
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
+  /** Sample and decode a video's frames (kept like prepared images); see protocol/encoder.ts. */
+  prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo>;
   encode(key: string): Promise<EncodedMedia>;
   /** Encode several prepared keys as one batch (results in key order). */
   encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
@@ -35,6 +56,30 @@ export interface EncodeBackend {
 }
 
 export type EmbeddingSource = 'memory' | 'inflight' | 'persistent' | 'encoded';
+
+/** A video pruned with EVS: one item whose embeddings are chosen from its frames' (evs.ts). */
+export interface CompositeMedia extends PreparedMedia {
+  /** The frames, in order; each a media item of its own in the cache. */
+  parts: readonly PreparedMedia[];
+  /** EVS pruning rate q in (0, 1); numTokens is the retained count. */
+  pruneRate: number;
+}
+
+export function isComposite(m: PreparedMedia): m is CompositeMedia {
+  return (m as CompositeMedia).parts !== undefined;
+}
+
+/** A video ready for planning: its sampled frames, each with its embeddings when a tier already had them. */
+export interface VideoClip {
+  clipKey?: string;
+  meta: VideoMetaInfo;
+  frames: Array<PreparedVideoFrame & { cached?: MediaEmbeddings }>;
+  /** 'decoded' (demuxed and decoded now) or 'clip-cache' (known clip: nothing decoded). */
+  source: 'decoded' | 'clip-cache';
+}
+
+/** Whole clips remembered (their frame keys and timestamps, not their pixels). */
+const MAX_CLIP_RECORDS = 256;
 
 /** One media item to encode for one request. */
 export interface EncodeItem {
@@ -113,6 +158,8 @@ export interface MediaEncoderStats {
   persistentDegraded: boolean;
   encodeMs: { p50: number; p95: number; count: number };
   queueDepth: number;
+  /** Videos: clips prepared (demuxed + decoded), answered from the clip index (nothing decoded), frames decoded. */
+  video: { clipsDecoded: number; clipCacheHits: number; framesDecoded: number; demuxMs: number; decodeMs: number };
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -124,6 +171,9 @@ export class MediaEncoder {
   private readonly memory: MemoryEncoderCache<Float32Array>;
   private readonly encodeTimes: number[] = [];
   private readonly counts = { persistentHits: 0, misses: 0, encodes: 0, batchedEncodes: 0 };
+  private readonly videoCounts = { clipsDecoded: 0, clipCacheHits: 0, framesDecoded: 0, demuxMs: 0, decodeMs: 0 };
+  /** Whole-clip key -> what sampling and decoding gave (LRU order: least recently used first). */
+  private readonly clips = new Map<string, { meta: VideoMetaInfo; frames: PreparedVideoFrame[]; thumbnailEdge: number }>();
   private paced = false;
 
   constructor(
@@ -142,13 +192,55 @@ export class MediaEncoder {
     return this.backend.prepare(bytes, options);
   }
 
-  /** Drop prepared pixels that will not be encoded. */
+  /** Drop prepared pixels that will not be encoded (a pruned video's: its frames'). */
   forget(media: PreparedMedia): void {
-    void this.backend.forget(media.key);
+    if (isComposite(media)) for (const p of media.parts) void this.backend.forget(p.key);
+    else void this.backend.forget(media.key);
+  }
+
+  /**
+   * A video's sampled frames for requestId. A clip seen before (same bytes and config) whose frames' embeddings
+   * are all still cached is answered from the clip index, decoding nothing; its frames come back referenced
+   * for requestId with their embeddings (`cached`). Otherwise the backend demuxes and decodes it.
+   */
+  async prepareVideo(source: VideoSource, requestId: number, options: { thumbnailEdge?: number } = {}): Promise<VideoClip> {
+    const thumbnailEdge = options.thumbnailEdge ?? 0;
+    let r = await this.backend.prepareVideo(source, { knownClips: [...this.clips.keys()], thumbnailEdge });
+    if (r.known) {
+      const record = this.clips.get(r.clipKey!);
+      if (record && record.thumbnailEdge >= thumbnailEdge) {
+        const hits = await Promise.all(record.frames.map((f) => this.lookup(f.media, requestId)));
+        if (hits.every((h) => h !== undefined)) {
+          this.clips.delete(r.clipKey!);
+          this.clips.set(r.clipKey!, record);
+          this.videoCounts.clipCacheHits++;
+          return { clipKey: r.clipKey, meta: record.meta, frames: record.frames.map((f, i) => ({ ...f, cached: hits[i] })), source: 'clip-cache' };
+        }
+      }
+      // Some frame left every tier (or the record did): decode the clip again.
+      r = await this.backend.prepareVideo(source, { thumbnailEdge });
+    }
+    this.videoCounts.clipsDecoded++;
+    this.videoCounts.framesDecoded += r.numDecoded;
+    this.videoCounts.demuxMs += r.demuxMs;
+    this.videoCounts.decodeMs += r.decodeMs;
+    if (r.clipKey) {
+      this.clips.delete(r.clipKey);
+      this.clips.set(r.clipKey, { meta: r.meta!, frames: r.frames, thumbnailEdge });
+      if (this.clips.size > MAX_CLIP_RECORDS) this.clips.delete(this.clips.keys().next().value!);
+    }
+    return { clipKey: r.clipKey, meta: r.meta!, frames: r.frames, source: 'decoded' };
+  }
+
+  /** A video pruned with EVS at rate q: one item over its frames (numTokens = the retained count). */
+  async compositeOf(parts: readonly PreparedMedia[], pruneRate: number, numTokens: number): Promise<CompositeMedia> {
+    const key = await contentKey(`${this.info.identity}.evs`, new TextEncoder().encode(`q=${pruneRate};n=${numTokens};${parts.map((p) => p.key).join(',')}`));
+    return { key, layout: parts[0]!.layout, numTokens, parts, pruneRate };
   }
 
   /** Embeddings already cached (memory or persistent tier), referenced for requestId; undefined otherwise. */
   async lookup(media: PreparedMedia, requestId: number): Promise<MediaEmbeddings | undefined> {
+    if (isComposite(media)) return this.lookupComposite(media, requestId);
     const sizeBytes = this.sizeOf(media);
     if (this.memory.has(media.key)) {
       const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, () => Promise.reject(new InternalError('lookup: stored value vanished')));
@@ -164,6 +256,28 @@ export class MediaEncoder {
     return { data: r.value, source: r.source === 'produced' ? 'persistent' : r.source };
   }
 
+  /** A pruned video whose frames are all cached: pruned now, on this thread (a few ms), and kept in memory. */
+  private async lookupComposite(media: CompositeMedia, requestId: number): Promise<MediaEmbeddings | undefined> {
+    if (!this.memory.has(media.key)) {
+      if (this.memory.isInFlight(media.key)) return undefined;
+      const parts = await Promise.all(media.parts.map((p) => this.lookup(p, requestId)));
+      if (parts.some((p) => p === undefined)) return undefined; // the found frames stay referenced; encodeBatch finds them
+      const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), async () => this.prune(media, parts.map((p) => p!.data)));
+      return { data: r.value, source: r.source === 'produced' ? 'memory' : r.source };
+    }
+    const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), () => Promise.reject(new InternalError('lookup: stored value vanished')));
+    this.forget(media);
+    return { data: r.value, source: 'memory' };
+  }
+
+  private prune(media: CompositeMedia, frames: Float32Array[]): Float32Array {
+    const out = evsPrune(frames, this.info.hiddenSize, media.pruneRate);
+    if (out.length !== media.numTokens * this.info.hiddenSize) {
+      throw new InternalError(`EVS kept ${out.length / this.info.hiddenSize} tokens but the prompt has ${media.numTokens} placeholders for them`);
+    }
+    return out;
+  }
+
   /**
    * Embeddings for several items (of one or more requests), encoding what no tier holds as ONE backend
    * batch. Each promise settles on its own (a timeout or an abort fails only its item).
@@ -171,6 +285,18 @@ export class MediaEncoder {
   encodeBatch(items: ReadonlyArray<EncodeItem>): Array<Promise<MediaEmbeddings>> {
     const pending: PendingEncode[] = [];
     const out = items.map((item) => {
+      const media = item.media;
+      if (isComposite(media)) {
+        // The frames go through encodeBatch themselves (one batch for this video), then EVS picks the rows.
+        const work = this.memory.getOrProduce(media.key, item.requestId, this.sizeOf(media), async () => {
+          const frames = await Promise.all(this.encodeBatch(media.parts.map((p) => ({ ...item, media: p }))));
+          return this.prune(media, frames.map((f) => f.data));
+        });
+        return abortable(work, item.signal).then((r) => {
+          if (r.source !== 'produced') this.forget(media); // answered without its frames: their pixels are unused
+          return { data: r.value, source: r.source === 'produced' ? ('encoded' as const) : r.source };
+        });
+      }
       const origin: { source: EmbeddingSource } = { source: 'encoded' };
       const work = this.memory.getOrProduce(item.media.key, item.requestId, this.sizeOf(item.media), () => {
         const job = deferred<Float32Array>();
@@ -320,6 +446,7 @@ export class MediaEncoder {
       persistentDegraded: p?.degraded ?? false,
       encodeMs: { p50: percentile(times, 0.5), p95: percentile(times, 0.95), count: times.length },
       queueDepth: this.backend.queueDepth(),
+      video: { ...this.videoCounts },
     };
   }
 

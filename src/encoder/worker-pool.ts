@@ -18,6 +18,10 @@ import type {
   EncoderWorkerInit,
   PrepareOptions,
   PreparedMedia,
+  PreparedVideo,
+  PrepareVideoOptions,
+  VideoFramesSource,
+  VideoSource,
 } from '../protocol/encoder';
 import { installErrorTransfer } from '../protocol/errors';
 
@@ -145,6 +149,23 @@ export class EncoderWorkerPool {
     return prepared;
   }
 
+  /**
+   * A video goes to the least-busy worker, which demuxes, decodes and keeps its sampled frames: their keys
+   * are owned by that worker, so the frames' encodes run there, in batches of maxBatchTiles.
+   */
+  async prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo> {
+    const slot = this.leastBusy();
+    await this.track(slot, slot.ready);
+    const sent = copyForTransfer(source);
+    const prepared = await this.track(slot, slot.api.prepareVideo(Comlink.transfer(sent.source, sent.buffers), options));
+    for (const f of prepared.frames) {
+      let owners = this.keyOwners.get(f.media.key);
+      if (!owners) this.keyOwners.set(f.media.key, (owners = new Set()));
+      owners.add(slot);
+    }
+    return prepared;
+  }
+
   /** Encode on a worker that holds the key's pixels; the other holders drop theirs. */
   async encode(key: string): Promise<EncodedMedia> {
     const owners = [...(this.keyOwners.get(key) ?? [])].filter((s) => s.alive);
@@ -228,4 +249,25 @@ export class EncoderWorkerPool {
       s.handle.terminate();
     }
   }
+}
+
+/**
+ * What a video costs to send: a clip's bytes are copied and transferred (the caller keeps its own; a Blob
+ * or File is cloned by reference, never read here); a frame list's encoded images likewise.
+ */
+function copyForTransfer(source: VideoSource): { source: VideoSource; buffers: ArrayBuffer[] } {
+  if (source instanceof Uint8Array) {
+    const copy = source.slice();
+    return { source: copy, buffers: [copy.buffer] };
+  }
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return { source, buffers: [] };
+  const list = source as VideoFramesSource;
+  const buffers: ArrayBuffer[] = [];
+  const frames = list.frames.map((f) => {
+    if (!(f.image instanceof Uint8Array)) return f;
+    const copy = f.image.slice();
+    buffers.push(copy.buffer);
+    return { ...f, image: copy };
+  });
+  return { source: { ...list, frames }, buffers };
 }

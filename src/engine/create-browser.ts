@@ -5,6 +5,7 @@
 
 import { idbStore } from '../cache/idb-store';
 import { startInProcessBackend } from '../encoder/in-process';
+import { webCodecsVideoBackend } from '../encoder/video/decode-browser';
 import type { LockManagerLike } from '../encoder/media-encoder';
 import { spawnBrowserEncoderWorker } from '../encoder/spawn-browser';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
@@ -48,7 +49,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
   const inProcessMode = enc.mode === 'in-process' || !ref;
   const inProcess = (device: typeof gpu, modelId: string) =>
     startInProcessBackend(
-      { createGpu: async () => device, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser },
+      { createGpu: async () => device, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser, videoBackend: webCodecsVideoBackend },
       workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc),
     );
   const modelIdOf = () => options.modelId ?? source.where;

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { fsStore } from '../cache/fs-store';
 import { startInProcessBackend } from '../encoder/in-process';
+import { nodeVideoBackend } from '../encoder/video/decode-node';
 import { nodeEncoderWorkerSpawner } from '../encoder/spawn-node';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createNodeGpuContext, type NodeGpuOptions } from '../gpu/node';
@@ -59,7 +60,7 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
   const inProcess = (device: typeof gpu, modelId: string) =>
     startInProcessBackend(
-      { createGpu: async () => device, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+      { createGpu: async () => device, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode, videoBackend: nodeVideoBackend },
       workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc),
     );
   const modelIdOf = () => options.modelId ?? source.where;

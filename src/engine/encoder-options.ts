@@ -39,6 +39,8 @@ export interface EncoderOptions {
   store?: KeyValueStore;
   /** Test hook: fail encodes of more than this many tiles as if the GPU ran out of memory. */
   simulateOutOfMemoryAboveTiles?: number;
+  /** Node: the ffmpeg program that decodes MP4/WebM video (default 'ffmpeg', found on PATH). */
+  ffmpegPath?: string;
 }
 
 export const DEFAULT_MEMORY_CACHE_BYTES = 256 * 2 ** 20;
@@ -57,6 +59,7 @@ export function workerInit(modelRef: EncoderWorkerInit['model'], modelId: string
     dispatchesPerSubmit: o.dispatchesPerSubmit ?? DEFAULT_DISPATCHES_PER_SUBMIT,
     rowsPerPiece: o.rowsPerPiece ?? DEFAULT_ROWS_PER_PIECE,
     simulateOutOfMemoryAboveTiles: o.simulateOutOfMemoryAboveTiles,
+    ...(o.ffmpegPath !== undefined ? { ffmpegPath: o.ffmpegPath } : {}),
   };
 }
 

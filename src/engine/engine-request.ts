@@ -11,6 +11,7 @@ import type { ChatMessage } from '../processor/messages';
 import type { PromptPlan } from '../processor/prompt';
 import type { FinishCause, SchedRequest } from '../scheduler/request';
 import type { RequestMedia } from './intake';
+import { videoInfo, type RequestVideo } from './intake-video';
 import type { ChatCompletionRequest, FinishReason, RequestTimings, TesseraInfo } from './types';
 
 export interface RunResult {
@@ -33,6 +34,7 @@ export class EngineRequest {
   readonly sampling: Omit<SamplingParams, 'step'> | undefined;
   plan: PromptPlan | undefined;
   media: RequestMedia[] = [];
+  videos: RequestVideo[] = [];
   sched: SchedRequest | undefined;
   degraded: 'text-only' | undefined;
   /** A reduced-resolution retry happened (at most one). */
@@ -142,6 +144,7 @@ export class EngineRequest {
       cachedTokens: this.sched?.numCachedTokens ?? 0,
       timings: this.timingsSoFar(),
       media,
+      videos: videoInfo(this.videos),
       ...(this.degraded ? { degraded: this.degraded } : {}),
     };
   }

@@ -16,7 +16,7 @@
 // answers. The encoder cache is kept; an in-process encoder (which shared the lost device) gets a new
 // backend, encoder workers keep theirs (each has its own device).
 
-import { DeviceLostError, EncoderOutOfMemoryError, InternalError, InvalidMessageError, RequestAbortedError } from '../errors';
+import { DeviceLostError, EncoderOutOfMemoryError, InternalError, InvalidMessageError, RequestAbortedError, VideoNotSupportedError } from '../errors';
 import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
@@ -29,9 +29,22 @@ import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './e
 import { EngineRequest, type RunResult } from './engine-request';
 import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake';
+import { videoInfo } from './intake-video';
+import { fetchVideoUrl, videoSourceOf } from './message-videos';
+import { videoOptionsOf } from './video-request';
 import { toProcessorMessages } from './message-images';
 import { ServeLoop } from './serve-loop';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EngineProgress, EngineStats, FinishReason, TesseraInfo } from './types';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  ChatVideoInput,
+  EngineProgress,
+  EngineStats,
+  FinishReason,
+  TesseraInfo,
+  VideoInfo,
+} from './types';
 
 export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision'> {
   onProgress?: (p: EngineProgress) => void;
@@ -321,9 +334,10 @@ export class Engine {
   private async plan(r: EngineRequest, edges?: readonly number[]): Promise<void> {
     const t0 = performance.now();
     const messages = r.degraded ? withoutImages(r.messages) : r.messages;
-    const planned = await intake(this.intakeDeps, messages, r.id, r.maxTokens, edges);
+    const planned = await intake(this.intakeDeps, messages, r.id, r.maxTokens, edges, videoOptionsOf(r.request));
     r.plan = planned.plan;
     r.media = planned.media;
+    r.videos = planned.videos;
     r.timings.processMs += performance.now() - t0;
     if (r.request.signal?.aborted) this.rt.loop.drop(r, new RequestAbortedError(r.request.signal.reason));
   }
@@ -339,8 +353,10 @@ export class Engine {
     try {
       if (error instanceof RequestAbortedError || r.request.signal?.aborted) throw error;
       if (error instanceof EncoderOutOfMemoryError && opts.allowReducedResolution && !r.retried) {
-        const edges = r.media.map((m) => Math.max(tile, Math.floor(m.longestEdge / 2 / tile) * tile));
-        if (edges.some((e, i) => e < r.media[i].longestEdge)) {
+        // Images only (in message order): video frames are one tile each already.
+        const images = r.media.filter((m) => !m.video);
+        const edges = images.map((m) => Math.max(tile, Math.floor(m.longestEdge / 2 / tile) * tile));
+        if (edges.some((e, i) => e < images[i].longestEdge)) {
           r.retried = true;
           this.rt.loop.withdraw(r);
           await this.plan(r, edges);
@@ -348,7 +364,7 @@ export class Engine {
           return;
         }
       }
-      if (opts.textOnlyFallback && r.images.length > 0 && !r.degraded) {
+      if (opts.textOnlyFallback && r.media.length > 0 && !r.degraded) {
         this.rt.loop.withdraw(r);
         r.degraded = 'text-only';
         this.media.release(r.id);
@@ -359,6 +375,31 @@ export class Engine {
       throw error;
     } catch (e) {
       this.rt.loop.drop(r, e);
+    }
+  }
+
+  /**
+   * Sample and decode a video exactly as a request would (the same frames, timestamps and frame keys),
+   * without asking anything: for a page to show the sampled frames (thumbnailEdge px thumbnails) before or
+   * beside an answer. With encode (the default) the frames are also encoded into the encoder cache, so a
+   * question about the clip right after decodes and encodes nothing (its tessera.videos[i].source is
+   * 'clip-cache'); that encode runs outside the scheduler's encoder budget.
+   */
+  async videoFrames(video: ChatVideoInput, options: { thumbnailEdge?: number; encode?: boolean } = {}): Promise<VideoInfo> {
+    if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
+    if (!this.processor.config.video) throw new VideoNotSupportedError(this.processor.where);
+    const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
+    const source = typeof video === 'string' ? await fetchVideoUrl(video, this.deps.fetchImpl ?? fetch) : await videoSourceOf(video, 'video');
+    const id = this.nextRequest++;
+    try {
+      const clip = await this.media.prepareVideo(source, id, { thumbnailEdge });
+      const pending = clip.frames.filter((f) => !f.cached);
+      if (options.encode === false) for (const f of pending) this.media.forget(f.media);
+      else await Promise.all(this.media.encodeBatch(pending.map((f) => ({ media: f.media, requestId: id }))));
+      const seqLen = this.processor.config.imageSeqLen;
+      return videoInfo([{ clip, layout: { timestamps: clip.frames.map((f) => f.timestamp), duration: clip.meta.duration, tokensPerFrame: clip.frames.map(() => seqLen) }, unprunedTokens: clip.frames.length * seqLen }])[0]!;
+    } finally {
+      this.media.release(id);
     }
   }
 

@@ -1,28 +1,35 @@
 // What happens to a request before the scheduler sees it: every image is prepared by the encoder (content
-// key + tile layout, in a worker), the prompt is planned from the layouts (token counts before any
-// encoding: DESIGN invariant 2), the context window is checked, and each image is looked up in the encoder
-// cache tiers. Nothing is encoded here: items the caches do not hold are left for the scheduler to start
-// under its encoder budget.
+// key + tile layout, in a worker), every video sampled and decoded there (intake-video.ts), the prompt is
+// planned from the layouts (token counts before any encoding: DESIGN invariant 2), the context window is
+// checked, and each media item is looked up in the encoder cache tiers. Nothing is encoded here: items
+// the caches do not hold are left for the scheduler to start under its encoder budget.
 //
-//   images ──prepare──► keys + layouts ──plan──► token ids, placeholder runs ──lookup──► ready | pending
+//   images ──prepare──────► keys + layouts ──┐
+//   videos ──prepareVideo─► frames + times ──┴─plan──► token ids, placeholder runs ──lookup──► ready | pending
 
-import { ContextLengthError } from '../errors';
+import { ContextLengthError, VideoNotSupportedError } from '../errors';
 import type { MediaEncoder } from '../encoder/media-encoder';
 import type { PreparedMedia } from '../protocol/encoder';
 import type { ChatMessage } from '../processor/messages';
 import type { Idefics3Processor } from '../processor/processor';
 import type { ImagePlaceholder, PromptPlan } from '../processor/prompt';
+import { prepareVideos, videoMedia, videoSources, type RequestVideo, type VideoIntakeOptions } from './intake-video';
 import type { MediaInfo } from './types';
 
-/** One image of a request: its key and layout, where its placeholders are, and its embeddings once known. */
+/**
+ * One media item of a request (an image, a video frame, or a whole pruned video): its key and layout, where
+ * its placeholder runs are, and its embeddings once known.
+ */
 export interface RequestMedia {
   prepared: PreparedMedia;
-  placeholder: ImagePlaceholder;
-  /** size.longest_edge it was prepared at (lower after a reduced-resolution retry). */
+  placeholder: Pick<ImagePlaceholder, 'offset' | 'length' | 'runs'>;
+  /** size.longest_edge it was prepared at (lower after a reduced-resolution retry); a video item's tile size. */
   longestEdge: number;
   /** [numTokens, hidden] f32 on the host, shared with the cache: never modify it. */
   data?: Float32Array;
   source?: MediaInfo['source'];
+  /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
+  video?: { videoIndex: number; frame?: number };
 }
 
 export interface IntakeDeps {
@@ -34,7 +41,9 @@ export interface IntakeDeps {
 
 export interface IntakePlan {
   plan: PromptPlan;
+  /** In prompt order (the scheduler's order). */
   media: RequestMedia[];
+  videos: RequestVideo[];
 }
 
 /** The image payloads of the messages, in message order. */
@@ -47,13 +56,14 @@ export function imageBytes(messages: readonly ChatMessage[]): Uint8Array[] {
   return out;
 }
 
+/** The messages with their image and video parts removed (a text-only fallback). */
 export function withoutImages(messages: readonly ChatMessage[]): ChatMessage[] {
-  return messages.map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.filter((p) => p.type !== 'image') }));
+  return messages.map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.filter((p) => p.type === 'text') }));
 }
 
 /**
- * Prepare (or re-prepare at `longestEdges`) the images, plan the prompt, check the window, and take cache
- * hits for `requestId`. On any failure, prepared pixels are dropped and no cache reference is left.
+ * Prepare (or re-prepare at `longestEdges`) the images and videos, plan the prompt, check the window, and
+ * take cache hits for `requestId`. On any failure, prepared pixels are dropped and no cache reference is left.
  */
 export async function intake(
   deps: IntakeDeps,
@@ -61,24 +71,35 @@ export async function intake(
   requestId: number,
   maxTokens: number,
   longestEdges?: readonly number[],
+  videoOptions: VideoIntakeOptions = { pruneRate: 0, thumbnailEdge: 0 },
 ): Promise<IntakePlan> {
   const images = imageBytes(messages);
+  const sources = videoSources(messages);
+  if (sources.length > 0 && !deps.processor.config.video) throw new VideoNotSupportedError(deps.processor.where);
   const defaultEdge = deps.processor.config.image.longestEdge;
   const edges = images.map((_, i) => longestEdges?.[i] ?? defaultEdge);
-  const prepared = await Promise.all(images.map((b, i) => deps.media.prepare(b, edges[i] === defaultEdge ? undefined : { longestEdge: edges[i] })));
+  const preparing = images.map((b, i) => deps.media.prepare(b, edges[i] === defaultEdge ? undefined : { longestEdge: edges[i] }));
+  const videoWork = prepareVideos(deps.media, sources, requestId, deps.processor.config.imageSeqLen, videoOptions);
+  const settled = await Promise.allSettled([...preparing, videoWork]);
+  const prepared = settled.slice(0, images.length).flatMap((r) => (r.status === 'fulfilled' ? [r.value as PreparedMedia] : []));
+  const videos = settled[images.length]!.status === 'fulfilled' ? (settled[images.length] as PromiseFulfilledResult<RequestVideo[]>).value : [];
+  const all: PreparedMedia[] = [...prepared, ...videos.flatMap((v) => v.clip.frames.map((f) => f.media))];
   try {
-    const plan = deps.processor.planPrompt(messages, prepared.map((m) => m.layout));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const plan = deps.processor.planPrompt(messages, prepared.map((m) => m.layout), undefined, videos.map((v) => v.layout));
     if (plan.tokenIds.length + maxTokens > deps.contextWindow) throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow);
-    const media: RequestMedia[] = prepared.map((p, i) => ({ prepared: p, placeholder: plan.placeholders[i], longestEdge: edges[i] }));
-    const hits = await Promise.all(media.map((m) => deps.media.lookup(m.prepared, requestId)));
+    const imageMedia: RequestMedia[] = prepared.map((p, i) => ({ prepared: p, placeholder: plan.placeholders[i], longestEdge: edges[i] }));
+    const media = [...imageMedia, ...(await videoMedia(deps.media, videos, plan, videoOptions.pruneRate))].sort((a, b) => a.placeholder.offset - b.placeholder.offset);
+    const hits = await Promise.all(media.map((m) => (m.data ? undefined : deps.media.lookup(m.prepared, requestId))));
     hits.forEach((h, i) => {
       if (!h) return;
       media[i].data = h.data;
       media[i].source = h.source;
     });
-    return { plan, media };
+    return { plan, media, videos };
   } catch (e) {
-    for (const p of prepared) deps.media.forget(p);
+    for (const p of all) deps.media.forget(p);
     deps.media.release(requestId);
     throw e;
   }

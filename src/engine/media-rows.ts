@@ -1,6 +1,6 @@
 // Which embedding rows a chunk of a request's prompt splices, and from where. An image's placeholder
-// tokens come in runs (one per tile, separated by row/column markers); run i takes the next rows of the
-// image's embeddings, in order:
+// tokens come in runs (one per tile, separated by row/column markers; a pruned video's, one per frame); run
+// i takes the next rows of the item's embeddings, in order:
 //
 //   prompt:   ... <fake><row_1_col_1> [img x64] <fake><row_1_col_2> [img x64] ... \n\n<fake><global-img> [img x64]
 //   chunk:                 |------------ tokens c0..c1 ------------|
@@ -24,7 +24,7 @@ export function chunkMediaRows(media: readonly RequestMedia[], c0: number, c1: n
     const p = m.placeholder;
     const last = p.runs[p.runs.length - 1];
     if (p.runs[0].offset >= c1 || last.offset + last.length <= c0) continue;
-    if (!m.data) throw new InternalError(`chunk [${c0}, ${c1}) covers image ${p.imageIndex}, whose embeddings are not ready`);
+    if (!m.data) throw new InternalError(`chunk [${c0}, ${c1}) covers the media item at ${p.offset}, whose embeddings are not ready`);
     let row = 0; // first embedding row of the current run
     for (const run of p.runs) {
       const a = Math.max(run.offset, c0);

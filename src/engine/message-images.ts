@@ -1,8 +1,10 @@
-// Turn OpenAI-style messages into the processor's: each image part becomes its encoded bytes.
-// Nothing about an image's identity comes from its URL or name: only its bytes are used.
+// Turn OpenAI-style messages into the processor's: each image part becomes its encoded bytes, each video
+// part what the encoder takes (message-videos.ts). Nothing about an image's identity comes from its URL or
+// name: only its bytes are used.
 
 import { ImageDecodeError, InvalidMessageError } from '../errors';
 import type { ChatMessage, ContentPart } from '../processor/messages';
+import { fetchVideoUrl, videoSourceOf } from './message-videos';
 import type { ChatCompletionMessage } from './types';
 
 async function urlBytes(url: string, fetchImpl: typeof fetch): Promise<Uint8Array> {
@@ -55,9 +57,15 @@ export async function toProcessorMessages(
               ? new Uint8Array(img)
               : (img as Uint8Array);
         parts.push({ type: 'image', image: bytes });
+      } else if (p?.type === 'video') {
+        parts.push({ type: 'video', video: await videoSourceOf(p.video, `messages[${i}].content[${j}]`) });
+      } else if (p?.type === 'video_url') {
+        const url = p.video_url?.url;
+        if (typeof url !== 'string') throw new InvalidMessageError(`messages[${i}].content[${j}].video_url.url must be a string`);
+        parts.push({ type: 'video', video: await fetchVideoUrl(url, fetchImpl) });
       } else {
         throw new InvalidMessageError(
-          `messages[${i}].content[${j}].type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url' or 'image'`,
+          `messages[${i}].content[${j}].type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url' or 'video'`,
         );
       }
     }

@@ -12,7 +12,7 @@
 // out-of-range index, or the device was lost) fails every request in that step.
 
 import { DeviceLostError, NonFiniteLogitsError } from '../errors';
-import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
+import { isComposite, type LifecycleCounters, type MediaEncoder } from '../encoder/media-encoder';
 import { NON_FINITE_TOKEN } from '../kernels/argmax';
 import type { KvManager } from '../kv/kv-manager';
 import { flattenBatch, type BatchSeq } from '../model/batch';
@@ -71,7 +71,9 @@ export class ServeLoop {
       media: r.media.map((m) => {
         const runs = m.placeholder.runs;
         const last = runs[runs.length - 1];
-        return { key: m.prepared.key, start: runs[0].offset, end: last.offset + last.length, numEmbeddings: m.placeholder.length, ready: m.data !== undefined };
+        // A pruned video encodes all its frames (parts) before EVS keeps numEmbeddings of their rows.
+        const encodeCost = isComposite(m.prepared) ? m.prepared.parts.reduce((a, p) => a + p.numTokens, 0) : m.placeholder.length;
+        return { key: m.prepared.key, start: runs[0].offset, end: last.offset + last.length, numEmbeddings: m.placeholder.length, encodeCost, ready: m.data !== undefined };
       }),
     });
     r.sched = sched;
@@ -264,5 +266,6 @@ export function mediaInfo(r: EngineRequest): MediaInfo[] {
     source: m.source ?? 'encoded',
     numTiles: m.prepared.layout.numTiles,
     longestEdge: m.longestEdge,
+    ...(m.video ? { video: m.video } : {}),
   }));
 }

@@ -1,12 +1,32 @@
 // The engine's public request and response shapes, following OpenAI's chat completions (as WebLLM does),
 // plus a `tessera` block with token ids and timings.
 
+import type { RawImage } from '../processor/image-decode';
+import type { FrameThumbnail } from '../processor/video-frames';
+
 export type ChatContentPart =
   | { type: 'text'; text: string }
   /** url: a data: URL, an http(s) URL, or a blob: URL (browser). */
   | { type: 'image_url'; image_url: { url: string } }
   /** Encoded image bytes (PNG, JPEG, WebP, ...). */
-  | { type: 'image'; image: Uint8Array | ArrayBuffer | Blob };
+  | { type: 'image'; image: Uint8Array | ArrayBuffer | Blob }
+  /**
+   * A video, for SmolVLM2 checkpoints: MP4 (H.264), WebM (VP8/VP9), MKV or MOV bytes, a Blob or File (read
+   * lazily: only the sampled frames are decoded), an animated GIF/WebP (Node), or frames already chosen.
+   */
+  | { type: 'video'; video: Uint8Array | ArrayBuffer | Blob | VideoFrames }
+  /** url: a data: URL, an http(s) URL, or a blob: URL (browser). The part vLLM's OpenAI server takes. */
+  | { type: 'video_url'; video_url: { url: string } };
+
+/** A video for engine.videoFrames(): what a `video` part takes, or a URL as a `video_url` part does. */
+export type ChatVideoInput = Uint8Array | ArrayBuffer | Blob | VideoFrames | string;
+
+/** A video as frames with their times (used as given: none are dropped or added). */
+export interface VideoFrames {
+  frames: Array<{ image: Uint8Array | ArrayBuffer | Blob | RawImage; timestamp: number }>;
+  /** Seconds (default: the last timestamp plus the spacing of the last two frames). */
+  duration?: number;
+}
 
 export interface ChatCompletionMessage {
   role: 'system' | 'user' | 'assistant';
@@ -33,6 +53,14 @@ export interface ChatCompletionRequest {
     allowReducedResolution?: boolean;
     /** If an image cannot be encoded, answer without it (the response is flagged `degraded: 'text-only'`). */
     textOnlyFallback?: boolean;
+    /**
+     * Video token pruning (EVS, as vLLM's video_pruning_rate): drop this share, in [0, 1), of each video's
+     * frame tokens, keeping the first frame whole and, after it, the tokens that changed most since the
+     * previous frame. 0 or unset: no pruning.
+     */
+    videoPruning?: number;
+    /** Return a thumbnail of every sampled video frame, this many px on its longest side, in tessera.videos. */
+    videoThumbnails?: number;
   };
 }
 
@@ -64,6 +92,41 @@ export interface MediaInfo {
   numTiles: number;
   /** size.longest_edge used (lower than the config's after a reduced-resolution retry). */
   longestEdge: number;
+  /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
+  video?: { videoIndex: number; frame?: number };
+}
+
+/** A sampled frame of a video: where it is in the clip, and its thumbnail when asked for. */
+export interface VideoFrameInfo {
+  /** Frame index in the clip (position in a frame list). */
+  index: number;
+  /** Seconds, and as the prompt prints it ("MM:SS"). */
+  timestamp: number;
+  label: string;
+  /** Cache key of the frame's embeddings (blake3 of its pixels and the encoder). */
+  key: string;
+  /** Present with the request option tessera.videoThumbnails (or the thumbnailEdge of engine.videoFrames()). */
+  thumbnail?: FrameThumbnail;
+}
+
+/** What a video part became: the clip's facts, the sampled frames, and its tokens. */
+export interface VideoInfo {
+  /** Whole-clip key (bytes + sampling config); absent for a frame list. */
+  clipKey?: string;
+  /** 'decoded' (demuxed and decoded now) or 'clip-cache' (seen before: nothing decoded). */
+  source: 'decoded' | 'clip-cache';
+  numFrames: number;
+  fps: number;
+  duration: number;
+  width: number;
+  height: number;
+  codec: string;
+  container: string;
+  decoder: string;
+  frames: VideoFrameInfo[];
+  /** Frame tokens in the prompt, and without pruning (equal unless tessera.videoPruning is set). */
+  tokens: number;
+  unprunedTokens: number;
 }
 
 export interface TesseraInfo {
@@ -75,6 +138,8 @@ export interface TesseraInfo {
   cachedTokens: number;
   timings: RequestTimings;
   media: MediaInfo[];
+  /** One per video part, in message order (empty without videos). */
+  videos: VideoInfo[];
   /** Set when the images could not be used and the caller allowed an answer without them. */
   degraded?: 'text-only';
 }

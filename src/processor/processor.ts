@@ -41,7 +41,8 @@ export class Idefics3Processor {
     private readonly decodeImage: ImageDecoder,
     /** HF's SmolVLM video template, for conversations with a video part (only when the checkpoint has video settings). */
     readonly videoChatTemplate: ChatTemplate | undefined,
-    private readonly where: string,
+    /** Where the checkpoint was read from (named in errors). */
+    readonly where: string,
   ) {}
 
   static async load(files: ModelFiles, options: ProcessorLoadOptions): Promise<Idefics3Processor> {

@@ -6,9 +6,14 @@
 //                              ◄─────────  { key, layout }                    (counts before work)
 //   encodeBatch(keys)          ─────────►  one batch (forward passes of visionBatch tiles)
 //                              ◄─────────  [{ embeddings [transfer], shape }, ...]
+//   prepareVideo(clip|frames)  ─────────►  clip key; unless known: demux, sample, decode the sampled frames,
+//                                          resize each to a tile, key it by its pixels (kept like images)
+//                              ◄─────────  { clipKey, meta, frames: [{ key, layout, timestamp, thumbnail }] }
 
 import type { AdapterReport } from '../gpu/adapter-info';
+import type { RawImage } from '../processor/image-decode';
 import type { ImageLayout } from '../processor/image-layout';
+import type { FrameThumbnail } from '../processor/video-frames';
 
 /** Where the worker reads the checkpoint from; all structured-cloneable. */
 export type ModelRef =
@@ -31,6 +36,8 @@ export interface EncoderWorkerInit {
   rowsPerPiece?: number;
   /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
   simulateOutOfMemoryAboveTiles?: number;
+  /** Node: the ffmpeg program that decodes MP4/WebM clips (default 'ffmpeg' on PATH). */
+  ffmpegPath?: string;
 }
 
 export interface EncoderWorkerInfo {
@@ -65,6 +72,58 @@ export interface EncodedMedia {
   batchImages: number;
 }
 
+/** A video as the encoder takes it: a clip's bytes or Blob/File, or frames already chosen (all cloneable). */
+export type VideoSource = Uint8Array | Blob | VideoFramesSource;
+
+export interface VideoFramesSource {
+  frames: Array<{ image: Uint8Array | RawImage; timestamp: number }>;
+  /** Seconds; default: last timestamp + the spacing of the last two frames (see processor/messages.ts). */
+  duration?: number;
+}
+
+export interface PrepareVideoOptions {
+  /** Clip keys whose frames the caller already knows: for those nothing is demuxed or decoded. */
+  knownClips?: readonly string[];
+  /** Longest side in px of a thumbnail per sampled frame (absent or 0: none). */
+  thumbnailEdge?: number;
+}
+
+/** How a video was read: its container facts (clips) and how sampling and decoding went. */
+export interface VideoMetaInfo {
+  numFrames: number;
+  fps: number;
+  duration: number;
+  width: number;
+  height: number;
+  codec: string;
+  container: string;
+  /** 'webcodecs', 'ffmpeg+sharp', or 'frames' (a frame list: nothing demuxed). */
+  decoder: string;
+}
+
+export interface PreparedVideoFrame {
+  /** The frame's own media item: key = blake3(frame identity ‖ its tile's pixels), one tile, imageSeqLen tokens. */
+  media: PreparedMedia;
+  /** Frame index in the clip (position in a frame list). */
+  index: number;
+  /** Seconds (index / fps for a clip, as HF prints it). */
+  timestamp: number;
+  thumbnail?: FrameThumbnail;
+}
+
+export interface PreparedVideo {
+  /** Whole-clip key (clip bytes + sampling/decoding config); undefined for a frame list. */
+  clipKey?: string;
+  /** The clip was one of knownClips: nothing was decoded and `frames` is empty. */
+  known: boolean;
+  meta?: VideoMetaInfo;
+  frames: PreparedVideoFrame[];
+  /** Frames decoded for this call, and the time container reading and decoding took. */
+  numDecoded: number;
+  demuxMs: number;
+  decodeMs: number;
+}
+
 export interface EncoderWorkerStats {
   encodes: number;
   batches: number;
@@ -90,4 +149,6 @@ export interface EncoderWorkerApi {
   /** Drop a prepared image that will not be encoded (cache hit, cancellation). */
   forget(key: string): Promise<void>;
   stats(): Promise<EncoderWorkerStats>;
+  /** Sample, decode and prepare a video's frames (each then encodes like an image, by its key). */
+  prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo>;
 }

@@ -30,13 +30,18 @@ export interface SchedMediaItem {
   readonly end: number;
   /** Embeddings the encoder returns for it (the placeholder tokens it fills). */
   readonly numEmbeddings: number;
+  /**
+   * Embeddings encoding it computes, counted against the encoder budget: numEmbeddings, except for a video
+   * pruned with EVS, whose frames are all encoded before the kept tokens are chosen.
+   */
+  readonly encodeCost: number;
   state: MediaItemState;
 }
 
 export interface SchedRequestInit {
   id: number;
   promptIds: Uint32Array;
-  media?: ReadonlyArray<{ key: string; start: number; end: number; numEmbeddings: number; ready?: boolean }>;
+  media?: ReadonlyArray<{ key: string; start: number; end: number; numEmbeddings: number; encodeCost?: number; ready?: boolean }>;
   maxTokens: number;
   stopIds?: ReadonlySet<number>;
 }
@@ -63,7 +68,14 @@ export class SchedRequest {
     this.promptIds = init.promptIds;
     this.maxTokens = init.maxTokens;
     this.stopIds = init.stopIds ?? new Set();
-    this.media = (init.media ?? []).map((m) => ({ key: m.key, start: m.start, end: m.end, numEmbeddings: m.numEmbeddings, state: m.ready ? 'ready' : 'pending' }));
+    this.media = (init.media ?? []).map((m) => ({
+      key: m.key,
+      start: m.start,
+      end: m.end,
+      numEmbeddings: m.numEmbeddings,
+      encodeCost: m.encodeCost ?? m.numEmbeddings,
+      state: m.ready ? 'ready' : 'pending',
+    }));
     let last = 0;
     for (const m of this.media) {
       if (!(m.start >= last && m.end > m.start && m.end <= init.promptIds.length && m.numEmbeddings > 0)) {

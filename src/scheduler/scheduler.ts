@@ -221,11 +221,11 @@ export class Scheduler {
       const computed = req.status === 'running' ? req.numComputed : this.cachedPrefix(req).length * this.kv.blockSize;
       for (const item of req.media) {
         if (item.state !== 'pending' || item.end <= computed) continue; // ready, on its way, or already in the KV cache
-        const fits = this.encodingEmbeddings + item.numEmbeddings <= this.config.encoderBudget;
+        const fits = this.encodingEmbeddings + item.encodeCost <= this.config.encoderBudget;
         // An item larger than the whole budget still runs, alone.
         if (!fits && this.encodingEmbeddings > 0) return;
         item.state = 'encoding';
-        this.encodingEmbeddings += item.numEmbeddings;
+        this.encodingEmbeddings += item.encodeCost;
         step.encode.push({ req, item });
       }
     }
@@ -233,7 +233,7 @@ export class Scheduler {
 
   /** An encode started by schedule() settled (ok or not, whether or not its request is still alive). */
   encodeSettled(req: SchedRequest, item: SchedMediaItem, ok: boolean): void {
-    this.encodingEmbeddings -= item.numEmbeddings;
+    this.encodingEmbeddings -= item.encodeCost;
     if (this.encodingEmbeddings < 0) throw new InternalError('Scheduler: more encodes settled than started');
     if (!req.isFinished) item.state = ok ? 'ready' : 'pending';
   }

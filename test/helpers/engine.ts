@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startInProcessBackend } from '../../src/encoder/in-process';
+import { nodeVideoBackend } from '../../src/encoder/video/decode-node';
 import { nodeEncoderWorkerSpawner } from '../../src/encoder/spawn-node';
 import { EncoderWorkerPool } from '../../src/encoder/worker-pool';
 import { Engine, type EngineOptions } from '../../src/engine/engine';
@@ -34,7 +35,7 @@ export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOpti
         const backend = options.workers
           ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(BUILT_WORKER), init, enc.poolSize ?? 1)
           : await startInProcessBackend(
-              { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+              { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode, videoBackend: nodeVideoBackend },
               init,
             );
         return mediaEncoderFor(backend, lifecycle, enc, options.store, undefined);

@@ -6,8 +6,8 @@ import { makeTiny } from '../../scripts/make-tiny';
 
 export const TINY_DIR = resolve(import.meta.dirname, '../../public/models');
 
-/** Make public/models/{smolvlm-tiny, smolvlm-tiny-tied} if missing; returns their parent directory. */
+/** Make public/models/{smolvlm-tiny, smolvlm-tiny-tied, smolvlm2-video-tiny} if missing; returns their parent directory. */
 export function ensureTinyModels(): string {
-  if (!existsSync(resolve(TINY_DIR, 'manifest.json'))) makeTiny(TINY_DIR);
+  if (!existsSync(resolve(TINY_DIR, 'manifest.json')) || !existsSync(resolve(TINY_DIR, 'smolvlm2-video-tiny/model.safetensors'))) makeTiny(TINY_DIR);
   return TINY_DIR;
 }

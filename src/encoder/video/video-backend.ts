@@ -1,0 +1,39 @@
+// What decodes a clip where the encoder runs: WebCodecs in a browser worker (decode-browser.ts), ffmpeg
+// and sharp in Node (decode-node.ts). A backend opens a clip (container metadata only), then decodes just
+// the frames sampling kept, one at a time: the caller turns each frame into a tile and drops it before
+// the next is decoded, so memory holds one decoded frame however long the clip is.
+
+import type { RawImage } from '../../processor/image-decode';
+
+export interface ClipMeta {
+  /** Frames in the clip. */
+  numFrames: number;
+  /** Average frame rate. */
+  fps: number;
+  /** Seconds (numFrames / fps). */
+  duration: number;
+  /** Display size (rotation applied). */
+  width: number;
+  height: number;
+  /** Video codec ('avc', 'vp9', 'gif', ...) and container ('MP4', 'WebM', ...). */
+  codec: string;
+  container: string;
+}
+
+export interface OpenedClip {
+  readonly meta: ClipMeta;
+  /** Decodes the frames at these indices (ascending, distinct), in order, one at a time. */
+  frames(indices: readonly number[]): AsyncGenerator<RawImage>;
+  close(): void;
+}
+
+export interface VideoBackendOptions {
+  /** Node: the ffmpeg program to run (default 'ffmpeg', found on PATH). */
+  ffmpegPath?: string;
+}
+
+export interface VideoBackend {
+  /** 'webcodecs' (browser) or 'ffmpeg+sharp' (Node): part of the whole-clip cache key (decoders differ in pixels). */
+  readonly name: string;
+  open(source: Uint8Array | Blob, options?: VideoBackendOptions): Promise<OpenedClip>;
+}

@@ -1,0 +1,59 @@
+// Video parts of OpenAI-style messages -> what the encoder takes (protocol VideoSource): clip bytes, a Blob
+// (kept as is: a picked File is read lazily by the demuxer, never copied whole onto this thread), or a
+// frame list with encoded images as bytes. As for images, nothing about identity comes from a URL or a
+// name: the whole-clip key hashes the bytes.
+
+import { InvalidMessageError, VideoDecodeError } from '../errors';
+import type { RawImage } from '../processor/image-decode';
+import type { VideoSource } from '../protocol/encoder';
+import type { VideoFrames } from './types';
+
+/**
+ * The clip at `url`: a data: URL's payload, or what fetch returns for http(s):/blob: (as a Blob, so a large
+ * download need not become one array here). One function on purpose: request validation (issue 11's
+ * fetch-media helper) is meant to replace it.
+ */
+export async function fetchVideoUrl(url: string, fetchImpl: typeof fetch): Promise<Uint8Array | Blob> {
+  if (url.startsWith('data:')) {
+    const comma = url.indexOf(',');
+    if (comma < 0) throw new VideoDecodeError('the video data: URL has no comma before its payload');
+    const payload = url.slice(comma + 1);
+    if (url.slice(5, comma).endsWith(';base64')) return Uint8Array.from(atob(payload), (c) => c.charCodeAt(0));
+    return new TextEncoder().encode(decodeURIComponent(payload));
+  }
+  let res: Response;
+  try {
+    res = await fetchImpl(url);
+  } catch (e) {
+    throw new VideoDecodeError(`could not fetch the video at ${url}: ${(e as Error).message}`, { cause: e });
+  }
+  if (!res.ok) throw new VideoDecodeError(`fetching the video at ${url} failed with HTTP ${res.status}`);
+  return await res.blob();
+}
+
+function isRawImage(x: unknown): x is RawImage {
+  const r = x as RawImage;
+  return !!r && typeof r === 'object' && Number.isInteger(r.width) && Number.isInteger(r.height) && !!r.data && typeof r.channels === 'number';
+}
+
+/** A `video` part's payload as the encoder takes it; `where` names the part in errors. */
+export async function videoSourceOf(video: unknown, where: string): Promise<VideoSource> {
+  if (video instanceof Uint8Array) return video;
+  if (video instanceof ArrayBuffer) return new Uint8Array(video);
+  if (typeof Blob !== 'undefined' && video instanceof Blob) return video;
+  const list = video as VideoFrames;
+  if (list && typeof list === 'object' && Array.isArray(list.frames)) {
+    const frames = await Promise.all(
+      list.frames.map(async (f, i) => {
+        const image = f?.image;
+        const timestamp = f?.timestamp;
+        if (image instanceof Uint8Array || isRawImage(image)) return { image, timestamp };
+        if (image instanceof ArrayBuffer) return { image: new Uint8Array(image), timestamp };
+        if (typeof Blob !== 'undefined' && image instanceof Blob) return { image: new Uint8Array(await image.arrayBuffer()), timestamp };
+        throw new InvalidMessageError(`${where}.video.frames[${i}].image must be encoded image bytes, a Blob, or {width, height, channels, data} pixels.`);
+      }),
+    );
+    return { frames, ...(list.duration !== undefined ? { duration: list.duration } : {}) };
+  }
+  throw new InvalidMessageError(`${where}.video must be video bytes (Uint8Array/ArrayBuffer), a Blob/File, or { frames: [{ image, timestamp }], duration? }.`);
+}
