@@ -110,6 +110,7 @@ export default defineConfig(({ mode }) => ({
               main: resolve(root, 'demo/index.html'),
               parity: resolve(root, 'demo/parity.html'),
               'encoder-harness': resolve(root, 'demo/encoder-harness.html'),
+              'video-harness': resolve(root, 'demo/video-harness.html'),
             },
           },
         },

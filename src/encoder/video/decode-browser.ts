@@ -8,11 +8,13 @@ import { VideoSampleSink } from 'mediabunny';
 import { InternalError, VideoCodecUnsupportedError, VideoDecodeError } from '../../errors';
 import type { RawImage } from '../../processor/image-decode';
 import { demuxClip } from './demux';
-import type { OpenedClip, VideoBackend } from './video-backend';
+import { isAnimatedImage, type OpenedClip, type VideoBackend } from './video-backend';
 
 export const webCodecsVideoBackend: VideoBackend = {
   name: 'webcodecs',
   async open(source: Uint8Array | Blob): Promise<OpenedClip> {
+    const animated = await isAnimatedImage(source);
+    if (animated) throw new VideoCodecUnsupportedError(animated, 'the browser encoder (animated GIF/WebP video is decoded in Node only, with sharp)');
     const clip = await demuxClip(source);
     if (typeof VideoDecoder === 'undefined' || !(await clip.track.canDecode())) {
       clip.input.dispose();

@@ -22,15 +22,7 @@ import { FfmpegMissingError, VideoDecodeError, VideoEmptyError } from '../../err
 import { importOptional } from '../../optional-dependency';
 import type { RawImage } from '../../processor/image-decode';
 import { demuxClip } from './demux';
-import type { ClipMeta, OpenedClip, VideoBackend, VideoBackendOptions } from './video-backend';
-
-/** GIF87a / GIF89a, or RIFF....WEBP: an animated image, decoded by sharp. */
-export function isAnimatedImage(head: Uint8Array): 'gif' | 'webp' | undefined {
-  const text = String.fromCharCode(...head.subarray(0, 12));
-  if (text.startsWith('GIF87a') || text.startsWith('GIF89a')) return 'gif';
-  if (text.startsWith('RIFF') && text.slice(8, 12) === 'WEBP') return 'webp';
-  return undefined;
-}
+import { isAnimatedImage, type ClipMeta, type OpenedClip, type VideoBackend, type VideoBackendOptions } from './video-backend';
 
 async function bytesOf(source: Uint8Array | Blob): Promise<Uint8Array> {
   return source instanceof Uint8Array ? source : new Uint8Array(await source.arrayBuffer());
@@ -133,8 +125,7 @@ async function openWithFfmpeg(source: Uint8Array | Blob, ffmpeg: string): Promis
 export const nodeVideoBackend: VideoBackend = {
   name: 'ffmpeg+sharp',
   async open(source: Uint8Array | Blob, options: VideoBackendOptions = {}): Promise<OpenedClip> {
-    const head = source instanceof Uint8Array ? source.subarray(0, 12) : new Uint8Array(await source.slice(0, 12).arrayBuffer());
-    const animated = isAnimatedImage(head);
+    const animated = await isAnimatedImage(source);
     if (animated) return openAnimated(source, animated);
     return openWithFfmpeg(source, options.ffmpegPath ?? 'ffmpeg');
   },

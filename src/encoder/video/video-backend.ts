@@ -37,3 +37,12 @@ export interface VideoBackend {
   readonly name: string;
   open(source: Uint8Array | Blob, options?: VideoBackendOptions): Promise<OpenedClip>;
 }
+
+/** GIF87a / GIF89a, or RIFF....WEBP: an animated image (decoded by sharp in Node), not a video container. */
+export async function isAnimatedImage(source: Uint8Array | Blob): Promise<'gif' | 'webp' | undefined> {
+  const head = source instanceof Uint8Array ? source.subarray(0, 12) : new Uint8Array(await source.slice(0, 12).arrayBuffer());
+  const text = String.fromCharCode(...head);
+  if (text.startsWith('GIF87a') || text.startsWith('GIF89a')) return 'gif';
+  if (text.startsWith('RIFF') && text.slice(8, 12) === 'WEBP') return 'webp';
+  return undefined;
+}
