@@ -7,12 +7,15 @@ import type { KernelVariant } from '../gpu/adapter-info';
 export const USAGE = `usage: tessera <command> [options]
 
 commands
-  run        answer a prompt about an image, streaming the answer
+  run        answer a prompt about an image or a video, streaming the answer
   doctor     report the WebGPU adapter and run every kernel against its CPU reference
 
 run options
   --model <dir|url>            a Hugging Face SmolVLM / Idefics3 checkpoint folder or resolve/main/ URL
   --image <file>               an image (PNG, JPEG, WebP, ...); omit for a text-only prompt
+  --video <file>               a video (MP4, WebM, MKV, MOV: decoded by ffmpeg; animated GIF/WebP), for
+                               SmolVLM2 checkpoints; frames are sampled as the checkpoint's video_sampling says
+  --video-pruning Q            drop this share 0 <= Q < 1 of the video's frame tokens (EVS; default 0)
   --prompt "..."               the question
   --max-tokens N               most tokens to generate, N >= 1 (default 64)
   --temperature T              sample at temperature T >= 0 (default 0: greedy)
@@ -38,6 +41,9 @@ export interface RunArgs {
   command: 'run';
   model: string;
   image?: string;
+  video?: string;
+  /** EVS pruning rate for the video (tessera.videoPruning). */
+  videoPruning?: number;
   prompt: string;
   maxTokens: number;
   temperature?: number;
@@ -72,6 +78,8 @@ const OPTIONS = {
   variant: { type: 'string' },
   model: { type: 'string' },
   image: { type: 'string' },
+  video: { type: 'string' },
+  'video-pruning': { type: 'string' },
   prompt: { type: 'string' },
   'max-tokens': { type: 'string' },
   temperature: { type: 'string' },
@@ -81,7 +89,7 @@ const OPTIONS = {
   notice: { type: 'string' },
 } as const;
 
-const RUN_ONLY = ['model', 'image', 'prompt', 'max-tokens', 'temperature', 'top-p', 'top-k', 'seed', 'notice'] as const;
+const RUN_ONLY = ['model', 'image', 'video', 'video-pruning', 'prompt', 'max-tokens', 'temperature', 'top-p', 'top-k', 'seed', 'notice'] as const;
 
 /** Whether argv asks for a stack trace on errors (read even when the rest does not parse). */
 export function wantsVerbose(argv: readonly string[]): boolean {
@@ -152,6 +160,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       command,
       model: values.model,
       image: values.image,
+      video: values.video,
+      videoPruning: numberOption('video-pruning', values['video-pruning'], { min: 0, max: 0.999999, reads: 'a number from 0 up to (not including) 1' }),
       prompt: values.prompt,
       maxTokens: numberOption('max-tokens', values['max-tokens'], { integer: true, min: 1, reads: 'an integer >= 1' }) ?? 64,
       temperature: numberOption('temperature', values.temperature, { min: 0, reads: 'a number >= 0' }),

@@ -1,6 +1,7 @@
-// `tessera run`: answer a prompt about an image, streaming the answer to stdout.
+// `tessera run`: answer a prompt about an image or a video, streaming the answer to stdout.
 
-import { readFile } from 'node:fs/promises';
+import { openAsBlob } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { createEngine } from '../engine/create-node';
 import type { ChatCompletionRequest, ChatContentPart, EngineProgress } from '../engine/types';
 import type { RunArgs } from './args';
@@ -27,9 +28,14 @@ function progressPrinter(err: (text: string) => void) {
 export async function run(o: RunOptions): Promise<number> {
   const t0 = performance.now();
   if (!o.json && o.notice) o.err(`${o.notice}\n`);
-  // Read the image before loading the model, so a wrong path fails at once.
+  // Read the image (and find the video) before loading the model, so a wrong path fails at once. The video
+  // stays a file-backed Blob: only its container index and sampled frames are ever read.
   const content: ChatContentPart[] = [];
   if (o.image) content.push({ type: 'image', image: await readFile(o.image) });
+  if (o.video) {
+    await stat(o.video);
+    content.push({ type: 'video', video: await openAsBlob(o.video) });
+  }
   content.push({ type: 'text', text: o.prompt });
   if (!o.json) o.err(`loading ${o.model}\n`);
   const engine = await createEngine({ model: o.model, onProgress: o.json ? undefined : progressPrinter(o.err) });
@@ -41,6 +47,7 @@ export async function run(o: RunOptions): Promise<number> {
       top_p: o.topP,
       top_k: o.topK,
       seed: o.seed,
+      ...(o.videoPruning ? { tessera: { videoPruning: o.videoPruning } } : {}),
     };
     const loadMs = performance.now() - t0;
     if (o.json) {
@@ -56,6 +63,7 @@ export async function run(o: RunOptions): Promise<number> {
           tiles: r.tessera.numTiles,
           timings: { loadMs, ...r.tessera.timings },
           media: r.tessera.media,
+          videos: r.tessera.videos,
           encoder: engine.stats().encoder.mode,
         })}\n`,
       );
@@ -69,6 +77,12 @@ export async function run(o: RunOptions): Promise<number> {
       if (chunk.tessera) {
         const t = chunk.tessera.timings;
         o.out('\n');
+        for (const v of chunk.tessera.videos) {
+          o.err(
+            `\nvideo: ${v.frames.length} of ${v.numFrames} frames (${v.duration.toFixed(1)} s, ${v.codec}, ${v.decoder}) at ` +
+              `${v.frames.map((f) => f.label).join(' ')}; ${v.tokens} frame tokens${v.tokens < v.unprunedTokens ? ` of ${v.unprunedTokens} (pruned)` : ''}\n`,
+          );
+        }
         o.err(
           `\n[${chunk.choices[0].finish_reason}] ${chunk.tessera.tokenIds.length} tokens; prompt ${chunk.tessera.promptTokens} tokens ` +
             `(${chunk.tessera.imageTokens} image tokens, ${chunk.tessera.numTiles} tiles); process ${t.processMs.toFixed(0)} ms, ` +

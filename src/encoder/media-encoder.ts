@@ -214,7 +214,8 @@ export class MediaEncoder {
           this.clips.delete(r.clipKey!);
           this.clips.set(r.clipKey!, record);
           this.videoCounts.clipCacheHits++;
-          return { clipKey: r.clipKey, meta: record.meta, frames: record.frames.map((f, i) => ({ ...f, cached: hits[i] })), source: 'clip-cache' };
+          const frames = record.frames.map((f, i) => ({ ...f, thumbnail: thumbnailEdge ? f.thumbnail : undefined, cached: hits[i] }));
+          return { clipKey: r.clipKey, meta: record.meta, frames, source: 'clip-cache' };
         }
       }
       // Some frame left every tier (or the record did): decode the clip again.

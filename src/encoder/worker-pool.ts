@@ -156,8 +156,18 @@ export class EncoderWorkerPool {
   async prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo> {
     const slot = this.leastBusy();
     await this.track(slot, slot.ready);
-    const sent = copyForTransfer(source);
-    const prepared = await this.track(slot, slot.api.prepareVideo(Comlink.transfer(sent.source, sent.buffers), options));
+    const send = (s: VideoSource) => {
+      const sent = copyForTransfer(s);
+      return this.track(slot, slot.api.prepareVideo(Comlink.transfer(sent.source, sent.buffers), options));
+    };
+    let prepared: PreparedVideo;
+    try {
+      prepared = await send(source);
+    } catch (e) {
+      // Node cannot post a file-backed Blob (fs.openAsBlob) to a worker thread: send its bytes instead.
+      if (!(source instanceof Blob) || !/clone/i.test(String((e as Error)?.message ?? e))) throw e;
+      prepared = await send(new Uint8Array(await source.arrayBuffer()));
+    }
     for (const f of prepared.frames) {
       let owners = this.keyOwners.get(f.media.key);
       if (!owners) this.keyOwners.set(f.media.key, (owners = new Set()));

@@ -97,14 +97,7 @@ export function videoInfo(videos: readonly RequestVideo[]): VideoInfo[] {
   return videos.map((v) => ({
     ...(v.clip.clipKey ? { clipKey: v.clip.clipKey } : {}),
     source: v.clip.source,
-    numFrames: v.clip.meta.numFrames,
-    fps: v.clip.meta.fps,
-    duration: v.clip.meta.duration,
-    width: v.clip.meta.width,
-    height: v.clip.meta.height,
-    codec: v.clip.meta.codec,
-    container: v.clip.meta.container,
-    decoder: v.clip.meta.decoder,
+    ...v.clip.meta,
     frames: v.clip.frames.map((f) => ({
       index: f.index,
       timestamp: f.timestamp,

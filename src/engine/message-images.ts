@@ -4,20 +4,15 @@
 
 import { ImageDecodeError, InvalidMessageError } from '../errors';
 import type { ChatMessage, ContentPart } from '../processor/messages';
+import { dataUrlBytes } from './data-url';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
 import type { ChatCompletionMessage } from './types';
 
 async function urlBytes(url: string, fetchImpl: typeof fetch): Promise<Uint8Array> {
   if (url.startsWith('data:')) {
-    const comma = url.indexOf(',');
-    if (comma < 0) throw new ImageDecodeError('the image data: URL has no comma before its payload');
-    const meta = url.slice(5, comma);
-    const payload = url.slice(comma + 1);
-    if (meta.endsWith(';base64')) {
-      const bin = atob(payload);
-      return Uint8Array.from(bin, (c) => c.charCodeAt(0));
-    }
-    return new TextEncoder().encode(decodeURIComponent(payload));
+    const bytes = dataUrlBytes(url);
+    if (!bytes) throw new ImageDecodeError('the image data: URL has no comma before its payload');
+    return bytes;
   }
   let res: Response;
   try {

@@ -6,6 +6,7 @@
 import { InvalidMessageError, VideoDecodeError } from '../errors';
 import type { RawImage } from '../processor/image-decode';
 import type { VideoSource } from '../protocol/encoder';
+import { dataUrlBytes } from './data-url';
 import type { VideoFrames } from './types';
 
 /**
@@ -15,11 +16,9 @@ import type { VideoFrames } from './types';
  */
 export async function fetchVideoUrl(url: string, fetchImpl: typeof fetch): Promise<Uint8Array | Blob> {
   if (url.startsWith('data:')) {
-    const comma = url.indexOf(',');
-    if (comma < 0) throw new VideoDecodeError('the video data: URL has no comma before its payload');
-    const payload = url.slice(comma + 1);
-    if (url.slice(5, comma).endsWith(';base64')) return Uint8Array.from(atob(payload), (c) => c.charCodeAt(0));
-    return new TextEncoder().encode(decodeURIComponent(payload));
+    const bytes = dataUrlBytes(url);
+    if (!bytes) throw new VideoDecodeError('the video data: URL has no comma before its payload');
+    return bytes;
   }
   let res: Response;
   try {

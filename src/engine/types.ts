@@ -3,6 +3,9 @@
 
 import type { RawImage } from '../processor/image-decode';
 import type { FrameThumbnail } from '../processor/video-frames';
+import type { VideoMetaInfo } from '../protocol/encoder';
+
+export type { VideoMetaInfo };
 
 export type ChatContentPart =
   | { type: 'text'; text: string }
@@ -109,20 +112,12 @@ export interface VideoFrameInfo {
   thumbnail?: FrameThumbnail;
 }
 
-/** What a video part became: the clip's facts, the sampled frames, and its tokens. */
-export interface VideoInfo {
+/** What a video part became: the clip's facts (VideoMetaInfo), the sampled frames, and its tokens. */
+export interface VideoInfo extends VideoMetaInfo {
   /** Whole-clip key (bytes + sampling config); absent for a frame list. */
   clipKey?: string;
   /** 'decoded' (demuxed and decoded now) or 'clip-cache' (seen before: nothing decoded). */
   source: 'decoded' | 'clip-cache';
-  numFrames: number;
-  fps: number;
-  duration: number;
-  width: number;
-  height: number;
-  codec: string;
-  container: string;
-  decoder: string;
   frames: VideoFrameInfo[];
   /** Frame tokens in the prompt, and without pruning (equal unless tessera.videoPruning is set). */
   tokens: number;

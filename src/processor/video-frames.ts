@@ -13,26 +13,18 @@
 
 import { InternalError } from '../errors';
 import { toRgb, type RawImage } from './image-decode';
-import type { ImageLayout, Size } from './image-layout';
+import { longestEdgeResize, MAX_IMAGE_SIZE, type ImageLayout, type Size } from './image-layout';
 import { normalizeTiles } from './image-processor';
 import { resampleRgb, type RgbImage } from './resample';
 import type { VideoProcessorConfig } from './video-config';
 
-/** HF's video `get_resize_output_image_size`: longest side := min(4096, longestEdge), the other even-rounded. */
+/**
+ * HF's video `get_resize_output_image_size`: longest side := min(4096, longestEdge), the other int(.) and
+ * rounded up to even. That is the image rule (image-layout.ts) at a longest edge <= 4096, whose extra cap
+ * at 4096 then never applies.
+ */
 export function videoResizeSize(source: Size, longestEdge: number): Size {
-  const max = Math.min(4096, longestEdge);
-  const aspect = source.width / source.height;
-  let { width, height } = source;
-  if (width >= height) {
-    width = max;
-    height = Math.trunc(width / aspect);
-    if (height % 2 !== 0) height += 1;
-  } else {
-    height = max;
-    width = Math.trunc(height * aspect);
-    if (width % 2 !== 0) width += 1;
-  }
-  return { width: Math.max(width, 1), height: Math.max(height, 1) };
+  return longestEdgeResize(source, Math.min(MAX_IMAGE_SIZE, longestEdge));
 }
 
 /** The layout of one frame: a single untiled image of imageSeqLen tokens. */

@@ -88,13 +88,18 @@ export interface PrepareVideoOptions {
   thumbnailEdge?: number;
 }
 
-/** How a video was read: its container facts (clips) and how sampling and decoding went. */
+/** How a video was read: its container's facts, and which decoder read it. */
 export interface VideoMetaInfo {
+  /** Frames in the clip (a frame list: its length). */
   numFrames: number;
+  /** Average frame rate (0 for a frame list). */
   fps: number;
+  /** Seconds (numFrames / fps, as HF's decoders report it; a frame list: its duration). */
   duration: number;
+  /** Display size (rotation applied). */
   width: number;
   height: number;
+  /** Video codec ('avc', 'vp9', 'gif', ...) and container ('MP4', 'WebM', ...); 'frames' for a frame list. */
   codec: string;
   container: string;
   /** 'webcodecs', 'ffmpeg+sharp', or 'frames' (a frame list: nothing demuxed). */

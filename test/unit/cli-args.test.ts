@@ -23,9 +23,10 @@ describe('tessera arguments', () => {
   it('parses a run with every option', () => {
     const args = parseCliArgs([...RUN, '--image', 'a.png', '--max-tokens', '7', '--temperature', '0.5', '--top-p', '0.9', '--top-k', '0', '--seed', '3', '--json', '-v']);
     expect(args).toEqual({
-      command: 'run', model: 'm', prompt: 'p', image: 'a.png', maxTokens: 7, temperature: 0.5, topP: 0.9, topK: 0, seed: 3,
+      command: 'run', model: 'm', prompt: 'p', image: 'a.png', video: undefined, videoPruning: undefined, maxTokens: 7, temperature: 0.5, topP: 0.9, topK: 0, seed: 3,
       notice: undefined, json: true, verbose: true,
     });
+    expect(parseCliArgs([...RUN, '--video', 'clip.mp4', '--video-pruning', '0.5'])).toMatchObject({ video: 'clip.mp4', videoPruning: 0.5 });
     expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined });
   });
 
@@ -40,6 +41,7 @@ describe('tessera arguments', () => {
     expect(usageMessage([...RUN, '--top-p', '1.5'])).toMatch(/^--top-p must be/);
     expect(usageMessage([...RUN, '--seed', '4294967296'])).toMatch(/^--seed must be an integer from 0 to 4294967295/);
     expect(usageMessage([...RUN, '--seed', ''])).toMatch(/^--seed must be/);
+    expect(usageMessage([...RUN, '--video-pruning', '1'])).toBe("--video-pruning must be a number from 0 up to (not including) 1, got '1'");
   });
 
   it('refuses unknown options, missing values, stray words and misplaced options', () => {

@@ -4,21 +4,10 @@
 // the next is decoded, so memory holds one decoded frame however long the clip is.
 
 import type { RawImage } from '../../processor/image-decode';
+import type { VideoMetaInfo } from '../../protocol/encoder';
 
-export interface ClipMeta {
-  /** Frames in the clip. */
-  numFrames: number;
-  /** Average frame rate. */
-  fps: number;
-  /** Seconds (numFrames / fps). */
-  duration: number;
-  /** Display size (rotation applied). */
-  width: number;
-  height: number;
-  /** Video codec ('avc', 'vp9', 'gif', ...) and container ('MP4', 'WebM', ...). */
-  codec: string;
-  container: string;
-}
+/** What a backend reads from a clip's container (the decoder's name is added by prepare-video.ts). */
+export type ClipMeta = Omit<VideoMetaInfo, 'decoder'>;
 
 export interface OpenedClip {
   readonly meta: ClipMeta;
