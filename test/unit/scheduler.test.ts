@@ -119,6 +119,17 @@ describe('Scheduler: media and the encoder budget', () => {
     expect(h.scheduler.stats().encodingEmbeddings).toBe(0);
   });
 
+  it('counts an item\'s encode cost against the budget (a pruned video encodes more than it fills)', async () => {
+    const h = await harness({ numBlocks: 64, blockSize: 16, maxTokensPerStep: 64, encoderBudget: 64 });
+    // 20 placeholder tokens, but 48 embeddings to encode (all frames of a video before EVS keeps 20).
+    const a = h.scheduler.add({ id: 1, promptIds: prompt(30, 1), maxTokens: 1, media: [{ key: 'pruned', start: 2, end: 22, numEmbeddings: 20, encodeCost: 48 }] });
+    h.scheduler.add({ id: 2, promptIds: prompt(30, 2), maxTokens: 1, media: [{ key: 'image', start: 2, end: 22, numEmbeddings: 20 }] });
+    expect(h.step({ settleEncodes: false }).plan.encode.map((e) => e.item.key)).toEqual(['pruned']); // 48 + 20 > 64
+    expect(h.scheduler.stats().encodingEmbeddings).toBe(48);
+    h.scheduler.encodeSettled(a, a.media[0], true);
+    expect(h.scheduler.stats().encodingEmbeddings).toBe(0);
+  });
+
   it('runs an item larger than the whole encoder budget alone', async () => {
     const h = await harness({ numBlocks: 64, blockSize: 16, encoderBudget: 16 });
     h.scheduler.add({ id: 1, promptIds: prompt(60, 1), maxTokens: 1, media: [{ key: 'big', start: 5, end: 45, numEmbeddings: 40 }] });
