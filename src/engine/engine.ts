@@ -24,6 +24,7 @@ import { Idefics3Processor } from '../processor/processor';
 import type { ImageDecoder } from '../processor/image-decode';
 import { toProcessorMessages } from './message-images';
 import { planMedia, type PlannedRequest } from './plan-media';
+import { warmUpLanguageModel } from './warm-up';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -99,6 +100,7 @@ export class Engine {
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
     let media: MediaEncoder;
     try {
+      await warmUpLanguageModel(deps.gpu, model, onProgress); // compile pipelines now, not in the first TTFT
       media = await deps.startEncoder(modelId, lifecycle);
     } catch (e) {
       model.destroy();
