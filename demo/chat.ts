@@ -118,7 +118,7 @@ export class Chat {
       turn.state = 'done';
       const t = info.timings;
       view.meta.textContent =
-        `${info.tokenIds.length} tokens (${finishReason === 'length' ? 'max tokens reached' : finishReason}) · ` +
+        `${info.tokenIds.length} tokens (${finishReason === 'length' ? 'max tokens reached' : finishReason === 'stop' ? 'end of answer' : finishReason}) · ` +
         `first token after ${formatMs(t.ttftMs)} · ${formatRate(t.decodeTokensPerSecond, 'tok/s')}`;
       record = { text: turn.answer, info, finishReason, loadedFromCache };
       this.events.onStats(info, encodesBefore === 0 && info.media.some((m) => m.source === 'encoded'));

@@ -75,7 +75,7 @@ function updateControls(): void {
   loadButton.disabled = !webGpuOk || busy;
   runButton.disabled = !engine || busy;
   stopButton.disabled = !chat.running;
-  newChatButton.disabled = loading;
+  newChatButton.disabled = busy;
 }
 
 async function load(): Promise<boolean> {

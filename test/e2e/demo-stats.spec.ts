@@ -21,9 +21,11 @@ test('the stats panel shows rates, cache hits by tier, GPU memory and KV blocks;
   await expect(stat(page, 'kv-blocks')).toHaveText(`0 of ${before.kv.numBlocks}`);
   await expect(stat(page, 'ttft')).toHaveText('–');
 
-  // While the answer streams, its KV blocks are in use.
+  // Before the first token, the status says the encoder's first image also compiles its kernels; while
+  // the answer streams, its KV blocks are in use.
   await page.locator('#max-tokens').fill('100');
   await page.locator('#run').click();
+  await expect(page.locator('#chat-status')).toContainText('also compiles the encoder’s kernels in its worker');
   await expect(stat(page, 'kv-blocks')).toHaveText(new RegExp(`^[1-9]\\d* of ${before.kv.numBlocks}$`));
   await expect(page.locator('#messages > li.assistant').last()).not.toHaveAttribute('data-state', 'streaming');
   const first = answered(await page.evaluate(() => window.tesseraRun));
