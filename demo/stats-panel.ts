@@ -1,7 +1,6 @@
 // The stats panel: figures from engine.stats() and the last answer's `tessera` block, in groups. The
-// panel is a table of figures, so a new number is one entry in FIGURE_GROUPS (e.g. a "Scheduler" group
-// with waiting / running requests, prefix-cache hits and batch rows per step once the scheduler reports
-// them), with no layout code to touch. Each value is rendered into <dd data-stat="<id>">.
+// panel is a table of figures, so a new number is one entry in FIGURE_GROUPS, with no layout code to
+// touch. Each value is rendered into <dd data-stat="<id>">.
 
 import type { EngineStats, MediaInfo, TesseraInfo } from '../src/engine/types';
 import { formatBytes, formatMs, formatRate } from './format';
@@ -45,8 +44,15 @@ export const FIGURE_GROUPS: FigureGroup[] = [
       {
         id: 'prefill-rate',
         label: 'Prefill',
-        title: 'prompt tokens (image rows included) per second of prefill',
-        value: ({ last }) => last && last.timings.prefillMs > 0 ? formatRate(last.promptTokens / (last.timings.prefillMs / 1000), 'tok/s') : undefined,
+        title: 'prompt tokens computed (image rows included; tokens taken from the prefix cache excluded) per second of prefill',
+        value: ({ last }) =>
+          last && last.timings.prefillMs > 0 ? formatRate((last.promptTokens - last.cachedTokens) / (last.timings.prefillMs / 1000), 'tok/s') : undefined,
+      },
+      {
+        id: 'cached-tokens',
+        label: 'Prompt tokens from the prefix cache',
+        title: 'KV blocks reused from earlier turns (same tokens and same images): not prefilled again',
+        value: ({ last }) => last && `${last.cachedTokens} of ${last.promptTokens}`,
       },
       {
         id: 'decode-rate',
@@ -111,6 +117,32 @@ export const FIGURE_GROUPS: FigureGroup[] = [
     figures: [
       { id: 'requests', label: 'Answered', value: ({ stats }) => String(stats.requests - stats.failedRequests) },
       { id: 'requests-failed', label: 'Failed or stopped', value: ({ stats }) => String(stats.failedRequests) },
+    ],
+  },
+  {
+    id: 'scheduler',
+    title: 'Scheduler',
+    figures: [
+      { id: 'queues', label: 'Requests running / waiting', value: ({ stats }) => `${stats.scheduler.numRunning} / ${stats.scheduler.numWaiting}` },
+      {
+        id: 'batch',
+        label: 'Rows per step (median / max)',
+        title: 'tokens computed per model step over recent steps: decode rows of every running request plus prefill chunks',
+        value: ({ stats }) => `${stats.scheduler.batchRows.p50} / ${stats.scheduler.batchRows.max}`,
+      },
+      {
+        id: 'prefix-hits',
+        label: 'Prefix-cache hits',
+        value: ({ stats }) =>
+          `${stats.scheduler.prefixHitTokens} tokens (${(stats.scheduler.prefixHitRate * 100).toFixed(0)}% of ${stats.scheduler.prefixQueryTokens})`,
+      },
+      { id: 'preemptions', label: 'Preemptions', value: ({ stats }) => String(stats.scheduler.numPreemptions) },
+      {
+        id: 'stalls',
+        label: 'Waits for an image',
+        title: 'prefill chunks cut before an image whose embeddings were not ready (the encoder budget)',
+        value: ({ stats }) => String(stats.scheduler.numDoorstepStalls),
+      },
     ],
   },
 ];

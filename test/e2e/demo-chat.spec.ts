@@ -47,6 +47,10 @@ test('a follow-up question carries the earlier turn, image and answer included; 
   await expect(page.locator('#messages > li')).toHaveCount(4);
   await expect(page.locator('dd[data-stat="cache-memory"]')).toHaveText('1');
   await expect(page.locator('dd[data-stat="image-source"]')).toHaveText('memory');
+  // The first turn (image included) comes from the prefix cache: only the new tokens are prefilled.
+  expect(second.info.cachedTokens).toBeGreaterThan(first.info.promptTokens / 2);
+  await expect(page.locator('dd[data-stat="cached-tokens"]')).toHaveText(`${second.info.cachedTokens} of ${second.info.promptTokens}`);
+  await expect(page.locator('dd[data-stat="prefix-hits"]')).toContainText(`${second.info.cachedTokens} tokens`);
 
   // Exactly the OpenAI-style history: user (image + text), assistant (the first answer), user.
   const withHistory = await direct(
