@@ -152,10 +152,13 @@ describe('decode priority', () => {
     it(`decoding while another request's image encodes, paced (share ${decodePriority.encoderShare}), changes no token`, async () => {
       const engine = await testEngine(gpu(), dir, { kvCacheTokens: 4096, maxTokensPerStep: 128, decodePriority });
       try {
-        const long = await request({ text: 'Tell me a long story.', maxTokens: 40 });
+        // Long enough that the image request's preprocessing and encode start while it still decodes, on
+        // any machine speed (40 tokens were over before the encode began on a fast CI runner).
+        const long = await request({ text: 'Tell me a long story.', maxTokens: 300 });
         const pic = await request({ image: 4, text: 'What is this?', maxTokens: 4 });
         const soloLong = (await engine.chat.completions.create(long)).tessera.tokenIds;
         const soloPic = (await engine.chat.completions.create(pic)).tessera.tokenIds;
+        expect(soloLong.length).toBeGreaterThan(150);
         await engine.encoderCache.clear();
         // The long answer starts first; the image request arrives while it decodes and must be encoded.
         const longRun = engine.chat.completions.create(long).then((r) => r.tessera.tokenIds);
