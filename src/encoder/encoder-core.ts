@@ -173,10 +173,6 @@ export class EncoderCore implements EncoderWorkerApi {
   private async runBatch(batch: Job[]): Promise<void> {
     const s = this.state;
     const numTiles = batch.reduce((a, j) => a + j.image.layout.numTiles, 0);
-    const limit = s.init.simulateOutOfMemoryAboveTiles;
-    if (limit !== undefined && numTiles > limit) {
-      throw new EncoderOutOfMemoryError(numTiles, `simulated: this encoder is set to fail above ${limit} tiles`);
-    }
     const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.pixelValues.length, 0));
     let o = 0;
     for (const j of batch) {

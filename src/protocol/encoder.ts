@@ -25,8 +25,6 @@ export interface EncoderWorkerInit {
   maxBatchTiles: number;
   /** Dispatches per GPU submission while encoding (0: one per forward pass). See VisionEncoder. */
   dispatchesPerSubmit?: number;
-  /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
-  simulateOutOfMemoryAboveTiles?: number;
 }
 
 export interface EncoderWorkerInfo {

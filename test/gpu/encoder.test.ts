@@ -79,10 +79,10 @@ describe('in-process encoder', () => {
   });
 });
 
-describe('GPU out of memory while encoding (simulated above 5 tiles)', () => {
+describe('GPU out of memory while encoding (a test backend fails encodes above 5 tiles)', () => {
   let engine: Engine;
   beforeAll(async () => {
-    engine = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 128, encoder: { simulateOutOfMemoryAboveTiles: 5 } });
+    engine = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 128, faults: { oomAboveTiles: 5 } });
   });
   afterAll(() => engine?.destroy());
 
