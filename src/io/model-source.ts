@@ -7,6 +7,7 @@
 // the same URL reads from browser storage instead of the network.
 
 import { ModelFileError } from '../errors';
+import { checkCheckpointFileName } from './checkpoint-path';
 
 export interface ByteStream {
   stream: AsyncIterable<Uint8Array>;
@@ -76,7 +77,9 @@ export class UrlSource implements ModelSource {
     this.where = this.base;
   }
 
+  /** A file under the base; names that would leave it (checkpoint-path.ts) are refused, not resolved. */
   private url(name: string): string {
+    checkCheckpointFileName(name, this.where, 'the checkpoint');
     return new URL(name, new URL(this.base, globalThis.location?.href ?? 'http://localhost/')).href;
   }
 

@@ -63,6 +63,12 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   ENCODER_CACHE_FULL: errors.EncoderCacheFullError,
   CACHE_KEY: errors.CacheKeyError,
   PERSISTENT_CACHE_UNAVAILABLE: errors.PersistentCacheUnavailableError,
+  NON_FINITE_WEIGHT: errors.NonFiniteWeightError,
+  CHAT_TEMPLATE_LIMIT: errors.ChatTemplateLimitError,
+  INVALID_REQUEST: errors.InvalidRequestError,
+  TOO_MANY_IMAGES: errors.TooManyImagesError,
+  IMAGE_FETCH: errors.ImageFetchError,
+  PRIVATE_NETWORK_REFUSED: errors.PrivateNetworkRefusedError,
 };
 
 /** The class a wire error's code names (undefined for codes this side does not know: a newer worker). */
