@@ -402,8 +402,8 @@ export class ChatTemplateLimitError extends TesseraError {
     readonly allowed: number,
   ) {
     super(
-      `the chat template stopped: its ${limit} reached ${amount} but the bound is ${allowed}; a template that loops ` +
-        'or grows without end is refused. Use the checkpoint\'s own template, or fix the template file.',
+      `the chat template stopped: ${limit === 'recursion' ? 'it recursed until the JavaScript stack overflowed' : `its ${limit} reached ${amount} but the bound is ${allowed}`}; ` +
+        "a template that loops or grows without end is refused. Use the checkpoint's own template, or fix the template file.",
     );
   }
 }
