@@ -24,6 +24,7 @@ import type {
 import type { ImageDecoder } from '../processor/image-decode';
 import { processImage, shrinkTarget, type ProcessedImage } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
+import { WeightsDigest } from './weights-digest';
 
 export interface EncoderCoreDeps {
   createGpu(): Promise<GpuContext>;
@@ -45,6 +46,8 @@ interface Loaded {
   gpu: GpuContext;
   model: LoadedVisionModel;
   processor: ProcessorConfig;
+  /** Digest of the vision and connector tensors (weights-digest.ts). */
+  weightsDigest: string;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
   identities: Map<number, Promise<string>>;
 }
@@ -64,8 +67,13 @@ export class EncoderCore implements EncoderWorkerApi {
     const gpu = await this.deps.createGpu();
     try {
       const processor = await loadProcessorConfig(source);
-      const model = await loadVisionModel(gpu, source, { visionBatch: init.maxBatchTiles, dispatchesPerSubmit: init.dispatchesPerSubmit });
-      this.loaded = { init, gpu, model, processor, identities: new Map() };
+      const weights = new WeightsDigest();
+      const model = await loadVisionModel(gpu, source, {
+        visionBatch: init.maxBatchTiles,
+        dispatchesPerSubmit: init.dispatchesPerSubmit,
+        onTensor: weights.onTensor,
+      });
+      this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
       return {
         identity: await this.identity(processor.image.longestEdge),
         imageSeqLen: processor.imageSeqLen,
@@ -92,13 +100,14 @@ export class EncoderCore implements EncoderWorkerApi {
     return { ...this.state.processor.image, longestEdge };
   }
 
-  /** Everything an embedding depends on: model, dtype, and the encoder-relevant config at this resolution. */
+  /** Everything an embedding depends on: the weights, dtype, and the encoder-relevant config at this resolution. */
   private identity(longestEdge: number): Promise<string> {
     const s = this.state;
     let id = s.identities.get(longestEdge);
     if (!id) {
       id = encoderIdentity({
         modelId: s.init.modelId,
+        weights: s.weightsDigest,
         dtype: 'f32',
         encoderConfig: {
           image: this.imageConfig(longestEdge),
