@@ -15,5 +15,6 @@ export { formatAdapterReport, formatCaseLine, formatSummary } from './selfcheck/
 export { Engine, type EngineOptions } from './engine/engine';
 export { createEngine, browserModelSource, type BrowserModelInput } from './engine/create-browser';
 export type * from './engine/types';
+export type { MediaOptions } from './engine/media-options';
 export { UrlSource, FileListSource, DirectoryHandleSource, MemorySource, type ModelSource } from './io/model-source';
 export * as processor from './processor/index';

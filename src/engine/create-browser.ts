@@ -14,6 +14,7 @@ import { decodeImageBrowser } from '../processor/image-decode';
 import type { ModelRef } from '../protocol/encoder';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
+import { mediaPolicy, type MediaOptions } from './media-options';
 
 export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
 
@@ -37,6 +38,8 @@ function modelRef(model: BrowserModelInput): ModelRef | undefined {
 export interface BrowserEngineOptions extends EngineOptions {
   model: BrowserModelInput;
   encoder?: EncoderOptions;
+  /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
+  media?: MediaOptions;
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
@@ -45,6 +48,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
   const ref = modelRef(options.model);
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
+  const media = mediaPolicy(options.media);
   try {
     return await Engine.create(
       {
@@ -52,6 +56,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         source,
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
+        media,
         startEncoder: async (modelId, lifecycle) => {
           const init = workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc);
           const backend =

@@ -11,7 +11,7 @@
 // time (a later scheduler batches them). A failed request fails alone: its KV blocks, GPU tensors and
 // cache references are released, and the next request runs normally.
 
-import { InternalError, InvalidMessageError, RequestAbortedError } from '../errors';
+import { InternalError, RequestAbortedError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import type { ModelSource } from '../io/model-source';
@@ -22,8 +22,10 @@ import type { PreparedMedia } from '../protocol/encoder';
 import type { ChatMessage } from '../processor/messages';
 import { Idefics3Processor } from '../processor/processor';
 import type { ImageDecoder } from '../processor/image-decode';
+import { mediaPolicy, type MediaPolicy } from './media-options';
 import { toProcessorMessages } from './message-images';
 import { planMedia, type PlannedRequest } from './plan-media';
+import { validateRequest } from './validate-request';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -47,7 +49,8 @@ export interface EngineDeps {
   decodeImage: ImageDecoder;
   /** Starts the media encoder once the model is loaded (workers, or in-process on `gpu`). */
   startEncoder: (modelId: string, lifecycle: LifecycleCounters) => Promise<MediaEncoder>;
-  fetchImpl?: typeof fetch;
+  /** Limits on a request's media and how image URLs are fetched (media-options.ts; defaults when absent). */
+  media?: MediaPolicy;
   /** Destroy the GPU context with the engine (true when the engine created it). */
   ownsGpu?: boolean;
 }
@@ -181,9 +184,9 @@ export class Engine {
     let staged: Tensor | undefined;
     let release: (() => void) | undefined;
     try {
-      const maxTokens = req.max_tokens ?? 128;
-      if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new InvalidMessageError(`max_tokens must be a positive integer, got ${maxTokens}`);
-      const messages = await toProcessorMessages(req.messages, this.deps.fetchImpl);
+      const policy = this.deps.media ?? mediaPolicy();
+      const { maxTokens } = validateRequest(req, policy); // every field, every request
+      const messages = await toProcessorMessages(req.messages, policy, req.signal);
       // Images -> keys, layouts, plan, embeddings: concurrent with other requests' decoding.
       const planned = await planMedia(this, messages, requestId, req, maxTokens);
       const processMs = planned.processMs;

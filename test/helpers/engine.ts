@@ -8,6 +8,7 @@ import { nodeEncoderWorkerSpawner } from '../../src/encoder/spawn-node';
 import { EncoderWorkerPool } from '../../src/encoder/worker-pool';
 import { Engine, type EngineOptions } from '../../src/engine/engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from '../../src/engine/encoder-options';
+import { mediaPolicy, type MediaOptions, type ResolveHost } from '../../src/engine/media-options';
 import type { GpuContext } from '../../src/gpu/context';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import type { KeyValueStore } from '../../src/cache/store';
@@ -26,6 +27,9 @@ export interface TestEngineOptions extends EngineOptions {
   /** Faults injected by a test backend around the encoder (in-process), or by FAULTY_WORKER (workers). */
   faults?: EncoderFaults;
   store?: KeyValueStore;
+  media?: MediaOptions;
+  /** How image URLs are fetched and host names resolved (default: global fetch, no resolution). */
+  net?: { fetchImpl?: typeof fetch; resolveHost?: ResolveHost };
 }
 
 export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOptions = {}): Promise<Engine> {
@@ -37,6 +41,7 @@ export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOpti
       gpu,
       source,
       decodeImage: decodeImageNode,
+      media: mediaPolicy(options.media, options.net),
       startEncoder: async (modelId, lifecycle) => {
         const init = workerInit({ kind: 'dir', path: source.where }, modelId, enc);
         const backend = options.workers
