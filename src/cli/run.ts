@@ -3,19 +3,10 @@
 import { readFile } from 'node:fs/promises';
 import { createEngine } from '../engine/create-node';
 import type { ChatCompletionRequest, ChatContentPart, EngineProgress } from '../engine/types';
+import type { RunArgs } from './args';
 
-export interface RunOptions {
-  model: string;
-  image?: string;
-  prompt: string;
-  maxTokens: number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  seed?: number;
-  json: boolean;
-  /** Printed before the answer (e.g. that the bundled model's weights are random). */
-  notice?: string;
+/** The parsed `run` arguments (args.ts) and where output goes. */
+export interface RunOptions extends Omit<RunArgs, 'command' | 'verbose'> {
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -36,12 +27,13 @@ function progressPrinter(err: (text: string) => void) {
 export async function run(o: RunOptions): Promise<number> {
   const t0 = performance.now();
   if (!o.json && o.notice) o.err(`${o.notice}\n`);
+  // Read the image before loading the model, so a wrong path fails at once.
+  const content: ChatContentPart[] = [];
+  if (o.image) content.push({ type: 'image', image: await readFile(o.image) });
+  content.push({ type: 'text', text: o.prompt });
   if (!o.json) o.err(`loading ${o.model}\n`);
   const engine = await createEngine({ model: o.model, onProgress: o.json ? undefined : progressPrinter(o.err) });
   try {
-    const content: ChatContentPart[] = [];
-    if (o.image) content.push({ type: 'image', image: await readFile(o.image) });
-    content.push({ type: 'text', text: o.prompt });
     const req: ChatCompletionRequest = {
       messages: [{ role: 'user', content }],
       max_tokens: o.maxTokens,

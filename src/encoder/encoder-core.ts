@@ -22,6 +22,7 @@ import type {
   PreparedMedia,
 } from '../protocol/encoder';
 import type { ImageDecoder } from '../processor/image-decode';
+import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget, type ProcessedImage } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
 import { WeightsDigest } from './weights-digest';
@@ -57,7 +58,8 @@ export class EncoderCore implements EncoderWorkerApi {
   private readonly prepared = new Map<string, ProcessedImage>();
   private readonly queue: Job[] = [];
   private draining = false;
-  private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0 };
+  private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0, deviceRecoveries: 0 };
+  private readonly gate = new PieceGate();
 
   constructor(private readonly deps: EncoderCoreDeps) {}
 
@@ -69,8 +71,9 @@ export class EncoderCore implements EncoderWorkerApi {
       const processor = await loadProcessorConfig(source);
       const weights = new WeightsDigest();
       const model = await loadVisionModel(gpu, source, {
-        visionBatch: init.maxBatchTiles,
+        visionBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
         dispatchesPerSubmit: init.dispatchesPerSubmit,
+        rowsPerPiece: init.rowsPerPiece,
         onTensor: weights.onTensor,
       });
       this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
@@ -134,18 +137,39 @@ export class EncoderCore implements EncoderWorkerApi {
     return { key, layout: image.layout, numTokens: image.layout.numImageTokens };
   }
 
+  setPaced(paced: boolean): void {
+    this.gate.setPaced(paced);
+  }
+
+  grant(budgetMs: number): Promise<number> {
+    return this.gate.grant(budgetMs);
+  }
+
   async forget(key: string): Promise<void> {
     this.prepared.delete(key);
   }
 
   encode(key: string): Promise<EncodedMedia> {
-    const image = this.prepared.get(key);
-    if (!image) return Promise.reject(new MediaNotPreparedError(key));
-    this.prepared.delete(key);
-    return new Promise<EncodedMedia>((resolve, reject) => {
-      this.queue.push({ key, image, resolve, reject });
-      if (!this.draining) void this.drain();
-    });
+    return this.encodeBatch([key]).then((r) => r[0]);
+  }
+
+  /**
+   * Encode several prepared images together: their jobs join the queue in one go, so they share forward
+   * passes (up to maxBatchTiles tiles per batch). Rejects, encoding none, if any key is not prepared.
+   */
+  encodeBatch(keys: readonly string[]): Promise<EncodedMedia[]> {
+    const missing = keys.find((k) => !this.prepared.has(k));
+    if (missing !== undefined) return Promise.reject(new MediaNotPreparedError(missing));
+    const jobs = keys.map(
+      (key) =>
+        new Promise<EncodedMedia>((resolve, reject) => {
+          const image = this.prepared.get(key)!;
+          this.prepared.delete(key);
+          this.queue.push({ key, image, resolve, reject });
+        }),
+    );
+    if (!this.draining) void this.drain();
+    return Promise.all(jobs);
   }
 
   /** Run batches until the queue is empty. Jobs queued while a batch runs join the next one. */
@@ -154,14 +178,16 @@ export class EncoderCore implements EncoderWorkerApi {
     try {
       // Let encodes sent in the same tick (other requests) join this batch.
       await new Promise((r) => setTimeout(r, 0));
-      while (this.queue.length > 0) {
-        const batch = this.takeBatch();
-        try {
-          await this.runBatch(batch);
-        } catch (e) {
-          for (const j of batch) j.reject(e);
+      await this.gate.run(async () => {
+        while (this.queue.length > 0) {
+          const batch = this.takeBatch();
+          try {
+            await this.runBatch(batch);
+          } catch (e) {
+            for (const j of batch) j.reject(e);
+          }
         }
-      }
+      });
     } finally {
       this.draining = false;
     }
@@ -179,7 +205,33 @@ export class EncoderCore implements EncoderWorkerApi {
     return batch;
   }
 
+  /**
+   * This encoder's own device was lost (a driver reset, or destroy()): make a new one and load the vision
+   * weights again; the prepared pixels and the identity stay. The batch that met the loss has failed.
+   */
+  private async recoverDevice(): Promise<void> {
+    const s = this.state;
+    if (!s.gpu.lostError) return;
+    s.model.destroy();
+    this.releaseGpu(s.gpu);
+    const gpu = await this.deps.createGpu();
+    const weights = new WeightsDigest();
+    s.model = await loadVisionModel(gpu, this.deps.openModel(s.init.model), {
+      visionBatch: Math.min(s.init.visionBatch ?? s.init.maxBatchTiles, s.init.maxBatchTiles),
+      dispatchesPerSubmit: s.init.dispatchesPerSubmit,
+      rowsPerPiece: s.init.rowsPerPiece,
+      onTensor: weights.onTensor,
+    });
+    s.gpu = gpu;
+    // The cache keys name the weights loaded first; different weights now would be served under them.
+    if ((await weights.digest()) !== s.weightsDigest) {
+      throw new InternalError("the checkpoint's vision weights changed on disk while the engine ran; create a new engine");
+    }
+    this.counters.deviceRecoveries++;
+  }
+
   private async runBatch(batch: Job[]): Promise<void> {
+    await this.recoverDevice();
     const s = this.state;
     const numTiles = batch.reduce((a, j) => a + j.image.layout.numTiles, 0);
     const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.pixelValues.length, 0));
@@ -193,11 +245,12 @@ export class EncoderCore implements EncoderWorkerApi {
     let out: Awaited<ReturnType<LoadedVisionModel['vision']['encode']>> | undefined;
     let failure: unknown;
     try {
-      out = await s.model.vision.encode({ pixels, numTiles });
+      out = await s.model.vision.encode({ pixels, numTiles }, { runner: this.gate });
     } catch (e) {
       failure = e;
     }
-    const oom = await s.gpu.device.popErrorScope();
+    const oom = await s.gpu.device.popErrorScope().catch(() => null);
+    if (failure && (await s.gpu.lostWithin(250))) throw s.gpu.lostError;
     if (oom) {
       if (out) s.gpu.release(out.embeddings);
       throw new EncoderOutOfMemoryError(numTiles, oom.message);

@@ -3,15 +3,18 @@
 // Web Lock per key while one of them encodes). The encoding itself happens in a backend: encoder workers
 // (EncoderWorkerPool) or, with the same code, an EncoderCore on this thread.
 //
-//   embeddings(key) ─► memory tier ── hit ───────────────────────────────────────────► 'memory'
-//                        │ in flight (another request) ── wait for the same job ────► 'inflight'
-//                        └ produce: persistent tier ── verified hit ──────────────────► 'persistent'
-//                                    └ lock(key) ─► persistent again (another tab) ──► 'persistent'
-//                                                  └ encode in a worker ─► store ───► 'encoded'
+// Two calls, so that the scheduler decides when encoder work starts (DESIGN invariant 5):
+//   lookup(item)        memory tier hit ──────────────────────────────────────────────► 'memory'
+//                       persistent tier verified hit (copied into memory) ─────────────► 'persistent'
+//                       otherwise undefined: nothing referenced, nothing started (an item another
+//                       request is encoding right now is left to encodeBatch, which joins that job)
+//   encodeBatch(items)  per item: memory hit / join an in-flight job ──────► 'memory' / 'inflight'
+//                       the rest, together: lock(keys) ─► persistent again (another tab) ► 'persistent'
+//                                                      └ one backend batch ─► store ───► 'encoded'
 
 import type { PersistentEncoderCache } from '../cache/persistent-cache';
 import { MemoryEncoderCache } from '../cache/memory-cache';
-import { EncodeTimeoutError, RequestAbortedError } from '../errors';
+import { EncodeTimeoutError, InternalError, RequestAbortedError } from '../errors';
 import type { EncodedMedia, EncoderWorkerInfo, PrepareOptions, PreparedMedia } from '../protocol/encoder';
 
 /** What encodes: an EncoderWorkerPool, or an in-process EncoderCore wrapped to this shape. */
@@ -21,12 +24,48 @@ export interface EncodeBackend {
   readonly info: EncoderWorkerInfo;
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
   encode(key: string): Promise<EncodedMedia>;
+  /** Encode several prepared keys as one batch (results in key order). */
+  encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
+  /** Decode priority: see piece-gate.ts. */
+  setPaced(paced: boolean): void;
+  grant(budgetMs: number): Promise<number>;
   forget(key: string): Promise<void>;
   queueDepth(): number;
   destroy(): void;
 }
 
 export type EmbeddingSource = 'memory' | 'inflight' | 'persistent' | 'encoded';
+
+/** One media item to encode for one request. */
+export interface EncodeItem {
+  media: PreparedMedia;
+  requestId: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+interface PendingEncode {
+  media: PreparedMedia;
+  job: Deferred<Float32Array>;
+  origin: { source: EmbeddingSource };
+  timeoutMs: number | undefined;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
 
 export interface MediaEmbeddings {
   /** [numTokens, hidden] f32 on the host; shared with the cache: never modify it. */
@@ -88,9 +127,10 @@ export class MediaEncoder {
   private readonly memory: MemoryEncoderCache<Float32Array>;
   private readonly encodeTimes: number[] = [];
   private readonly counts = { persistentHits: 0, misses: 0, encodes: 0, batchedEncodes: 0 };
+  private paced = false;
 
   constructor(
-    readonly backend: EncodeBackend,
+    public backend: EncodeBackend,
     private readonly options: MediaEncoderOptions,
   ) {
     this.memory = new MemoryEncoderCache<Float32Array>({ capacityBytes: options.memoryCacheBytes });
@@ -110,27 +150,100 @@ export class MediaEncoder {
     void this.backend.forget(media.key);
   }
 
-  async embeddings(
-    media: PreparedMedia,
-    requestId: number,
-    options: { signal?: AbortSignal; timeoutMs?: number } = {},
-  ): Promise<MediaEmbeddings> {
-    const sizeBytes = media.numTokens * this.info.hiddenSize * 4;
-    const origin: { source: EmbeddingSource } = { source: 'encoded' };
-    const work = this.memory.getOrProduce(media.key, requestId, sizeBytes, async () => {
-      const stored = await this.fromPersistent(media.key);
-      if (stored) {
-        origin.source = 'persistent';
-        this.forget(media);
-        return stored;
-      }
-      const encode = () => this.encodeUnlessStored(media, options.timeoutMs, origin);
-      return this.options.locks ? this.options.locks.request(`tessera-encode:${media.key}`, encode) : encode();
+  /** Embeddings already cached (memory or persistent tier), referenced for requestId; undefined otherwise. */
+  async lookup(media: PreparedMedia, requestId: number): Promise<MediaEmbeddings | undefined> {
+    const sizeBytes = this.sizeOf(media);
+    if (this.memory.has(media.key)) {
+      const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, () => Promise.reject(new InternalError('lookup: stored value vanished')));
+      this.forget(media);
+      return { data: r.value, source: 'memory' };
+    }
+    if (this.memory.isInFlight(media.key)) return undefined;
+    const stored = await this.fromPersistent(media.key);
+    if (!stored) return undefined;
+    // Another request may have stored or started it meanwhile: then this joins that value instead.
+    const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, async () => stored);
+    this.forget(media);
+    return { data: r.value, source: r.source === 'produced' ? 'persistent' : r.source };
+  }
+
+  /**
+   * Embeddings for several items (of one or more requests), encoding what no tier holds as ONE backend
+   * batch. Each promise settles on its own (a timeout or an abort fails only its item).
+   */
+  encodeBatch(items: ReadonlyArray<EncodeItem>): Array<Promise<MediaEmbeddings>> {
+    const pending: PendingEncode[] = [];
+    const out = items.map((item) => {
+      const origin: { source: EmbeddingSource } = { source: 'encoded' };
+      const work = this.memory.getOrProduce(item.media.key, item.requestId, this.sizeOf(item.media), () => {
+        const job = deferred<Float32Array>();
+        pending.push({ media: item.media, job, origin, timeoutMs: item.timeoutMs });
+        return job.promise;
+      });
+      return abortable(work, item.signal).then((r) => {
+        if (r.source !== 'produced') this.forget(item.media); // answered from memory or another job: these pixels are unused
+        return { data: r.value, source: r.source === 'produced' ? origin.source : r.source };
+      });
     });
-    const result = await abortable(work, options.signal);
-    if (result.source === 'produced') return { data: result.value, source: origin.source };
-    this.forget(media); // answered from memory or another request's job: this request's pixels are unused
-    return { data: result.value, source: result.source };
+    if (pending.length > 0) void this.runBatch(pending);
+    return out;
+  }
+
+  /** One item, looked up first and encoded if no tier has it (tests and tools; the engine goes through the scheduler). */
+  async embeddings(media: PreparedMedia, requestId: number, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<MediaEmbeddings> {
+    return (await this.lookup(media, requestId)) ?? (await this.encodeBatch([{ media, requestId, ...options }])[0]);
+  }
+
+  private sizeOf(media: PreparedMedia): number {
+    return media.numTokens * this.info.hiddenSize * 4;
+  }
+
+  /** Encode a batch under the keys' locks (other tabs), after a last look in the persistent tier. */
+  private async runBatch(batch: PendingEncode[]): Promise<void> {
+    const run = async () => {
+      const toEncode: PendingEncode[] = [];
+      for (const p of batch) {
+        const stored = await this.fromPersistent(p.media.key);
+        if (stored) {
+          p.origin.source = 'persistent';
+          this.forget(p.media);
+          p.job.resolve(stored);
+        } else {
+          toEncode.push(p);
+        }
+      }
+      if (toEncode.length === 0) return;
+      this.counts.misses += toEncode.length;
+      this.options.lifecycle.encoding += toEncode.length;
+      const t0 = performance.now();
+      const all = this.backend.encodeBatch(toEncode.map((p) => p.media.key));
+      await Promise.all(
+        toEncode.map(async (p, i) => {
+          try {
+            const encoded = (await withTimeout(all, p.timeoutMs))[i];
+            this.counts.encodes++;
+            if (toEncode.length > 1 || encoded.batchImages > 1) this.counts.batchedEncodes++;
+            this.encodeTimes.push(performance.now() - t0);
+            this.options.lifecycle.ready++;
+            p.origin.source = 'encoded';
+            p.job.resolve(encoded.embeddings);
+            await this.options.persistent?.put(p.media.key, encoded.embeddings, [encoded.numTokens, encoded.hiddenSize]);
+          } catch (e) {
+            p.job.reject(e);
+          }
+        }),
+      );
+    };
+    try {
+      const locks = this.options.locks;
+      if (!locks) return await run();
+      // Keys in sorted order: two tabs locking overlapping sets never wait on each other in a cycle.
+      const keys = [...new Set(batch.map((p) => p.media.key))].sort();
+      const lockAll = (i: number): Promise<void> => (i === keys.length ? run() : locks.request(`tessera-encode:${keys[i]}`, () => lockAll(i + 1)));
+      await lockAll(0);
+    } catch (e) {
+      for (const p of batch) p.job.reject(e);
+    }
   }
 
   private async fromPersistent(key: string): Promise<Float32Array | undefined> {
@@ -142,29 +255,27 @@ export class MediaEncoder {
     return undefined;
   }
 
-  /** Inside the key's lock: another tab may have stored it while we waited. */
-  private async encodeUnlessStored(
-    media: PreparedMedia,
-    timeoutMs: number | undefined,
-    origin: { source: EmbeddingSource },
-  ): Promise<Float32Array> {
-    const stored = await this.fromPersistent(media.key);
-    if (stored) {
-      origin.source = 'persistent';
-      this.forget(media);
-      return stored;
-    }
-    this.counts.misses++;
-    this.options.lifecycle.encoding++;
-    const t0 = performance.now();
-    const encoded = await withTimeout(this.backend.encode(media.key), timeoutMs);
-    this.counts.encodes++;
-    if (encoded.batchImages > 1) this.counts.batchedEncodes++;
-    this.encodeTimes.push(performance.now() - t0);
-    this.options.lifecycle.ready++;
-    await this.options.persistent?.put(media.key, encoded.embeddings, [encoded.numTokens, encoded.hiddenSize]);
-    origin.source = 'encoded';
-    return encoded.embeddings;
+  /**
+   * Swap the backend (an in-process encoder whose GPU device was lost and recreated); the cache tiers
+   * stay. The old backend is destroyed.
+   */
+  replaceBackend(backend: EncodeBackend): void {
+    const old = this.backend;
+    this.backend = backend;
+    if (this.paced) backend.setPaced(true);
+    old.destroy();
+  }
+
+  /** Decode priority (piece-gate.ts): pace the encoder's GPU work, or let it run freely. */
+  setPaced(paced: boolean): void {
+    if (paced === this.paced) return;
+    this.paced = paced;
+    this.backend.setPaced(paced);
+  }
+
+  /** Let a paced encoder work for about budgetMs; resolves with the time it spent (0: nothing to do). */
+  grant(budgetMs: number): Promise<number> {
+    return this.backend.grant(budgetMs);
   }
 
   /** The request is done with its media: its references go; entries stay cached (freeable). */

@@ -1,7 +1,9 @@
 // A pool of encoder workers driven through comlink. Each worker owns a GPUDevice and the vision weights.
 // prepare() goes to the least-busy worker, and the image's pixels stay there, so encode() of that key
 // goes to the same worker. A worker that crashes (or is killed) fails only the calls it held, with
-// EncoderWorkerCrashedError, and is replaced by a fresh one; the other workers carry on.
+// EncoderWorkerCrashedError, and is replaced by a fresh one; the other workers carry on. A worker whose
+// script did not load is not replaced (a new one would load the same script): its calls, and later calls
+// to its slot, fail with the spawner's error (EncoderWorkerLoadError).
 //
 //   slot 0: worker ─ pending {prepare k1, encode k0}     keys: k0 -> {0}, k1 -> {0, 1}
 //   slot 1: worker ─ pending {encode k2}                 keys: k2 -> {1}
@@ -23,7 +25,8 @@ import { installErrorTransfer } from '../protocol/errors';
 export interface WorkerHandle {
   endpoint: Comlink.Endpoint;
   terminate(): void;
-  onExit(listener: (reason: string) => void): void;
+  /** `loadError`: the worker's script never loaded; calls fail with it and the worker is not restarted. */
+  onExit(listener: (reason: string, loadError?: Error) => void): void;
 }
 
 export type SpawnWorker = (index: number) => WorkerHandle;
@@ -35,6 +38,8 @@ interface Slot {
   ready: Promise<EncoderWorkerInfo>;
   pending: Set<(e: Error) => void>;
   alive: boolean;
+  /** Set when the worker's script did not load. */
+  loadError?: Error;
 }
 
 export interface WorkerPoolStats {
@@ -82,22 +87,23 @@ export class EncoderWorkerPool {
       pending: new Set(),
       alive: true,
     };
-    handle.onExit((reason) => this.onExit(slot, reason));
+    handle.onExit((reason, loadError) => this.onExit(slot, reason, loadError));
     slot.ready = this.track(slot, slot.api.init(this.init));
     return slot;
   }
 
-  private onExit(slot: Slot, reason: string): void {
+  private onExit(slot: Slot, reason: string, loadError?: Error): void {
     if (!slot.alive) return;
     slot.alive = false;
-    const error = new EncoderWorkerCrashedError(slot.index, reason);
+    slot.loadError = loadError;
+    const error = loadError ?? new EncoderWorkerCrashedError(slot.index, reason);
     for (const reject of slot.pending) reject(error);
     slot.pending.clear();
     for (const [key, owners] of this.keyOwners) {
       owners.delete(slot);
       if (owners.size === 0) this.keyOwners.delete(key);
     }
-    if (this.closed) return;
+    if (this.closed || loadError) return;
     this.restarts++;
     const fresh = this.startSlot(slot.index);
     fresh.ready.catch(() => undefined); // a failing restart surfaces on the next call to that slot
@@ -106,7 +112,7 @@ export class EncoderWorkerPool {
 
   /** Settle `call` normally, or reject it at once if its worker dies first. */
   private track<T>(slot: Slot, call: Promise<T>): Promise<T> {
-    if (!slot.alive) return Promise.reject(new EncoderWorkerCrashedError(slot.index, 'already stopped'));
+    if (!slot.alive) return Promise.reject(slot.loadError ?? new EncoderWorkerCrashedError(slot.index, 'already stopped'));
     return new Promise<T>((resolve, reject) => {
       const fail = (e: Error) => reject(e);
       slot.pending.add(fail);
@@ -149,6 +155,38 @@ export class EncoderWorkerPool {
     const [slot, ...others] = owners;
     for (const o of others) void this.track(o, o.api.forget(key)).catch(() => undefined);
     return this.track(slot, slot.api.encode(key));
+  }
+
+  /** Encode keys together: one batch per worker holding some of them. Results in key order. */
+  async encodeBatch(keys: readonly string[]): Promise<EncodedMedia[]> {
+    const bySlot = new Map<Slot, string[]>();
+    for (const key of keys) {
+      const owners = [...(this.keyOwners.get(key) ?? [])].filter((s) => s.alive);
+      if (owners.length === 0) throw new MediaNotPreparedError(key);
+      this.keyOwners.delete(key);
+      const [slot, ...others] = owners;
+      for (const o of others) void this.track(o, o.api.forget(key)).catch(() => undefined);
+      if (!bySlot.has(slot)) bySlot.set(slot, []);
+      bySlot.get(slot)!.push(key);
+    }
+    const results = new Map<string, EncodedMedia>();
+    await Promise.all(
+      [...bySlot].map(async ([slot, ks]) => {
+        const out = await this.track(slot, slot.api.encodeBatch(ks));
+        out.forEach((m) => results.set(m.key, m));
+      }),
+    );
+    return keys.map((k) => results.get(k)!);
+  }
+
+  setPaced(paced: boolean): void {
+    for (const s of this.slots) if (s.alive) void this.track(s, s.api.setPaced(paced)).catch(() => undefined);
+  }
+
+  /** Grant every worker the budget (they run side by side); resolves with the longest time spent. */
+  async grant(budgetMs: number): Promise<number> {
+    const spent = await Promise.all(this.slots.filter((s) => s.alive).map((s) => this.track(s, s.api.grant(budgetMs)).catch(() => 0)));
+    return Math.max(0, ...spent);
   }
 
   async forget(key: string): Promise<void> {

@@ -49,6 +49,13 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
   const media = mediaPolicy(options.media);
+  const inProcessMode = enc.mode === 'in-process' || !ref;
+  const inProcess = (device: typeof gpu, modelId: string) =>
+    startInProcessBackend(
+      { createGpu: async () => device, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser },
+      workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc),
+    );
+  const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
       {
@@ -57,15 +64,11 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
         media,
+        recreateGpu: () => createBrowserGpuContext(),
+        restartInProcessEncoder: inProcessMode ? (device) => inProcess(device, modelIdOf()) : undefined,
         startEncoder: async (modelId, lifecycle) => {
           const init = workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc);
-          const backend =
-            enc.mode === 'in-process' || !ref
-              ? await startInProcessBackend(
-                  { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser },
-                  init,
-                )
-              : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
+          const backend = inProcessMode ? await inProcess(gpu, modelId) : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
           const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
           return mediaEncoderFor(backend, lifecycle, enc, store, locks);
         },

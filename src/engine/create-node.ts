@@ -50,6 +50,10 @@ export interface NodeEngineOptions extends EngineOptions {
   media?: MediaOptions;
 }
 
+/**
+ * An engine on Dawn's WebGPU. Its encoder worker threads and GPU device keep the Node process alive until
+ * `engine.destroy()`; after that a program with nothing else to do exits by itself (test/consumer checks it).
+ */
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
   const gpu = await createNodeGpuContext(options.gpu);
   const source = nodeModelSource(options.model);
@@ -57,6 +61,13 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const enc = options.encoder ?? {};
   const script = enc.workerScript ?? defaultEncoderWorkerScript();
   const media = mediaPolicy(options.media, { resolveHost: resolveHostNode });
+  const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
+  const inProcess = (device: typeof gpu, modelId: string) =>
+    startInProcessBackend(
+      { createGpu: async () => device, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+      workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc),
+    );
+  const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
       {
@@ -65,15 +76,11 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         decodeImage: decodeImageNode,
         ownsGpu: true,
         media,
+        recreateGpu: () => createNodeGpuContext(options.gpu),
+        restartInProcessEncoder: useWorkers ? undefined : (device) => inProcess(device, modelIdOf()),
         startEncoder: async (modelId, lifecycle) => {
           const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc);
-          const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
-          const backend = useWorkers
-            ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
-            : await startInProcessBackend(
-                { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
-                init,
-              );
+          const backend = useWorkers ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1) : await inProcess(gpu, modelId);
           return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);
         },
       },

@@ -71,6 +71,8 @@ export interface TesseraInfo {
   promptTokens: number;
   imageTokens: number;
   numTiles: number;
+  /** Prompt tokens whose KV came from the prefix cache (not computed again). */
+  cachedTokens: number;
   timings: RequestTimings;
   media: MediaInfo[];
   /** Set when the images could not be used and the caller allowed an answer without them. */
@@ -107,7 +109,32 @@ export interface EngineProgress {
 export interface EngineStats {
   requests: number;
   failedRequests: number;
-  kv: { numBlocks: number; numFreeBlocks: number; blockSize: number };
+  /** GPU devices lost under the engine, and how many times it recreated its device and model since. */
+  deviceLosses: number;
+  deviceRecoveries: number;
+  /** KV blocks: free includes cached blocks no running request holds (they are reused or evicted lazily). */
+  kv: { numBlocks: number; numFreeBlocks: number; blockSize: number; numCachedBlocks: number; evictions: number };
+  /** The scheduler: queues, batch sizes, the prefix cache, preemptions and encoder-budget stalls. */
+  scheduler: {
+    numWaiting: number;
+    numRunning: number;
+    numSteps: number;
+    /** Rows (tokens) per step over the last steps: median and largest. */
+    batchRows: { p50: number; max: number };
+    /** Sequences per step over the last steps: median and largest. */
+    batchSeqs: { p50: number; max: number };
+    /** Prompt tokens looked up in the prefix cache at admission, found there, and their ratio. */
+    prefixQueryTokens: number;
+    prefixHitTokens: number;
+    prefixHitRate: number;
+    numPreemptions: number;
+    /** Prefill chunks cut at the doorstep of an image whose embeddings were not ready. */
+    numDoorstepStalls: number;
+    /** Image embeddings being encoded now (bounded by the encoder budget). */
+    encodingEmbeddings: number;
+  };
+  /** Decode priority: its share (0 when off) and the encoder time granted between model steps so far. */
+  decodePriority: { encoderShare: number; grantedMs: number };
   gpuPool: { numLive: number; bytesLive: number; bytesFree: number };
   weightBytes: number;
   kvCacheBytes: number;
@@ -116,7 +143,14 @@ export interface EngineStats {
   encoder: import('../encoder/media-encoder').MediaEncoderStats;
   /** Media feature lifecycle transitions: ENCODING -> READY -> STAGED -> SPLICED -> PREFILLED -> released. */
   lifecycle: import('../encoder/media-encoder').LifecycleCounters;
-  /** The last decode step: dispatches, command buffers and readbacks per token. */
-  decodeStep: { numDispatches: number; numCommandBuffers: number; numReadbacks: number; readbackBytes: number };
+  /** The last model step: rows, dispatches, command buffers and readbacks. */
+  decodeStep: {
+    numTokens: number;
+    numPaddedTokens: number;
+    numDispatches: number;
+    numCommandBuffers: number;
+    numReadbacks: number;
+    readbackBytes: number;
+  };
   last?: RequestTimings & { promptTokens: number; completionTokens: number };
 }

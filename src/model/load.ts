@@ -21,7 +21,7 @@ export interface LoadModelOptions {
   blockSize?: number;
   /** Prefill chunk size = most tokens in one step (default 256). */
   maxTokensPerStep?: number;
-  /** Most sequences decoded together (default 4). */
+  /** Most sequences running (decoded together) at once (default 16). */
   maxSeqs?: number;
   /** Tiles per vision forward pass (default 4). */
   visionBatch?: number;
@@ -71,7 +71,7 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     if (withVision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
     const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
-      maxSeqs: options.maxSeqs ?? 4,
+      maxSeqs: options.maxSeqs ?? 16,
     });
     const buffers = kvBuffers;
     const encoder = vision;
@@ -113,13 +113,14 @@ export async function loadVisionModel(
     onProgress?: ProgressCallback;
     visionBatch?: number;
     dispatchesPerSubmit?: number;
+    rowsPerPiece?: number;
     /** Sees each vision / connector tensor's stored bytes as it loads (the encoder's weights digest). */
     onTensor?: (info: TensorInfo, bytes: Uint8Array) => void | Promise<void>;
   } = {},
 ): Promise<LoadedVisionModel> {
   const config = await readModelConfig(source);
   const weights = await loadWeights(gpu, source, config, options.onProgress, 'vision', options.onTensor);
-  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0);
+  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0);
   return {
     config,
     weights,

@@ -4,8 +4,8 @@
 //   init(model ref)            ─────────►  load config, processor image config, vision weights
 //   prepare(bytes) [transfer]  ─────────►  blake3 key, decode, resize, tile   (kept until encode/forget)
 //                              ◄─────────  { key, layout }                    (counts before work)
-//   encode(key)                ─────────►  batched with other pending keys, one forward pass
-//                              ◄─────────  { embeddings [transfer], shape }
+//   encodeBatch(keys)          ─────────►  one batch (forward passes of visionBatch tiles)
+//                              ◄─────────  [{ embeddings [transfer], shape }, ...]
 
 import type { AdapterReport } from '../gpu/adapter-info';
 import type { ImageLayout } from '../processor/image-layout';
@@ -21,10 +21,14 @@ export interface EncoderWorkerInit {
   model: ModelRef;
   /** Names the model in cache keys (model id + revision). */
   modelId: string;
-  /** Most tiles in one forward pass, across requests. */
+  /** Most tiles in one encoder batch, across requests (a batch runs as forward passes of visionBatch tiles). */
   maxBatchTiles: number;
-  /** Dispatches per GPU submission while encoding (0: one per forward pass). See VisionEncoder. */
+  /** Tiles per vision forward pass (GPU memory grows with it); default maxBatchTiles. */
+  visionBatch?: number;
+  /** Dispatches per GPU submission while encoding freely (0: one per forward pass). See VisionEncoder. */
   dispatchesPerSubmit?: number;
+  /** Cut vision matmuls into row blocks of this many rows (a multiple of 64; 0 = whole), so paced pieces stay short. */
+  rowsPerPiece?: number;
 }
 
 export interface EncoderWorkerInfo {
@@ -65,12 +69,22 @@ export interface EncoderWorkerStats {
   tilesEncoded: number;
   queueDepth: number;
   prepared: number;
+  /** Times this encoder recreated its own lost GPU device. */
+  deviceRecoveries: number;
 }
 
 export interface EncoderWorkerApi {
   init(init: EncoderWorkerInit): Promise<EncoderWorkerInfo>;
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
   encode(key: string): Promise<EncodedMedia>;
+  /** Encode prepared images together (one batch across requests); results in key order. */
+  encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
+  /**
+   * Decode priority (piece-gate.ts): paced, the encoder runs its GPU work only inside grants; free, it runs
+   * at once. grant() lets it work for about budgetMs and resolves with the time spent.
+   */
+  setPaced(paced: boolean): void;
+  grant(budgetMs: number): Promise<number>;
   /** Drop a prepared image that will not be encoded (cache hit, cancellation). */
   forget(key: string): Promise<void>;
   stats(): Promise<EncoderWorkerStats>;

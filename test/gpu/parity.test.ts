@@ -89,8 +89,7 @@ for (const variant of ['smolvlm-tiny', 'smolvlm-tiny-tied'] as const) {
         const logitsFile = variant === 'smolvlm-tiny' ? 'tiny-logits-step0.f32.bin' : 'tiny-tied-logits-step0.f32.bin';
         expectClose('first-step logits', logits!, goldenF32(logitsFile));
         expect(tokens).toEqual(goldenManifest().greedy[variant].tokens);
-        expect(model.kv.stats().numFreeBlocks).toBe(model.kv.stats().numBlocks);
-        expect(Object.values(await model.lm.readErrorFlags()).flat().every((v) => v === 0)).toBe(true);
+        expect(model.kv.stats().numFree).toBe(model.kv.stats().numBlocks);
       } finally {
         gpu().release(vision.embeddings);
       }

@@ -1,7 +1,7 @@
 // Fault injection for encoder tests: a test backend wrapping the real encoder (an in-process backend, or
 // the API an encoder worker exposes), never a switch in the product. `oomAboveTiles`: an encode of an
-// image of more tiles fails as if the GPU ran out of memory, with the real named error, after the real
-// prepare (so keys, layouts and retries at a reduced resolution are the product's own).
+// image (or a batch of images) of more tiles fails as if the GPU ran out of memory, with the real named
+// error, after the real prepare (so keys, layouts and retries at a reduced resolution are the product's own).
 
 import { EncoderOutOfMemoryError } from '../../src/errors';
 import type { EncodedMedia, PrepareOptions, PreparedMedia } from '../../src/protocol/encoder';
@@ -13,6 +13,7 @@ export interface EncoderFaults {
 interface EncodeApi {
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
   encode(key: string): Promise<EncodedMedia>;
+  encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
   forget(key: string): Promise<void>;
 }
 
@@ -20,6 +21,7 @@ interface EncodeApi {
 export function withFaults<T extends EncodeApi>(api: T, faults: EncoderFaults): T {
   const limit = faults.oomAboveTiles;
   if (limit === undefined) return api;
+  const max = limit;
   const tiles = new Map<string, number>();
   return {
     ...api,
@@ -29,12 +31,20 @@ export function withFaults<T extends EncodeApi>(api: T, faults: EncoderFaults): 
       return prepared;
     },
     encode: async (key: string) => {
-      const numTiles = tiles.get(key) ?? 0;
-      if (numTiles > limit) {
-        await api.forget(key);
-        throw new EncoderOutOfMemoryError(numTiles, `simulated by the test backend: it fails above ${limit} tiles`);
-      }
+      await failAbove([key]);
       return api.encode(key);
     },
+    encodeBatch: async (keys: string[]) => {
+      await failAbove(keys);
+      return api.encodeBatch(keys);
+    },
   };
+
+  /** A batch of more than `limit` tiles fails as a real one would: nothing encoded, its pixels dropped. */
+  async function failAbove(keys: string[]): Promise<void> {
+    const numTiles = keys.reduce((a, k) => a + (tiles.get(k) ?? 0), 0);
+    if (numTiles <= max) return;
+    await Promise.all(keys.map((k) => api.forget(k)));
+    throw new EncoderOutOfMemoryError(numTiles, `simulated by the test backend: it fails above ${max} tiles`);
+  }
 }

@@ -176,11 +176,23 @@ export async function runMix(
   return results;
 }
 
-/** The memory figures that must stay flat: GPU bytes live, KV blocks free, encoder cache references. */
-export function memoryFigures(engine: Engine): { gpuBytesLive: number; kvFreeBlocks: number; kvBlocks: number; cacheRefs: number; rssBytes: number } {
+/**
+ * The memory figures that must stay flat once idle: GPU bytes held by requests (pool buffers handed out),
+ * KV blocks free, encoder cache references; and the totals (every GPU buffer, RSS), which may still grow
+ * by what is built once and kept (a step plan per row bucket the first time a batch of that size runs).
+ */
+export function memoryFigures(engine: Engine): {
+  gpuBytesLive: number;
+  gpuPoolBytesInUse: number;
+  kvFreeBlocks: number;
+  kvBlocks: number;
+  cacheRefs: number;
+  rssBytes: number;
+} {
   const s = engine.stats();
   return {
     gpuBytesLive: s.gpuMemory.bytesLive,
+    gpuPoolBytesInUse: s.gpuPool.bytesLive,
     kvFreeBlocks: s.kv.numFreeBlocks,
     kvBlocks: s.kv.numBlocks,
     cacheRefs: s.encoder.referencedEntries,
