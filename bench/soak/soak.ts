@@ -51,9 +51,9 @@ const reference = new Map<string, number[]>();
 const results: MixResult[] = [];
 const snapshots: Array<{ after: number } & ReturnType<typeof memoryFigures>> = [{ after: 0, ...memoryFigures(engine) }];
 console.log(`soak: ${numRequests} requests, concurrency ${concurrency}, ${args.mode} encoder, model ${args.model}`);
-console.log(`${'after'.padStart(6)} ${'GPU MB live'.padStart(12)} ${'KV free'.padStart(9)} ${'cache refs'.padStart(10)} ${'RSS MB'.padStart(8)} ${'s'.padStart(7)}`);
+console.log(`${'after'.padStart(6)} ${'GPU MB live'.padStart(12)} ${'KV free'.padStart(9)} ${'cache refs'.padStart(10)} ${'RSS MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'s'.padStart(7)}`);
 const line = (s: (typeof snapshots)[number]) =>
-  console.log(`${String(s.after).padStart(6)} ${mb(s.gpuBytesLive).padStart(12)} ${`${s.kvFreeBlocks}/${s.kvBlocks}`.padStart(9)} ${String(s.cacheRefs).padStart(10)} ${mb(s.rssBytes).padStart(8)} ${((performance.now() - t0) / 1000).toFixed(0).padStart(7)}`);
+  console.log(`${String(s.after).padStart(6)} ${mb(s.gpuBytesLive).padStart(12)} ${`${s.kvFreeBlocks}/${s.kvBlocks}`.padStart(9)} ${String(s.cacheRefs).padStart(10)} ${mb(s.rssBytes).padStart(8)} ${mb(s.heapUsedBytes).padStart(8)} ${((performance.now() - t0) / 1000).toFixed(0).padStart(7)}`);
 line(snapshots[0]);
 try {
   for (let start = 0; start < items.length; start += phaseSize) {

@@ -188,6 +188,8 @@ export function memoryFigures(engine: Engine): {
   kvBlocks: number;
   cacheRefs: number;
   rssBytes: number;
+  /** V8 heap in use (RSS minus this is native: Dawn, sharp, buffers). */
+  heapUsedBytes: number;
 } {
   const s = engine.stats();
   return {
@@ -197,5 +199,6 @@ export function memoryFigures(engine: Engine): {
     kvBlocks: s.kv.numBlocks,
     cacheRefs: s.encoder.referencedEntries,
     rssBytes: typeof process !== 'undefined' ? process.memoryUsage().rss : 0,
+    heapUsedBytes: typeof process !== 'undefined' ? process.memoryUsage().heapUsed : 0,
   };
 }
