@@ -34,6 +34,7 @@ import { toProcessorMessages } from './message-images';
 import { ServeLoop } from './serve-loop';
 import { validateRequest } from './validate-request';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EngineProgress, EngineStats, FinishReason, TesseraInfo } from './types';
+import { warmUpLanguageModel } from './warm-up';
 
 export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision'> {
   onProgress?: (p: EngineProgress) => void;
@@ -158,6 +159,7 @@ export class Engine {
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
     let media: MediaEncoder;
     try {
+      await warmUpLanguageModel(deps.gpu, model, onProgress); // compile pipelines now, not in the first TTFT
       media = await deps.startEncoder(modelId, lifecycle);
     } catch (e) {
       model.destroy();

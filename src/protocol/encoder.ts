@@ -12,7 +12,8 @@ import type { ImageLayout } from '../processor/image-layout';
 
 /** Where the worker reads the checkpoint from; all structured-cloneable. */
 export type ModelRef =
-  | { kind: 'url'; url: string }
+  /** files: the folder's file names when known (UrlSourceOptions.files): the worker requests no other. */
+  | { kind: 'url'; url: string; files?: string[] }
   | { kind: 'dir'; path: string }
   | { kind: 'files'; files: File[] }
   | { kind: 'directory-handle'; handle: FileSystemDirectoryHandle };

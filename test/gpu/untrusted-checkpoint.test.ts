@@ -79,7 +79,7 @@ describe("a sharded index names only the checkpoint's own files", () => {
         const body = served[url];
         return body ? new Response(body as Uint8Array<ArrayBuffer>, { headers: { 'content-length': String(body.byteLength) } }) : new Response('', { status: 404 });
       }) as unknown as typeof fetch;
-      const err = await loadModel(gpu(), new UrlSource(base, { useCache: false, fetchImpl }), { kvCacheTokens: 64, maxTokensPerStep: 16 }).catch((e: unknown) => e);
+      const err = await loadModel(gpu(), new UrlSource(base, { useCache: false, fetchImpl, listHub: false }), { kvCacheTokens: 64, maxTokensPerStep: 16 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(CheckpointFormatError);
       expect((err as Error).message).toContain(`names the file ${JSON.stringify(escape)}`);
       expect(fetched.every((u) => u.startsWith(base))).toBe(true);
