@@ -25,6 +25,7 @@ import type { ImageDecoder } from '../processor/image-decode';
 import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget, type ProcessedImage } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
+import { WeightsDigest } from './weights-digest';
 
 export interface EncoderCoreDeps {
   createGpu(): Promise<GpuContext>;
@@ -46,6 +47,8 @@ interface Loaded {
   gpu: GpuContext;
   model: LoadedVisionModel;
   processor: ProcessorConfig;
+  /** Digest of the vision and connector tensors (weights-digest.ts). */
+  weightsDigest: string;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
   identities: Map<number, Promise<string>>;
 }
@@ -66,12 +69,14 @@ export class EncoderCore implements EncoderWorkerApi {
     const gpu = await this.deps.createGpu();
     try {
       const processor = await loadProcessorConfig(source);
+      const weights = new WeightsDigest();
       const model = await loadVisionModel(gpu, source, {
         visionBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
         dispatchesPerSubmit: init.dispatchesPerSubmit,
         rowsPerPiece: init.rowsPerPiece,
+        onTensor: weights.onTensor,
       });
-      this.loaded = { init, gpu, model, processor, identities: new Map() };
+      this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
       return {
         identity: await this.identity(processor.image.longestEdge),
         imageSeqLen: processor.imageSeqLen,
@@ -98,13 +103,14 @@ export class EncoderCore implements EncoderWorkerApi {
     return { ...this.state.processor.image, longestEdge };
   }
 
-  /** Everything an embedding depends on: model, dtype, and the encoder-relevant config at this resolution. */
+  /** Everything an embedding depends on: the weights, dtype, and the encoder-relevant config at this resolution. */
   private identity(longestEdge: number): Promise<string> {
     const s = this.state;
     let id = s.identities.get(longestEdge);
     if (!id) {
       id = encoderIdentity({
         modelId: s.init.modelId,
+        weights: s.weightsDigest,
         dtype: 'f32',
         encoderConfig: {
           image: this.imageConfig(longestEdge),
@@ -209,12 +215,18 @@ export class EncoderCore implements EncoderWorkerApi {
     s.model.destroy();
     this.releaseGpu(s.gpu);
     const gpu = await this.deps.createGpu();
+    const weights = new WeightsDigest();
     s.model = await loadVisionModel(gpu, this.deps.openModel(s.init.model), {
       visionBatch: Math.min(s.init.visionBatch ?? s.init.maxBatchTiles, s.init.maxBatchTiles),
       dispatchesPerSubmit: s.init.dispatchesPerSubmit,
       rowsPerPiece: s.init.rowsPerPiece,
+      onTensor: weights.onTensor,
     });
     s.gpu = gpu;
+    // The cache keys name the weights loaded first; different weights now would be served under them.
+    if ((await weights.digest()) !== s.weightsDigest) {
+      throw new InternalError("the checkpoint's vision weights changed on disk while the engine ran; create a new engine");
+    }
     this.counters.deviceRecoveries++;
   }
 
@@ -222,10 +234,6 @@ export class EncoderCore implements EncoderWorkerApi {
     await this.recoverDevice();
     const s = this.state;
     const numTiles = batch.reduce((a, j) => a + j.image.layout.numTiles, 0);
-    const limit = s.init.simulateOutOfMemoryAboveTiles;
-    if (limit !== undefined && numTiles > limit) {
-      throw new EncoderOutOfMemoryError(numTiles, `simulated: this encoder is set to fail above ${limit} tiles`);
-    }
     const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.pixelValues.length, 0));
     let o = 0;
     for (const j of batch) {

@@ -14,6 +14,7 @@ import { decodeImageBrowser } from '../processor/image-decode';
 import type { ModelRef } from '../protocol/encoder';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
+import { mediaPolicy, type MediaOptions } from './media-options';
 
 export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
 
@@ -44,6 +45,8 @@ export interface BrowserEngineOptions extends EngineOptions {
    */
   modelFiles?: readonly string[];
   encoder?: EncoderOptions;
+  /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
+  media?: MediaOptions;
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
@@ -52,6 +55,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
   const ref = modelRef(options.model);
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
+  const media = mediaPolicy(options.media);
   const inProcessMode = enc.mode === 'in-process' || !ref;
   const inProcess = (device: typeof gpu, modelId: string) =>
     startInProcessBackend(
@@ -66,6 +70,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         source,
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
+        media,
         recreateGpu: () => createBrowserGpuContext(),
         restartInProcessEncoder: inProcessMode ? (device) => inProcess(device, modelIdOf()) : undefined,
         startEncoder: async (modelId, lifecycle) => {

@@ -29,8 +29,10 @@ import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './e
 import { EngineRequest, type RunResult } from './engine-request';
 import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake';
+import { mediaPolicy, type MediaPolicy } from './media-options';
 import { toProcessorMessages } from './message-images';
 import { ServeLoop } from './serve-loop';
+import { validateRequest } from './validate-request';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EngineProgress, EngineStats, FinishReason, TesseraInfo } from './types';
 import { warmUpLanguageModel } from './warm-up';
 
@@ -69,7 +71,8 @@ export interface EngineDeps {
   decodeImage: ImageDecoder;
   /** Starts the media encoder once the model is loaded (workers, or in-process on `gpu`). */
   startEncoder: (modelId: string, lifecycle: LifecycleCounters) => Promise<MediaEncoder>;
-  fetchImpl?: typeof fetch;
+  /** Limits on a request's media and how image URLs are fetched (media-options.ts; defaults when absent). */
+  media?: MediaPolicy;
   /** Destroy the GPU context with the engine (true when the engine created it). */
   ownsGpu?: boolean;
 }
@@ -301,8 +304,10 @@ export class Engine {
     try {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
+      const policy = this.deps.media ?? mediaPolicy();
+      validateRequest(req, policy); // every field, every request, before any work
       await this.ensureDevice();
-      const messages = await toProcessorMessages(req.messages, this.deps.fetchImpl);
+      const messages = await toProcessorMessages(req.messages, policy, signal);
       r = new EngineRequest(this.nextRequest++, req, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
       await this.plan(r);
       if (!r.isSettled) this.rt.loop.submit(r);

@@ -9,6 +9,7 @@
 // not in it.
 
 import { ModelFileError } from '../errors';
+import { checkCheckpointFileName } from './checkpoint-path';
 import { listHubFiles } from './file-listing';
 
 export interface ByteStream {
@@ -114,7 +115,9 @@ export class UrlSource implements ModelSource {
     return !set || set.has(name);
   }
 
+  /** A file under the base; names that would leave it (checkpoint-path.ts) are refused, not resolved. */
   private url(name: string): string {
+    if (name !== '') checkCheckpointFileName(name, this.where, 'the checkpoint'); // '' is the base folder itself
     return new URL(name, new URL(this.base, globalThis.location?.href ?? 'http://localhost/')).href;
   }
 

@@ -30,8 +30,6 @@ export interface EncoderWorkerInit {
   dispatchesPerSubmit?: number;
   /** Cut vision matmuls into row blocks of this many rows (a multiple of 64; 0 = whole), so paced pieces stay short. */
   rowsPerPiece?: number;
-  /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
-  simulateOutOfMemoryAboveTiles?: number;
 }
 
 export interface EncoderWorkerInfo {
