@@ -77,6 +77,20 @@ const harness = {
     const together = (await Promise.all(reqs.map((r) => e.chat.completions.create(r)))).map((r) => r.tessera.tokenIds);
     return { solo, together, stats: e.stats(), refCounts: [...keys].map((k) => e.media.refCount(k)) };
   },
+  /**
+   * Destroy the engine's GPU device while a request decodes; returns that request's error and the next
+   * request's tokens (the engine recreates its device and model).
+   */
+  async loseDeviceMidDecode(): Promise<{ error?: { name: string; message: string }; next: AskResult; stats: EngineStats }> {
+    const e = harness.engine!;
+    const steps = e.stats().scheduler.numSteps;
+    const doomed = harness.ask(0, 60);
+    while (e.stats().scheduler.numSteps < steps + 4) await new Promise((r) => setTimeout(r, 5));
+    e.gpu.device.destroy();
+    const first = await doomed;
+    const next = await harness.ask(0, 4);
+    return { error: first.error, next, stats: e.stats() };
+  },
   stats(): EngineStats {
     return harness.engine!.stats();
   },

@@ -9,10 +9,12 @@
 //                        chat_template.jinja (the loader's other variants)
 //
 // Every value comes from a PRNG seeded by the tensor's name, so the files are byte-identical on every
-// run; manifest.json records their sha256 so goldens made from them can detect drift.
+// run; manifest.json records their sha256 so goldens made from them can detect drift. index.json lists
+// each checkpoint's files and what it is, for the demo's model picker (which then requests no file that
+// is absent: see UrlSourceOptions.files).
 
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseModelConfig } from '../src/model/config';
@@ -123,9 +125,32 @@ function readme(name: string, notes: string): string {
   return `# ${name}\n\nRandom weights at reduced sizes, made by \`npm run make:tiny\` from the real SmolVLM-256M-Instruct\nconfig schema, tokenizer and processor files. **Not a trained model: its answers are noise.**\n\n${notes}\n`;
 }
 
+/** One entry of public/models/index.json. */
+export interface BundledModel {
+  /** Folder name under public/models/. */
+  id: string;
+  description: string;
+  /** Every file in the folder. */
+  files: string[];
+}
+
+/** Both outputs are there (manifest.json for the goldens, index.json for the demo). */
+export function tinyModelsPresent(outDir: string): boolean {
+  return (
+    existsSync(join(outDir, 'manifest.json')) &&
+    existsSync(join(outDir, 'index.json')) &&
+    existsSync(join(outDir, TINY_VIDEO.name, 'model.safetensors'))
+  );
+}
+
 export function makeTiny(outDir: string): Record<string, Record<string, string>> {
   const base = JSON.parse(readFileSync(join(REAL, 'config.json'), 'utf8'));
   const manifest: Record<string, Record<string, string>> = {};
+  const descriptions: Record<string, string> = {
+    'smolvlm-tiny': 'SmolVLM-shaped, tiny, random weights (idefics3, BF16, one file)',
+    'smolvlm-tiny-tied': 'SmolVLM-shaped, tiny, random weights (smolvlm, tied embeddings, F16, two shards)',
+    [TINY_VIDEO.name]: 'SmolVLM2-shaped, tiny, random weights, takes video (smolvlm, video_sampling)',
+  };
 
   // 1. idefics3, separate lm_head, BF16, single file, chat_template.json
   {
@@ -178,14 +203,19 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
   manifest[TINY_VIDEO.name] = makeTinyVideo(outDir);
   // ---- end issue 10 ----
   writeJson(join(outDir, 'manifest.json'), manifest);
+  const models: BundledModel[] = Object.keys(manifest).map((id) => ({
+    id,
+    description: descriptions[id],
+    files: readdirSync(join(outDir, id)).sort(),
+  }));
+  writeJson(join(outDir, 'index.json'), { models });
   return manifest;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const outArg = process.argv.indexOf('--out');
   const outDir = resolve(root, outArg > 0 ? process.argv[outArg + 1] : 'public/models');
-  const complete = existsSync(join(outDir, 'manifest.json')) && existsSync(join(outDir, TINY_VIDEO.name, 'model.safetensors'));
-  if (process.argv.includes('--if-missing') && complete) process.exit(0);
+  if (process.argv.includes('--if-missing') && tinyModelsPresent(outDir)) process.exit(0);
   const t0 = performance.now();
   const manifest = makeTiny(outDir);
   console.log(`wrote ${Object.keys(manifest).join(', ')} to ${outDir} in ${((performance.now() - t0) / 1000).toFixed(1)} s (random weights)`);

@@ -497,6 +497,104 @@ export class NonFiniteLogitsError extends TesseraError {
   }
 }
 
+/** A checkpoint tensor holds NaN or ±Infinity: the model would silently compute garbage (often token id 0). */
+export class NonFiniteWeightError extends TesseraError {
+  override readonly name = 'NonFiniteWeightError';
+  readonly code = 'NON_FINITE_WEIGHT';
+  constructor(
+    readonly tensor: string,
+    readonly file: string,
+    readonly index: number,
+    readonly value: number,
+    readonly numNonFinite: number,
+  ) {
+    super(
+      `tensor '${tensor}' in ${file} holds ${numNonFinite} non-finite values (the first, ${value}, at element ${index}); ` +
+        'the checkpoint is corrupt or was saved after a diverged training step: download it again or use another revision.',
+    );
+  }
+}
+
+/** The chat template ran past a bound (evaluation steps, time, output size, a range's length). */
+export class ChatTemplateLimitError extends TesseraError {
+  override readonly name = 'ChatTemplateLimitError';
+  readonly code = 'CHAT_TEMPLATE_LIMIT';
+  constructor(
+    readonly limit: 'steps' | 'time' | 'output' | 'range' | 'recursion',
+    readonly amount: number,
+    readonly allowed: number,
+  ) {
+    super(
+      `the chat template stopped: ${limit === 'recursion' ? 'it recursed until the JavaScript stack overflowed' : `its ${limit} reached ${amount} but the bound is ${allowed}`}; ` +
+        "a template that loops or grows without end is refused. Use the checkpoint's own template, or fix the template file.",
+    );
+  }
+}
+
+/** A request field has a value Tessera cannot honour (sampling parameters, max_tokens, seed, options). */
+export class InvalidRequestError extends TesseraError {
+  override readonly name = 'InvalidRequestError';
+  readonly code = 'INVALID_REQUEST';
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    requirement: string,
+  ) {
+    super(`${field} is ${describeValue(value)}; ${requirement}`);
+  }
+}
+
+/** A request has more image parts than the engine accepts (counted before any image is fetched or decoded). */
+export class TooManyImagesError extends TesseraError {
+  override readonly name = 'TooManyImagesError';
+  readonly code = 'TOO_MANY_IMAGES';
+  constructor(
+    readonly numImages: number,
+    readonly maxImages: number,
+  ) {
+    super(
+      `the request has ${numImages} images but this engine accepts at most ${maxImages} per request; send fewer ` +
+        'images, or create the engine with a larger media.maxImagesPerRequest.',
+    );
+  }
+}
+
+/** An image_url (or video_url) could not be fetched: network error, HTTP status, timeout, too many bytes, bad scheme. */
+export class ImageFetchError extends TesseraError {
+  override readonly name = 'ImageFetchError';
+  readonly code = 'IMAGE_FETCH';
+  constructor(
+    readonly url: string,
+    readonly reason: 'network' | 'status' | 'timeout' | 'too-large' | 'scheme' | 'redirect',
+    detail: string,
+    options?: { cause?: unknown },
+    readonly media: 'image' | 'video' = 'image',
+  ) {
+    super(`could not fetch the ${media} at ${url}: ${detail}`, options);
+  }
+}
+
+/** media.blockPrivateNetwork is on and an image_url (or a redirect) points at a private, loopback or link-local host. */
+export class PrivateNetworkRefusedError extends TesseraError {
+  override readonly name = 'PrivateNetworkRefusedError';
+  readonly code = 'PRIVATE_NETWORK_REFUSED';
+  constructor(
+    readonly url: string,
+    readonly address: string,
+  ) {
+    super(
+      `refused to fetch ${url}: ${address} is a private, loopback or link-local address and media.blockPrivateNetwork ` +
+        'is on; send the image bytes instead, or use a public URL.',
+    );
+  }
+}
+
+function describeValue(v: unknown): string {
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v);
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  return `a ${Array.isArray(v) ? 'array' : typeof v}`;
+}
+
 // ---- Video (issue 10) -------------------------------------------------------------------------------
 
 /** A video part was sent to a checkpoint without video settings (no `video_sampling`: not SmolVLM2). */

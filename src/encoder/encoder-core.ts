@@ -35,6 +35,7 @@ import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } 
 import { normalizeFrameTile } from '../processor/video-frames';
 import { prepareVideo } from './video/prepare-video';
 import type { VideoBackend } from './video/video-backend';
+import { WeightsDigest } from './weights-digest';
 
 export interface EncoderCoreDeps {
   createGpu(): Promise<GpuContext>;
@@ -66,6 +67,8 @@ interface Loaded {
   gpu: GpuContext;
   model: LoadedVisionModel;
   processor: ProcessorConfig;
+  /** Digest of the vision and connector tensors (weights-digest.ts). */
+  weightsDigest: string;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
   identities: Map<number, Promise<string>>;
   /** Video frames' and whole clips' identities (SmolVLM2 checkpoints only). */
@@ -88,12 +91,14 @@ export class EncoderCore implements EncoderWorkerApi {
     const gpu = await this.deps.createGpu();
     try {
       const processor = await loadProcessorConfig(source);
+      const weights = new WeightsDigest();
       const model = await loadVisionModel(gpu, source, {
         visionBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
         dispatchesPerSubmit: init.dispatchesPerSubmit,
         rowsPerPiece: init.rowsPerPiece,
+        onTensor: weights.onTensor,
       });
-      this.loaded = { init, gpu, model, processor, identities: new Map() };
+      this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
       return {
         identity: await this.identity(processor.image.longestEdge),
         imageSeqLen: processor.imageSeqLen,
@@ -120,13 +125,14 @@ export class EncoderCore implements EncoderWorkerApi {
     return { ...this.state.processor.image, longestEdge };
   }
 
-  /** Everything an embedding depends on: model, dtype, and the encoder-relevant config at this resolution. */
+  /** Everything an embedding depends on: the weights, dtype, and the encoder-relevant config at this resolution. */
   private identity(longestEdge: number): Promise<string> {
     const s = this.state;
     let id = s.identities.get(longestEdge);
     if (!id) {
       id = encoderIdentity({
         modelId: s.init.modelId,
+        weights: s.weightsDigest,
         dtype: 'f32',
         encoderConfig: {
           image: this.imageConfig(longestEdge),
@@ -161,6 +167,7 @@ export class EncoderCore implements EncoderWorkerApi {
       const frame = await encoderIdentity({
         modelId: s.init.modelId,
         dtype: 'f32',
+        weights: s.weightsDigest,
         encoderConfig: {
           kind: 'video-frame',
           tileSize: video.tileSize,
@@ -175,6 +182,7 @@ export class EncoderCore implements EncoderWorkerApi {
       const clip = await encoderIdentity({
         modelId: s.init.modelId,
         dtype: 'f32',
+        weights: s.weightsDigest,
         encoderConfig: { kind: 'video-clip', frame, video, decoder: this.deps.videoBackend?.name ?? 'none' },
       });
       return { frame, clip };
@@ -284,12 +292,18 @@ export class EncoderCore implements EncoderWorkerApi {
     s.model.destroy();
     this.releaseGpu(s.gpu);
     const gpu = await this.deps.createGpu();
+    const weights = new WeightsDigest();
     s.model = await loadVisionModel(gpu, this.deps.openModel(s.init.model), {
       visionBatch: Math.min(s.init.visionBatch ?? s.init.maxBatchTiles, s.init.maxBatchTiles),
       dispatchesPerSubmit: s.init.dispatchesPerSubmit,
       rowsPerPiece: s.init.rowsPerPiece,
+      onTensor: weights.onTensor,
     });
     s.gpu = gpu;
+    // The cache keys name the weights loaded first; different weights now would be served under them.
+    if ((await weights.digest()) !== s.weightsDigest) {
+      throw new InternalError("the checkpoint's vision weights changed on disk while the engine ran; create a new engine");
+    }
     this.counters.deviceRecoveries++;
   }
 
@@ -297,10 +311,6 @@ export class EncoderCore implements EncoderWorkerApi {
     await this.recoverDevice();
     const s = this.state;
     const numTiles = batch.reduce((a, j) => a + j.image.layout.numTiles, 0);
-    const limit = s.init.simulateOutOfMemoryAboveTiles;
-    if (limit !== undefined && numTiles > limit) {
-      throw new EncoderOutOfMemoryError(numTiles, `simulated: this encoder is set to fail above ${limit} tiles`);
-    }
     const video = s.processor.video;
     const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.tilesU8.length, 0));
     let o = 0;

@@ -150,6 +150,9 @@ export interface MediaEncoderStats {
   /** Encodes that shared a forward pass with another image (cross-request batching). */
   batchedEncodes: number;
   memoryBytes: number;
+  /** Memory-tier entries referenced by running requests (0 once every request has ended) and their bytes. */
+  referencedEntries: number;
+  referencedBytes: number;
   memoryEvictions: number;
   persistentBytes: number;
   persistentEvictions: number;
@@ -439,6 +442,8 @@ export class MediaEncoder {
       encodes: this.counts.encodes,
       batchedEncodes: this.counts.batchedEncodes,
       memoryBytes: m.usedBytes,
+      referencedEntries: m.numReferenced,
+      referencedBytes: m.referencedBytes,
       memoryEvictions: m.evictions,
       persistentBytes: p?.bytes ?? 0,
       persistentEvictions: p?.evictions ?? 0,

@@ -140,8 +140,10 @@ export class EncoderWorkerPool {
   async prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia> {
     const slot = this.leastBusy();
     await this.track(slot, slot.ready);
-    // The bytes are copied for the transfer: the caller keeps its own (for a retry at another resolution).
-    const copy = bytes.slice();
+    // Transfer only a buffer made here: `bytes` is the caller's (a Node Buffer's slice() is a view of the
+    // same memory, often a pooled ArrayBuffer shared with unrelated Buffers), and the caller also keeps it
+    // for a retry at another resolution. new Uint8Array(view) copies into a fresh, exactly sized buffer.
+    const copy = new Uint8Array(bytes);
     const prepared = await this.track(slot, slot.api.prepare(Comlink.transfer(copy, [copy.buffer]), options));
     let owners = this.keyOwners.get(prepared.key);
     if (!owners) this.keyOwners.set(prepared.key, (owners = new Set()));

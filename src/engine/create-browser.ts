@@ -15,11 +15,13 @@ import { decodeImageBrowser } from '../processor/image-decode';
 import type { ModelRef } from '../protocol/encoder';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
+import { mediaPolicy, type MediaOptions } from './media-options';
 
 export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
 
-export function browserModelSource(model: BrowserModelInput): ModelSource {
-  if (typeof model === 'string' || model instanceof URL) return new UrlSource(String(model));
+/** `files`: a URL's file names when known (see BrowserEngineOptions.modelFiles). */
+export function browserModelSource(model: BrowserModelInput, files?: readonly string[]): ModelSource {
+  if (typeof model === 'string' || model instanceof URL) return new UrlSource(String(model), { files });
   if (typeof FileList !== 'undefined' && model instanceof FileList) return new FileListSource(Array.from(model));
   if (Array.isArray(model)) return new FileListSource(model);
   if ((model as FileSystemDirectoryHandle).kind === 'directory') return new DirectoryHandleSource(model as FileSystemDirectoryHandle);
@@ -37,15 +39,24 @@ function modelRef(model: BrowserModelInput): ModelRef | undefined {
 
 export interface BrowserEngineOptions extends EngineOptions {
   model: BrowserModelInput;
+  /**
+   * For a URL model: the folder's file names, when known (a manifest). Files not listed are never
+   * requested, so absent optional files cost no request and log no 404. Hugging Face `resolve/` URLs are
+   * listed through the Hub's API without this.
+   */
+  modelFiles?: readonly string[];
   encoder?: EncoderOptions;
+  /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
+  media?: MediaOptions;
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
   const gpu = await createBrowserGpuContext();
-  const source = browserModelSource(options.model);
+  const source = browserModelSource(options.model, options.modelFiles);
   const ref = modelRef(options.model);
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
+  const media = mediaPolicy(options.media);
   const inProcessMode = enc.mode === 'in-process' || !ref;
   const inProcess = (device: typeof gpu, modelId: string) =>
     startInProcessBackend(
@@ -60,10 +71,13 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         source,
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
+        media,
         recreateGpu: () => createBrowserGpuContext(),
         restartInProcessEncoder: inProcessMode ? (device) => inProcess(device, modelIdOf()) : undefined,
         startEncoder: async (modelId, lifecycle) => {
-          const init = workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc);
+          // A worker opening the same URL gets the file list learned here, so it probes nothing either.
+          const files = source instanceof UrlSource ? await source.knownFiles() : undefined;
+          const init = workerInit(ref?.kind === 'url' && files ? { ...ref, files } : (ref ?? { kind: 'url', url: '' }), modelId, enc);
           const backend = inProcessMode ? await inProcess(gpu, modelId) : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
           const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
           return mediaEncoderFor(backend, lifecycle, enc, store, locks);

@@ -17,6 +17,8 @@ import { decodeImageNode } from '../processor/image-decode-node';
 import type { ModelRef } from '../protocol/encoder';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
+import { mediaPolicy, type MediaOptions } from './media-options';
+import { resolveHostNode } from './resolve-host-node';
 
 export function nodeModelSource(model: string | ModelSource): ModelSource {
   if (typeof model !== 'string') return model;
@@ -45,6 +47,8 @@ export interface NodeEngineOptions extends EngineOptions {
   model: string | ModelSource;
   gpu?: NodeGpuOptions;
   encoder?: NodeEncoderOptions;
+  /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
+  media?: MediaOptions;
 }
 
 /**
@@ -57,6 +61,7 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const ref = modelRef(options.model, source);
   const enc = options.encoder ?? {};
   const script = enc.workerScript ?? defaultEncoderWorkerScript();
+  const media = mediaPolicy(options.media, { resolveHost: resolveHostNode });
   const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
   const inProcess = (device: typeof gpu, modelId: string) =>
     startInProcessBackend(
@@ -71,6 +76,7 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         source,
         decodeImage: decodeImageNode,
         ownsGpu: true,
+        media,
         recreateGpu: () => createNodeGpuContext(options.gpu),
         restartInProcessEncoder: useWorkers ? undefined : (device) => inProcess(device, modelIdOf()),
         startEncoder: async (modelId, lifecycle) => {

@@ -37,8 +37,6 @@ export interface EncoderOptions {
   persistentCacheBytes?: number;
   /** Where the persistent tier lives (default: IndexedDB in browsers; Node: files under cacheDir). */
   store?: KeyValueStore;
-  /** Test hook: fail encodes of more than this many tiles as if the GPU ran out of memory. */
-  simulateOutOfMemoryAboveTiles?: number;
   /** Node: the ffmpeg program that decodes MP4/WebM video (default 'ffmpeg', found on PATH). */
   ffmpegPath?: string;
 }
@@ -58,7 +56,6 @@ export function workerInit(modelRef: EncoderWorkerInit['model'], modelId: string
     visionBatch: o.visionBatch ?? Math.min(DEFAULT_VISION_BATCH, o.maxBatchTiles ?? DEFAULT_MAX_BATCH_TILES),
     dispatchesPerSubmit: o.dispatchesPerSubmit ?? DEFAULT_DISPATCHES_PER_SUBMIT,
     rowsPerPiece: o.rowsPerPiece ?? DEFAULT_ROWS_PER_PIECE,
-    simulateOutOfMemoryAboveTiles: o.simulateOutOfMemoryAboveTiles,
     ...(o.ffmpegPath !== undefined ? { ffmpegPath: o.ffmpegPath } : {}),
   };
 }

@@ -30,10 +30,12 @@ import { EngineRequest, type RunResult } from './engine-request';
 import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake';
 import { videoInfo } from './intake-video';
+import { mediaPolicy, type MediaPolicy } from './media-options';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
-import { videoOptionsOf } from './video-request';
 import { toProcessorMessages } from './message-images';
 import { ServeLoop } from './serve-loop';
+import { validateRequest } from './validate-request';
+import { videoOptionsOf } from './video-request';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -45,6 +47,7 @@ import type {
   TesseraInfo,
   VideoInfo,
 } from './types';
+import { warmUpLanguageModel } from './warm-up';
 
 export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision'> {
   onProgress?: (p: EngineProgress) => void;
@@ -81,7 +84,8 @@ export interface EngineDeps {
   decodeImage: ImageDecoder;
   /** Starts the media encoder once the model is loaded (workers, or in-process on `gpu`). */
   startEncoder: (modelId: string, lifecycle: LifecycleCounters) => Promise<MediaEncoder>;
-  fetchImpl?: typeof fetch;
+  /** Limits on a request's media and how image URLs are fetched (media-options.ts; defaults when absent). */
+  media?: MediaPolicy;
   /** Destroy the GPU context with the engine (true when the engine created it). */
   ownsGpu?: boolean;
 }
@@ -168,6 +172,7 @@ export class Engine {
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
     let media: MediaEncoder;
     try {
+      await warmUpLanguageModel(deps.gpu, model, onProgress); // compile pipelines now, not in the first TTFT
       media = await deps.startEncoder(modelId, lifecycle);
     } catch (e) {
       model.destroy();
@@ -312,8 +317,10 @@ export class Engine {
     try {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
+      const policy = this.deps.media ?? mediaPolicy();
+      validateRequest(req, policy); // every field, every request, before any work
       await this.ensureDevice();
-      const messages = await toProcessorMessages(req.messages, this.deps.fetchImpl);
+      const messages = await toProcessorMessages(req.messages, policy, signal);
       r = new EngineRequest(this.nextRequest++, req, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
       await this.plan(r);
       if (!r.isSettled) this.rt.loop.submit(r);
@@ -389,7 +396,8 @@ export class Engine {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
     if (!this.processor.config.video) throw new VideoNotSupportedError(this.processor.where);
     const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
-    const source = typeof video === 'string' ? await fetchVideoUrl(video, this.deps.fetchImpl ?? fetch) : await videoSourceOf(video, 'video');
+    const policy = this.deps.media ?? mediaPolicy();
+    const source = typeof video === 'string' ? await fetchVideoUrl(video, 'video', policy, undefined) : await videoSourceOf(video, 'video', policy.maxVideoBytes);
     const id = this.nextRequest++;
     try {
       const clip = await this.media.prepareVideo(source, id, { thumbnailEdge });

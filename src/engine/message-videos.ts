@@ -3,31 +3,18 @@
 // frame list with encoded images as bytes. As for images, nothing about identity comes from a URL or a
 // name: the whole-clip key hashes the bytes.
 
-import { InvalidMessageError, VideoDecodeError } from '../errors';
+import { InvalidMessageError } from '../errors';
 import type { RawImage } from '../processor/image-decode';
 import type { VideoSource } from '../protocol/encoder';
 import { dataUrlBytes } from './data-url';
+import { fetchMedia, videoFetchLimit } from './fetch-media';
+import type { MediaPolicy } from './media-options';
 import type { VideoFrames } from './types';
 
-/**
- * The clip at `url`: a data: URL's payload, or what fetch returns for http(s):/blob: (as a Blob, so a large
- * download need not become one array here). One function on purpose: request validation (issue 11's
- * fetch-media helper) is meant to replace it.
- */
-export async function fetchVideoUrl(url: string, fetchImpl: typeof fetch): Promise<Uint8Array | Blob> {
-  if (url.startsWith('data:')) {
-    const bytes = dataUrlBytes(url);
-    if (!bytes) throw new VideoDecodeError('the video data: URL has no comma before its payload');
-    return bytes;
-  }
-  let res: Response;
-  try {
-    res = await fetchImpl(url);
-  } catch (e) {
-    throw new VideoDecodeError(`could not fetch the video at ${url}: ${(e as Error).message}`, { cause: e });
-  }
-  if (!res.ok) throw new VideoDecodeError(`fetching the video at ${url} failed with HTTP ${res.status}`);
-  return await res.blob();
+/** The clip at `url`: a data: URL's payload, or an http(s)/blob: download under the request's media policy. */
+export async function fetchVideoUrl(url: string, where: string, policy: MediaPolicy, signal: AbortSignal | undefined): Promise<Uint8Array> {
+  if (/^data:/i.test(url)) return dataUrlBytes(url, policy.maxVideoBytes, where, 'video');
+  return fetchMedia(url, policy, signal, videoFetchLimit(policy));
 }
 
 function isRawImage(x: unknown): x is RawImage {
@@ -36,7 +23,9 @@ function isRawImage(x: unknown): x is RawImage {
 }
 
 /** A `video` part's payload as the encoder takes it; `where` names the part in errors. */
-export async function videoSourceOf(video: unknown, where: string): Promise<VideoSource> {
+export async function videoSourceOf(video: unknown, where: string, maxBytes: number): Promise<VideoSource> {
+  const size = video instanceof Uint8Array || video instanceof ArrayBuffer ? video.byteLength : typeof Blob !== 'undefined' && video instanceof Blob ? video.size : 0;
+  if (size > maxBytes) throw new InvalidMessageError(`${where}.video is ${size} bytes, over media.maxVideoBytes (${maxBytes}); send a shorter or smaller clip.`);
   if (video instanceof Uint8Array) return video;
   if (video instanceof ArrayBuffer) return new Uint8Array(video);
   if (typeof Blob !== 'undefined' && video instanceof Blob) return video;

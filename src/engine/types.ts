@@ -159,11 +159,23 @@ export interface ChatCompletionChunk {
   tessera?: TesseraInfo;
 }
 
+/**
+ * Loading, in order: each weight file is downloaded (URLs not yet in the browser cache) and uploaded to
+ * the GPU ('download', 'upload': file, loadedBytes, totalBytes); then the language model's pipelines are
+ * compiled ('compile': done of total warm-up steps, `step` naming the one starting, 'done' at the end);
+ * then the encoder starts, and 'ready'. The encoder worker compiles its own pipelines with the first image.
+ */
 export interface EngineProgress {
-  phase: 'download' | 'upload' | 'ready';
+  phase: 'download' | 'upload' | 'compile' | 'ready';
   file?: string;
   loadedBytes?: number;
   totalBytes?: number;
+  /** 'compile': the warm-up step starting ('prefill', 'decode', 'sampling'), or 'done'. */
+  step?: string;
+  /** 'compile': steps finished. */
+  done?: number;
+  /** 'compile': steps in all. */
+  total?: number;
 }
 
 export interface EngineStats {

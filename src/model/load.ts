@@ -10,6 +10,7 @@ import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
 import type { ModelSource } from '../io/model-source';
 import { VisionEncoder } from './vision-encoder';
+import type { TensorInfo } from './safetensors';
 import { loadWeights, type ModelWeights, type ProgressCallback } from './weights';
 
 export interface LoadModelOptions {
@@ -108,10 +109,17 @@ export interface LoadedVisionModel {
 export async function loadVisionModel(
   gpu: GpuContext,
   source: ModelSource,
-  options: { onProgress?: ProgressCallback; visionBatch?: number; dispatchesPerSubmit?: number; rowsPerPiece?: number } = {},
+  options: {
+    onProgress?: ProgressCallback;
+    visionBatch?: number;
+    dispatchesPerSubmit?: number;
+    rowsPerPiece?: number;
+    /** Sees each vision / connector tensor's stored bytes as it loads (the encoder's weights digest). */
+    onTensor?: (info: TensorInfo, bytes: Uint8Array) => void | Promise<void>;
+  } = {},
 ): Promise<LoadedVisionModel> {
   const config = await readModelConfig(source);
-  const weights = await loadWeights(gpu, source, config, options.onProgress, 'vision');
+  const weights = await loadWeights(gpu, source, config, options.onProgress, 'vision', options.onTensor);
   const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0);
   return {
     config,

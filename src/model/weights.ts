@@ -11,8 +11,10 @@ import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
 import type { ModelConfig } from './config';
-import { streamSafetensors, toFloat32, type SafetensorsHeader } from './safetensors';
+import { streamSafetensors, toFloat32, type SafetensorsHeader, type TensorInfo } from './safetensors';
+import { checkCheckpointFileName } from '../io/checkpoint-path';
 import type { ModelSource } from '../io/model-source';
+import { checkFiniteWeights } from './weight-checks';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
 
 export interface LoadProgress {
@@ -67,6 +69,7 @@ async function planFiles(source: ModelSource, expected: CheckpointTensorSpec[]):
   for (const spec of expected) {
     const file = weightMap[spec.name];
     if (!file) throw new MissingTensorError(spec.name, spec.shape, 'model.safetensors.index.json');
+    checkCheckpointFileName(file, source.where, `model.safetensors.index.json (for '${spec.name}')`);
     if (!byFile.has(file)) byFile.set(file, []);
     byFile.get(file)!.push(spec);
   }
@@ -99,6 +102,8 @@ export async function loadWeights(
   config: ModelConfig,
   onProgress?: ProgressCallback,
   selection: WeightSelection = 'all',
+  /** Sees each selected tensor's stored bytes once checked, before upload (the encoder's weights digest). */
+  onTensor?: (info: TensorInfo, bytes: Uint8Array) => void | Promise<void>,
 ): Promise<ModelWeights> {
   const full = weightLayout(config);
   const layout: WeightLayout = {
@@ -139,12 +144,16 @@ export async function loadWeights(
           if (tensors.size === 0) allocate();
         },
         (loadedBytes) => onProgress?.({ phase: 'upload', file, loadedBytes, totalBytes: opened.sizeBytes }),
+        opened.sizeBytes,
       );
       for await (const { info, bytes } of tensorStream) {
         const spec = wanted.get(info.name);
         if (!spec) continue; // e.g. an lm_head.weight next to tied embeddings
         const target = tensors.get(spec.target)!;
-        gpu.device.queue.writeBuffer(target.buffer, spec.offsetElems * 4, toFloat32(info, bytes));
+        const values = toFloat32(info, bytes);
+        checkFiniteWeights(values, info.name, file);
+        await onTensor?.(info, bytes);
+        gpu.device.queue.writeBuffer(target.buffer, spec.offsetElems * 4, values);
       }
     }
   } catch (e) {

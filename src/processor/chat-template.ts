@@ -11,7 +11,8 @@
 // or the template transformed user text (trim, escape, ...) and we refuse rather than guess.
 
 import { Template } from '@huggingface/jinja';
-import { ChatTemplateError, ProcessorConfigError } from '../errors';
+import { ChatTemplateError, ChatTemplateLimitError, ProcessorConfigError } from '../errors';
+import { DEFAULT_TEMPLATE_BOUNDS, renderBounded, type TemplateBounds } from './bounded-jinja';
 import { readJson, type ModelFiles } from './files';
 
 export type Role = 'system' | 'user' | 'assistant';
@@ -58,10 +59,14 @@ export async function loadChatTemplateSource(files: ModelFiles, tokenizerConfig:
 export class ChatTemplate {
   private readonly template: Template;
 
-  /** `tokens`: bos_token, eos_token, ... strings from tokenizer_config.json, passed to the template. */
+  /**
+   * `tokens`: bos_token, eos_token, ... strings from tokenizer_config.json, passed to the template.
+   * `bounds`: steps, time and sizes a render may take (bounded-jinja.ts): the template is untrusted code.
+   */
   constructor(
     readonly source: string,
     private readonly tokens: Record<string, string>,
+    private readonly bounds: TemplateBounds = DEFAULT_TEMPLATE_BOUNDS,
   ) {
     try {
       this.template = new Template(source);
@@ -74,13 +79,12 @@ export class ChatTemplate {
 
   /** Plain rendering, as HF `apply_chat_template(tokenize=False)`. */
   render(messages: readonly TemplateMessage[], addGenerationPrompt: boolean): string {
+    const inputChars = messages.reduce((a, m) => a + m.content.reduce((b, p) => b + (p.type === 'text' ? p.text.length : 0), 0), 0);
     try {
-      return this.template.render({
-        messages: messages as unknown as Record<string, unknown>[],
-        add_generation_prompt: addGenerationPrompt,
-        ...this.tokens,
-      });
+      const items = { messages: messages as unknown as Record<string, unknown>[], add_generation_prompt: addGenerationPrompt, ...this.tokens };
+      return renderBounded(this.template, items, this.bounds, inputChars);
     } catch (e) {
+      if (e instanceof ChatTemplateLimitError) throw e;
       throw new ChatTemplateError(`the chat template failed to render (${(e as Error).message}); check the messages' shape.`, {
         cause: e,
       });

@@ -42,6 +42,8 @@ export interface ProcessorConfig {
 const IMAGENET_STANDARD = [0.5, 0.5, 0.5] as const;
 const DEFAULT_LONGEST_EDGE = 4 * 364;
 const DEFAULT_TILE = 364;
+/** Largest longest_edge accepted: every image is resized to it, so a huge value is a memory bomb. */
+const MAX_EDGE = 16384;
 // HF Idefics3Processor's default when processor_config.json has no image_seq_len.
 const DEFAULT_IMAGE_SEQ_LEN = 169;
 
@@ -57,7 +59,9 @@ function bool(c: Json, file: string, key: string, fallback: boolean): boolean {
 function posNum(c: Json, file: string, key: string, fallback: number): number {
   const v = c[key];
   if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'number' || !(v > 0)) throw new ProcessorConfigError(`${file}: ${key} must be a positive number, found ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) {
+    throw new ProcessorConfigError(`${file}: ${key} must be a finite positive number, found ${JSON.stringify(v)}`);
+  }
   return v;
 }
 
@@ -65,9 +69,9 @@ function edge(c: Json, file: string, key: string, fallback: number): number {
   const v = c[key];
   if (v === undefined || v === null) return fallback;
   const le = typeof v === 'object' ? (v as Json).longest_edge : undefined;
-  if (typeof le !== 'number' || !Number.isInteger(le) || le < 1) {
+  if (typeof le !== 'number' || !Number.isInteger(le) || le < 1 || le > MAX_EDGE) {
     throw new ProcessorConfigError(
-      `${file}: ${key} must be {"longest_edge": <positive integer>} for an Idefics3 image processor, found ${JSON.stringify(v)}`,
+      `${file}: ${key} must be {"longest_edge": <integer from 1 to ${MAX_EDGE}>} for an Idefics3 image processor, found ${JSON.stringify(v)}`,
     );
   }
   return le;

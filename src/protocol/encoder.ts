@@ -17,7 +17,8 @@ import type { FrameThumbnail } from '../processor/video-frames';
 
 /** Where the worker reads the checkpoint from; all structured-cloneable. */
 export type ModelRef =
-  | { kind: 'url'; url: string }
+  /** files: the folder's file names when known (UrlSourceOptions.files): the worker requests no other. */
+  | { kind: 'url'; url: string; files?: string[] }
   | { kind: 'dir'; path: string }
   | { kind: 'files'; files: File[] }
   | { kind: 'directory-handle'; handle: FileSystemDirectoryHandle };
@@ -34,8 +35,6 @@ export interface EncoderWorkerInit {
   dispatchesPerSubmit?: number;
   /** Cut vision matmuls into row blocks of this many rows (a multiple of 64; 0 = whole), so paced pieces stay short. */
   rowsPerPiece?: number;
-  /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
-  simulateOutOfMemoryAboveTiles?: number;
   /** Node: the ffmpeg program that decodes MP4/WebM clips (default 'ffmpeg' on PATH). */
   ffmpegPath?: string;
 }

@@ -101,6 +101,28 @@ describe('continuous batching', () => {
     expectIdle(engine);
   });
 
+  it('a request aborted while it waits for a running slot leaves at once', async () => {
+    const small = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 64, maxSeqs: 2 });
+    try {
+      const long = (i: number) => request({ text: `Tell me story ${i}.`, maxTokens: 40 });
+      const running = [small.chat.completions.create(await long(1)), small.chat.completions.create(await long(2))];
+      while (small.stats().scheduler.numRunning < 2) await new Promise((r) => setTimeout(r, 5));
+      const abort = new AbortController();
+      const waiting = small.chat.completions.create({ ...(await long(3)), signal: abort.signal }).catch((e: unknown) => e);
+      while (small.stats().scheduler.numWaiting < 1) await new Promise((r) => setTimeout(r, 5));
+      const t0 = performance.now();
+      abort.abort(new Error('not needed any more'));
+      const err = await waiting;
+      expect(err).toBeInstanceOf(RequestAbortedError);
+      expect(performance.now() - t0).toBeLessThan(100); // not after the running ones finish
+      expect(small.stats().scheduler.numWaiting).toBe(0);
+      for (const r of await Promise.all(running)) expect(r.tessera.tokenIds.length).toBe(40);
+      expectIdle(small);
+    } finally {
+      small.destroy();
+    }
+  });
+
   it('the second turn of a chat about the same image reuses the first turn from the prefix cache', async () => {
     const img = await image(0);
     const turn1: ChatCompletionRequest['messages'] = [{ role: 'user', content: [{ type: 'image', image: img }, { type: 'text', text: 'What is this?' }] }];
@@ -130,10 +152,13 @@ describe('decode priority', () => {
     it(`decoding while another request's image encodes, paced (share ${decodePriority.encoderShare}), changes no token`, async () => {
       const engine = await testEngine(gpu(), dir, { kvCacheTokens: 4096, maxTokensPerStep: 128, decodePriority });
       try {
-        const long = await request({ text: 'Tell me a long story.', maxTokens: 40 });
+        // Long enough that the image request's preprocessing and encode start while it still decodes, on
+        // any machine speed (40 tokens were over before the encode began on a fast CI runner).
+        const long = await request({ text: 'Tell me a long story.', maxTokens: 300 });
         const pic = await request({ image: 4, text: 'What is this?', maxTokens: 4 });
         const soloLong = (await engine.chat.completions.create(long)).tessera.tokenIds;
         const soloPic = (await engine.chat.completions.create(pic)).tessera.tokenIds;
+        expect(soloLong.length).toBeGreaterThan(150);
         await engine.encoderCache.clear();
         // The long answer starts first; the image request arrives while it decodes and must be encoded.
         const longRun = engine.chat.completions.create(long).then((r) => r.tessera.tokenIds);
