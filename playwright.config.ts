@@ -8,6 +8,7 @@ const PORT = Number(process.env.TESSERA_E2E_PORT ?? 5199);
 
 export default defineConfig({
   testDir: 'test/e2e',
+  globalSetup: './test/e2e/global-setup.ts',
   timeout: 300_000,
   expect: { timeout: 240_000 },
   fullyParallel: false,

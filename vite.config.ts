@@ -1,20 +1,71 @@
 // One Vite config for the three builds and the tests:
 //   vite / vite build            the demo app (root demo/, static files from public/) -> demo-dist/
-//   vite build --mode lib        the npm package + CLI (src/index.ts, src/node.ts, src/cli/tessera.ts) -> dist/
-//   vitest                       test/unit (Node, no GPU) and test/gpu (Dawn in Node, one file at a time)
+//   vite build --mode lib        the npm package + CLI (src/index.ts, src/node.ts, src/cli/tessera.ts, the two
+//                                encoder workers) -> dist/; declarations come from `npm run build`
+//   vitest                       test/unit (Node, no GPU), test/gpu (Dawn in Node, one file at a time) and
+//                                test/consumer (the packed package in a generated app; npm run test:consumer)
 // WGSL files are imported with `?raw`, so the same shader text runs in all three.
 
 import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import type { Plugin } from 'vite';
 
 const root = import.meta.dirname;
 
 const nodeExternals = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 // The package's own dependencies stay imports (users install them), never bundled copies.
-const dependencies = Object.keys(JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')).dependencies ?? {});
+const manifest = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
+const dependencies = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})];
 const dependencyPattern = new RegExp(`^(${dependencies.map((d) => d.replace(/[/.]/g, '\\$&')).join('|')})(/.*)?$`);
+
+// Vite plugin for the package build (vite build --mode lib): the browser encoder worker becomes its own
+// file, dist/encoder.worker.js, and the code that starts it refers to it as
+//   new Worker(new URL("./encoder.worker.js", import.meta.url), { type: "module", ... })
+// which the APP's bundler recognises (it bundles the worker and rewrites the URL).
+//
+// Vite's own worker handling would instead bundle the worker into dist/assets/encoder.worker-<hash>.js and
+// write `new URL(/* @vite-ignore */ "/assets/encoder.worker-<hash>.js", "" + import.meta.url)`: an absolute
+// path that no app bundler follows (issue 9). So, in src/encoder/spawn-browser.ts only:
+//   transform (before Vite's worker plugin): the source path becomes './encoder.worker.js', and the
+//     `new URL(` of the worker gets a /* @vite-ignore */ so neither Vite's worker nor its asset plugin
+//     touches it;
+//   renderChunk: that comment is removed again, leaving the plain pattern above.
+// generateBundle checks the result: the pattern exactly once, in a chunk at the root of dist/ beside
+// encoder.worker.js (so the relative URL holds). The lib build is not minified, so renderChunk's text is
+// what ships.
+
+const SOURCE_PATH = '../../workers/encoder.worker.ts';
+const PACKAGE_FILE = 'encoder.worker.js';
+const SPAWNER = /src\/encoder\/spawn-browser\.ts$/;
+const IGNORED = `new URL(/* @vite-ignore */ './${PACKAGE_FILE}', import.meta.url)`;
+const FINAL = /new Worker\(new URL\(["']\.\/encoder\.worker\.js["'], import\.meta\.url\)/g;
+
+function packageEncoderWorker(): Plugin {
+  return {
+    name: 'tessera:package-encoder-worker',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!SPAWNER.test(id)) return null;
+      const worker = `new URL('${SOURCE_PATH}', import.meta.url)`;
+      if (!code.includes(worker)) this.error(`${id} no longer contains ${worker}; update packageEncoderWorker in vite.config.ts`);
+      return { code: code.replace(worker, IGNORED).replaceAll(`'${SOURCE_PATH}'`, `'./${PACKAGE_FILE}'`), map: null };
+    },
+    renderChunk(code) {
+      if (!code.includes('@vite-ignore')) return null;
+      return { code: code.replace(/new URL\(\s*\/\* @vite-ignore \*\/\s*(["']\.\/encoder\.worker\.js["'])/g, 'new URL($1'), map: null };
+    },
+    generateBundle(_options, bundle) {
+      const files = Object.values(bundle);
+      const hits = files.flatMap((f) => (f.type === 'chunk' ? [...f.code.matchAll(FINAL)].map(() => f.fileName) : []));
+      if (hits.length !== 1 || hits[0].includes('/')) {
+        this.error(`expected one 'new Worker(new URL("./${PACKAGE_FILE}", import.meta.url)' in a chunk at dist/'s root, found: ${JSON.stringify(hits)}`);
+      }
+      if (!files.some((f) => f.fileName === PACKAGE_FILE)) this.error(`${PACKAGE_FILE} is missing from the package build`);
+    },
+  };
+}
 
 export default defineConfig(({ mode }) => ({
   root: mode === 'lib' ? root : resolve(root, 'demo'),
@@ -23,6 +74,7 @@ export default defineConfig(({ mode }) => ({
   // The demo serves public/ (sample image, tiny models); the package must not ship it.
   publicDir: mode === 'lib' ? false : resolve(root, 'public'),
   server: { fs: { allow: [root] } },
+  plugins: mode === 'lib' ? [packageEncoderWorker()] : [],
   build:
     mode === 'lib'
       ? {
@@ -30,11 +82,17 @@ export default defineConfig(({ mode }) => ({
           emptyOutDir: true,
           target: 'es2022',
           sourcemap: true,
+          // Not minified: the app's bundler minifies (and error classes state their names for that), the
+          // worker reference must stay in the form app bundlers recognise, and stack traces stay readable.
+          minify: false,
           lib: {
             entry: {
               index: resolve(root, 'src/index.ts'),
               node: resolve(root, 'src/node.ts'),
               cli: resolve(root, 'src/cli/tessera.ts'),
+              // Browser: referenced from spawn-browser.ts as new URL('./encoder.worker.js', import.meta.url).
+              'encoder.worker': resolve(root, 'workers/encoder.worker.ts'),
+              // Node: worker_threads script, found by create-node.ts next to itself.
               'encoder-worker': resolve(root, 'workers/encoder.node-worker.ts'),
             },
             formats: ['es'],
@@ -52,6 +110,7 @@ export default defineConfig(({ mode }) => ({
               main: resolve(root, 'demo/index.html'),
               parity: resolve(root, 'demo/parity.html'),
               'encoder-harness': resolve(root, 'demo/encoder-harness.html'),
+              'video-harness': resolve(root, 'demo/video-harness.html'),
             },
           },
         },
@@ -76,6 +135,18 @@ export default defineConfig(({ mode }) => ({
           isolate: false,
           testTimeout: 120_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        // The packed package in a fresh Vite app and a Node program (test/consumer/consumer.test.ts).
+        test: {
+          name: 'consumer',
+          include: ['test/consumer/**/*.test.ts'],
+          globalSetup: ['test/consumer/global-setup.ts'],
+          environment: 'node',
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
         },
       },
     ],

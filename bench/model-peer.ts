@@ -49,7 +49,7 @@ interface DecoderCall {
   counts: ProbeCounts;
 }
 
-function configureEnv(): void {
+export function configureEnv(): void {
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
   env.localModelPath = '/';

@@ -1,125 +1,195 @@
-// Demo page, chat section: load a checkpoint (a URL base, default the bundled tiny model), pick an image
-// (default the bundled sample), ask, and watch the answer stream in. Progress, timings and errors show
-// on the page. `?run` starts a request on load (the Playwright test uses it).
+// The chat: a conversation of turns, each a user message (text + attachments) and the assistant's
+// streamed answer. Every request carries the whole history OpenAI-style (earlier user messages with
+// their images, earlier answers as assistant messages); a repeated image costs no encode, its embeddings
+// come from the encoder cache. A stopped answer keeps its text and stays in the history; a failed turn
+// shows its error and is left out of the history (so one bad image does not poison the next question).
 
-import { createEngine } from '../src/engine/create-browser';
 import type { Engine } from '../src/engine/engine';
-import type { ChatCompletionChunk, EngineProgress, TesseraInfo } from '../src/engine/types';
+import type { ChatCompletionChunk, ChatCompletionMessage, TesseraInfo } from '../src/engine/types';
+import { contentPart, thumbnail, type Attachment } from './attachments';
+import { errorParts, isStop, renderError } from './error-view';
+import { formatMs, formatRate } from './format';
+
+export type RunRecord =
+  | { text: string; info: TesseraInfo; finishReason: string; loadedFromCache: boolean }
+  | { stopped: true; text: string }
+  | { error: string; name: string; code?: string };
 
 declare global {
   interface Window {
     /** The last finished request, for tests and the console. */
-    tesseraRun?: { text: string; info: TesseraInfo; finishReason: string; loadedFromCache: boolean } | { error: string };
+    tesseraRun?: RunRecord;
   }
 }
 
-const $ = <T extends HTMLElement>(sel: string) => document.querySelector<T>(sel)!;
-const modelInput = $<HTMLInputElement>('#model-url');
-const modelFilesInput = $<HTMLInputElement>('#model-files');
-const imageInput = $<HTMLInputElement>('#image-file');
-const preview = $<HTMLImageElement>('#image-preview');
-const promptInput = $<HTMLTextAreaElement>('#prompt');
-const maxTokensInput = $<HTMLInputElement>('#max-tokens');
-const temperatureInput = $<HTMLInputElement>('#temperature');
-const runButton = $<HTMLButtonElement>('#run');
-const stopButton = $<HTMLButtonElement>('#stop');
-const answer = $<HTMLDivElement>('#answer');
-const statusLine = $<HTMLDivElement>('#chat-status');
+type TurnState = 'streaming' | 'done' | 'stopped' | 'error';
 
-let engine: Engine | undefined;
-let engineModel = '';
-let abort: AbortController | undefined;
-let imageBytes: Uint8Array | undefined;
-
-function setState(state: 'idle' | 'loading' | 'running' | 'done' | 'error', text: string): void {
-  document.body.dataset.chat = state;
-  statusLine.textContent = text;
+interface Turn {
+  text: string;
+  attachments: Attachment[];
+  answer: string;
+  state: TurnState;
 }
 
-async function defaultImage(): Promise<Uint8Array> {
-  const res = await fetch('/sample.png');
-  return new Uint8Array(await res.arrayBuffer());
+export interface AskOptions {
+  maxTokens: number;
+  temperature: number;
 }
 
-function progressText(p: EngineProgress): string {
-  if (p.phase === 'ready') return 'model ready';
-  const pct = p.totalBytes ? ` ${Math.floor(((p.loadedBytes ?? 0) / p.totalBytes) * 100)}%` : '';
-  return `${p.phase === 'download' ? 'downloading' : 'uploading to the GPU'} ${p.file}${pct}`;
+export interface ChatEvents {
+  /** Chat state for the page (body[data-chat]) and the status line. */
+  onState(state: 'running' | 'done' | 'stopped' | 'error', status: string): void;
+  /** While streaming (per chunk) and at the end: refresh the stats panel. */
+  onStats(last: TesseraInfo | undefined, lastEncodeWasFirst: boolean): void;
 }
 
-/** Picked files win over the URL; either way the engine is kept while the choice stays the same. */
-async function ensureEngine(): Promise<{ engine: Engine; fromCache: boolean }> {
-  const files = modelFilesInput.files && modelFilesInput.files.length > 0 ? Array.from(modelFilesInput.files) : undefined;
-  const key = files ? `files:${files.map((f) => `${f.name}:${f.size}`).join(',')}` : new URL(modelInput.value, location.href).href;
-  if (engine && engineModel === key) return { engine, fromCache: true };
-  engine?.destroy();
-  engine = undefined;
-  let downloaded = false;
-  setState('loading', `loading ${files ? `${files.length} picked files` : key}`);
-  engine = await createEngine({
-    model: files ?? key,
-    onProgress: (p) => {
-      if (p.phase === 'download') downloaded = true;
-      setState('loading', progressText(p));
-    },
-  });
-  engineModel = key;
-  return { engine, fromCache: !downloaded };
-}
+export class Chat {
+  private turns: Turn[] = [];
+  private abort?: AbortController;
 
-async function runOnce(): Promise<void> {
-  runButton.disabled = true;
-  stopButton.disabled = false;
-  answer.textContent = '';
-  abort = new AbortController();
-  try {
-    const { engine: e, fromCache } = await ensureEngine();
-    imageBytes ??= await defaultImage();
-    setState('running', 'encoding the image and prefilling…');
-    const temperature = Number(temperatureInput.value) || 0;
-    const stream = await e.chat.completions.create({
-      messages: [{ role: 'user', content: [{ type: 'image', image: imageBytes }, { type: 'text', text: promptInput.value }] }],
-      max_tokens: Number(maxTokensInput.value) || 32,
-      temperature,
-      stream: true,
-      signal: abort.signal,
-    });
-    let last: ChatCompletionChunk | undefined;
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0].delta.content;
-      if (delta) answer.textContent += delta;
-      if (answer.textContent) setState('running', 'generating…');
-      last = chunk;
+  constructor(
+    private readonly list: HTMLOListElement,
+    private readonly events: ChatEvents,
+  ) {}
+
+  get running(): boolean {
+    return this.abort !== undefined;
+  }
+
+  /** The messages sent with a new user message: finished and stopped turns, answers included. */
+  private history(): ChatCompletionMessage[] {
+    const out: ChatCompletionMessage[] = [];
+    for (const t of this.turns) {
+      if (t.state !== 'done' && t.state !== 'stopped') continue;
+      out.push(userMessage(t));
+      if (t.answer) out.push({ role: 'assistant', content: t.answer });
     }
-    const info = last!.tessera!;
-    const t = info.timings;
-    window.tesseraRun = { text: answer.textContent ?? '', info, finishReason: last!.choices[0].finish_reason ?? '', loadedFromCache: fromCache };
-    setState(
-      'done',
-      `${info.tokenIds.length} tokens (${last!.choices[0].finish_reason}); prompt ${info.promptTokens} tokens, ${info.numTiles} tiles; ` +
-        `encode ${t.encodeMs.toFixed(0)} ms, prefill ${t.prefillMs.toFixed(0)} ms, TTFT ${t.ttftMs.toFixed(0)} ms, ` +
-        `${t.decodeTokensPerSecond.toFixed(1)} tokens/s`,
+    return out;
+  }
+
+  clear(): void {
+    this.abort?.abort(new Error('new chat'));
+    for (const t of this.turns) for (const a of t.attachments) URL.revokeObjectURL(a.url);
+    this.turns = [];
+    this.list.replaceChildren();
+  }
+
+  stop(): void {
+    this.abort?.abort(new Error('stopped by the user'));
+  }
+
+  async ask(engine: Engine, text: string, attachments: Attachment[], options: AskOptions, loadedFromCache: boolean): Promise<RunRecord> {
+    const turn: Turn = { text, attachments, answer: '', state: 'streaming' };
+    const messages = [...this.history(), userMessage(turn)];
+    this.turns.push(turn);
+    const view = this.renderTurn(turn);
+    const abort = (this.abort = new AbortController());
+    const encodesBefore = engine.stats().encoder.encodes;
+    const hasImages = messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'));
+    this.events.onState(
+      'running',
+      hasImages && encodesBefore === 0
+        ? 'Reading and encoding the image, then prefilling… (the first image encoded in this session also compiles the encoder’s kernels in its worker, once)'
+        : 'Preparing the prompt and prefilling…',
     );
-  } catch (err) {
-    const e = err as Error;
-    window.tesseraRun = { error: `${e.name}: ${e.message}` };
-    setState('error', `${e.name}: ${e.message}`);
-  } finally {
-    runButton.disabled = false;
-    stopButton.disabled = true;
+    let record: RunRecord;
+    let ended: [state: 'done' | 'stopped' | 'error', status: string];
+    try {
+      const stream = await engine.chat.completions.create({
+        messages,
+        max_tokens: options.maxTokens,
+        temperature: options.temperature,
+        stream: true,
+        signal: abort.signal,
+      });
+      let last: ChatCompletionChunk | undefined;
+      for await (const chunk of stream) {
+        const delta = chunk.choices[0].delta.content;
+        if (delta) {
+          turn.answer += delta;
+          view.content.textContent = turn.answer;
+          this.events.onState('running', 'Generating…');
+          this.events.onStats(undefined, false);
+        }
+        last = chunk;
+      }
+      const info = last!.tessera!;
+      const finishReason = last!.choices[0].finish_reason ?? '';
+      turn.state = 'done';
+      const t = info.timings;
+      view.meta.textContent =
+        `${info.tokenIds.length} tokens (${finishReason === 'length' ? 'max tokens reached' : finishReason === 'stop' ? 'end of answer' : finishReason}) · ` +
+        `first token after ${formatMs(t.ttftMs)} · ${formatRate(t.decodeTokensPerSecond, 'tok/s')}`;
+      record = { text: turn.answer, info, finishReason, loadedFromCache };
+      this.events.onStats(info, encodesBefore === 0 && info.media.some((m) => m.source === 'encoded'));
+      ended = ['done', `Answered: ${info.tokenIds.length} tokens.`];
+    } catch (e) {
+      if (isStop(e)) {
+        turn.state = 'stopped';
+        const badge = document.createElement('span');
+        badge.className = 'badge';
+        badge.textContent = 'Stopped';
+        view.meta.replaceChildren(badge, turn.answer ? 'by you; the partial answer stays in the conversation' : 'by you, before the first token');
+        record = { stopped: true, text: turn.answer };
+        ended = ['stopped', 'Stopped.'];
+      } else {
+        turn.state = 'error';
+        const p = errorParts(e);
+        view.content.hidden = turn.answer === '';
+        view.meta.replaceChildren(renderError(e, 'This turn is left out of the conversation history.'));
+        record = { error: `${p.name}: ${p.message}`, name: p.name, code: p.code };
+        ended = ['error', `${p.name}${p.code ? ` (${p.code})` : ''}`];
+      }
+      this.events.onStats(undefined, false);
+    } finally {
+      if (this.abort === abort) this.abort = undefined;
+      view.item.dataset.state = turn.state;
+      view.content.setAttribute('aria-busy', 'false');
+    }
+    window.tesseraRun = record;
+    this.events.onState(...ended); // after `running` turned false, so the controls follow
+    return record;
+  }
+
+  private renderTurn(turn: Turn): { item: HTMLLIElement; content: HTMLElement; meta: HTMLElement } {
+    const user = document.createElement('li');
+    user.className = 'message user';
+    const userRole = document.createElement('div');
+    userRole.className = 'role';
+    userRole.textContent = 'You';
+    user.append(userRole);
+    if (turn.attachments.length > 0) {
+      const thumbs = document.createElement('div');
+      thumbs.className = 'thumbs';
+      thumbs.append(...turn.attachments.map(thumbnail));
+      user.append(thumbs);
+    }
+    const userText = document.createElement('div');
+    userText.className = 'content';
+    userText.textContent = turn.text;
+    user.append(userText);
+
+    const item = document.createElement('li');
+    item.className = 'message assistant';
+    item.dataset.state = 'streaming';
+    const role = document.createElement('div');
+    role.className = 'role';
+    role.textContent = 'Assistant';
+    const content = document.createElement('div');
+    content.className = 'content';
+    // Screen readers announce the answer once it is complete (aria-busy goes false), not per token.
+    content.setAttribute('aria-live', 'polite');
+    content.setAttribute('aria-busy', 'true');
+    const meta = document.createElement('div');
+    meta.className = 'meta';
+    item.append(role, content, meta);
+    this.list.append(user, item);
+    item.scrollIntoView({ block: 'nearest' });
+    return { item, content, meta };
   }
 }
 
-export function setUpChat(): void {
-  imageInput.addEventListener('change', async () => {
-    const file = imageInput.files?.[0];
-    if (!file) return;
-    imageBytes = new Uint8Array(await file.arrayBuffer());
-    preview.src = URL.createObjectURL(file);
-  });
-  runButton.addEventListener('click', () => void runOnce());
-  modelFilesInput.addEventListener('change', () => setState('idle', `${modelFilesInput.files?.length ?? 0} model files picked; press Ask`));
-  stopButton.addEventListener('click', () => abort?.abort(new Error('stopped by the user')));
-  setState('idle', 'ready: the bundled model has random weights, so its answers are noise');
-  if (new URLSearchParams(location.search).has('run')) void runOnce();
+function userMessage(t: Turn): ChatCompletionMessage {
+  if (t.attachments.length === 0) return { role: 'user', content: t.text };
+  return { role: 'user', content: [...t.attachments.map(contentPart), { type: 'text', text: t.text }] };
 }

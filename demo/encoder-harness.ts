@@ -8,6 +8,7 @@ import type { EncoderWorkerPool } from '../src/encoder/worker-pool';
 import { createEngine } from '../src/engine/create-browser';
 import type { Engine } from '../src/engine/engine';
 import type { EngineStats, TesseraInfo } from '../src/engine/types';
+import { mixedWorkload, specRequest } from '../test/helpers/mixed-workload';
 
 const MODEL = '/models/smolvlm-tiny/';
 const idb = createStore('tessera-encoder-cache', 'entries');
@@ -57,6 +58,38 @@ const harness = {
       const err = e as Error;
       return { error: { name: err.name, message: err.message } };
     }
+  },
+  /**
+   * The mixed workload (test/helpers/mixed-workload.ts): every request alone, then all of them at once.
+   * Returns both token lists and the engine's stats after them.
+   */
+  async mixed(n: number): Promise<{ solo: number[][]; together: number[][]; stats: EngineStats; refCounts: number[] }> {
+    const e = harness.engine!;
+    const specs = mixedWorkload(n);
+    const reqs = await Promise.all(specs.map(async (s) => specRequest(s, s.image === undefined ? undefined : await image(s.image))));
+    const solo: number[][] = [];
+    const keys = new Set<string>();
+    for (const r of reqs) {
+      const out = await e.chat.completions.create(r);
+      solo.push(out.tessera.tokenIds);
+      out.tessera.media.forEach((m) => keys.add(m.key));
+    }
+    const together = (await Promise.all(reqs.map((r) => e.chat.completions.create(r)))).map((r) => r.tessera.tokenIds);
+    return { solo, together, stats: e.stats(), refCounts: [...keys].map((k) => e.media.refCount(k)) };
+  },
+  /**
+   * Destroy the engine's GPU device while a request decodes; returns that request's error and the next
+   * request's tokens (the engine recreates its device and model).
+   */
+  async loseDeviceMidDecode(): Promise<{ error?: { name: string; message: string }; next: AskResult; stats: EngineStats }> {
+    const e = harness.engine!;
+    const steps = e.stats().scheduler.numSteps;
+    const doomed = harness.ask(0, 60);
+    while (e.stats().scheduler.numSteps < steps + 4) await new Promise((r) => setTimeout(r, 5));
+    e.gpu.device.destroy();
+    const first = await doomed;
+    const next = await harness.ask(0, 4);
+    return { error: first.error, next, stats: e.stats() };
   },
   stats(): EngineStats {
     return harness.engine!.stats();

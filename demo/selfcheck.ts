@@ -73,5 +73,7 @@ async function selfCheck(where: Where): Promise<void> {
 export function setUpSelfCheck(): void {
   for (const b of buttons) b.addEventListener('click', () => void selfCheck(b.dataset.where as Where));
   const requested = new URLSearchParams(location.search).get('selfcheck');
-  if (requested !== null) void selfCheck(requested === 'worker' ? 'worker' : 'page');
+  if (requested === null) return;
+  document.querySelector<HTMLDetailsElement>('#selfcheck-section')!.open = true;
+  void selfCheck(requested === 'worker' ? 'worker' : 'page');
 }

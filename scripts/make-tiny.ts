@@ -15,16 +15,19 @@
 //   smolvlm-tiny-hd8/    small heads: vision head_dim 16 (64 / 4), text head_dim 8 (12 heads / 4 kv), F16
 //
 // Every value comes from a PRNG seeded by the tensor's name, so the files are byte-identical on every
-// run; manifest.json records their sha256 so goldens made from them can detect drift.
+// run; manifest.json records their sha256 so goldens made from them can detect drift. index.json lists
+// each checkpoint's files and what it is, for the demo's model picker (which then requests no file that
+// is absent: see UrlSourceOptions.files).
 
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseModelConfig } from '../src/model/config';
 import { writeSafetensors, type TensorToWrite } from '../src/model/safetensors-writer';
 import { weightLayout } from '../src/model/weight-layout';
 import { mulberry32 } from '../src/selfcheck/random';
+import { makeTinyVideo, TINY_VIDEO } from './make-tiny-video';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');
@@ -122,7 +125,7 @@ function initTensor(name: string, shape: number[], tied: boolean): Float32Array 
   return normal(name, n, 0, 1 / Math.sqrt(fanIn));
 }
 
-function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean, sizes: TinySizes = TINY): Record<string, any> {
+export function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean, sizes: TinySizes = TINY): Record<string, any> {
   const c = structuredClone(base);
   c.model_type = modelType;
   c.scale_factor = sizes.scale_factor;
@@ -169,9 +172,25 @@ function readme(name: string, notes: string): string {
   return `# ${name}\n\nRandom weights at reduced sizes, made by \`npm run make:tiny\` from the real SmolVLM-256M-Instruct\nconfig schema, tokenizer and processor files. **Not a trained model: its answers are noise.**\n\n${notes}\n`;
 }
 
+/** One entry of public/models/index.json. */
+export interface BundledModel {
+  /** Folder name under public/models/. */
+  id: string;
+  description: string;
+  /** Every file in the folder. */
+  files: string[];
+}
+
+/** Both outputs are there (manifest.json for the goldens, index.json for the demo). */
+
 export function makeTiny(outDir: string): Record<string, Record<string, string>> {
   const base = JSON.parse(readFileSync(join(REAL, 'config.json'), 'utf8'));
   const manifest: Record<string, Record<string, string>> = {};
+  const descriptions: Record<string, string> = {
+    'smolvlm-tiny': 'SmolVLM-shaped, tiny, random weights (idefics3, BF16, one file)',
+    'smolvlm-tiny-tied': 'SmolVLM-shaped, tiny, random weights (smolvlm, tied embeddings, F16, two shards)',
+    [TINY_VIDEO.name]: 'SmolVLM2-shaped, tiny, random weights, takes video (smolvlm, video_sampling)',
+  };
 
   // 1. idefics3, separate lm_head, BF16, single file, chat_template.json
   {
@@ -232,18 +251,27 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
     writeFileSync(join(dir, 'model.safetensors'), bytes);
     writeFileSync(join(dir, 'README.md'), readme(name, variant.note));
     manifest[name] = { 'model.safetensors': sha256(bytes) };
+    descriptions[name] = `tiny, random weights: ${variant.note}`;
   }
+  // 4. the SmolVLM2 video checkpoint (scripts/make-tiny-video.ts)
+  manifest[TINY_VIDEO.name] = makeTinyVideo(outDir);
   writeJson(join(outDir, 'manifest.json'), manifest);
+  const models: BundledModel[] = Object.keys(manifest).map((id) => ({
+    id,
+    description: descriptions[id],
+    files: readdirSync(join(outDir, id)).sort(),
+  }));
+  writeJson(join(outDir, 'index.json'), { models });
   return manifest;
 }
 
 /** Every checkpoint makeTiny writes (the manifest's keys). */
-export const TINY_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', ...Object.keys(TINY_SHAPES)];
+export const TINY_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', ...Object.keys(TINY_SHAPES), TINY_VIDEO.name];
 
-/** True when `outDir` has a manifest naming every tiny checkpoint and each one's files. */
+/** True when `outDir` has a manifest naming every tiny checkpoint and each one's files, and the demo's index. */
 export function tinyModelsPresent(outDir: string): boolean {
   const path = join(outDir, 'manifest.json');
-  if (!existsSync(path)) return false;
+  if (!existsSync(path) || !existsSync(join(outDir, 'index.json'))) return false;
   const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, Record<string, string>>;
   return TINY_MODELS.every((m) => manifest[m] && Object.keys(manifest[m]).every((f) => existsSync(join(outDir, m, f))));
 }

@@ -2,7 +2,8 @@
 // Installs what `npm start`, `npm test` and the benchmarks need, and nothing when it is already there:
 //   1. npm packages (npm ci) when node_modules is missing or older than package-lock.json
 //   2. a browser with software WebGPU for the Playwright tests and benchmarks, and a Vulkan loader plus
-//      SwiftShader for Dawn in Node: Debian's `chromium` and `libvulkan1`, via apt when running as root.
+//      SwiftShader for Dawn in Node: Debian's `chromium` and `libvulkan1`, via apt when running as root;
+//      and Debian's `ffmpeg`, which Tessera runs in Node to decode MP4/WebM video (the video tests need it).
 // Plain Node with no dependencies, because it runs before any are installed.
 // Set TESSERA_SKIP_SETUP=1 to skip it, CHROME_PATH to use another Chromium.
 
@@ -32,6 +33,10 @@ function hasVulkanLoader() {
   }
 }
 
+function hasProgram(name) {
+  return (process.env.PATH ?? '').split(':').some((dir) => dir && existsSync(join(dir, name)));
+}
+
 function chromiumPath() {
   if (process.env.CHROME_PATH && existsSync(process.env.CHROME_PATH)) return process.env.CHROME_PATH;
   return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -50,6 +55,7 @@ if (process.platform === 'linux') {
   const missing = [];
   if (!chromiumPath()) missing.push('chromium');
   if (!hasVulkanLoader()) missing.push('libvulkan1');
+  if (!hasProgram('ffmpeg')) missing.push('ffmpeg');
   if (missing.length > 0) {
     const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
     if (isRoot && existsSync('/usr/bin/apt-get')) {
@@ -59,7 +65,7 @@ if (process.platform === 'linux') {
     } else {
       say(
         `missing: ${missing.join(', ')}. Install them (Debian/Ubuntu: sudo apt-get install ${missing.join(' ')}) ` +
-          'or set CHROME_PATH to a Chromium; browser tests and Dawn-on-CPU need them.',
+          'or set CHROME_PATH to a Chromium; browser tests and Dawn-on-CPU need them, and the video tests need ffmpeg.',
       );
       process.exit(1);
     }

@@ -1,5 +1,7 @@
 // argmax.wgsl: out[r] = the first index of the largest value in x[r, :] (torch.argmax semantics:
-// ties go to the lowest index). One workgroup per row; NaNs never win.
+// ties go to the lowest index). One workgroup per row. A row holding any NaN or infinity has no answer:
+// out[r] = 0xffffffff (NON_FINITE_TOKEN in argmax.ts), which the host turns into a named error instead
+// of silently generating some id (broken weights, or a config such as rms_norm_eps 0).
 // x: [rows, cols] f32   out: [rows] u32   grid: linear over rows (x, y split)
 
 override WG: u32 = 64;
@@ -12,6 +14,12 @@ struct Params { rows: u32, cols: u32, _pad0: u32, _pad1: u32 }
 
 var<workgroup> bestValue: array<f32, WG>;
 var<workgroup> bestIndex: array<u32, WG>;
+var<workgroup> nonFinite: atomic<u32>;  // workgroup memory starts zeroed
+
+// NaN and ±inf have every exponent bit set (tested on the bits: WGSL may assume floats are finite).
+fn is_non_finite(v: f32) -> bool {
+  return (bitcast<u32>(v) & 0x7f800000u) == 0x7f800000u;
+}
 
 // (v, i) beats (bv, bi) when it is larger, or equal with a lower index.
 fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
@@ -29,10 +37,13 @@ fn main(
   let base = row * p.cols;
   var bv = -3.402823e38;
   var bi = 0xffffffffu;
+  var bad = false;
   for (var i = lid; i < p.cols; i += WG) {
     let v = x[base + i];
+    bad = bad || is_non_finite(v);
     if (better(v, i, bv, bi)) { bv = v; bi = i; }
   }
+  if (bad) { atomicOr(&nonFinite, 1u); }
   bestValue[lid] = bv;
   bestIndex[lid] = bi;
   workgroupBarrier();
@@ -48,7 +59,6 @@ fn main(
     workgroupBarrier();
   }
   if (lid == 0u) {
-    // A row of only NaNs (or -inf) has no winner: report index 0 like a row of equal values.
-    out[row] = select(bestIndex[0], 0u, bestIndex[0] == 0xffffffffu);
+    out[row] = select(bestIndex[0], 0xffffffffu, atomicLoad(&nonFinite) != 0u);
   }
 }

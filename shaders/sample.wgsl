@@ -1,36 +1,50 @@
 // sample.wgsl: temperature, top-k and top-p (nucleus) sampling of one token per row, on the GPU, so a
-// decode step reads back only the sampled id. One workgroup per row. Matches the semantics of HF's
+// decode step reads back only the sampled ids. One workgroup per row; each row has its own parameters
+// (rows of one batched step belong to different requests). Matches the semantics of HF's
 // TemperatureLogitsWarper -> TopKLogitsWarper -> TopPLogitsWarper -> multinomial, with ties at a
 // threshold kept:
 //   z = logits / temperature
 //   top-k: keep z >= the k-th largest z (exact: bisection on the order-preserving u32 key of z)
 //   top-p: keep the largest z whose softmax mass reaches topP (again a key threshold, by bisection)
-//   draw u in [0, 1) from a hash of (seed, step, row); return the first kept index where the running
-//   sum of exp(z - max) over kept entries, in vocabulary order, exceeds u * (their total).
+//   draw u in [0, 1) from a hash of (seed, step) -- not of the row, so a request draws the same numbers
+//   wherever the batch puts it -- and return the first kept index where the running sum of exp(z - max)
+//   over kept entries, in vocabulary order, exceeds u * (their total).
 // topK = 0 or >= vocab disables top-k; topP >= 1 disables top-p.
-// logits: [rows, vocab] f32   out: [rows] u32   grid: rows workgroups (x, y split)
+// Runs after argmax.wgsl in the same pass: a row with temperature <= 0 keeps argmax's greedy id, and a
+// row argmax marked non-finite (0xffffffff) keeps that mark.
+// logits: [rows, vocab] f32   rowParams: [rows] RowParams   out: [rows] u32   grid: rows workgroups (x, y split)
 
 override WG: u32 = 256;
 
 struct Params {
   rows: u32,
   vocab: u32,
-  topK: u32,
-  seed: u32,
+  _pad0: u32,
+  _pad1: u32,
+}
+
+struct RowParams {
   temperature: f32,
+  topK: u32,
   topP: f32,
+  seed: u32,
   step: u32,
-  _pad: u32,
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-@group(0) @binding(2) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> rowParams: array<RowParams>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+@group(0) @binding(3) var<uniform> p: Params;
 
 var<workgroup> redU: array<u32, WG>;
 var<workgroup> redF: array<f32, WG>;
 var<workgroup> owner: u32;
 var<workgroup> before: f32;
+var<workgroup> rowShared: RowParams;
+var<workgroup> skipShared: u32;
 
 /** Order-preserving map from f32 to u32: a < b  <=>  key(a) < key(b) (for non-NaN). */
 fn key_of(v: f32) -> u32 {
@@ -83,8 +97,16 @@ fn main(
 ) {
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.rows) { return; }
+  // The row's parameters come from a storage buffer; workgroupUniformLoad makes them uniform so the
+  // loops below (which hold barriers) may depend on them.
+  if (lid == 0u) {
+    rowShared = rowParams[row];
+    skipShared = select(0u, 1u, !(rowShared.temperature > 0.0) || out[row] == 0xffffffffu);
+  }
+  if (workgroupUniformLoad(&skipShared) != 0u) { return; }
+  let rp = workgroupUniformLoad(&rowShared);
   let base = row * p.vocab;
-  let invT = 1.0 / p.temperature;
+  let invT = 1.0 / rp.temperature;
 
   // Largest scaled logit.
   var km = 0u;
@@ -94,23 +116,23 @@ fn main(
 
   // Top-k: the largest key t with count(key >= t) >= topK is exactly the k-th largest key.
   var threshold = 0u;
-  if (p.topK > 0u && p.topK < p.vocab) {
+  if (rp.topK > 0u && rp.topK < p.vocab) {
     for (var bit = 31i; bit >= 0i; bit--) {
       let cand = threshold | (1u << u32(bit));
       var n = 0u;
       for (var i = lid; i < p.vocab; i += WG) { n += select(0u, 1u, key_of(logits[base + i] * invT) >= cand); }
-      if (sum_u32(lid, n) >= p.topK) { threshold = cand; }
+      if (sum_u32(lid, n) >= rp.topK) { threshold = cand; }
     }
   }
 
   // Top-p: the largest key t whose kept mass (key >= t) reaches topP of the top-k mass.
-  if (p.topP < 1.0) {
+  if (rp.topP < 1.0) {
     var z = 0.0;
     for (var i = lid; i < p.vocab; i += WG) {
       let v = logits[base + i] * invT;
       if (key_of(v) >= threshold) { z += exp(v - zMax); }
     }
-    let need = p.topP * sum_f32(lid, z);
+    let need = rp.topP * sum_f32(lid, z);
     // Largest t with mass(key >= max(t, top-k threshold)) >= need; monotone in t, so build it bit by bit.
     var tp = 0u;
     for (var bit = 31i; bit >= 0i; bit--) {
@@ -141,7 +163,7 @@ fn main(
   if (lid == 0u) {
     var total = 0.0;
     for (var t = 0u; t < WG; t++) { total += redF[t]; }
-    let u = f32(pcg(pcg(p.seed ^ pcg(p.step)) ^ row) >> 8u) / 16777216.0;
+    let u = f32(pcg(pcg(rp.seed ^ pcg(rp.step))) >> 8u) / 16777216.0;
     let goal = u * total;
     var prefix = 0.0;
     owner = 0xffffffffu;

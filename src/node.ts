@@ -2,7 +2,7 @@
 // local checkpoint directories. `createEngine` here replaces the browser one.
 
 export * from './index';
-export { createEngine, nodeModelSource } from './engine/create-node';
+export { createEngine, nodeModelSource, type NodeEngineOptions, type NodeEncoderOptions } from './engine/create-node';
 export { createNodeGpuContext, findSwiftShaderIcd, type NodeGpuOptions } from './gpu/node';
 export { NodeDirSource } from './io/model-source-node';
 export { decodeImageNode, loadProcessorFromDirectory } from './processor/node';

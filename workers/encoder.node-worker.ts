@@ -6,6 +6,7 @@ import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { EncoderCore } from '../src/encoder/encoder-core';
 import { transferringApi } from '../src/encoder/expose';
+import { nodeVideoBackend } from '../src/encoder/video/decode-node';
 import { nodeModelSourceFromRef } from '../src/encoder/model-ref-node';
 import { openWeightStoreNode } from '../src/model/weights/store-node';
 import { createNodeGpuContext } from '../src/gpu/node';
@@ -19,6 +20,7 @@ Comlink.expose(
     new EncoderCore({
       createGpu: () => createNodeGpuContext(),
       openModel: nodeModelSourceFromRef,
+      videoBackend: nodeVideoBackend,
       decodeImage: decodeImageNode,
       openWeightStore: openWeightStoreNode,
     }),

@@ -4,6 +4,7 @@
 import * as Comlink from 'comlink';
 import { EncoderCore } from '../src/encoder/encoder-core';
 import { transferringApi } from '../src/encoder/expose';
+import { webCodecsVideoBackend } from '../src/encoder/video/decode-browser';
 import { createBrowserGpuContext } from '../src/gpu/browser';
 import { browserModelSourceFromRef } from '../src/encoder/model-ref';
 import { openWeightStoreBrowser } from '../src/model/weights/store';
@@ -16,6 +17,7 @@ Comlink.expose(
     new EncoderCore({
       createGpu: () => createBrowserGpuContext(),
       openModel: browserModelSourceFromRef,
+      videoBackend: webCodecsVideoBackend,
       decodeImage: decodeImageBrowser,
       openWeightStore: openWeightStoreBrowser,
     }),

@@ -3,8 +3,8 @@
 // two requests, workers or tabs always does. blake3 via hash-wasm, which runs the same WASM in browsers,
 // workers and Node. Follows vLLM `MultiModalHasher`: hash the canonical bytes, never a name.
 //
-//   encoderIdentity = blake3( "tessera.encoder-identity.v1" 0x00 canonicalJson({ modelId, revision, dtype,
-//                                                                               encoderConfig }) )
+//   encoderIdentity = blake3( "tessera.encoder-identity.v2" 0x00 canonicalJson({ modelId, revision, weights,
+//                                                                               dtype, encoderConfig }) )
 //   contentKey      = blake3( "tessera.content-key.v1" 0x00 identity 0x00 u64le(byteLength) media bytes )
 //   checksum        = blake3( raw bytes of the array )                    every result: 64 lowercase hex
 //
@@ -24,7 +24,8 @@
 import { createBLAKE3, type IHasher } from 'hash-wasm';
 import { CacheKeyError } from '../errors';
 
-const IDENTITY_TAG = 'tessera.encoder-identity.v1';
+// v2: the weights digest joined the identity (v1 keys named the model only by its id).
+const IDENTITY_TAG = 'tessera.encoder-identity.v2';
 const CONTENT_TAG = 'tessera.content-key.v1';
 /** Bytes handed to the hasher per update: bounds the copy into WASM memory for very large media. */
 const CHUNK_BYTES = 1 << 22;
@@ -34,6 +35,11 @@ export interface EncoderIdentityInput {
   modelId: string;
   /** Commit sha or tag of the checkpoint; pass the resolved commit when known. Absent hashes as null. */
   revision?: string;
+  /**
+   * Digest of the weights the encoder runs (encoder/weights-digest.ts: every vision and connector tensor's
+   * bytes). A model id is a name anyone can reuse; this is what makes two checkpoints differ.
+   */
+  weights: string;
   /** Dtype the encoder computes and returns embeddings in ('f32', 'f16'). */
   dtype: string;
   /** Processor config for resize/tiling/normalisation plus the vision tower and connector config. */
@@ -103,6 +109,7 @@ export async function encoderIdentity(input: EncoderIdentityInput): Promise<stri
   const json = canonicalJson({
     modelId: input.modelId,
     revision: input.revision ?? null,
+    weights: input.weights,
     dtype: input.dtype,
     encoderConfig: input.encoderConfig,
   });
@@ -113,13 +120,35 @@ export async function encoderIdentity(input: EncoderIdentityInput): Promise<stri
 
 /** Cache key of one media item under an encoder identity (64 lowercase hex). See the header for framing. */
 export async function contentKey(identity: string, media: Uint8Array): Promise<string> {
+  const h = await contentHasher(identity, media.byteLength);
+  updateChunked(h, media);
+  return h.digest('hex');
+}
+
+/**
+ * contentKey() of media read piece by piece (a Blob's stream, so a large video is never held whole): the
+ * same key as contentKey(identity, the concatenated bytes). Throws CacheKeyError when the pieces do not add
+ * up to byteLength.
+ */
+export async function contentKeyOfChunks(identity: string, byteLength: number, chunks: AsyncIterable<Uint8Array>): Promise<string> {
+  const h = await contentHasher(identity, byteLength);
+  let seen = 0;
+  for await (const chunk of chunks) {
+    updateChunked(h, chunk);
+    seen += chunk.byteLength;
+  }
+  if (seen !== byteLength) throw new CacheKeyError(`contentKeyOfChunks: read ${seen} bytes but ${byteLength} were announced.`);
+  return h.digest('hex');
+}
+
+/** A hasher fed with the key's framing up to the media bytes (see the header). */
+async function contentHasher(identity: string, byteLength: number): Promise<IHasher> {
   if (identity.length === 0) throw new CacheKeyError('contentKey: the identity is empty; pass the result of encoderIdentity().');
   const nulAt = identity.indexOf('\0');
   if (nulAt >= 0) throw new CacheKeyError(`contentKey: the identity has a NUL character at index ${nulAt}; it would break the key framing.`);
   const h = await newHasher();
-  h.update(`${CONTENT_TAG}\0${identity}\0`).update(u64le(media.byteLength));
-  updateChunked(h, media);
-  return h.digest('hex');
+  h.update(`${CONTENT_TAG}\0${identity}\0`).update(u64le(byteLength));
+  return h;
 }
 
 /** blake3 of an array's raw bytes (platform byte order: little-endian wherever Tessera runs). */

@@ -51,10 +51,13 @@ export function fsStore(dir: string): KeyValueStore {
     },
     async set(key, value) {
       const target = pathOf(key);
-      await mkdir(dir, { recursive: true }); // every time: cheap, and survives the directory being removed
+      // Every time: cheap, and survives the directory being removed. Private to the user (0700, files
+      // 0600): entries are checksummed but not authenticated, so whoever can write here decides what the
+      // model sees for an image (see the README, "Encoder cache"). An existing directory keeps its mode.
+      await mkdir(dir, { recursive: true, mode: 0o700 });
       const temp = join(dir, `.tmp-${randomUUID()}`);
       try {
-        await writeFile(temp, encode(value));
+        await writeFile(temp, encode(value), { mode: 0o600 });
         await rename(temp, target);
       } catch (error) {
         await rm(temp, { force: true }).catch(() => undefined);

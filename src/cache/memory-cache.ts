@@ -115,6 +115,11 @@ export class MemoryEncoderCache<T> {
     return this.values.get(key);
   }
 
+  /** Whether a value for key is being produced now. */
+  isInFlight(key: string): boolean {
+    return this.inFlight.has(key);
+  }
+
   /** Whether a value is stored for key. */
   has(key: string): boolean {
     return this.values.has(key);

@@ -1,26 +1,14 @@
-// `tessera run`: answer a prompt about an image, streaming the answer to stdout.
+// `tessera run`: answer a prompt about an image or a video, streaming the answer to stdout.
 
-import { readFile } from 'node:fs/promises';
+import { openAsBlob } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { createEngine } from '../engine/create-node';
 import type { ChatCompletionRequest, ChatContentPart, EngineProgress } from '../engine/types';
-import { describeDtype, type ComputePrecision, type DtypeOption } from '../model/weights/dtype';
+import { describeDtype } from '../model/weights/dtype';
+import type { RunArgs } from './args';
 
-export interface RunOptions {
-  model: string;
-  image?: string;
-  prompt: string;
-  maxTokens: number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  seed?: number;
-  json: boolean;
-  /** Printed before the answer (e.g. that the bundled model's weights are random). */
-  notice?: string;
-  dtype?: DtypeOption;
-  compute?: ComputePrecision;
-  /** Store and read quantized copies in the default cache directory (default true). */
-  weightCache?: boolean;
+/** The parsed `run` arguments (args.ts) and where output goes. */
+export interface RunOptions extends Omit<RunArgs, 'command' | 'verbose'> {
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -41,6 +29,15 @@ function progressPrinter(err: (text: string) => void) {
 export async function run(o: RunOptions): Promise<number> {
   const t0 = performance.now();
   if (!o.json && o.notice) o.err(`${o.notice}\n`);
+  // Read the image (and find the video) before loading the model, so a wrong path fails at once. The video
+  // stays a file-backed Blob: only its container index and sampled frames are ever read.
+  const content: ChatContentPart[] = [];
+  if (o.image) content.push({ type: 'image', image: await readFile(o.image) });
+  if (o.video) {
+    await stat(o.video);
+    content.push({ type: 'video', video: await openAsBlob(o.video) });
+  }
+  content.push({ type: 'text', text: o.prompt });
   if (!o.json) o.err(`loading ${o.model}\n`);
   const engine = await createEngine({
     model: o.model,
@@ -50,9 +47,6 @@ export async function run(o: RunOptions): Promise<number> {
     onProgress: o.json ? undefined : progressPrinter(o.err),
   });
   try {
-    const content: ChatContentPart[] = [];
-    if (o.image) content.push({ type: 'image', image: await readFile(o.image) });
-    content.push({ type: 'text', text: o.prompt });
     const req: ChatCompletionRequest = {
       messages: [{ role: 'user', content }],
       max_tokens: o.maxTokens,
@@ -60,6 +54,7 @@ export async function run(o: RunOptions): Promise<number> {
       top_p: o.topP,
       top_k: o.topK,
       seed: o.seed,
+      ...(o.videoPruning ? { tessera: { videoPruning: o.videoPruning } } : {}),
     };
     const loadMs = performance.now() - t0;
     if (o.json) {
@@ -75,6 +70,7 @@ export async function run(o: RunOptions): Promise<number> {
           tiles: r.tessera.numTiles,
           timings: { loadMs, ...r.tessera.timings },
           media: r.tessera.media,
+          videos: r.tessera.videos,
           encoder: engine.stats().encoder.mode,
           weights: { dtype: describeDtype(engine.model.weights.dtype), gpuBytes: engine.stats().weightBytes },
         })}\n`,
@@ -89,6 +85,12 @@ export async function run(o: RunOptions): Promise<number> {
       if (chunk.tessera) {
         const t = chunk.tessera.timings;
         o.out('\n');
+        for (const v of chunk.tessera.videos) {
+          o.err(
+            `\nvideo: ${v.frames.length} of ${v.numFrames} frames (${v.duration.toFixed(1)} s, ${v.codec}, ${v.decoder}) at ` +
+              `${v.frames.map((f) => f.label).join(' ')}; ${v.tokens} frame tokens${v.tokens < v.unprunedTokens ? ` of ${v.unprunedTokens} (pruned)` : ''}\n`,
+          );
+        }
         o.err(
           `\n[${chunk.choices[0].finish_reason}] ${chunk.tessera.tokenIds.length} tokens; prompt ${chunk.tessera.promptTokens} tokens ` +
             `(${chunk.tessera.imageTokens} image tokens, ${chunk.tessera.numTiles} tiles); process ${t.processMs.toFixed(0)} ms, ` +

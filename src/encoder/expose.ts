@@ -13,7 +13,14 @@ export function transferringApi(core: EncoderCore): EncoderWorkerApi {
       const m = await core.encode(key);
       return Comlink.transfer(m, [m.embeddings.buffer]);
     },
+    encodeBatch: async (keys): Promise<EncodedMedia[]> => {
+      const all = await core.encodeBatch(keys);
+      return Comlink.transfer(all, all.map((m) => m.embeddings.buffer as ArrayBuffer));
+    },
+    setPaced: (paced) => core.setPaced(paced),
+    grant: (budgetMs) => core.grant(budgetMs),
     forget: (key) => core.forget(key),
     stats: () => core.stats(),
+    prepareVideo: (source, options) => core.prepareVideo(source, options),
   };
 }

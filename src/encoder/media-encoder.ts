@@ -3,16 +3,38 @@
 // Web Lock per key while one of them encodes). The encoding itself happens in a backend: encoder workers
 // (EncoderWorkerPool) or, with the same code, an EncoderCore on this thread.
 //
-//   embeddings(key) ─► memory tier ── hit ───────────────────────────────────────────► 'memory'
-//                        │ in flight (another request) ── wait for the same job ────► 'inflight'
-//                        └ produce: persistent tier ── verified hit ──────────────────► 'persistent'
-//                                    └ lock(key) ─► persistent again (another tab) ──► 'persistent'
-//                                                  └ encode in a worker ─► store ───► 'encoded'
+// Two calls, so that the scheduler decides when encoder work starts (DESIGN invariant 5):
+//   lookup(item)        memory tier hit ──────────────────────────────────────────────► 'memory'
+//                       persistent tier verified hit (copied into memory) ─────────────► 'persistent'
+//                       otherwise undefined: nothing referenced, nothing started (an item another
+//                       request is encoding right now is left to encodeBatch, which joins that job)
+//   encodeBatch(items)  per item: memory hit / join an in-flight job ──────► 'memory' / 'inflight'
+//                       the rest, together: lock(keys) ─► persistent again (another tab) ► 'persistent'
+//                                                      └ one backend batch ─► store ───► 'encoded'
+//
+// Video (issue 10): prepareVideo() has the backend sample and decode a clip; each sampled frame is then an
+// ordinary item (its own key and placeholder run) for lookup/encodeBatch. A clip index (whole-clip key ->
+// frame keys, timestamps, metadata) lets a repeat skip demuxing and decoding whenever every frame's
+// embeddings are still in a tier. With pruning (EVS), a video is one composite item whose parts are its
+// frames: encoding it encodes (or finds) the frames, then keeps the evs.ts selection; the frames stay
+// cached one by one, the pruned result under a key derived from theirs and the rate.
 
 import type { PersistentEncoderCache } from '../cache/persistent-cache';
 import { MemoryEncoderCache } from '../cache/memory-cache';
-import { EncodeTimeoutError, RequestAbortedError } from '../errors';
-import type { EncodedMedia, EncoderWorkerInfo, PrepareOptions, PreparedMedia } from '../protocol/encoder';
+import { contentKey } from '../cache/content-key';
+import { EncodeTimeoutError, InternalError, RequestAbortedError } from '../errors';
+import type {
+  EncodedMedia,
+  EncoderWorkerInfo,
+  PrepareOptions,
+  PreparedMedia,
+  PreparedVideo,
+  PreparedVideoFrame,
+  PrepareVideoOptions,
+  VideoMetaInfo,
+  VideoSource,
+} from '../protocol/encoder';
+import { evsPrune } from './video/evs';
 
 /** What encodes: an EncoderWorkerPool, or an in-process EncoderCore wrapped to this shape. */
 export interface EncodeBackend {
@@ -20,13 +42,75 @@ export interface EncodeBackend {
   readonly kind: 'workers' | 'in-process';
   readonly info: EncoderWorkerInfo;
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
+  /** Sample and decode a video's frames (kept like prepared images); see protocol/encoder.ts. */
+  prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo>;
   encode(key: string): Promise<EncodedMedia>;
+  /** Encode several prepared keys as one batch (results in key order). */
+  encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
+  /** Decode priority: see piece-gate.ts. */
+  setPaced(paced: boolean): void;
+  grant(budgetMs: number): Promise<number>;
   forget(key: string): Promise<void>;
   queueDepth(): number;
   destroy(): void;
 }
 
 export type EmbeddingSource = 'memory' | 'inflight' | 'persistent' | 'encoded';
+
+/** A video pruned with EVS: one item whose embeddings are chosen from its frames' (evs.ts). */
+export interface CompositeMedia extends PreparedMedia {
+  /** The frames, in order; each a media item of its own in the cache. */
+  parts: readonly PreparedMedia[];
+  /** EVS pruning rate q in (0, 1); numTokens is the retained count. */
+  pruneRate: number;
+}
+
+export function isComposite(m: PreparedMedia): m is CompositeMedia {
+  return (m as CompositeMedia).parts !== undefined;
+}
+
+/** A video ready for planning: its sampled frames, each with its embeddings when a tier already had them. */
+export interface VideoClip {
+  clipKey?: string;
+  meta: VideoMetaInfo;
+  frames: Array<PreparedVideoFrame & { cached?: MediaEmbeddings }>;
+  /** 'decoded' (demuxed and decoded now) or 'clip-cache' (known clip: nothing decoded). */
+  source: 'decoded' | 'clip-cache';
+}
+
+/** Whole clips remembered (their frame keys and timestamps, not their pixels). */
+const MAX_CLIP_RECORDS = 256;
+
+/** One media item to encode for one request. */
+export interface EncodeItem {
+  media: PreparedMedia;
+  requestId: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+interface PendingEncode {
+  media: PreparedMedia;
+  job: Deferred<Float32Array>;
+  origin: { source: EmbeddingSource };
+  timeoutMs: number | undefined;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
 
 export interface MediaEmbeddings {
   /** [numTokens, hidden] f32 on the host; shared with the cache: never modify it. */
@@ -66,6 +150,9 @@ export interface MediaEncoderStats {
   /** Encodes that shared a forward pass with another image (cross-request batching). */
   batchedEncodes: number;
   memoryBytes: number;
+  /** Memory-tier entries referenced by running requests (0 once every request has ended) and their bytes. */
+  referencedEntries: number;
+  referencedBytes: number;
   memoryEvictions: number;
   persistentBytes: number;
   persistentEvictions: number;
@@ -74,6 +161,8 @@ export interface MediaEncoderStats {
   persistentDegraded: boolean;
   encodeMs: { p50: number; p95: number; count: number };
   queueDepth: number;
+  /** Videos: clips prepared (demuxed + decoded), answered from the clip index (nothing decoded), frames decoded. */
+  video: { clipsDecoded: number; clipCacheHits: number; framesDecoded: number; demuxMs: number; decodeMs: number };
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -85,9 +174,13 @@ export class MediaEncoder {
   private readonly memory: MemoryEncoderCache<Float32Array>;
   private readonly encodeTimes: number[] = [];
   private readonly counts = { persistentHits: 0, misses: 0, encodes: 0, batchedEncodes: 0 };
+  private readonly videoCounts = { clipsDecoded: 0, clipCacheHits: 0, framesDecoded: 0, demuxMs: 0, decodeMs: 0 };
+  /** Whole-clip key -> what sampling and decoding gave (LRU order: least recently used first). */
+  private readonly clips = new Map<string, { meta: VideoMetaInfo; frames: PreparedVideoFrame[]; thumbnailEdge: number }>();
+  private paced = false;
 
   constructor(
-    readonly backend: EncodeBackend,
+    public backend: EncodeBackend,
     private readonly options: MediaEncoderOptions,
   ) {
     this.memory = new MemoryEncoderCache<Float32Array>({ capacityBytes: options.memoryCacheBytes });
@@ -102,32 +195,182 @@ export class MediaEncoder {
     return this.backend.prepare(bytes, options);
   }
 
-  /** Drop prepared pixels that will not be encoded. */
+  /** Drop prepared pixels that will not be encoded (a pruned video's: its frames'). */
   forget(media: PreparedMedia): void {
-    void this.backend.forget(media.key);
+    if (isComposite(media)) for (const p of media.parts) void this.backend.forget(p.key);
+    else void this.backend.forget(media.key);
   }
 
-  async embeddings(
-    media: PreparedMedia,
-    requestId: number,
-    options: { signal?: AbortSignal; timeoutMs?: number } = {},
-  ): Promise<MediaEmbeddings> {
-    const sizeBytes = media.numTokens * this.info.hiddenSize * 4;
-    const origin: { source: EmbeddingSource } = { source: 'encoded' };
-    const work = this.memory.getOrProduce(media.key, requestId, sizeBytes, async () => {
-      const stored = await this.fromPersistent(media.key);
-      if (stored) {
-        origin.source = 'persistent';
-        this.forget(media);
-        return stored;
+  /**
+   * A video's sampled frames for requestId. A clip seen before (same bytes and config) whose frames' embeddings
+   * are all still cached is answered from the clip index, decoding nothing; its frames come back referenced
+   * for requestId with their embeddings (`cached`). Otherwise the backend demuxes and decodes it.
+   */
+  async prepareVideo(source: VideoSource, requestId: number, options: { thumbnailEdge?: number } = {}): Promise<VideoClip> {
+    const thumbnailEdge = options.thumbnailEdge ?? 0;
+    let r = await this.backend.prepareVideo(source, { knownClips: [...this.clips.keys()], thumbnailEdge });
+    if (r.known) {
+      const record = this.clips.get(r.clipKey!);
+      if (record && record.thumbnailEdge >= thumbnailEdge) {
+        const hits = await Promise.all(record.frames.map((f) => this.lookup(f.media, requestId)));
+        if (hits.every((h) => h !== undefined)) {
+          this.clips.delete(r.clipKey!);
+          this.clips.set(r.clipKey!, record);
+          this.videoCounts.clipCacheHits++;
+          const frames = record.frames.map((f, i) => ({ ...f, thumbnail: thumbnailEdge ? f.thumbnail : undefined, cached: hits[i] }));
+          return { clipKey: r.clipKey, meta: record.meta, frames, source: 'clip-cache' };
+        }
       }
-      const encode = () => this.encodeUnlessStored(media, options.timeoutMs, origin);
-      return this.options.locks ? this.options.locks.request(`tessera-encode:${media.key}`, encode) : encode();
+      // Some frame left every tier (or the record did): decode the clip again.
+      r = await this.backend.prepareVideo(source, { thumbnailEdge });
+    }
+    this.videoCounts.clipsDecoded++;
+    this.videoCounts.framesDecoded += r.numDecoded;
+    this.videoCounts.demuxMs += r.demuxMs;
+    this.videoCounts.decodeMs += r.decodeMs;
+    if (r.clipKey) {
+      this.clips.delete(r.clipKey);
+      this.clips.set(r.clipKey, { meta: r.meta!, frames: r.frames, thumbnailEdge });
+      if (this.clips.size > MAX_CLIP_RECORDS) this.clips.delete(this.clips.keys().next().value!);
+    }
+    return { clipKey: r.clipKey, meta: r.meta!, frames: r.frames, source: 'decoded' };
+  }
+
+  /** A video pruned with EVS at rate q: one item over its frames (numTokens = the retained count). */
+  async compositeOf(parts: readonly PreparedMedia[], pruneRate: number, numTokens: number): Promise<CompositeMedia> {
+    const key = await contentKey(`${this.info.identity}.evs`, new TextEncoder().encode(`q=${pruneRate};n=${numTokens};${parts.map((p) => p.key).join(',')}`));
+    return { key, layout: parts[0]!.layout, numTokens, parts, pruneRate };
+  }
+
+  /** Embeddings already cached (memory or persistent tier), referenced for requestId; undefined otherwise. */
+  async lookup(media: PreparedMedia, requestId: number): Promise<MediaEmbeddings | undefined> {
+    if (isComposite(media)) return this.lookupComposite(media, requestId);
+    const sizeBytes = this.sizeOf(media);
+    if (this.memory.has(media.key)) {
+      const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, () => Promise.reject(new InternalError('lookup: stored value vanished')));
+      this.forget(media);
+      return { data: r.value, source: 'memory' };
+    }
+    if (this.memory.isInFlight(media.key)) return undefined;
+    const stored = await this.fromPersistent(media.key);
+    if (!stored) return undefined;
+    // Another request may have stored or started it meanwhile: then this joins that value instead.
+    const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, async () => stored);
+    this.forget(media);
+    return { data: r.value, source: r.source === 'produced' ? 'persistent' : r.source };
+  }
+
+  /** A pruned video whose frames are all cached: pruned now, on this thread (a few ms), and kept in memory. */
+  private async lookupComposite(media: CompositeMedia, requestId: number): Promise<MediaEmbeddings | undefined> {
+    if (!this.memory.has(media.key)) {
+      if (this.memory.isInFlight(media.key)) return undefined;
+      const parts = await Promise.all(media.parts.map((p) => this.lookup(p, requestId)));
+      if (parts.some((p) => p === undefined)) return undefined; // the found frames stay referenced; encodeBatch finds them
+      const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), async () => this.prune(media, parts.map((p) => p!.data)));
+      return { data: r.value, source: r.source === 'produced' ? 'memory' : r.source };
+    }
+    const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), () => Promise.reject(new InternalError('lookup: stored value vanished')));
+    this.forget(media);
+    return { data: r.value, source: 'memory' };
+  }
+
+  private prune(media: CompositeMedia, frames: Float32Array[]): Float32Array {
+    const out = evsPrune(frames, this.info.hiddenSize, media.pruneRate);
+    if (out.length !== media.numTokens * this.info.hiddenSize) {
+      throw new InternalError(`EVS kept ${out.length / this.info.hiddenSize} tokens but the prompt has ${media.numTokens} placeholders for them`);
+    }
+    return out;
+  }
+
+  /**
+   * Embeddings for several items (of one or more requests), encoding what no tier holds as ONE backend
+   * batch. Each promise settles on its own (a timeout or an abort fails only its item).
+   */
+  encodeBatch(items: ReadonlyArray<EncodeItem>): Array<Promise<MediaEmbeddings>> {
+    const pending: PendingEncode[] = [];
+    const out = items.map((item) => {
+      const media = item.media;
+      if (isComposite(media)) {
+        // The frames go through encodeBatch themselves (one batch for this video), then EVS picks the rows.
+        const work = this.memory.getOrProduce(media.key, item.requestId, this.sizeOf(media), async () => {
+          const frames = await Promise.all(this.encodeBatch(media.parts.map((p) => ({ ...item, media: p }))));
+          return this.prune(media, frames.map((f) => f.data));
+        });
+        return abortable(work, item.signal).then((r) => {
+          if (r.source !== 'produced') this.forget(media); // answered without its frames: their pixels are unused
+          return { data: r.value, source: r.source === 'produced' ? ('encoded' as const) : r.source };
+        });
+      }
+      const origin: { source: EmbeddingSource } = { source: 'encoded' };
+      const work = this.memory.getOrProduce(item.media.key, item.requestId, this.sizeOf(item.media), () => {
+        const job = deferred<Float32Array>();
+        pending.push({ media: item.media, job, origin, timeoutMs: item.timeoutMs });
+        return job.promise;
+      });
+      return abortable(work, item.signal).then((r) => {
+        if (r.source !== 'produced') this.forget(item.media); // answered from memory or another job: these pixels are unused
+        return { data: r.value, source: r.source === 'produced' ? origin.source : r.source };
+      });
     });
-    const result = await abortable(work, options.signal);
-    if (result.source === 'produced') return { data: result.value, source: origin.source };
-    this.forget(media); // answered from memory or another request's job: this request's pixels are unused
-    return { data: result.value, source: result.source };
+    if (pending.length > 0) void this.runBatch(pending);
+    return out;
+  }
+
+  /** One item, looked up first and encoded if no tier has it (tests and tools; the engine goes through the scheduler). */
+  async embeddings(media: PreparedMedia, requestId: number, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<MediaEmbeddings> {
+    return (await this.lookup(media, requestId)) ?? (await this.encodeBatch([{ media, requestId, ...options }])[0]);
+  }
+
+  private sizeOf(media: PreparedMedia): number {
+    return media.numTokens * this.info.hiddenSize * 4;
+  }
+
+  /** Encode a batch under the keys' locks (other tabs), after a last look in the persistent tier. */
+  private async runBatch(batch: PendingEncode[]): Promise<void> {
+    const run = async () => {
+      const toEncode: PendingEncode[] = [];
+      for (const p of batch) {
+        const stored = await this.fromPersistent(p.media.key);
+        if (stored) {
+          p.origin.source = 'persistent';
+          this.forget(p.media);
+          p.job.resolve(stored);
+        } else {
+          toEncode.push(p);
+        }
+      }
+      if (toEncode.length === 0) return;
+      this.counts.misses += toEncode.length;
+      this.options.lifecycle.encoding += toEncode.length;
+      const t0 = performance.now();
+      const all = this.backend.encodeBatch(toEncode.map((p) => p.media.key));
+      await Promise.all(
+        toEncode.map(async (p, i) => {
+          try {
+            const encoded = (await withTimeout(all, p.timeoutMs))[i];
+            this.counts.encodes++;
+            if (toEncode.length > 1 || encoded.batchImages > 1) this.counts.batchedEncodes++;
+            this.encodeTimes.push(performance.now() - t0);
+            this.options.lifecycle.ready++;
+            p.origin.source = 'encoded';
+            p.job.resolve(encoded.embeddings);
+            await this.options.persistent?.put(p.media.key, encoded.embeddings, [encoded.numTokens, encoded.hiddenSize]);
+          } catch (e) {
+            p.job.reject(e);
+          }
+        }),
+      );
+    };
+    try {
+      const locks = this.options.locks;
+      if (!locks) return await run();
+      // Keys in sorted order: two tabs locking overlapping sets never wait on each other in a cycle.
+      const keys = [...new Set(batch.map((p) => p.media.key))].sort();
+      const lockAll = (i: number): Promise<void> => (i === keys.length ? run() : locks.request(`tessera-encode:${keys[i]}`, () => lockAll(i + 1)));
+      await lockAll(0);
+    } catch (e) {
+      for (const p of batch) p.job.reject(e);
+    }
   }
 
   private async fromPersistent(key: string): Promise<Float32Array | undefined> {
@@ -139,29 +382,27 @@ export class MediaEncoder {
     return undefined;
   }
 
-  /** Inside the key's lock: another tab may have stored it while we waited. */
-  private async encodeUnlessStored(
-    media: PreparedMedia,
-    timeoutMs: number | undefined,
-    origin: { source: EmbeddingSource },
-  ): Promise<Float32Array> {
-    const stored = await this.fromPersistent(media.key);
-    if (stored) {
-      origin.source = 'persistent';
-      this.forget(media);
-      return stored;
-    }
-    this.counts.misses++;
-    this.options.lifecycle.encoding++;
-    const t0 = performance.now();
-    const encoded = await withTimeout(this.backend.encode(media.key), timeoutMs);
-    this.counts.encodes++;
-    if (encoded.batchImages > 1) this.counts.batchedEncodes++;
-    this.encodeTimes.push(performance.now() - t0);
-    this.options.lifecycle.ready++;
-    await this.options.persistent?.put(media.key, encoded.embeddings, [encoded.numTokens, encoded.hiddenSize]);
-    origin.source = 'encoded';
-    return encoded.embeddings;
+  /**
+   * Swap the backend (an in-process encoder whose GPU device was lost and recreated); the cache tiers
+   * stay. The old backend is destroyed.
+   */
+  replaceBackend(backend: EncodeBackend): void {
+    const old = this.backend;
+    this.backend = backend;
+    if (this.paced) backend.setPaced(true);
+    old.destroy();
+  }
+
+  /** Decode priority (piece-gate.ts): pace the encoder's GPU work, or let it run freely. */
+  setPaced(paced: boolean): void {
+    if (paced === this.paced) return;
+    this.paced = paced;
+    this.backend.setPaced(paced);
+  }
+
+  /** Let a paced encoder work for about budgetMs; resolves with the time it spent (0: nothing to do). */
+  grant(budgetMs: number): Promise<number> {
+    return this.backend.grant(budgetMs);
   }
 
   /** The request is done with its media: its references go; entries stay cached (freeable). */
@@ -201,6 +442,8 @@ export class MediaEncoder {
       encodes: this.counts.encodes,
       batchedEncodes: this.counts.batchedEncodes,
       memoryBytes: m.usedBytes,
+      referencedEntries: m.numReferenced,
+      referencedBytes: m.referencedBytes,
       memoryEvictions: m.evictions,
       persistentBytes: p?.bytes ?? 0,
       persistentEvictions: p?.evictions ?? 0,
@@ -209,6 +452,7 @@ export class MediaEncoder {
       persistentDegraded: p?.degraded ?? false,
       encodeMs: { p50: percentile(times, 0.5), p95: percentile(times, 0.95), count: times.length },
       queueDepth: this.backend.queueDepth(),
+      video: { ...this.videoCounts },
     };
   }
 

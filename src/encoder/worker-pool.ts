@@ -1,7 +1,9 @@
 // A pool of encoder workers driven through comlink. Each worker owns a GPUDevice and the vision weights.
 // prepare() goes to the least-busy worker, and the image's pixels stay there, so encode() of that key
 // goes to the same worker. A worker that crashes (or is killed) fails only the calls it held, with
-// EncoderWorkerCrashedError, and is replaced by a fresh one; the other workers carry on.
+// EncoderWorkerCrashedError, and is replaced by a fresh one; the other workers carry on. A worker whose
+// script did not load is not replaced (a new one would load the same script): its calls, and later calls
+// to its slot, fail with the spawner's error (EncoderWorkerLoadError).
 //
 //   slot 0: worker ─ pending {prepare k1, encode k0}     keys: k0 -> {0}, k1 -> {0, 1}
 //   slot 1: worker ─ pending {encode k2}                 keys: k2 -> {1}
@@ -16,6 +18,10 @@ import type {
   EncoderWorkerInit,
   PrepareOptions,
   PreparedMedia,
+  PreparedVideo,
+  PrepareVideoOptions,
+  VideoFramesSource,
+  VideoSource,
 } from '../protocol/encoder';
 import { installErrorTransfer } from '../protocol/errors';
 
@@ -23,7 +29,8 @@ import { installErrorTransfer } from '../protocol/errors';
 export interface WorkerHandle {
   endpoint: Comlink.Endpoint;
   terminate(): void;
-  onExit(listener: (reason: string) => void): void;
+  /** `loadError`: the worker's script never loaded; calls fail with it and the worker is not restarted. */
+  onExit(listener: (reason: string, loadError?: Error) => void): void;
 }
 
 export type SpawnWorker = (index: number) => WorkerHandle;
@@ -35,6 +42,8 @@ interface Slot {
   ready: Promise<EncoderWorkerInfo>;
   pending: Set<(e: Error) => void>;
   alive: boolean;
+  /** Set when the worker's script did not load. */
+  loadError?: Error;
 }
 
 export interface WorkerPoolStats {
@@ -82,22 +91,23 @@ export class EncoderWorkerPool {
       pending: new Set(),
       alive: true,
     };
-    handle.onExit((reason) => this.onExit(slot, reason));
+    handle.onExit((reason, loadError) => this.onExit(slot, reason, loadError));
     slot.ready = this.track(slot, slot.api.init(this.init));
     return slot;
   }
 
-  private onExit(slot: Slot, reason: string): void {
+  private onExit(slot: Slot, reason: string, loadError?: Error): void {
     if (!slot.alive) return;
     slot.alive = false;
-    const error = new EncoderWorkerCrashedError(slot.index, reason);
+    slot.loadError = loadError;
+    const error = loadError ?? new EncoderWorkerCrashedError(slot.index, reason);
     for (const reject of slot.pending) reject(error);
     slot.pending.clear();
     for (const [key, owners] of this.keyOwners) {
       owners.delete(slot);
       if (owners.size === 0) this.keyOwners.delete(key);
     }
-    if (this.closed) return;
+    if (this.closed || loadError) return;
     this.restarts++;
     const fresh = this.startSlot(slot.index);
     fresh.ready.catch(() => undefined); // a failing restart surfaces on the next call to that slot
@@ -106,7 +116,7 @@ export class EncoderWorkerPool {
 
   /** Settle `call` normally, or reject it at once if its worker dies first. */
   private track<T>(slot: Slot, call: Promise<T>): Promise<T> {
-    if (!slot.alive) return Promise.reject(new EncoderWorkerCrashedError(slot.index, 'already stopped'));
+    if (!slot.alive) return Promise.reject(slot.loadError ?? new EncoderWorkerCrashedError(slot.index, 'already stopped'));
     return new Promise<T>((resolve, reject) => {
       const fail = (e: Error) => reject(e);
       slot.pending.add(fail);
@@ -130,12 +140,41 @@ export class EncoderWorkerPool {
   async prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia> {
     const slot = this.leastBusy();
     await this.track(slot, slot.ready);
-    // The bytes are copied for the transfer: the caller keeps its own (for a retry at another resolution).
-    const copy = bytes.slice();
+    // Transfer only a buffer made here: `bytes` is the caller's (a Node Buffer's slice() is a view of the
+    // same memory, often a pooled ArrayBuffer shared with unrelated Buffers), and the caller also keeps it
+    // for a retry at another resolution. new Uint8Array(view) copies into a fresh, exactly sized buffer.
+    const copy = new Uint8Array(bytes);
     const prepared = await this.track(slot, slot.api.prepare(Comlink.transfer(copy, [copy.buffer]), options));
     let owners = this.keyOwners.get(prepared.key);
     if (!owners) this.keyOwners.set(prepared.key, (owners = new Set()));
     owners.add(slot);
+    return prepared;
+  }
+
+  /**
+   * A video goes to the least-busy worker, which demuxes, decodes and keeps its sampled frames: their keys
+   * are owned by that worker, so the frames' encodes run there, in batches of maxBatchTiles.
+   */
+  async prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo> {
+    const slot = this.leastBusy();
+    await this.track(slot, slot.ready);
+    const send = (s: VideoSource) => {
+      const sent = copyForTransfer(s);
+      return this.track(slot, slot.api.prepareVideo(Comlink.transfer(sent.source, sent.buffers), options));
+    };
+    let prepared: PreparedVideo;
+    try {
+      prepared = await send(source);
+    } catch (e) {
+      // Node cannot post a file-backed Blob (fs.openAsBlob) to a worker thread: send its bytes instead.
+      if (!(source instanceof Blob) || !/clone/i.test(String((e as Error)?.message ?? e))) throw e;
+      prepared = await send(new Uint8Array(await source.arrayBuffer()));
+    }
+    for (const f of prepared.frames) {
+      let owners = this.keyOwners.get(f.media.key);
+      if (!owners) this.keyOwners.set(f.media.key, (owners = new Set()));
+      owners.add(slot);
+    }
     return prepared;
   }
 
@@ -147,6 +186,38 @@ export class EncoderWorkerPool {
     const [slot, ...others] = owners;
     for (const o of others) void this.track(o, o.api.forget(key)).catch(() => undefined);
     return this.track(slot, slot.api.encode(key));
+  }
+
+  /** Encode keys together: one batch per worker holding some of them. Results in key order. */
+  async encodeBatch(keys: readonly string[]): Promise<EncodedMedia[]> {
+    const bySlot = new Map<Slot, string[]>();
+    for (const key of keys) {
+      const owners = [...(this.keyOwners.get(key) ?? [])].filter((s) => s.alive);
+      if (owners.length === 0) throw new MediaNotPreparedError(key);
+      this.keyOwners.delete(key);
+      const [slot, ...others] = owners;
+      for (const o of others) void this.track(o, o.api.forget(key)).catch(() => undefined);
+      if (!bySlot.has(slot)) bySlot.set(slot, []);
+      bySlot.get(slot)!.push(key);
+    }
+    const results = new Map<string, EncodedMedia>();
+    await Promise.all(
+      [...bySlot].map(async ([slot, ks]) => {
+        const out = await this.track(slot, slot.api.encodeBatch(ks));
+        out.forEach((m) => results.set(m.key, m));
+      }),
+    );
+    return keys.map((k) => results.get(k)!);
+  }
+
+  setPaced(paced: boolean): void {
+    for (const s of this.slots) if (s.alive) void this.track(s, s.api.setPaced(paced)).catch(() => undefined);
+  }
+
+  /** Grant every worker the budget (they run side by side); resolves with the longest time spent. */
+  async grant(budgetMs: number): Promise<number> {
+    const spent = await Promise.all(this.slots.filter((s) => s.alive).map((s) => this.track(s, s.api.grant(budgetMs)).catch(() => 0)));
+    return Math.max(0, ...spent);
   }
 
   async forget(key: string): Promise<void> {
@@ -190,4 +261,25 @@ export class EncoderWorkerPool {
       s.handle.terminate();
     }
   }
+}
+
+/**
+ * What a video costs to send: a clip's bytes are copied and transferred (the caller keeps its own; a Blob
+ * or File is cloned by reference, never read here); a frame list's encoded images likewise.
+ */
+function copyForTransfer(source: VideoSource): { source: VideoSource; buffers: ArrayBuffer[] } {
+  if (source instanceof Uint8Array) {
+    const copy = source.slice();
+    return { source: copy, buffers: [copy.buffer] };
+  }
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return { source, buffers: [] };
+  const list = source as VideoFramesSource;
+  const buffers: ArrayBuffer[] = [];
+  const frames = list.frames.map((f) => {
+    if (!(f.image instanceof Uint8Array)) return f;
+    const copy = f.image.slice();
+    buffers.push(copy.buffer);
+    return { ...f, image: copy };
+  });
+  return { source: { ...list, frames }, buffers };
 }

@@ -5,6 +5,7 @@
 
 import { idbStore } from '../cache/idb-store';
 import { startInProcessBackend } from '../encoder/in-process';
+import { webCodecsVideoBackend } from '../encoder/video/decode-browser';
 import type { LockManagerLike } from '../encoder/media-encoder';
 import { spawnBrowserEncoderWorker } from '../encoder/spawn-browser';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
@@ -15,11 +16,13 @@ import type { ModelRef } from '../protocol/encoder';
 import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/store';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
+import { mediaPolicy, type MediaOptions } from './media-options';
 
 export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
 
-export function browserModelSource(model: BrowserModelInput): ModelSource {
-  if (typeof model === 'string' || model instanceof URL) return new UrlSource(String(model));
+/** `files`: a URL's file names when known (see BrowserEngineOptions.modelFiles). */
+export function browserModelSource(model: BrowserModelInput, files?: readonly string[]): ModelSource {
+  if (typeof model === 'string' || model instanceof URL) return new UrlSource(String(model), { files });
   if (typeof FileList !== 'undefined' && model instanceof FileList) return new FileListSource(Array.from(model));
   if (Array.isArray(model)) return new FileListSource(model);
   if ((model as FileSystemDirectoryHandle).kind === 'directory') return new DirectoryHandleSource(model as FileSystemDirectoryHandle);
@@ -37,19 +40,42 @@ function modelRef(model: BrowserModelInput): ModelRef | undefined {
 
 export interface BrowserEngineOptions extends EngineOptions {
   model: BrowserModelInput;
+  /**
+   * For a URL model: the folder's file names, when known (a manifest). Files not listed are never
+   * requested, so absent optional files cost no request and log no 404. Hugging Face `resolve/` URLs are
+   * listed through the Hub's API without this.
+   */
+  modelFiles?: readonly string[];
   encoder?: EncoderOptions;
   /** Keep GPU-ready copies of quantized checkpoint files (dtype f16/q8/q4) in the Cache API (default true). */
   weightCache?: boolean;
+  /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
+  media?: MediaOptions;
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
   const gpu = await createBrowserGpuContext();
-  const source = browserModelSource(options.model);
+  const source = browserModelSource(options.model, options.modelFiles);
   const ref = modelRef(options.model);
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
   const weightStore = options.weightCache === false ? undefined : CacheApiWeightStore.available();
   const weights = { dtype: options.dtype, compute: options.compute, weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined };
+  const media = mediaPolicy(options.media);
+  const inProcessMode = enc.mode === 'in-process' || !ref;
+  const inProcess = (device: typeof gpu, modelId: string) =>
+    startInProcessBackend(
+      {
+        createGpu: async () => device,
+        releaseGpu: () => {},
+        openModel: () => source,
+        decodeImage: decodeImageBrowser,
+        videoBackend: webCodecsVideoBackend,
+        openWeightStore: openWeightStoreBrowser,
+      },
+      workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc, weights),
+    );
+  const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
       {
@@ -58,15 +84,14 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
         weightStore,
+        media,
+        recreateGpu: () => createBrowserGpuContext(),
+        restartInProcessEncoder: inProcessMode ? (device) => inProcess(device, modelIdOf()) : undefined,
         startEncoder: async (modelId, lifecycle) => {
-          const init = workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc, weights);
-          const backend =
-            enc.mode === 'in-process' || !ref
-              ? await startInProcessBackend(
-                  { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageBrowser, openWeightStore: openWeightStoreBrowser },
-                  init,
-                )
-              : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
+          // A worker opening the same URL gets the file list learned here, so it probes nothing either.
+          const files = source instanceof UrlSource ? await source.knownFiles() : undefined;
+          const init = workerInit(ref?.kind === 'url' && files ? { ...ref, files } : (ref ?? { kind: 'url', url: '' }), modelId, enc, weights);
+          const backend = inProcessMode ? await inProcess(gpu, modelId) : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
           const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
           return mediaEncoderFor(backend, lifecycle, enc, store, locks);
         },

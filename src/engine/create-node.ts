@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { fsStore } from '../cache/fs-store';
 import { startInProcessBackend } from '../encoder/in-process';
+import { nodeVideoBackend } from '../encoder/video/decode-node';
 import { nodeEncoderWorkerSpawner } from '../encoder/spawn-node';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createNodeGpuContext, type NodeGpuOptions } from '../gpu/node';
@@ -17,6 +18,8 @@ import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
+import { mediaPolicy, type MediaOptions } from './media-options';
+import { resolveHostNode } from './resolve-host-node';
 
 export function nodeModelSource(model: string | ModelSource): ModelSource {
   if (typeof model !== 'string') return model;
@@ -51,8 +54,14 @@ export interface NodeEngineOptions extends EngineOptions {
    * ~/.cache/tessera/weights); false keeps none.
    */
   weightCacheDir?: string | false;
+  /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
+  media?: MediaOptions;
 }
 
+/**
+ * An engine on Dawn's WebGPU. Its encoder worker threads and GPU device keep the Node process alive until
+ * `engine.destroy()`; after that a program with nothing else to do exits by itself (test/consumer checks it).
+ */
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
   const gpu = await createNodeGpuContext(options.gpu);
   const source = nodeModelSource(options.model);
@@ -61,6 +70,21 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const script = enc.workerScript ?? defaultEncoderWorkerScript();
   const cacheDir = options.weightCacheDir === false ? undefined : (options.weightCacheDir ?? defaultWeightCacheDir());
   const weights = { dtype: options.dtype, compute: options.compute, weightCache: cacheDir ? ({ kind: 'dir', dir: cacheDir } as const) : undefined };
+  const media = mediaPolicy(options.media, { resolveHost: resolveHostNode });
+  const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
+  const inProcess = (device: typeof gpu, modelId: string) =>
+    startInProcessBackend(
+      {
+        createGpu: async () => device,
+        releaseGpu: () => {},
+        openModel: () => source,
+        decodeImage: decodeImageNode,
+        videoBackend: nodeVideoBackend,
+        openWeightStore,
+      },
+      workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights),
+    );
+  const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
       {
@@ -69,15 +93,12 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         decodeImage: decodeImageNode,
         ownsGpu: true,
         weightStore: cacheDir ? new DirWeightStore(cacheDir) : undefined,
+        media,
+        recreateGpu: () => createNodeGpuContext(options.gpu),
+        restartInProcessEncoder: useWorkers ? undefined : (device) => inProcess(device, modelIdOf()),
         startEncoder: async (modelId, lifecycle) => {
           const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights);
-          const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
-          const backend = useWorkers
-            ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
-            : await startInProcessBackend(
-                { createGpu: async () => gpu, releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode, openWeightStore },
-                init,
-              );
+          const backend = useWorkers ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1) : await inProcess(gpu, modelId);
           return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);
         },
       },

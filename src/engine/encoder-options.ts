@@ -11,8 +11,13 @@ export interface EncoderOptions {
   mode?: 'workers' | 'in-process';
   /** Encoder workers (default 1). */
   poolSize?: number;
-  /** Most tiles in one vision forward pass, across requests (default 8). */
+  /**
+   * Most tiles in one encoder batch, across requests (default 32: room for the engine's default encoder
+   * budget, so images the scheduler starts in the same step are encoded together).
+   */
   maxBatchTiles?: number;
+  /** Tiles per vision forward pass; a batch runs as passes of this many tiles (default 8; GPU memory grows with it). */
+  visionBatch?: number;
   /**
    * Split each encode into GPU submissions of this many dispatches (9 is about one ViT layer), waiting
    * for each to finish; 0 (default) submits a whole forward pass at once. Measured with bench:overlap on
@@ -20,20 +25,28 @@ export interface EncoderOptions {
    * devices sharing two CPU cores, not from queueing; kept as a knob for real GPUs.
    */
   dispatchesPerSubmit?: number;
+  /**
+   * Cut the vision matmuls into row blocks of this many rows (a multiple of 64; default 64), so that
+   * under decode priority the encoder's pieces are short enough to fit between decode steps. Free-running
+   * encodes still submit a whole forward pass at once.
+   */
+  rowsPerPiece?: number;
   /** Memory tier capacity in bytes (default 256 MiB). */
   memoryCacheBytes?: number;
   /** Persistent tier budget in bytes (default 1 GiB; 0 turns it off). */
   persistentCacheBytes?: number;
   /** Where the persistent tier lives (default: IndexedDB in browsers; Node: files under cacheDir). */
   store?: KeyValueStore;
-  /** Test hook: fail encodes of more than this many tiles as if the GPU ran out of memory. */
-  simulateOutOfMemoryAboveTiles?: number;
+  /** Node: the ffmpeg program that decodes MP4/WebM video (default 'ffmpeg', found on PATH). */
+  ffmpegPath?: string;
 }
 
 export const DEFAULT_MEMORY_CACHE_BYTES = 256 * 2 ** 20;
 export const DEFAULT_PERSISTENT_CACHE_BYTES = 2 ** 30;
-export const DEFAULT_MAX_BATCH_TILES = 8;
+export const DEFAULT_MAX_BATCH_TILES = 32;
+export const DEFAULT_VISION_BATCH = 8;
 export const DEFAULT_DISPATCHES_PER_SUBMIT = 0;
+export const DEFAULT_ROWS_PER_PIECE = 64;
 
 /** What the engine's options say about the encoder's weights (dtype, compute, stored copies). */
 export type EncoderWeightOptions = Pick<EncoderWorkerInit, 'dtype' | 'compute' | 'weightCache'>;
@@ -49,8 +62,10 @@ export function workerInit(
     model: modelRef,
     modelId,
     maxBatchTiles: o.maxBatchTiles ?? DEFAULT_MAX_BATCH_TILES,
+    visionBatch: o.visionBatch ?? Math.min(DEFAULT_VISION_BATCH, o.maxBatchTiles ?? DEFAULT_MAX_BATCH_TILES),
     dispatchesPerSubmit: o.dispatchesPerSubmit ?? DEFAULT_DISPATCHES_PER_SUBMIT,
-    simulateOutOfMemoryAboveTiles: o.simulateOutOfMemoryAboveTiles,
+    rowsPerPiece: o.rowsPerPiece ?? DEFAULT_ROWS_PER_PIECE,
+    ...(o.ffmpegPath !== undefined ? { ffmpegPath: o.ffmpegPath } : {}),
   };
 }
 

@@ -1,68 +1,107 @@
-// The engine: a loaded language model + processor + media encoder behind an OpenAI-style API.
+// The engine: a loaded language model + processor + media encoder behind an OpenAI-style API, serving
+// many requests at once through the scheduler (continuous batching).
 //
-//   request ─► images: prepare in the encoder (hash, decode, tile: key + layout)          [worker]
-//           ─► prompt plan from the layouts (token counts before any encoding)            [here]
-//           ─► embeddings: memory cache / persistent cache / encode in a worker           [worker]
-//   ─ lock ─► upload embeddings (STAGED) ─► chunked prefill with them spliced in (SPLICED,
-//             PREFILLED) ─► decode ─► streaming detokenizer ─► chunks ─► released        [GPU here]
+//   create(req) ─► messages ─► intake: prepare images (key + layout, in a worker), plan the prompt (counts
+//              before work), cache lookups                                           [concurrent]
+//              ─► serve loop: scheduler.schedule() ─► encodes start under the encoder budget; the model
+//                 runs every scheduled row of every request in one step ─► scheduler.update()
+//              ─► streaming detokenizer ─► chunks
 //
-// Everything before the lock runs concurrently with other requests' decoding: while one request decodes,
-// the next one's images are hashed and encoded in the workers. Requests then prefill and decode one at a
-// time (a later scheduler batches them). A failed request fails alone: its KV blocks, GPU tensors and
-// cache references are released, and the next request runs normally.
+// A failed request fails alone: its KV blocks and cache references are released at once and the other
+// requests continue. Cancellation (AbortSignal) takes a request out at the next step boundary, or at once
+// while it waits.
+//
+// Device loss (DESIGN invariant 8): the requests in flight fail with DeviceLostError; the next request
+// recreates the GPU device, the language model and the scheduler (KV and prefix cache start empty) and
+// answers. The encoder cache is kept; an in-process encoder (which shared the lost device) gets a new
+// backend, encoder workers keep theirs (each has its own device).
 
-import { InternalError, InvalidMessageError, RequestAbortedError } from '../errors';
+import { DeviceLostError, EncoderOutOfMemoryError, InternalError, InvalidMessageError, RequestAbortedError, VideoNotSupportedError } from '../errors';
+import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
-import type { Tensor } from '../gpu/tensor';
 import type { ModelSource } from '../io/model-source';
-import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
-import { generate, type GenerateTimings } from '../model/generate';
+import { createBlockHasher } from '../kv/block-hash';
 import { loadModel, type LoadedModel, type LoadModelOptions } from '../model/load';
 import type { WeightStore } from '../model/weights/store';
-import type { PreparedMedia } from '../protocol/encoder';
-import type { ChatMessage } from '../processor/messages';
-import { Idefics3Processor } from '../processor/processor';
 import type { ImageDecoder } from '../processor/image-decode';
+import { Idefics3Processor } from '../processor/processor';
+import { Scheduler } from '../scheduler/scheduler';
+import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './encoder-pacing';
+import { EngineRequest, type RunResult } from './engine-request';
+import { engineStats } from './engine-stats';
+import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake';
+import { videoInfo } from './intake-video';
+import { mediaPolicy, type MediaPolicy } from './media-options';
+import { fetchVideoUrl, videoSourceOf } from './message-videos';
 import { toProcessorMessages } from './message-images';
-import { planMedia, type PlannedRequest } from './plan-media';
+import { ServeLoop } from './serve-loop';
+import { validateRequest } from './validate-request';
+import { videoOptionsOf } from './video-request';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionRequest,
+  ChatVideoInput,
   EngineProgress,
   EngineStats,
   FinishReason,
-  RequestTimings,
   TesseraInfo,
+  VideoInfo,
 } from './types';
+import { warmUpLanguageModel } from './warm-up';
 
 export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision' | 'weightStore'> {
   onProgress?: (p: EngineProgress) => void;
   /** Name reported in responses and used in cache keys (default: the source's location). */
   modelId?: string;
+  /**
+   * Image embeddings being encoded at once (default: 32 tiles' worth). Items of different requests
+   * started in the same step are encoded as one batch; a larger budget batches more but lets encoding
+   * take more of the GPU from decoding.
+   */
+  encoderBudget?: number;
+  /**
+   * Decode priority while images encode (default { encoderShare: 0.25 }): while requests decode, the
+   * encoder's GPU work runs only between model steps, for this share of each step's time, so streaming
+   * stays smooth (inter-token latency about (1 + share) x idle) and encoding slows to about
+   * share / (1 + share) of its speed. false: the encoder runs freely beside decoding (faster encodes,
+   * slower decode steps while they run). See src/engine/encoder-pacing.ts.
+   */
+  decodePriority?: DecodePriority | false;
+  /**
+   * Reuse the KV blocks of earlier requests with the same prefix (same tokens and same images; default
+   * true): a follow-up question about an image prefills only what is new.
+   */
+  prefixCaching?: boolean;
 }
 
 export interface EngineDeps {
   gpu: GpuContext;
+  /** A new device after the engine's was lost (absent: the engine cannot recover; create a new one). */
+  recreateGpu?: () => Promise<GpuContext>;
+  /** A new encoder backend on the recreated device, when the encoder runs in-process on the engine's device. */
+  restartInProcessEncoder?: (gpu: GpuContext) => Promise<EncodeBackend>;
   source: ModelSource;
   decodeImage: ImageDecoder;
   /** Starts the media encoder once the model is loaded (workers, or in-process on `gpu`). */
   startEncoder: (modelId: string, lifecycle: LifecycleCounters) => Promise<MediaEncoder>;
-  fetchImpl?: typeof fetch;
+  /** Limits on a request's media and how image URLs are fetched (media-options.ts; defaults when absent). */
+  media?: MediaPolicy;
   /** Destroy the GPU context with the engine (true when the engine created it). */
   ownsGpu?: boolean;
   /** Where stored quantized copies of the language model's checkpoint files are kept (none when unset). */
   weightStore?: WeightStore;
 }
 
-interface Piece {
-  delta: string;
-}
+/** Default encoder budget in tiles (times the model's image_seq_len embeddings per tile). */
+export const DEFAULT_ENCODER_BUDGET_TILES = 32;
 
-interface RunResult {
-  finishReason: FinishReason;
-  info: TesseraInfo;
-  text: string;
+/** Everything that lives on the engine's GPU device: rebuilt together after a device loss. */
+interface Runtime {
+  gpu: GpuContext;
+  model: LoadedModel;
+  scheduler: Scheduler;
+  loop: ServeLoop;
 }
 
 export class Engine {
@@ -75,24 +114,58 @@ export class Engine {
       },
     },
   };
-  private queue: Promise<unknown> = Promise.resolve();
   private nextRequest = 1;
-  private counters = { requests: 0, failedRequests: 0 };
+  private readonly counters = { requests: 0, failedRequests: 0, deviceLosses: 0, deviceRecoveries: 0 };
   private last: EngineStats['last'];
   private destroyed = false;
+  private rt: Runtime;
+  /** Set while the device is lost; the next request recreates the runtime. */
+  private lost: DeviceLostError | undefined;
+  private recovering: Promise<void> | undefined;
+  private readonly intakeDeps: IntakeDeps;
+  private readonly pacing: EncoderPacing;
 
   private constructor(
     private readonly deps: EngineDeps,
-    readonly model: LoadedModel,
+    private readonly options: EngineOptions,
+    rt: Runtime,
     readonly processor: Idefics3Processor,
     readonly media: MediaEncoder,
     readonly lifecycle: LifecycleCounters,
     readonly modelId: string,
-  ) {}
+    decodePriority: DecodePriority | undefined,
+  ) {
+    this.pacing = new EncoderPacing(media, decodePriority);
+    this.rt = rt;
+    this.intakeDeps = { processor, media, contextWindow: rt.scheduler.config.contextWindow };
+  }
+
+  /** The loaded language model on the current device. */
+  get model(): LoadedModel {
+    return this.rt.model;
+  }
+
+  get scheduler(): Scheduler {
+    return this.rt.scheduler;
+  }
+
+  /** The GPU context the language model runs on now (a new one after a device loss). */
+  get gpu(): GpuContext {
+    return this.rt.gpu;
+  }
+
+  /** Tokens (prompt + max_tokens) one request may reach. */
+  get contextWindow(): number {
+    return this.rt.scheduler.config.contextWindow;
+  }
 
   static async create(deps: EngineDeps, options: EngineOptions = {}): Promise<Engine> {
     const onProgress = options.onProgress;
     const modelId = options.modelId ?? deps.source.where;
+    const priority = options.decodePriority === false ? undefined : (options.decodePriority ?? DEFAULT_DECODE_PRIORITY);
+    if (priority && !(priority.encoderShare > 0 && Number.isFinite(priority.encoderShare))) {
+      throw new InvalidMessageError(`decodePriority.encoderShare must be a positive number, got ${priority.encoderShare}`);
+    }
     const processor = await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
     const model = await loadModel(deps.gpu, deps.source, {
       ...options,
@@ -103,13 +176,89 @@ export class Engine {
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
     let media: MediaEncoder;
     try {
+      await warmUpLanguageModel(deps.gpu, model, onProgress); // compile pipelines now, not in the first TTFT
       media = await deps.startEncoder(modelId, lifecycle);
     } catch (e) {
       model.destroy();
       throw e;
     }
+    let engine: Engine | undefined;
+    // The runtime's loop calls back into the engine (encode failures, device loss), which exists by then.
+    const rt = await Engine.runtime(deps.gpu, model, options, media, lifecycle, () => engine!);
+    engine = new Engine(deps, options, rt, processor, media, lifecycle, modelId, priority);
+    rt.loop.pacing = engine.pacing;
     onProgress?.({ phase: 'ready' });
-    return new Engine(deps, model, processor, media, lifecycle, modelId);
+    return engine;
+  }
+
+  /** Scheduler and serve loop over a loaded model. */
+  private static async runtime(gpu: GpuContext, model: LoadedModel, options: EngineOptions, media: MediaEncoder, lifecycle: LifecycleCounters, engine: () => Engine): Promise<Runtime> {
+    const c = model.config;
+    const scheduler = new Scheduler(
+      {
+        maxTokensPerStep: model.lm.options.maxTokensPerStep,
+        maxRunning: model.lm.options.maxSeqs,
+        encoderBudget: options.encoderBudget ?? DEFAULT_ENCODER_BUDGET_TILES * c.imageSeqLen,
+        contextWindow: Math.min(c.text.maxPositions, model.lm.maxBlocksPerSeq * model.kv.blockSize),
+      },
+      model.kv,
+      await createBlockHasher(),
+      options.prefixCaching ?? true,
+    );
+    const loop = new ServeLoop({
+      scheduler,
+      kv: model.kv,
+      lm: model.lm,
+      media,
+      lifecycle,
+      onEncodeFailure: (r, error) => void engine().onEncodeFailure(r, error),
+      onDeviceLost: (error) => engine().onDeviceLost(error),
+    });
+    return { gpu, model, scheduler, loop };
+  }
+
+  /** The device is gone: remember it; the next request rebuilds (requests in flight already failed). */
+  private onDeviceLost(error: DeviceLostError): void {
+    if (this.lost) return;
+    this.lost = error;
+    this.counters.deviceLosses++;
+  }
+
+  /** Recreate the device, the language model and the scheduler after a loss (once, shared by waiters). */
+  private recover(): Promise<void> {
+    this.recovering ??= (async () => {
+      const old = this.rt;
+      const lost = this.lost!;
+      if (!this.deps.recreateGpu) throw lost;
+      old.loop.failAll(lost);
+      try {
+        old.model.destroy();
+      } catch {
+        // the buffers went with the device
+      }
+      const gpu = await this.deps.recreateGpu();
+      try {
+        const model = await loadModel(gpu, this.deps.source, { ...this.options, vision: false, onProgress: undefined, weightStore: this.deps.weightStore });
+        if (this.deps.restartInProcessEncoder) this.media.replaceBackend(await this.deps.restartInProcessEncoder(gpu));
+        this.rt = await Engine.runtime(gpu, model, this.options, this.media, this.lifecycle, () => this);
+        this.rt.loop.pacing = this.pacing;
+      } catch (e) {
+        gpu.destroy();
+        throw e;
+      }
+      if (this.deps.ownsGpu) old.gpu.destroy();
+      this.lost = undefined;
+      this.counters.deviceRecoveries++;
+    })().finally(() => (this.recovering = undefined));
+    return this.recovering;
+  }
+
+  /** Before a request: rebuild after a device loss, and notice a loss that happened while idle. */
+  private async ensureDevice(): Promise<void> {
+    const gone = this.rt.gpu.lostError;
+    if (gone) this.onDeviceLost(gone);
+    if (this.lost) await this.recover();
+    this.rt.gpu.assertAlive();
   }
 
   private create(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
@@ -118,23 +267,17 @@ export class Engine {
   }
 
   private async complete(req: ChatCompletionRequest): Promise<ChatCompletion> {
-    // The detokenizer's text is the answer; the deltas only matter to streams.
     const it = this.run(req);
     let n = await it.next();
     while (!n.done) n = await it.next();
-    const result = n.value;
-    const info = result.info;
+    const { info, text, finishReason } = n.value;
     return {
       id: `tessera-${Date.now().toString(36)}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: this.modelId,
-      choices: [{ index: 0, message: { role: 'assistant', content: result.text }, finish_reason: result.finishReason }],
-      usage: {
-        prompt_tokens: info.promptTokens,
-        completion_tokens: info.tokenIds.length,
-        total_tokens: info.promptTokens + info.tokenIds.length,
-      },
+      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason }],
+      usage: { prompt_tokens: info.promptTokens, completion_tokens: info.tokenIds.length, total_tokens: info.promptTokens + info.tokenIds.length },
       tessera: info,
     };
   }
@@ -159,146 +302,117 @@ export class Engine {
           yield chunk({}, n.value.finishReason, n.value.info);
           return;
         }
-        if (n.value.delta) yield chunk({ content: n.value.delta }, null);
+        yield chunk({ content: n.value }, null);
       }
     } finally {
       await it.return(undefined as never); // an abandoned stream releases its request at once
     }
   }
 
-  /** Wait for the decode lock; resolves with its release. */
-  private async acquire(): Promise<() => void> {
-    let release!: () => void;
-    const turn = this.queue;
-    this.queue = new Promise<void>((r) => (release = r));
-    await turn;
-    return release;
-  }
-
   /** One request: yields text deltas, returns the finish reason and the request's numbers. */
-  private async *run(req: ChatCompletionRequest): AsyncGenerator<Piece, RunResult> {
+  private async *run(req: ChatCompletionRequest): AsyncGenerator<string, RunResult> {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
-    this.deps.gpu.assertAlive();
     this.counters.requests++;
-    const requestId = this.nextRequest++;
-    const t0 = performance.now();
-    let staged: Tensor | undefined;
-    let release: (() => void) | undefined;
+    const signal = req.signal;
+    let r: EngineRequest | undefined;
+    const onAbort = () => {
+      if (r) this.rt.loop.drop(r, new RequestAbortedError(signal?.reason));
+    };
     try {
-      const maxTokens = req.max_tokens ?? 128;
-      if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new InvalidMessageError(`max_tokens must be a positive integer, got ${maxTokens}`);
-      const messages = await toProcessorMessages(req.messages, this.deps.fetchImpl);
-      // Images -> keys, layouts, plan, embeddings: concurrent with other requests' decoding.
-      const planned = await planMedia(this, messages, requestId, req, maxTokens);
-      const processMs = planned.processMs;
-      const encodeMs = planned.encodeMs;
-
-      release = await this.acquire();
-      if (req.signal?.aborted) throw new RequestAbortedError(req.signal.reason);
-      staged = this.stage(planned);
-      return yield* this.decode(planned, staged, req, maxTokens, t0, { processMs, encodeMs });
+      if (signal?.aborted) throw new RequestAbortedError(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const policy = this.deps.media ?? mediaPolicy();
+      validateRequest(req, policy); // every field, every request, before any work
+      await this.ensureDevice();
+      const messages = await toProcessorMessages(req.messages, policy, signal);
+      r = new EngineRequest(this.nextRequest++, req, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
+      await this.plan(r);
+      if (!r.isSettled) this.rt.loop.submit(r);
+      const result = yield* r.deltas();
+      this.last = { ...result.info.timings, promptTokens: result.info.promptTokens, completionTokens: result.info.tokenIds.length };
+      return result;
     } catch (e) {
       this.counters.failedRequests++;
-      if (req.signal?.aborted && !(e instanceof RequestAbortedError)) throw new RequestAbortedError(req.signal.reason);
+      if (signal?.aborted && !(e instanceof RequestAbortedError)) throw new RequestAbortedError(signal.reason);
       throw e;
     } finally {
-      if (staged) this.deps.gpu.release(staged);
-      this.media.release(requestId);
-      if (staged) this.lifecycle.released += 1;
-      release?.();
+      signal?.removeEventListener('abort', onAbort);
+      if (r && !r.isSettled) this.rt.loop.drop(r, new RequestAbortedError('the caller stopped reading the stream'));
     }
   }
 
-  /** Upload the request's media embeddings, in placeholder order, into one GPU tensor (STAGED). */
-  private stage(planned: PlannedRequest): Tensor | undefined {
-    const rows = planned.embeddings.reduce((a, e) => a + e.length, 0) / this.model.config.text.hiddenSize;
-    if (rows === 0) return undefined;
-    const t = this.deps.gpu.createTensor([rows, this.model.config.text.hiddenSize], 'f32', 'staged-media');
-    let offset = 0;
-    for (const e of planned.embeddings) {
-      this.deps.gpu.device.queue.writeBuffer(t.buffer, offset, e.buffer, e.byteOffset, e.byteLength);
-      offset += e.byteLength;
-    }
-    this.lifecycle.staged += 1;
-    return t;
+  /** Intake for `r` (again after a retry): plan, media, cache hits. Settles r with the error on failure. */
+  private async plan(r: EngineRequest, edges?: readonly number[]): Promise<void> {
+    const t0 = performance.now();
+    const messages = r.degraded ? withoutImages(r.messages) : r.messages;
+    const planned = await intake(this.intakeDeps, messages, r.id, r.maxTokens, edges, videoOptionsOf(r.request));
+    r.plan = planned.plan;
+    r.media = planned.media;
+    r.videos = planned.videos;
+    r.timings.processMs += performance.now() - t0;
+    if (r.request.signal?.aborted) this.rt.loop.drop(r, new RequestAbortedError(r.request.signal.reason));
   }
 
-  private async *decode(
-    planned: PlannedRequest,
-    staged: Tensor | undefined,
-    req: ChatCompletionRequest,
-    maxTokens: number,
-    t0: number,
-    before: { processMs: number; encodeMs: number },
-  ): AsyncGenerator<Piece, RunResult> {
-    const { model, processor } = this;
-    const plan = planned.plan;
-    const sampling =
-      req.temperature && req.temperature > 0
-        ? { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 }
-        : undefined;
-    const timings: GenerateTimings = { prefillMs: 0, numPrefillChunks: 0, decodeStepMs: [], decodeStepEnd: [] };
-    const detok = processor.createDetokenizer();
-    const stopIds = new Set(processor.stopTokenIds);
-    const tokenIds: number[] = [];
-    let ttftMs = 0;
-    let finishReason: FinishReason = 'length';
-    for await (const id of generate(
-      model.lm,
-      model.kv,
-      planned.requestId,
-      {
-        promptIds: plan.tokenIds,
-        placeholders: plan.placeholders.flatMap((p) => p.runs),
-        mediaEmbeddings: staged,
-        maxNewTokens: maxTokens,
-        stopIds,
-        sampling,
-        chunkSize: model.lm.options.maxTokensPerStep,
-        signal: req.signal,
-      },
-      timings,
-    )) {
-      if (tokenIds.length === 0) {
-        ttftMs = performance.now() - t0;
-        if (staged) {
-          this.lifecycle.spliced += 1;
-          this.lifecycle.prefilled += 1;
+  /**
+   * An encode failed (DESIGN invariant 8): a GPU out-of-memory with tessera.allowReducedResolution retries
+   * once at half the longest edge; tessera.textOnlyFallback answers without the images (flagged); else the
+   * request fails with the encoder's error.
+   */
+  private async onEncodeFailure(r: EngineRequest, error: unknown): Promise<void> {
+    const opts = r.request.tessera ?? {};
+    const tile = this.processor.config.image.tileSize;
+    try {
+      if (error instanceof RequestAbortedError || r.request.signal?.aborted) throw error;
+      if (error instanceof EncoderOutOfMemoryError && opts.allowReducedResolution && !r.retried) {
+        // Images only (in message order): video frames are one tile each already.
+        const images = r.media.filter((m) => !m.video);
+        const edges = images.map((m) => Math.max(tile, Math.floor(m.longestEdge / 2 / tile) * tile));
+        if (edges.some((e, i) => e < images[i].longestEdge)) {
+          r.retried = true;
+          this.rt.loop.withdraw(r);
+          await this.plan(r, edges);
+          if (!r.isSettled) this.rt.loop.submit(r);
+          return;
         }
       }
-      tokenIds.push(id);
-      if (stopIds.has(id)) {
-        finishReason = 'stop';
-        break;
+      if (opts.textOnlyFallback && r.media.length > 0 && !r.degraded) {
+        this.rt.loop.withdraw(r);
+        r.degraded = 'text-only';
+        this.media.release(r.id);
+        await this.plan(r);
+        if (!r.isSettled) this.rt.loop.submit(r);
+        return;
       }
-      const delta = detok.push(id);
-      if (delta) yield { delta };
+      throw error;
+    } catch (e) {
+      this.rt.loop.drop(r, e);
     }
-    const tail = detok.flush();
-    if (tail) yield { delta: tail };
-    const decodeMs = timings.decodeStepMs.reduce((a, b) => a + b, 0);
-    const t: RequestTimings = {
-      processMs: before.processMs,
-      encodeMs: before.encodeMs,
-      prefillMs: timings.prefillMs,
-      ttftMs,
-      decodeMs,
-      decodeTokensPerSecond: decodeMs > 0 ? (timings.decodeStepMs.length * 1000) / decodeMs : 0,
-      numPrefillChunks: timings.numPrefillChunks,
-      decodeStepMs: timings.decodeStepMs,
-      decodeStepEnd: timings.decodeStepEnd ?? [],
-    };
-    const info: TesseraInfo = {
-      tokenIds,
-      promptTokens: plan.tokenIds.length,
-      imageTokens: plan.placeholders.reduce((a, p) => a + p.length, 0),
-      numTiles: plan.placeholders.reduce((a, p) => a + p.numTiles, 0),
-      timings: t,
-      media: planned.mediaInfo,
-      ...(planned.degraded ? { degraded: planned.degraded } : {}),
-    };
-    this.last = { ...t, promptTokens: info.promptTokens, completionTokens: tokenIds.length };
-    return { finishReason, info, text: detok.text };
+  }
+
+  /**
+   * Sample and decode a video exactly as a request would (the same frames, timestamps and frame keys),
+   * without asking anything: for a page to show the sampled frames (thumbnailEdge px thumbnails) before or
+   * beside an answer. With encode (the default) the frames are also encoded into the encoder cache, so a
+   * question about the clip right after decodes and encodes nothing (its tessera.videos[i].source is
+   * 'clip-cache'); that encode runs outside the scheduler's encoder budget.
+   */
+  async videoFrames(video: ChatVideoInput, options: { thumbnailEdge?: number; encode?: boolean } = {}): Promise<VideoInfo> {
+    if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
+    if (!this.processor.config.video) throw new VideoNotSupportedError(this.processor.where);
+    const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
+    const policy = this.deps.media ?? mediaPolicy();
+    const source = typeof video === 'string' ? await fetchVideoUrl(video, 'video', policy, undefined) : await videoSourceOf(video, 'video', policy.maxVideoBytes);
+    const id = this.nextRequest++;
+    try {
+      const clip = await this.media.prepareVideo(source, id, { thumbnailEdge });
+      const pending = clip.frames.filter((f) => !f.cached);
+      if (options.encode === false) for (const f of pending) this.media.forget(f.media);
+      else await Promise.all(this.media.encodeBatch(pending.map((f) => ({ media: f.media, requestId: id }))));
+      const seqLen = this.processor.config.imageSeqLen;
+      return videoInfo([{ clip, layout: { timestamps: clip.frames.map((f) => f.timestamp), duration: clip.meta.duration, tokensPerFrame: clip.frames.map(() => seqLen) }, unprunedTokens: clip.frames.length * seqLen }])[0]!;
+    } finally {
+      this.media.release(id);
+    }
   }
 
   /** Inspect and clear the encoder cache (memory + persistent tiers). */
@@ -307,45 +421,26 @@ export class Engine {
     clear: () => this.media.clear(),
   };
 
-  /** Used by plan-media.ts: the context window this engine can serve. */
-  contextWindow(): number {
-    return Math.min(this.model.config.text.maxPositions, this.model.lm.maxBlocksPerSeq * this.model.kv.blockSize);
-  }
-
-  /** Used by plan-media.ts: token ids and placeholders from image layouts. */
-  planPrompt(messages: ChatMessage[], media: PreparedMedia[]) {
-    return this.processor.planPrompt(messages, media.map((m) => m.layout));
-  }
-
   stats(): EngineStats {
-    const kv = this.model.kv.stats();
-    const pool = this.deps.gpu.pool.stats();
-    const memory = this.deps.gpu.memory.stats();
-    const step = this.model.lm.lastStep;
-    return {
-      ...this.counters,
-      kv: { numBlocks: kv.numBlocks, numFreeBlocks: kv.numFreeBlocks, blockSize: kv.blockSize },
-      gpuPool: { numLive: pool.numLive, bytesLive: pool.bytesLive, bytesFree: pool.bytesFree },
-      weightBytes: this.model.stats.weightBytes,
-      kvCacheBytes: this.model.stats.kvCacheBytes,
-      gpuMemory: { bytesLive: memory.bytesLive, peakBytes: memory.peakBytes },
-      decodeStep: {
-        numDispatches: step.numDispatches,
-        numCommandBuffers: step.numCommandBuffers,
-        numReadbacks: step.numReadbacks,
-        readbackBytes: step.readbackBytes,
-      },
-      encoder: this.media.stats(),
-      lifecycle: { ...this.lifecycle },
+    return engineStats({
+      counters: this.counters,
+      gpu: this.rt.gpu,
+      model: this.rt.model,
+      scheduler: this.rt.scheduler,
+      history: this.rt.loop.history,
+      media: this.media,
+      lifecycle: this.lifecycle,
       last: this.last,
-    };
+      pacing: this.pacing,
+    });
   }
 
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.rt.loop.failAll(new InternalError('the engine was destroyed while this request ran'));
     this.media.destroy();
-    this.model.destroy();
-    if (this.deps.ownsGpu) this.deps.gpu.destroy();
+    this.rt.model.destroy();
+    if (this.deps.ownsGpu) this.rt.gpu.destroy();
   }
 }

@@ -1,35 +1,53 @@
-// Turn OpenAI-style messages into the processor's: each image part becomes its encoded bytes.
-// Nothing about an image's identity comes from its URL or name: only its bytes are used.
+// Turn OpenAI-style messages into the processor's: each image part becomes its encoded bytes, each video
+// part what the encoder takes (message-videos.ts). Nothing about an image's identity comes from its URL or
+// name: only its bytes are used. Every part is untrusted: a wrong type or a malformed URL is an
+// InvalidMessageError naming the part; image_url and video_url downloads go through fetch-media.ts (the
+// request's signal, a timeout, a byte cap, optionally no private hosts); every image is measured against
+// media.maxImageBytes before it is decoded.
 
-import { ImageDecodeError, InvalidMessageError } from '../errors';
+import { InvalidMessageError } from '../errors';
 import type { ChatMessage, ContentPart } from '../processor/messages';
+import { dataUrlBytes } from './data-url';
+import { fetchMedia } from './fetch-media';
+import type { MediaPolicy } from './media-options';
+import { fetchVideoUrl, videoSourceOf } from './message-videos';
 import type { ChatCompletionMessage } from './types';
 
-async function urlBytes(url: string, fetchImpl: typeof fetch): Promise<Uint8Array> {
-  if (url.startsWith('data:')) {
-    const comma = url.indexOf(',');
-    if (comma < 0) throw new ImageDecodeError('the image data: URL has no comma before its payload');
-    const meta = url.slice(5, comma);
-    const payload = url.slice(comma + 1);
-    if (meta.endsWith(';base64')) {
-      const bin = atob(payload);
-      return Uint8Array.from(bin, (c) => c.charCodeAt(0));
-    }
-    return new TextEncoder().encode(decodeURIComponent(payload));
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v !== 'object') return typeof v;
+  return (v as object).constructor?.name ?? 'object';
+}
+
+/** Bytes of an `image` part: Uint8Array (Node Buffers too), any other ArrayBufferView, ArrayBuffer, or Blob. */
+async function givenBytes(img: unknown, where: string, policy: MediaPolicy): Promise<Uint8Array> {
+  let size: number;
+  if (typeof Blob !== 'undefined' && img instanceof Blob) size = img.size;
+  else if (img instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && img instanceof SharedArrayBuffer)) size = img.byteLength;
+  else if (ArrayBuffer.isView(img)) size = img.byteLength;
+  else {
+    throw new InvalidMessageError(`${where}.image is a ${describe(img)}; pass the encoded image bytes (Uint8Array, ArrayBuffer or Blob), or use an image_url part.`);
   }
-  let res: Response;
-  try {
-    res = await fetchImpl(url);
-  } catch (e) {
-    throw new ImageDecodeError(`could not fetch the image at ${url}: ${(e as Error).message}`, { cause: e });
+  if (size > policy.maxImageBytes) {
+    throw new InvalidMessageError(`${where}.image is ${size} bytes, over media.maxImageBytes (${policy.maxImageBytes}); send a smaller image.`);
   }
-  if (!res.ok) throw new ImageDecodeError(`fetching the image at ${url} failed with HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
+  if (typeof Blob !== 'undefined' && img instanceof Blob) return new Uint8Array(await img.arrayBuffer());
+  if (ArrayBuffer.isView(img)) return img instanceof Uint8Array ? img : new Uint8Array(img.buffer, img.byteOffset, img.byteLength);
+  return new Uint8Array(img as ArrayBuffer);
+}
+
+async function urlBytes(part: unknown, where: string, policy: MediaPolicy, signal: AbortSignal | undefined): Promise<Uint8Array> {
+  const imageUrl = (part as { image_url?: unknown }).image_url;
+  const url = typeof imageUrl === 'string' ? imageUrl : (imageUrl as { url?: unknown } | null)?.url;
+  if (typeof url !== 'string') throw new InvalidMessageError(`${where}.image_url.url must be a string, found ${describe(url)}.`);
+  if (/^data:/i.test(url)) return dataUrlBytes(url, policy.maxImageBytes, `${where}.image_url.url`);
+  return fetchMedia(url, policy, signal);
 }
 
 export async function toProcessorMessages(
   messages: ChatCompletionMessage[],
-  fetchImpl: typeof fetch = fetch,
+  policy: MediaPolicy,
+  signal?: AbortSignal,
 ): Promise<ChatMessage[]> {
   if (!Array.isArray(messages) || messages.length === 0) throw new InvalidMessageError('messages must be a non-empty array');
   const out: ChatMessage[] = [];
@@ -41,24 +59,22 @@ export async function toProcessorMessages(
     if (!Array.isArray(m?.content)) throw new InvalidMessageError(`messages[${i}].content must be a string or an array of parts`);
     const parts: ContentPart[] = [];
     for (const [j, p] of m.content.entries()) {
-      if (p?.type === 'text') parts.push({ type: 'text', text: p.text });
-      else if (p?.type === 'image_url') {
-        const url = p.image_url?.url;
-        if (typeof url !== 'string') throw new InvalidMessageError(`messages[${i}].content[${j}].image_url.url must be a string`);
-        parts.push({ type: 'image', image: await urlBytes(url, fetchImpl) });
+      const where = `messages[${i}].content[${j}]`;
+      if (p?.type === 'text') {
+        if (typeof p.text !== 'string') throw new InvalidMessageError(`${where}.text must be a string, found ${describe(p.text)}.`);
+        parts.push({ type: 'text', text: p.text });
+      } else if (p?.type === 'image_url') {
+        parts.push({ type: 'image', image: await urlBytes(p, where, policy, signal) });
       } else if (p?.type === 'image') {
-        const img = p.image;
-        const bytes =
-          typeof Blob !== 'undefined' && img instanceof Blob
-            ? new Uint8Array(await img.arrayBuffer())
-            : img instanceof ArrayBuffer
-              ? new Uint8Array(img)
-              : (img as Uint8Array);
-        parts.push({ type: 'image', image: bytes });
+        parts.push({ type: 'image', image: await givenBytes(p.image, where, policy) });
+      } else if (p?.type === 'video') {
+        parts.push({ type: 'video', video: await videoSourceOf(p.video, where, policy.maxVideoBytes) });
+      } else if (p?.type === 'video_url') {
+        const url = p.video_url?.url;
+        if (typeof url !== 'string') throw new InvalidMessageError(`${where}.video_url.url must be a string, found ${describe(url)}.`);
+        parts.push({ type: 'video', video: await fetchVideoUrl(url, `${where}.video_url.url`, policy, signal) });
       } else {
-        throw new InvalidMessageError(
-          `messages[${i}].content[${j}].type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url' or 'image'`,
-        );
+        throw new InvalidMessageError(`${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url' or 'video'`);
       }
     }
     out.push({ role: m.role, content: parts });

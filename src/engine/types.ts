@@ -1,12 +1,35 @@
 // The engine's public request and response shapes, following OpenAI's chat completions (as WebLLM does),
 // plus a `tessera` block with token ids and timings.
 
+import type { RawImage } from '../processor/image-decode';
+import type { FrameThumbnail } from '../processor/video-frames';
+import type { VideoMetaInfo } from '../protocol/encoder';
+
+export type { VideoMetaInfo };
+
 export type ChatContentPart =
   | { type: 'text'; text: string }
   /** url: a data: URL, an http(s) URL, or a blob: URL (browser). */
   | { type: 'image_url'; image_url: { url: string } }
   /** Encoded image bytes (PNG, JPEG, WebP, ...). */
-  | { type: 'image'; image: Uint8Array | ArrayBuffer | Blob };
+  | { type: 'image'; image: Uint8Array | ArrayBuffer | Blob }
+  /**
+   * A video, for SmolVLM2 checkpoints: MP4 (H.264), WebM (VP8/VP9), MKV or MOV bytes, a Blob or File (read
+   * lazily: only the sampled frames are decoded), an animated GIF/WebP (Node), or frames already chosen.
+   */
+  | { type: 'video'; video: Uint8Array | ArrayBuffer | Blob | VideoFrames }
+  /** url: a data: URL, an http(s) URL, or a blob: URL (browser). The part vLLM's OpenAI server takes. */
+  | { type: 'video_url'; video_url: { url: string } };
+
+/** A video for engine.videoFrames(): what a `video` part takes, or a URL as a `video_url` part does. */
+export type ChatVideoInput = Uint8Array | ArrayBuffer | Blob | VideoFrames | string;
+
+/** A video as frames with their times (used as given: none are dropped or added). */
+export interface VideoFrames {
+  frames: Array<{ image: Uint8Array | ArrayBuffer | Blob | RawImage; timestamp: number }>;
+  /** Seconds (default: the last timestamp plus the spacing of the last two frames). */
+  duration?: number;
+}
 
 export interface ChatCompletionMessage {
   role: 'system' | 'user' | 'assistant';
@@ -33,6 +56,14 @@ export interface ChatCompletionRequest {
     allowReducedResolution?: boolean;
     /** If an image cannot be encoded, answer without it (the response is flagged `degraded: 'text-only'`). */
     textOnlyFallback?: boolean;
+    /**
+     * Video token pruning (EVS, as vLLM's video_pruning_rate): drop this share, in [0, 1), of each video's
+     * frame tokens, keeping the first frame whole and, after it, the tokens that changed most since the
+     * previous frame. 0 or unset: no pruning.
+     */
+    videoPruning?: number;
+    /** Return a thumbnail of every sampled video frame, this many px on its longest side, in tessera.videos. */
+    videoThumbnails?: number;
   };
 }
 
@@ -64,6 +95,33 @@ export interface MediaInfo {
   numTiles: number;
   /** size.longest_edge used (lower than the config's after a reduced-resolution retry). */
   longestEdge: number;
+  /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
+  video?: { videoIndex: number; frame?: number };
+}
+
+/** A sampled frame of a video: where it is in the clip, and its thumbnail when asked for. */
+export interface VideoFrameInfo {
+  /** Frame index in the clip (position in a frame list). */
+  index: number;
+  /** Seconds, and as the prompt prints it ("MM:SS"). */
+  timestamp: number;
+  label: string;
+  /** Cache key of the frame's embeddings (blake3 of its pixels and the encoder). */
+  key: string;
+  /** Present with the request option tessera.videoThumbnails (or the thumbnailEdge of engine.videoFrames()). */
+  thumbnail?: FrameThumbnail;
+}
+
+/** What a video part became: the clip's facts (VideoMetaInfo), the sampled frames, and its tokens. */
+export interface VideoInfo extends VideoMetaInfo {
+  /** Whole-clip key (bytes + sampling config); absent for a frame list. */
+  clipKey?: string;
+  /** 'decoded' (demuxed and decoded now) or 'clip-cache' (seen before: nothing decoded). */
+  source: 'decoded' | 'clip-cache';
+  frames: VideoFrameInfo[];
+  /** Frame tokens in the prompt, and without pruning (equal unless tessera.videoPruning is set). */
+  tokens: number;
+  unprunedTokens: number;
 }
 
 export interface TesseraInfo {
@@ -71,8 +129,12 @@ export interface TesseraInfo {
   promptTokens: number;
   imageTokens: number;
   numTiles: number;
+  /** Prompt tokens whose KV came from the prefix cache (not computed again). */
+  cachedTokens: number;
   timings: RequestTimings;
   media: MediaInfo[];
+  /** One per video part, in message order (empty without videos). */
+  videos: VideoInfo[];
   /** Set when the images could not be used and the caller allowed an answer without them. */
   degraded?: 'text-only';
 }
@@ -97,18 +159,58 @@ export interface ChatCompletionChunk {
   tessera?: TesseraInfo;
 }
 
+/**
+ * Loading, in order: each weight file is downloaded (URLs not yet in the browser cache) and uploaded to
+ * the GPU ('download', 'upload': file, loadedBytes, totalBytes); then the language model's pipelines are
+ * compiled ('compile': done of total warm-up steps, `step` naming the one starting, 'done' at the end);
+ * then the encoder starts, and 'ready'. The encoder worker compiles its own pipelines with the first image.
+ */
 export interface EngineProgress {
-  /** download: fetched; upload: checkpoint bytes read; quantize: packed on the GPU; cache: stored quantized copy read. */
-  phase: 'download' | 'upload' | 'quantize' | 'cache' | 'ready';
+  /**
+   * download: fetched; upload: checkpoint bytes read; quantize: packed on the GPU; cache: stored quantized
+   * copy read; compile: warm-up.
+   */
+  phase: 'download' | 'upload' | 'quantize' | 'cache' | 'compile' | 'ready';
   file?: string;
   loadedBytes?: number;
   totalBytes?: number;
+  /** 'compile': the warm-up step starting ('prefill', 'decode', 'sampling'), or 'done'. */
+  step?: string;
+  /** 'compile': steps finished. */
+  done?: number;
+  /** 'compile': steps in all. */
+  total?: number;
 }
 
 export interface EngineStats {
   requests: number;
   failedRequests: number;
-  kv: { numBlocks: number; numFreeBlocks: number; blockSize: number };
+  /** GPU devices lost under the engine, and how many times it recreated its device and model since. */
+  deviceLosses: number;
+  deviceRecoveries: number;
+  /** KV blocks: free includes cached blocks no running request holds (they are reused or evicted lazily). */
+  kv: { numBlocks: number; numFreeBlocks: number; blockSize: number; numCachedBlocks: number; evictions: number };
+  /** The scheduler: queues, batch sizes, the prefix cache, preemptions and encoder-budget stalls. */
+  scheduler: {
+    numWaiting: number;
+    numRunning: number;
+    numSteps: number;
+    /** Rows (tokens) per step over the last steps: median and largest. */
+    batchRows: { p50: number; max: number };
+    /** Sequences per step over the last steps: median and largest. */
+    batchSeqs: { p50: number; max: number };
+    /** Prompt tokens looked up in the prefix cache at admission, found there, and their ratio. */
+    prefixQueryTokens: number;
+    prefixHitTokens: number;
+    prefixHitRate: number;
+    numPreemptions: number;
+    /** Prefill chunks cut at the doorstep of an image whose embeddings were not ready. */
+    numDoorstepStalls: number;
+    /** Image embeddings being encoded now (bounded by the encoder budget). */
+    encodingEmbeddings: number;
+  };
+  /** Decode priority: its share (0 when off) and the encoder time granted between model steps so far. */
+  decodePriority: { encoderShare: number; grantedMs: number };
   gpuPool: { numLive: number; bytesLive: number; bytesFree: number };
   weightBytes: number;
   kvCacheBytes: number;
@@ -117,7 +219,14 @@ export interface EngineStats {
   encoder: import('../encoder/media-encoder').MediaEncoderStats;
   /** Media feature lifecycle transitions: ENCODING -> READY -> STAGED -> SPLICED -> PREFILLED -> released. */
   lifecycle: import('../encoder/media-encoder').LifecycleCounters;
-  /** The last decode step: dispatches, command buffers and readbacks per token. */
-  decodeStep: { numDispatches: number; numCommandBuffers: number; numReadbacks: number; readbackBytes: number };
+  /** The last model step: rows, dispatches, command buffers and readbacks. */
+  decodeStep: {
+    numTokens: number;
+    numPaddedTokens: number;
+    numDispatches: number;
+    numCommandBuffers: number;
+    numReadbacks: number;
+    readbackBytes: number;
+  };
   last?: RequestTimings & { promptTokens: number; completionTokens: number };
 }

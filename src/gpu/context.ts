@@ -87,6 +87,17 @@ export class GpuContext {
     return ctx;
   }
 
+  /**
+   * The DeviceLostError if the device is lost now or within `ms` (a failed GPU call often reports before
+   * the device's lost promise does); undefined otherwise.
+   */
+  async lostWithin(ms: number): Promise<DeviceLostError | undefined> {
+    if (this.lostError || this.destroyed) return this.lostError;
+    await Promise.race([this.device.lost, new Promise((r) => setTimeout(r, ms))]);
+    await Promise.resolve(); // let the lost handler above record the error first
+    return this.lostError;
+  }
+
   /** Throws the DeviceLostError if the device is gone. Call before encoding work. */
   assertAlive(): void {
     if (this.lostError) throw this.lostError;

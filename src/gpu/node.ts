@@ -9,9 +9,14 @@
 // Dawn's GPU instance must stay reachable while its devices live: if it is garbage-collected, Dawn's
 // event loop touches a freed instance and the process crashes (seen with webgpu@0.6.2). GpuContext
 // holds it as `keepAlive`.
+// `webgpu` is an optional peer dependency (browser apps never load it): a missing one is a
+// MissingDependencyError that says to install it.
 
-import { existsSync, readdirSync } from 'node:fs';
-import { WebGpuUnavailableError } from '../errors';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MissingDependencyError, WebGpuUnavailableError } from '../errors';
+import { importOptional } from '../optional-dependency';
 import { GpuContext, type GpuContextOptions } from './context';
 
 /** Where Chromium and Chrome put SwiftShader's ICD manifest on Linux. */
@@ -46,16 +51,30 @@ export interface NodeGpuOptions extends GpuContextOptions {
 
 type DawnModule = { create(options: string[]): GPU };
 
+/**
+ * Dawn's Vulkan loader can load libwayland-client, which prints "error: XDG_RUNTIME_DIR is invalid or not
+ * set in the environment." once per instance when the variable is unset (headless machines, CI, with
+ * Mesa's device-select layer installed). Give it a private directory instead, before the first instance;
+ * worker threads inherit it. A value the user set is left alone.
+ */
+export function quietWayland(env: NodeJS.ProcessEnv = process.env): void {
+  if (process.platform !== 'linux' || env.XDG_RUNTIME_DIR) return;
+  const dir = join(tmpdir(), `tessera-runtime-${process.getuid?.() ?? 'user'}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  env.XDG_RUNTIME_DIR = dir;
+}
+
 export async function createNodeGpuContext(options: NodeGpuOptions = {}): Promise<GpuContext> {
   let dawn: DawnModule;
   try {
-    dawn = (await import('webgpu')) as unknown as DawnModule;
+    dawn = (await importOptional('webgpu', "Dawn's WebGPU for Node", () => import('webgpu'))) as unknown as DawnModule;
   } catch (e) {
-    throw new WebGpuUnavailableError(
-      `the 'webgpu' package (Dawn for Node) could not be loaded: ${(e as Error).message}. Run npm install.`,
-      { cause: e },
-    );
+    if (e instanceof MissingDependencyError) throw e;
+    throw new WebGpuUnavailableError(`the 'webgpu' package (Dawn for Node) could not be loaded: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
+  quietWayland();
   const dawnOptions = options.dawnOptions ?? [];
   let gpu: GPU | undefined;
   let adapter: GPUAdapter | null = null;

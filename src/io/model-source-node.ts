@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ModelFileError } from '../errors';
+import { checkCheckpointFileName } from './checkpoint-path';
 import type { ByteStream, ModelSource } from './model-source';
 
 export class NodeDirSource implements ModelSource {
@@ -20,7 +21,7 @@ export class NodeDirSource implements ModelSource {
   }
 
   private async stat(name: string): Promise<{ size: number; version: string } | undefined> {
-    if (name.includes('..') || name.startsWith('/')) return undefined; // stay inside the directory
+    checkCheckpointFileName(name, this.where, 'the checkpoint'); // stay inside the directory
     try {
       const s = await stat(join(this.dir, name));
       return s.isFile() ? { size: s.size, version: `mtime:${s.mtimeMs}:ino:${s.ino}` } : undefined;

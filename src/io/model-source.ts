@@ -4,9 +4,13 @@
 // Both the processor (small text files) and the weight loader (large binary files) read through this.
 //
 // Downloaded files are kept in the Cache API (`tessera-weights-v1`) when it exists, so a second load of
-// the same URL reads from browser storage instead of the network.
+// the same URL reads from browser storage instead of the network. A URL source that knows its folder's
+// file list (given, or from the Hugging Face Hub's API: file-listing.ts) never requests a file that is
+// not in it.
 
 import { ModelFileError } from '../errors';
+import { checkCheckpointFileName } from './checkpoint-path';
+import { listHubFiles } from './file-listing';
 
 export interface ByteStream {
   stream: AsyncIterable<Uint8Array>;
@@ -69,19 +73,56 @@ function cacheStorage(): CacheStorage | undefined {
   return typeof caches !== 'undefined' ? caches : undefined;
 }
 
+export interface UrlSourceOptions {
+  /** Keep downloads in the Cache API (default: true where it exists). */
+  useCache?: boolean;
+  fetchImpl?: typeof fetch;
+  /**
+   * The folder's file names, when known (a manifest): a file not listed is absent and never requested.
+   * Unset: Hugging Face `resolve/` URLs are listed through the Hub's API, other URLs are probed.
+   */
+  files?: readonly string[];
+  /** Ask the Hub's API for the file list of a Hugging Face URL (default true). */
+  listHub?: boolean;
+}
+
 export class UrlSource implements ModelSource {
   readonly where: string;
   private readonly base: string;
+  private listing: Promise<ReadonlySet<string> | undefined> | undefined;
 
   constructor(
     base: string,
-    private readonly options: { useCache?: boolean; fetchImpl?: typeof fetch } = {},
+    private readonly options: UrlSourceOptions = {},
   ) {
     this.base = base.endsWith('/') ? base : `${base}/`;
     this.where = this.base;
   }
 
+  /** The folder's file names when known (given, or listed by the Hub once); undefined: unknown, probe. */
+  async knownFiles(): Promise<string[] | undefined> {
+    const set = await this.listed();
+    return set ? [...set] : undefined;
+  }
+
+  private listed(): Promise<ReadonlySet<string> | undefined> {
+    this.listing ??= (async () => {
+      const { files, listHub, fetchImpl } = this.options;
+      const names = files ?? (listHub === false ? undefined : await listHubFiles(this.url(''), fetchImpl));
+      return names ? new Set(names) : undefined;
+    })();
+    return this.listing;
+  }
+
+  /** False only when a known listing says the file is not there. */
+  private async mayExist(name: string): Promise<boolean> {
+    const set = await this.listed();
+    return !set || set.has(name);
+  }
+
+  /** A file under the base; names that would leave it (checkpoint-path.ts) are refused, not resolved. */
   private url(name: string): string {
+    if (name !== '') checkCheckpointFileName(name, this.where, 'the checkpoint'); // '' is the base folder itself
     return new URL(name, new URL(this.base, globalThis.location?.href ?? 'http://localhost/')).href;
   }
 
@@ -99,6 +140,7 @@ export class UrlSource implements ModelSource {
   }
 
   async readText(name: string): Promise<string | undefined> {
+    if (!(await this.mayExist(name))) return undefined;
     const r = await this.fetchFile(name);
     // Single-page-app hosts answer a missing file with their index.html and status 200; no checkpoint
     // file (JSON, Jinja, text) is HTML, so that answer means "absent".
@@ -107,6 +149,7 @@ export class UrlSource implements ModelSource {
   }
 
   async openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined> {
+    if (!(await this.mayExist(name))) return undefined;
     const url = this.url(name);
     const storage = this.options.useCache === false ? undefined : cacheStorage();
     const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;

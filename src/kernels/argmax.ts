@@ -1,4 +1,5 @@
 // Row argmax, first index on ties (torch.argmax). One workgroup per row: greedy sampling's last step.
+// A row with a NaN or an infinity gives NON_FINITE_TOKEN.
 //   x: [rows, cols] f32   out: [rows] u32
 
 import source from '../../shaders/argmax.wgsl?raw';
@@ -12,20 +13,25 @@ export interface ArgmaxShape {
   cols: number;
 }
 
+/** What argmax writes for a row holding a NaN or an infinity (no token can be trusted from it). */
+export const NON_FINITE_TOKEN = 0xffffffff;
+
 export function argmaxReference(x: Float32Array, shape: ArgmaxShape): Uint32Array {
   const { rows, cols } = shape;
   const out = new Uint32Array(rows);
   for (let r = 0; r < rows; r++) {
     let best = -Infinity;
-    let bestIndex = -1;
+    let bestIndex = 0;
+    let finite = true;
     for (let i = 0; i < cols; i++) {
       const v = x[r * cols + i];
-      if (v > best) {
+      if (!Number.isFinite(v)) finite = false;
+      else if (v > best) {
         best = v;
         bestIndex = i;
       }
     }
-    out[r] = bestIndex < 0 ? 0 : bestIndex;
+    out[r] = finite ? bestIndex : NON_FINITE_TOKEN;
   }
   return out;
 }

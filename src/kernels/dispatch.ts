@@ -104,11 +104,12 @@ export async function createDispatch(gpu: GpuContext, spec: DispatchSpec): Promi
   return new KernelDispatch(gpu, spec.label, pipeline, bindGroup, spec.grid, uniform);
 }
 
-/** Several dispatches encoded in order as one (e.g. im2col then matmul). */
+/** Several dispatches encoded in order as one (e.g. im2col then matmul, or a matmul cut into row blocks). */
 export class DispatchSequence implements Dispatch {
   constructor(
     readonly label: string,
-    private readonly parts: readonly Dispatch[],
+    /** The parts, which a caller may also submit one by one (pieces of paced encoder work). */
+    readonly parts: readonly Dispatch[],
     private readonly onRelease: () => void = () => {},
   ) {}
 

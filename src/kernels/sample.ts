@@ -1,9 +1,10 @@
-// GPU sampling: temperature, top-k, top-p, then one draw per row from a hash of (seed, step, row), so
-// the same seed gives the same tokens. One workgroup per row; see sample.wgsl for the exact semantics.
-//   logits: [rows, vocab] f32   out: [rows] u32
+// GPU sampling: temperature, top-k, top-p, then one draw per row from a hash of (seed, step), so the
+// same seed gives the same tokens wherever a request sits in a batch. Per-row parameters (each row of a
+// batched step belongs to its own request). One workgroup per row; see sample.wgsl for the semantics.
+//   logits: [rows, vocab] f32   rowParams: [rows, 8] u32 (RowParams)   out: [rows] u32 (argmax ids in)
 
 import source from '../../shaders/sample.wgsl?raw';
-import { UnsupportedShapeError } from '../errors';
+import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
@@ -15,7 +16,7 @@ export interface SampleShape {
 }
 
 export interface SamplingParams {
-  /** > 0; greedy decoding uses argmax instead of this kernel. */
+  /** > 0 samples; 0 keeps the row's greedy (argmax) id. */
   temperature: number;
   /** 0 (or >= vocab) disables top-k. */
   topK: number;
@@ -23,8 +24,28 @@ export interface SamplingParams {
   topP: number;
   /** Any u32: the same seed and step give the same draw. */
   seed: number;
-  /** Decode step (token index), mixed into the draw. */
+  /** Index of the token being drawn in its request's output (0 for the first), mixed into the draw. */
   step: number;
+}
+
+/** Bytes of one row's parameters in the rowParams buffer (sample.wgsl `RowParams`). */
+export const ROW_PARAMS_BYTES = 32;
+
+/** Pack per-row parameters into `out` (rows * ROW_PARAMS_BYTES bytes) in sample.wgsl's RowParams layout. */
+export function packRowParams(rows: readonly SamplingParams[], out = new ArrayBuffer(Math.max(1, rows.length) * ROW_PARAMS_BYTES)): ArrayBuffer {
+  const view = new DataView(out);
+  rows.forEach((r, i) => {
+    const o = i * ROW_PARAMS_BYTES;
+    if (!(r.temperature >= 0) || !(r.topP > 0 && r.topP <= 1) || !Number.isInteger(r.topK) || r.topK < 0) {
+      throw new InternalError(`sample: row ${i} has invalid parameters ${JSON.stringify(r)} (validate requests before they reach the kernel)`);
+    }
+    view.setFloat32(o, r.temperature, true);
+    view.setUint32(o + 4, Math.min(r.topK, 0xffffffff), true);
+    view.setFloat32(o + 8, r.topP, true);
+    view.setUint32(o + 12, r.seed >>> 0, true);
+    view.setUint32(o + 16, r.step >>> 0, true);
+  });
+  return out;
 }
 
 /** PCG hash, u32 -> u32 (the same integer arithmetic as sample.wgsl). */
@@ -34,9 +55,9 @@ export function pcgHash(v: number): number {
   return ((w >>> 22) ^ w) >>> 0;
 }
 
-/** The uniform in [0, 1) a row draws. */
-export function sampleUniform(seed: number, step: number, row: number): number {
-  return (pcgHash((pcgHash((seed ^ pcgHash(step)) >>> 0) ^ row) >>> 0) >>> 8) / 16777216;
+/** The uniform in [0, 1) drawn for (seed, step); the row plays no part. */
+export function sampleUniform(seed: number, step: number): number {
+  return (pcgHash(pcgHash((seed ^ pcgHash(step)) >>> 0)) >>> 8) / 16777216;
 }
 
 const f32 = new Float32Array(1);
@@ -49,23 +70,30 @@ export function sortKey(v: number): number {
   return (b & 0x80000000 ? ~b : b | 0x80000000) >>> 0;
 }
 
-export function sampleReference(logits: Float32Array, shape: SampleShape, params: SamplingParams): Uint32Array {
+/**
+ * The kernel's semantics in plain TS. `greedy` is what argmax wrote for each row (rows with
+ * temperature 0, or marked non-finite, keep it).
+ */
+export function sampleReference(logits: Float32Array, shape: SampleShape, params: readonly SamplingParams[], greedy: Uint32Array): Uint32Array {
   const { rows, vocab } = shape;
-  const out = new Uint32Array(rows);
+  const out = Uint32Array.from(greedy);
   for (let r = 0; r < rows; r++) {
+    const p = params[r];
+    if (!(p.temperature > 0) || greedy[r] === 0xffffffff) continue;
     // z rounded to f32 as on the GPU, so keys compare identically.
-    const z = Float32Array.from(logits.subarray(r * vocab, (r + 1) * vocab), (v) => v * (1 / params.temperature));
+    const z = Float32Array.from(logits.subarray(r * vocab, (r + 1) * vocab), (v) => v * Math.fround(1 / p.temperature));
     const keys = Uint32Array.from(z, sortKey);
-    const zMax = Math.max(...z);
+    let zMax = -Infinity;
+    for (const v of z) zMax = Math.max(zMax, v);
     let threshold = 0;
-    if (params.topK > 0 && params.topK < vocab) threshold = [...keys].sort((a, b) => b - a)[params.topK - 1];
-    if (params.topP < 1) {
+    if (p.topK > 0 && p.topK < vocab) threshold = [...keys].sort((a, b) => b - a)[p.topK - 1];
+    if (p.topP < 1) {
       const kept = [...keys.keys()].filter((i) => keys[i] >= threshold).sort((a, b) => keys[b] - keys[a]);
       const total = kept.reduce((a, i) => a + Math.exp(z[i] - zMax), 0);
       let mass = 0;
       for (const i of kept) {
         mass += Math.exp(z[i] - zMax);
-        if (mass >= params.topP * total) {
+        if (mass >= p.topP * total) {
           threshold = Math.max(threshold, keys[i]);
           break;
         }
@@ -73,7 +101,7 @@ export function sampleReference(logits: Float32Array, shape: SampleShape, params
     }
     let total = 0;
     for (let i = 0; i < vocab; i++) if (keys[i] >= threshold) total += Math.exp(z[i] - zMax);
-    const target = sampleUniform(params.seed, params.step, r) * total;
+    const target = sampleUniform(p.seed, p.step) * total;
     let acc = 0;
     let pick = 0;
     for (let i = 0; i < vocab; i++) {
@@ -89,42 +117,27 @@ export function sampleReference(logits: Float32Array, shape: SampleShape, params
 
 export async function prepareSample(
   gpu: GpuContext,
-  io: { logits: Tensor; out: Tensor },
+  io: { logits: Tensor; rowParams: Tensor; out: Tensor },
   shape: SampleShape,
-  params: SamplingParams,
   options: { workgroupSize?: number } = {},
 ): Promise<KernelDispatch> {
   const kernel = 'sample';
   expectPositiveInt(kernel, 'rows', shape.rows);
   expectPositiveInt(kernel, 'vocab', shape.vocab);
-  if (!(params.temperature > 0)) {
-    throw new UnsupportedShapeError(`sample: temperature must be > 0 (got ${params.temperature}); use argmax for greedy decoding`);
-  }
-  if (!(params.topP > 0 && params.topP <= 1)) throw new UnsupportedShapeError(`sample: top_p must be in (0, 1], got ${params.topP}`);
-  if (!Number.isInteger(params.topK) || params.topK < 0) throw new UnsupportedShapeError(`sample: top_k must be an integer >= 0, got ${params.topK}`);
   const wg = options.workgroupSize ?? 256;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'logits', io.logits, [shape.rows, shape.vocab]);
+  expectTensor(gpu, kernel, 'rowParams', io.rowParams, [shape.rows, ROW_PARAMS_BYTES / 4], 'u32');
   expectTensor(gpu, kernel, 'out', io.out, [shape.rows], 'u32');
   return createDispatch(gpu, {
     label: kernel,
     code: source,
     constants: { WG: wg },
-    resources: [io.logits, io.out],
-    params: samplingParamsBytes(shape, params),
+    resources: [io.logits, io.rowParams, io.out],
+    params: packParams([
+      ['u32', shape.rows],
+      ['u32', shape.vocab],
+    ]),
     grid: linearGrid(gpu, kernel, shape.rows),
   });
-}
-
-/** The uniform block for a step (rewrite it with KernelDispatch.writeParams each decode step). */
-export function samplingParamsBytes(shape: SampleShape, params: SamplingParams): ArrayBuffer {
-  return packParams([
-    ['u32', shape.rows],
-    ['u32', shape.vocab],
-    ['u32', params.topK],
-    ['u32', params.seed >>> 0],
-    ['f32', params.temperature],
-    ['f32', params.topP],
-    ['u32', params.step >>> 0],
-  ]);
 }

@@ -1,13 +1,44 @@
-// Accounting for the paged KV cache's fixed-size blocks: which block ids are free. It holds no GPU
-// memory (the cache buffers live in src/model/kv-cache.ts); it only hands out and takes back ids.
-// check/commit pairs: canAllocate() then allocate(); free() returns ids (nano-vllm BlockManager).
+// Accounting for the paged KV cache's fixed-size blocks (vLLM `BlockPool`, nano-vllm `BlockManager`): which
+// block ids are referenced, how many times, which full blocks hold a known prefix (their hash), and which
+// unreferenced blocks to reuse first. It holds no GPU memory (the cache buffers live in
+// src/model/kv-cache.ts); it hands out ids and reports what it evicted.
+//
+//   refCount[b] > 0   the block belongs to that many running sequences (shared prefix blocks have > 1)
+//   refCount[b] = 0   the block is on the free queue; if it has a hash, its KV is still valid and a new
+//                     sequence with the same prefix may take it back (touch) instead of recomputing it
+//
+//   free queue (eviction order, head first):
+//     head ─► [never-hashed blocks] ─► [hashed blocks, least recently freed first] ─► tail
+//   allocate() takes from the head: a block without cached content is reused before any cached one, and
+//   among cached ones the least recently used goes first (lazy LRU: eviction happens only when a block is
+//   needed). free() puts hashed blocks at the tail and unhashed ones at the head.
+//
+// Invariant: numFree == number of blocks with refCount 0 == length of the free queue.
 
 import { InternalError, KvCacheFullError } from '../errors';
 
+export interface BlockPoolStats {
+  numBlocks: number;
+  numFree: number;
+  /** Blocks whose prefix hash is registered (referenced or on the free queue). */
+  numCached: number;
+  /** Cached blocks reused for a different prefix because space was needed. */
+  evictions: number;
+}
+
+const NONE = -1;
+
 export class BlockPool {
-  /** Free block ids, used as a stack (most recently freed first: its cache lines may still be warm). */
-  private readonly freeIds: number[];
-  private readonly inUse: Uint8Array;
+  private readonly refCount: Int32Array;
+  private readonly hashOf: (string | undefined)[];
+  private readonly byHash = new Map<string, number>();
+  // The free queue as a doubly linked list over block ids (O(1) removal when a cached block is touched).
+  private readonly prev: Int32Array;
+  private readonly next: Int32Array;
+  private head = NONE;
+  private tail = NONE;
+  private free_ = 0;
+  private evictions = 0;
 
   constructor(
     readonly numBlocks: number,
@@ -16,34 +47,136 @@ export class BlockPool {
   ) {
     if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new InternalError(`BlockPool: numBlocks must be >= 1, got ${numBlocks}`);
     if (!Number.isInteger(blockSize) || blockSize < 1) throw new InternalError(`BlockPool: blockSize must be >= 1, got ${blockSize}`);
-    this.freeIds = Array.from({ length: numBlocks }, (_, i) => numBlocks - 1 - i);
-    this.inUse = new Uint8Array(numBlocks);
+    this.refCount = new Int32Array(numBlocks);
+    this.hashOf = new Array<string | undefined>(numBlocks).fill(undefined);
+    this.prev = new Int32Array(numBlocks).fill(NONE);
+    this.next = new Int32Array(numBlocks).fill(NONE);
+    for (let b = 0; b < numBlocks; b++) this.pushTail(b);
   }
 
   get numFree(): number {
-    return this.freeIds.length;
+    return this.free_;
   }
 
   canAllocate(numBlocks: number): boolean {
-    return numBlocks <= this.freeIds.length;
+    return numBlocks <= this.free_;
   }
 
+  /** Take `numBlocks` blocks from the head of the free queue (each with refCount 1). Throws KvCacheFullError. */
   allocate(numBlocks: number): number[] {
-    if (!this.canAllocate(numBlocks)) throw new KvCacheFullError(numBlocks, this.freeIds.length, this.blockSize);
+    if (!this.canAllocate(numBlocks)) throw new KvCacheFullError(numBlocks, this.free_, this.blockSize);
     const out: number[] = [];
     for (let i = 0; i < numBlocks; i++) {
-      const id = this.freeIds.pop()!;
-      this.inUse[id] = 1;
-      out.push(id);
+      const b = this.head;
+      this.unlink(b);
+      const h = this.hashOf[b];
+      if (h !== undefined) {
+        // Its content is about to be overwritten: it no longer holds that prefix.
+        this.byHash.delete(h);
+        this.hashOf[b] = undefined;
+        this.evictions++;
+      }
+      this.refCount[b] = 1;
+      out.push(b);
     }
     return out;
   }
 
-  free(blocks: readonly number[]): void {
-    for (const id of blocks) {
-      if (id < 0 || id >= this.numBlocks || !this.inUse[id]) throw new InternalError(`BlockPool: block ${id} freed but not in use`);
-      this.inUse[id] = 0;
-      this.freeIds.push(id);
+  /** Take another reference to cached blocks (a prefix hit); blocks on the free queue leave it. */
+  touch(blocks: readonly number[]): void {
+    for (const b of blocks) {
+      this.check(b);
+      if (this.refCount[b] === 0) {
+        if (this.hashOf[b] === undefined) throw new InternalError(`BlockPool: block ${b} touched but it is free and holds no prefix`);
+        this.unlink(b);
+      }
+      this.refCount[b]++;
     }
+  }
+
+  /**
+   * Drop one reference to each block, in the order given: give a sequence's blocks last-first, so that
+   * its tail (least likely to be shared) is evicted before its prefix.
+   */
+  free(blocks: readonly number[]): void {
+    for (const b of blocks) {
+      this.check(b);
+      if (this.refCount[b] <= 0) throw new InternalError(`BlockPool: block ${b} freed but not in use`);
+      if (--this.refCount[b] > 0) continue;
+      if (this.hashOf[b] === undefined) this.pushHead(b);
+      else this.pushTail(b);
+    }
+  }
+
+  /** Record that referenced block `b` now holds the full block with this prefix hash. */
+  cacheBlock(b: number, hash: string): void {
+    this.check(b);
+    if (this.refCount[b] <= 0) throw new InternalError(`BlockPool: cacheBlock(${b}) on a free block`);
+    if (this.hashOf[b] !== undefined) return;
+    // Another block may already hold the same prefix (two sequences computed it at once); keep that one
+    // as the cached copy, this one stays private to its sequence.
+    if (this.byHash.has(hash)) return;
+    this.hashOf[b] = hash;
+    this.byHash.set(hash, b);
+  }
+
+  /** The block holding this prefix hash, if any (referenced or free). Takes no reference. */
+  lookup(hash: string): number | undefined {
+    return this.byHash.get(hash);
+  }
+
+  refCountOf(b: number): number {
+    this.check(b);
+    return this.refCount[b];
+  }
+
+  stats(): BlockPoolStats {
+    return { numBlocks: this.numBlocks, numFree: this.free_, numCached: this.byHash.size, evictions: this.evictions };
+  }
+
+  /** Walk the free queue and compare with the refcounts (tests). */
+  checkInvariants(): void {
+    let n = 0;
+    for (let b = this.head; b !== NONE; b = this.next[b]) {
+      if (this.refCount[b] !== 0) throw new InternalError(`BlockPool: block ${b} on the free queue has refCount ${this.refCount[b]}`);
+      if (++n > this.numBlocks) throw new InternalError('BlockPool: the free queue has a cycle');
+    }
+    const zero = this.refCount.reduce((a, r) => a + (r === 0 ? 1 : 0), 0);
+    if (n !== this.free_ || zero !== n) throw new InternalError(`BlockPool: ${n} queued, ${this.free_} counted free, ${zero} with refCount 0`);
+    for (const [h, b] of this.byHash) if (this.hashOf[b] !== h) throw new InternalError(`BlockPool: hash map and block ${b} disagree`);
+  }
+
+  private check(b: number): void {
+    if (!Number.isInteger(b) || b < 0 || b >= this.numBlocks) throw new InternalError(`BlockPool: no block ${b} (pool of ${this.numBlocks})`);
+  }
+
+  private pushTail(b: number): void {
+    this.prev[b] = this.tail;
+    this.next[b] = NONE;
+    if (this.tail !== NONE) this.next[this.tail] = b;
+    else this.head = b;
+    this.tail = b;
+    this.free_++;
+  }
+
+  private pushHead(b: number): void {
+    this.next[b] = this.head;
+    this.prev[b] = NONE;
+    if (this.head !== NONE) this.prev[this.head] = b;
+    else this.tail = b;
+    this.head = b;
+    this.free_++;
+  }
+
+  private unlink(b: number): void {
+    const p = this.prev[b];
+    const n = this.next[b];
+    if (p !== NONE) this.next[p] = n;
+    else this.head = n;
+    if (n !== NONE) this.prev[n] = p;
+    else this.tail = p;
+    this.prev[b] = NONE;
+    this.next[b] = NONE;
+    this.free_--;
   }
 }

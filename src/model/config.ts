@@ -66,10 +66,21 @@ function int(obj: Json, path: string, key: string, fallback?: number): number {
   return v;
 }
 
-function num(obj: Json, path: string, key: string, fallback?: number): number {
-  if (obj[key] === undefined && fallback !== undefined) return fallback;
-  return field(obj, path, key, 'number') as number;
+/**
+ * A real number in (min, max), exclusive. JSON cannot carry NaN, but 1e999 parses as Infinity, and a
+ * negative or zero epsilon or RoPE base gives NaN or Infinity in every layer: generation would then
+ * silently return token id 0.
+ */
+function num(obj: Json, path: string, key: string, fallback: number, range: { min: number; max: number; why: string }): number {
+  if (obj[key] === undefined) return fallback;
+  const v = field(obj, path, key, 'number') as number;
+  if (!(Number.isFinite(v) && v > range.min && v < range.max)) {
+    throw new ModelConfigError(`config.json: ${path}${key} is ${v} but must be a finite number above ${range.min}${range.max < Infinity ? ` and below ${range.max}` : ''} (${range.why})`);
+  }
+  return v;
 }
+
+const EPSILON = { min: 0, max: 1, why: 'the epsilon added to the variance in a norm' };
 
 function sub(obj: Json, key: string): Json {
   const v = obj[key];
@@ -110,7 +121,7 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     imageSize,
     patchSize,
     numChannels: int(v, 'vision_config.', 'num_channels', 3),
-    layerNormEps: num(v, 'vision_config.', 'layer_norm_eps', 1e-6),
+    layerNormEps: num(v, 'vision_config.', 'layer_norm_eps', 1e-6, EPSILON),
     patchesPerSide: Math.floor(imageSize / patchSize),
   };
   checkHeadDim('config.json vision_config (hidden_size / num_attention_heads)', vision.headDim);
@@ -134,8 +145,8 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     numHeads: tHeads,
     numKvHeads: tKvHeads,
     headDim: int(t, 'text_config.', 'head_dim', tHidden / tHeads),
-    rmsNormEps: num(t, 'text_config.', 'rms_norm_eps', 1e-6),
-    ropeTheta: num(t, 'text_config.', 'rope_theta', 10000),
+    rmsNormEps: num(t, 'text_config.', 'rms_norm_eps', 1e-6, EPSILON),
+    ropeTheta: num(t, 'text_config.', 'rope_theta', 10000, { min: 1, max: Infinity, why: 'the RoPE base: frequencies are theta^(-2i/d)' }),
     vocabSize: int(t, 'text_config.', 'vocab_size', typeof c.vocab_size === 'number' ? c.vocab_size : undefined),
     maxPositions: int(t, 'text_config.', 'max_position_embeddings', 8192),
   };
@@ -158,9 +169,13 @@ export function parseModelConfig(raw: unknown): ModelConfig {
   // HF `Idefics3ForConditionalGeneration.tie_weights` reads the top-level flag; Idefics3Config defaults it
   // to false.
   const tie = c.tie_word_embeddings === true;
+  const imageTokenId = int(c, '', 'image_token_id');
+  if (imageTokenId >= text.vocabSize) {
+    throw new ModelConfigError(`config.json: image_token_id ${imageTokenId} is outside the vocabulary (vocab_size ${text.vocabSize})`);
+  }
   return {
     modelType: modelType as ModelType,
-    imageTokenId: int(c, '', 'image_token_id'),
+    imageTokenId,
     scaleFactor,
     tieWordEmbeddings: tie,
     imageSeqLen: (vision.patchesPerSide / scaleFactor) ** 2,

@@ -1,15 +1,18 @@
-// Generation for one sequence: chunked prefill with the image embeddings spliced in, then decode until a
-// stop token or the token budget. KV blocks are reserved up front (counts before work) and freed when
-// the generator finishes, fails or is abandoned.
+// Generation for ONE sequence, outside the engine's scheduler: chunked prefill with the image embeddings
+// spliced in, then decode until a stop token or the token budget. For tests, parity harnesses and tools;
+// the engine serves many requests through src/scheduler and the same LanguageModel.step.
+// KV blocks are taken as the sequence grows and freed when the generator finishes, fails or is abandoned.
 //
 //   prompt:  [ text ... <fake> <row_1_col_1> <image> x N ... <fake> ... text ]
 //   chunks:  |---- chunk 0 ----|---- chunk 1 ----|-- chunk 2 --|        (chunkSize tokens each)
 //   splice:  the <image> rows falling in a chunk take the next rows of the image embeddings, in order
 
-import { ContextLengthError, ImageTokenMismatchError, RequestAbortedError } from '../errors';
+import { ContextLengthError, ImageTokenMismatchError, KvCacheFullError, NonFiniteLogitsError, RequestAbortedError } from '../errors';
 import type { Tensor } from '../gpu/tensor';
-import type { KvManager } from '../kv/kv-manager';
+import { NON_FINITE_TOKEN } from '../kernels/argmax';
 import type { SamplingParams } from '../kernels/sample';
+import type { KvManager } from '../kv/kv-manager';
+import { flattenBatch, type BatchSeq } from './batch';
 import type { LanguageModel } from './language-model';
 
 export interface Placeholder {
@@ -22,8 +25,8 @@ export interface Placeholder {
 export interface GenerateRequest {
   promptIds: Uint32Array;
   placeholders: readonly Placeholder[];
-  /** [sum of placeholder lengths, hidden] rows in placeholder order. Omit for text-only prompts. */
-  mediaEmbeddings?: Tensor;
+  /** [sum of placeholder lengths, hidden] rows in placeholder order (on the GPU or the host). Omit for text-only prompts. */
+  mediaEmbeddings?: Tensor | Float32Array;
   maxNewTokens: number;
   stopIds: ReadonlySet<number>;
   /** undefined = greedy. `step` is filled in per token. */
@@ -54,6 +57,22 @@ export function mediaRowOf(promptLength: number, placeholders: readonly Placehol
   return rows;
 }
 
+/** The media rows of tokens [c0, c1) as contiguous segments of `embeddings` (hidden floats per row). */
+function mediaSegments(mediaRows: Int32Array, c0: number, c1: number, embeddings: Float32Array, hidden: number): BatchSeq['media'] {
+  const out: Array<{ offset: number; data: Float32Array }> = [];
+  for (let p = c0; p < c1; ) {
+    if (mediaRows[p] < 0) {
+      p++;
+      continue;
+    }
+    let q = p + 1;
+    while (q < c1 && mediaRows[q] === mediaRows[q - 1] + 1) q++;
+    out.push({ offset: p - c0, data: embeddings.subarray(mediaRows[p] * hidden, (mediaRows[q - 1] + 1) * hidden) });
+    p = q;
+  }
+  return out;
+}
+
 export async function* generate(
   lm: LanguageModel,
   kv: KvManager,
@@ -62,17 +81,30 @@ export async function* generate(
   timings?: GenerateTimings,
 ): AsyncGenerator<number, void, undefined> {
   const n = req.promptIds.length;
+  const hidden = lm.config.text.hiddenSize;
   const contextWindow = Math.min(lm.config.text.maxPositions, lm.maxBlocksPerSeq * kv.blockSize);
   if (n + req.maxNewTokens > contextWindow) throw new ContextLengthError(n, req.maxNewTokens, contextWindow);
-  const mediaRows = mediaRowOf(n, req.placeholders, req.mediaEmbeddings?.shape[0] ?? 0);
-  // Reserve every slot this request can use before any work, so it cannot fail half way
-  // (throws KvCacheFullError with the numbers, leaving the pool untouched).
-  const reservedSlots = kv.appendSlots(seqId, n + req.maxNewTokens);
-  const blockTable = new Uint32Array(lm.maxBlocksPerSeq);
-  blockTable.set(kv.blockTable(seqId));
+  const embeddings = req.mediaEmbeddings === undefined ? new Float32Array(0) : isTensor(req.mediaEmbeddings) ? await lm.gpu.readF32(req.mediaEmbeddings) : req.mediaEmbeddings;
+  const mediaRows = mediaRowOf(n, req.placeholders, embeddings.length / hidden);
   const checkAbort = () => {
     if (req.signal?.aborted) throw new RequestAbortedError(req.signal.reason);
   };
+  const run = async (tokens: Uint32Array, start: number, sample: SamplingParams | undefined, readLogits: boolean) => {
+    if (!kv.allocate(seqId, start + tokens.length)) {
+      throw new KvCacheFullError(kv.blocksNeeded(seqId, start + tokens.length), kv.pool.numFree, kv.blockSize);
+    }
+    const seq: BatchSeq = {
+      tokenIds: tokens,
+      start,
+      slots: kv.slots(seqId, start, tokens.length),
+      blockTable: kv.blockTable(seqId),
+      sample,
+      media: start < n ? mediaSegments(mediaRows, start, start + tokens.length, embeddings, hidden) : undefined,
+    };
+    const out = await lm.step(flattenBatch([seq], lm.maxBlocksPerSeq, hidden), { readLogits });
+    return out;
+  };
+  const params = (step: number): SamplingParams => (req.sampling ? { ...req.sampling, step } : { temperature: 0, topK: 0, topP: 1, seed: 0, step });
   try {
     // Prefill, chunk by chunk.
     const t0 = performance.now();
@@ -80,31 +112,10 @@ export async function* generate(
     for (let c0 = 0; c0 < n; c0 += req.chunkSize) {
       checkAbort();
       const c1 = Math.min(n, c0 + req.chunkSize);
-      const T = c1 - c0;
-      const rows: number[] = [];
-      let srcRowOffset = -1;
-      for (let p = c0; p < c1; p++) {
-        if (mediaRows[p] < 0) continue;
-        if (srcRowOffset < 0) srcRowOffset = mediaRows[p];
-        rows.push(p - c0);
-      }
       const last = c1 === n;
-      const out = await lm.step(
-        {
-          ids: req.promptIds.subarray(c0, c1),
-          tokenSeq: new Uint32Array(T),
-          positions: Uint32Array.from({ length: T }, (_, i) => c0 + i),
-          slots: reservedSlots.subarray(c0, c1),
-          blockTables: blockTable,
-          numSeqs: 1,
-          lastRows: last ? Uint32Array.of(T - 1) : undefined,
-          splice: rows.length > 0 && req.mediaEmbeddings ? { src: req.mediaEmbeddings, srcRowOffset, rows: Uint32Array.from(rows) } : undefined,
-          sampling: req.sampling ? { ...req.sampling, step: 0 } : undefined,
-        },
-        { readLogits: last && req.onFirstLogits !== undefined },
-      );
+      const out = await run(req.promptIds.subarray(c0, c1), c0, last ? params(0) : undefined, last && req.onFirstLogits !== undefined);
       if (last) {
-        next = out.ids![0];
+        next = out.ids[0];
         if (out.logits) req.onFirstLogits?.(out.logits);
       }
       if (timings) timings.numPrefillChunks++;
@@ -112,27 +123,22 @@ export async function* generate(
     if (timings) timings.prefillMs = performance.now() - t0;
     // Decode.
     for (let i = 0; i < req.maxNewTokens; i++) {
+      if (next === NON_FINITE_TOKEN) throw new NonFiniteLogitsError(i);
       yield next;
       if (req.stopIds.has(next) || i + 1 === req.maxNewTokens) return;
       checkAbort();
-      const pos = n + i;
       const s0 = performance.now();
-      const out = await lm.step({
-        ids: Uint32Array.of(next),
-        tokenSeq: new Uint32Array(1),
-        positions: Uint32Array.of(pos),
-        slots: reservedSlots.subarray(pos, pos + 1),
-        blockTables: blockTable,
-        numSeqs: 1,
-        lastRows: Uint32Array.of(0),
-        sampling: req.sampling ? { ...req.sampling, step: i + 1 } : undefined,
-      });
+      const out = await run(Uint32Array.of(next), n + i, params(i + 1), false);
       const s1 = performance.now();
       timings?.decodeStepMs.push(s1 - s0);
       timings?.decodeStepEnd?.push(s1);
-      next = out.ids![0];
+      next = out.ids[0];
     }
   } finally {
     kv.free(seqId);
   }
+}
+
+function isTensor(x: Tensor | Float32Array): x is Tensor {
+  return (x as Tensor).buffer !== undefined && (x as Tensor).shape !== undefined;
 }

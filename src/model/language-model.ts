@@ -1,21 +1,29 @@
-// The Llama decoder of Idefics3 / SmolVLM (HF `LlamaModel` + lm_head) as one GPU step over T tokens of
-// one or more sequences: a prefill chunk, or a decode step with one token per running sequence.
+// The Llama decoder of Idefics3 / SmolVLM (HF `LlamaModel` + lm_head) as one GPU step over the rows of
+// many sequences at once: decode tokens and prefill chunks together (continuous batching).
 //
-//   h = embed[ids]  (then image embeddings spliced over their placeholder rows)
-//   per layer:  x = rms1(h); qkv = x·Wqkvᵀ; rope(q, k); kv-write(k, v -> slots)
-//               a = paged-attn(q, cache); h += a·Woᵀ
-//               x = rms2(h); h += swiglu(x·Wguᵀ)·Wdownᵀ
-//   per sequence: logits = rms(h[last row])·Wlmᵀ -> argmax or sample -> next id
+//   body  (T rows)   h = embed[ids]; h[spliceRows] = staged media rows
+//                    per layer:  x = rms1(h); qkv = x·Wqkvᵀ; rope(q, k); kv-write(k, v -> slots)
+//                                a = paged-attn(q, cache; each row's own block table and position)
+//                                h += a·Woᵀ; x = rms2(h); h += swiglu(x·Wguᵀ)·Wdownᵀ
+//   head  (R rows)   per sampling sequence: logits = rms(h[headRow])·Wlmᵀ -> argmax -> sample (per-row
+//                    temperature / top-k / top-p / seed; temperature 0 keeps argmax)
 //
-// All of it is one compute pass in one command buffer; the only readback is the sampled ids. Buffers
-// are sized once for maxTokensPerStep rows and maxSeqs sequences; per-step inputs (ids, positions,
-// slots, block tables) are written into them, so a decode step creates no GPU buffer.
+// One compute pass in one command buffer, then one copy of the sampled ids and every kernel's error flags
+// into one readback: nothing else crosses back per step. All buffers are sized once (maxTokensPerStep
+// rows, maxSeqs sequences); per-step inputs are written into them, so a step creates no GPU buffer.
+//
+// Steps come in a few row counts (buckets): T is padded up to the next bucket with pad rows that belong to
+// a pad sequence (the last block-table row) whose one block lies outside the KV pool's accounting, so a
+// plan (bind groups, uniforms) is built once per bucket and reused:
+//   rows:  [ seq0 decode | seq1 decode | seq2 prefill chunk ............ | pad pad ]   T = 12 -> bucket 12
+//   head:  [ row 0, row 1, row 10 ]  (the last row of each sequence that samples)   R = 3 -> bucket 3
 
-import { InternalError } from '../errors';
+import { GpuBoundsError, InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
+import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
-import { prepareArgmax } from '../kernels/argmax';
-import { encodeDispatches, submitDispatches, type Dispatch, type KernelDispatch } from '../kernels/dispatch';
+import { NON_FINITE_TOKEN, prepareArgmax } from '../kernels/argmax';
+import { encodeDispatches, packParams, type Dispatch, type KernelDispatch } from '../kernels/dispatch';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
 import { prepareMatmul } from '../kernels/matmul';
@@ -23,15 +31,16 @@ import { preparePagedAttention } from '../kernels/paged-attention';
 import { prepareResidualAdd } from '../kernels/residual-add';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
-import { prepareSample, samplingParamsBytes, type SamplingParams } from '../kernels/sample';
+import { packRowParams, prepareSample, ROW_PARAMS_BYTES, type SamplingParams } from '../kernels/sample';
 import { prepareSplice } from '../kernels/splice';
 import { prepareSwiglu } from '../kernels/swiglu';
 import type { ModelConfig } from './config';
 import type { KvCacheBuffers } from './kv-cache';
+import { bucketFor, rowBuckets } from './step-buckets';
 import type { ModelWeights } from './weights';
 
 export interface StepInput {
-  /** [T] token ids (placeholder positions hold the image token id; their rows are overwritten by splice). */
+  /** [T] token ids (placeholder rows hold the image token id; splice overwrites their embeddings). */
   ids: Uint32Array;
   /** [T] which sequence (row of blockTables) each token belongs to. */
   tokenSeq: Uint32Array;
@@ -42,27 +51,30 @@ export interface StepInput {
   /** [numSeqs * maxBlocksPerSeq] block tables, row-major, unused entries 0. */
   blockTables: Uint32Array;
   numSeqs: number;
-  /** [numSeqs] the row (token index in this step) whose logits each sequence needs; omit for a prefill chunk that ends mid-prompt. */
-  lastRows?: Uint32Array;
-  /** Media embeddings for placeholder rows: dst row rows[i] <- src row srcRowOffset + i. */
-  splice?: { src: Tensor; srcRowOffset: number; rows: Uint32Array };
-  /** undefined = greedy (argmax). */
-  sampling?: SamplingParams;
+  /** [R] rows whose logits give a next token, one per sampling sequence; empty when nothing samples. */
+  headRows: Uint32Array;
+  /** [R] sampling parameters per head row (temperature 0 = greedy). */
+  sampling: readonly SamplingParams[];
+  /** Media embeddings for placeholder rows: row rows[i] takes row i of `data` ([rows.length, hidden] f32). */
+  splice?: { rows: Uint32Array; data: Float32Array };
 }
 
 export interface StepOutput {
-  /** [numSeqs] next token per sequence (when lastRows was given). */
-  ids?: Uint32Array;
-  /** [numSeqs, vocab] when readLogits was asked for. */
+  /** [R] next token per head row; NON_FINITE_TOKEN where the logits held a NaN or an infinity. */
+  ids: Uint32Array;
+  /** [R, vocab] when readLogits was asked for. */
   logits?: Float32Array;
 }
 
-/** What the last step put on the GPU (the decode-path figures the benchmarks report). */
+/** What the last step put on the GPU (the figures engine.stats() and the benchmarks report). */
 export interface StepStats {
   numTokens: number;
+  /** Rows after padding to the bucket. */
+  numPaddedTokens: number;
+  numHeadRows: number;
   numDispatches: number;
   numCommandBuffers: number;
-  /** Host readbacks (the sampled ids; logits only when asked for). */
+  /** Host readbacks (ids + flags together; logits only when asked for). */
   numReadbacks: number;
   readbackBytes: number;
 }
@@ -72,29 +84,55 @@ export interface LanguageModelOptions {
   maxSeqs: number;
 }
 
-interface StepPlan {
+interface BodyPlan {
   dispatches: Dispatch[];
-  head?: { argmax: KernelDispatch; sample?: KernelDispatch; sampleKey?: string };
+  /** Index of the splice dispatch in `dispatches` (skipped on steps without media rows). */
+  spliceIndex: number;
+  splice: KernelDispatch;
 }
+
+interface HeadPlan {
+  dispatches: Dispatch[];
+  /** Last dispatch; encoded only when a row samples. */
+  sample: KernelDispatch;
+}
+
+/** Kernels that flag out-of-range indices, in the order of their regions in the flags buffer. */
+const FLAG_KERNELS = ['embedding-gather', 'rope', 'kv-write', 'splice', 'head-gather'] as const;
 
 export class LanguageModel {
   readonly maxBlocksPerSeq: number;
+  /** Row counts a step is padded to. */
+  readonly tokenBuckets: readonly number[];
+  readonly headBuckets: readonly number[];
   private readonly t: Record<string, Tensor> = {};
-  private readonly plans = new Map<string, StepPlan>();
+  private readonly flagsBuffer: GPUBuffer;
+  /** Byte offsets in flagsBuffer: one region per flagging kernel, then the sampled ids. */
+  private readonly flagStride: number;
+  private readonly idsOffset: number;
+  private readonly readBytes: number;
+  private readonly bodies = new Map<number, BodyPlan>();
+  private readonly heads = new Map<number, HeadPlan>();
+  private readonly padSeq: number;
+  private readonly padSlot: number;
   private destroyed = false;
-  lastStep: StepStats = { numTokens: 0, numDispatches: 0, numCommandBuffers: 0, numReadbacks: 0, readbackBytes: 0 };
+  lastStep: StepStats = { numTokens: 0, numPaddedTokens: 0, numHeadRows: 0, numDispatches: 0, numCommandBuffers: 0, numReadbacks: 0, readbackBytes: 0 };
 
   constructor(
-    private readonly gpu: GpuContext,
+    readonly gpu: GpuContext,
     private readonly weights: ModelWeights,
     readonly config: ModelConfig,
     readonly kv: KvCacheBuffers,
     readonly options: LanguageModelOptions,
   ) {
     const c = config.text;
-    this.maxBlocksPerSeq = Math.ceil(Math.min(c.maxPositions, kv.numSlots) / kv.blockSize);
+    this.maxBlocksPerSeq = Math.ceil(Math.min(c.maxPositions, kv.numPoolSlots) / kv.blockSize);
     const C = options.maxTokensPerStep;
     const S = options.maxSeqs;
+    this.tokenBuckets = rowBuckets(C);
+    this.headBuckets = rowBuckets(S);
+    this.padSeq = S;
+    this.padSlot = kv.padBlock * kv.blockSize;
     const H = c.hiddenSize;
     const qkvWidth = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
     const make = (name: string, shape: number[], dtype: 'f32' | 'u32' = 'f32') => {
@@ -105,8 +143,10 @@ export class LanguageModel {
     make('positions', [C], 'u32');
     make('slots', [C], 'u32');
     make('spliceRows', [C], 'u32');
-    make('blockTables', [S, this.maxBlocksPerSeq], 'u32');
-    make('lastRows', [S], 'u32');
+    make('staged', [C, H]);
+    make('blockTables', [S + 1, this.maxBlocksPerSeq], 'u32');
+    make('headRows', [S], 'u32');
+    make('rowParams', [S, ROW_PARAMS_BYTES / 4], 'u32');
     make('h', [C, H]);
     make('x', [C, H]);
     make('qkv', [C, qkvWidth]);
@@ -117,10 +157,17 @@ export class LanguageModel {
     make('hl', [S, H]);
     make('xl', [S, H]);
     make('logits', [S, c.vocabSize]);
-    make('next', [S], 'u32');
-    for (const e of ['gatherErrors', 'ropeErrors', 'kvErrors', 'spliceErrors', 'lastErrors']) make(e, [2], 'u32');
+    // Flags and sampled ids share one buffer, so one copy brings all of them back.
+    this.flagStride = Math.max(16, gpu.limits.minStorageBufferOffsetAlignment);
+    this.idsOffset = FLAG_KERNELS.length * this.flagStride;
+    this.readBytes = this.idsOffset + S * 4;
+    this.flagsBuffer = gpu.memory.createBuffer({ label: 'lm.flags+ids', size: Math.ceil(this.readBytes / 4) * 4, usage: STORAGE_USAGE });
+    gpu.device.queue.writeBuffer(this.flagsBuffer, 0, new Uint8Array(Math.ceil(this.readBytes / 4) * 4));
     this.t.rope = gpu.upload(ropeCosSinTable(c.ropeTheta, c.headDim, c.maxPositions), [c.maxPositions, c.headDim], 'lm.rope');
-    for (const e of ['gatherErrors', 'ropeErrors', 'kvErrors', 'spliceErrors', 'lastErrors']) gpu.write(this.t[e], new Uint32Array(2));
+    // The pad sequence: every pad row attends to (and writes) the pad block's first slot only.
+    const padTable = new Uint32Array(this.maxBlocksPerSeq);
+    padTable[0] = kv.padBlock;
+    gpu.device.queue.writeBuffer(this.t.blockTables.buffer, S * this.maxBlocksPerSeq * 4, padTable);
   }
 
   /** A tensor's first `rows` rows, as a view with that shape. */
@@ -129,20 +176,37 @@ export class LanguageModel {
     return { ...t, shape: [rows, ...t.shape.slice(1)] };
   }
 
-  private async buildPlan(T: number, S: number, withHead: boolean): Promise<StepPlan> {
+  private flags(kernel: (typeof FLAG_KERNELS)[number]): Tensor {
+    const i = FLAG_KERNELS.indexOf(kernel);
+    return { buffer: this.flagsBuffer, shape: [2], dtype: 'u32', offsetBytes: i * this.flagStride, label: `lm.flags.${kernel}` };
+  }
+
+  private nextIds(rows: number): Tensor {
+    return { buffer: this.flagsBuffer, shape: [rows], dtype: 'u32', offsetBytes: this.idsOffset, label: 'lm.next' };
+  }
+
+  private async buildBody(T: number): Promise<BodyPlan> {
     const { gpu, weights } = this;
     const c = this.config.text;
     const H = c.hiddenSize;
+    const S = this.options.maxSeqs;
     const qkvWidth = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
     const v = (name: string) => this.rows(name, T);
     const d: Dispatch[] = [];
     d.push(
       await prepareEmbeddingGather(
         gpu,
-        { ids: v('ids'), table: weights.matrix('text.embed'), out: v('h'), errors: this.t.gatherErrors },
+        { ids: v('ids'), table: weights.matrix('text.embed'), out: v('h'), errors: this.flags('embedding-gather') },
         { numTokens: T, vocab: c.vocabSize, dim: H },
       ),
     );
+    // Built for T rows; each step writes how many rows it really splices (numRows in the uniform).
+    const splice = await prepareSplice(
+      gpu,
+      { src: this.t.staged, rows: v('spliceRows'), dst: v('h'), errors: this.flags('splice') },
+      { numRows: T, dim: H, numDstRows: T, numSrcRows: this.options.maxTokensPerStep },
+    );
+    const spliceIndex = d.push(splice) - 1;
     const eps = c.rmsNormEps;
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
@@ -156,13 +220,13 @@ export class LanguageModel {
             x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
             positions: v('positions'),
             cosSin: this.t.rope,
-            errors: this.t.ropeErrors,
+            errors: this.flags('rope'),
           },
           { numTokens: T, numHeads: c.numHeads + 2 * c.numKvHeads, headDim: c.headDim, maxPositions: c.maxPositions, rotaryHeads: c.numHeads + c.numKvHeads },
         ),
         await prepareKvWrite(
           gpu,
-          { qkv: v('qkv'), slots: v('slots'), kCache: this.kv.k[l], vCache: this.kv.v[l], errors: this.t.kvErrors },
+          { qkv: v('qkv'), slots: v('slots'), kCache: this.kv.k[l], vCache: this.kv.v[l], errors: this.flags('kv-write') },
           {
             numTokens: T,
             numKvHeads: c.numKvHeads,
@@ -179,7 +243,7 @@ export class LanguageModel {
             qkv: v('qkv'),
             tokenSeq: v('tokenSeq'),
             tokenPos: v('positions'),
-            blockTables: this.rows('blockTables', S),
+            blockTables: this.t.blockTables,
             kCache: this.kv.k[l],
             vCache: this.kv.v[l],
             out: v('attn'),
@@ -190,7 +254,7 @@ export class LanguageModel {
             numKvHeads: c.numKvHeads,
             headDim: c.headDim,
             rowStride: qkvWidth,
-            numSeqs: S,
+            numSeqs: S + 1,
             maxBlocksPerSeq: this.maxBlocksPerSeq,
             blockSize: this.kv.blockSize,
             numSlots: this.kv.numSlots,
@@ -205,137 +269,146 @@ export class LanguageModel {
         await prepareResidualAdd(gpu, { acc: v('h'), x: v('tmp') }),
       );
     }
-    if (!withHead) return { dispatches: d };
-    d.push(
-      await prepareEmbeddingGather(
-        gpu,
-        { ids: this.rows('lastRows', S), table: v('h'), out: this.rows('hl', S), errors: this.t.lastErrors },
-        { numTokens: S, vocab: T, dim: H },
-      ),
-      await prepareRmsNorm(gpu, { x: this.rows('hl', S), weight: weights.get('text.norm'), y: this.rows('xl', S) }, { rows: S, dim: H }, { eps }),
-      await prepareMatmul(
-        gpu,
-        { x: this.rows('xl', S), weight: weights.matrix('text.lm_head'), y: this.rows('logits', S) },
-        { M: S, N: c.vocabSize, K: H },
-      ),
-    );
-    const argmax = await prepareArgmax(gpu, { x: this.rows('logits', S), out: this.rows('next', S) }, { rows: S, cols: c.vocabSize });
-    return { dispatches: d, head: { argmax } };
+    return { dispatches: d, spliceIndex, splice };
   }
 
-  private async plan(T: number, S: number, withHead: boolean): Promise<StepPlan> {
-    const key = `${T}:${S}:${withHead}`;
-    let p = this.plans.get(key);
-    if (!p) {
-      // Keep the few most recent shapes (decode reuses one; prefill chunks come in a handful of sizes).
-      if (this.plans.size >= 8) {
-        const [oldKey, old] = this.plans.entries().next().value as [string, StepPlan];
-        this.releasePlan(old);
-        this.plans.delete(oldKey);
-      }
-      p = await this.buildPlan(T, S, withHead);
-      this.plans.set(key, p);
-    } else {
-      this.plans.delete(key);
-      this.plans.set(key, p);
-    }
+  private async buildHead(T: number, R: number): Promise<HeadPlan> {
+    const { gpu, weights } = this;
+    const c = this.config.text;
+    const H = c.hiddenSize;
+    const d: Dispatch[] = [
+      await prepareEmbeddingGather(
+        gpu,
+        { ids: this.rows('headRows', R), table: this.rows('h', T), out: this.rows('hl', R), errors: this.flags('head-gather') },
+        { numTokens: R, vocab: T, dim: H },
+      ),
+      await prepareRmsNorm(gpu, { x: this.rows('hl', R), weight: weights.get('text.norm'), y: this.rows('xl', R) }, { rows: R, dim: H }, { eps: c.rmsNormEps }),
+      await prepareMatmul(gpu, { x: this.rows('xl', R), weight: weights.matrix('text.lm_head'), y: this.rows('logits', R) }, { M: R, N: c.vocabSize, K: H }),
+      await prepareArgmax(gpu, { x: this.rows('logits', R), out: this.nextIds(R) }, { rows: R, cols: c.vocabSize }),
+    ];
+    const sample = await prepareSample(
+      gpu,
+      { logits: this.rows('logits', R), rowParams: this.rows('rowParams', R), out: this.nextIds(R) },
+      { rows: R, vocab: c.vocabSize },
+    );
+    d.push(sample);
+    return { dispatches: d, sample };
+  }
+
+  private async body(T: number): Promise<BodyPlan> {
+    let p = this.bodies.get(T);
+    if (!p) this.bodies.set(T, (p = await this.buildBody(T)));
     return p;
   }
 
-  private releasePlan(p: StepPlan): void {
-    for (const d of p.dispatches) d.release();
-    p.head?.argmax.release();
-    p.head?.sample?.release();
+  /** The head reads rows of h as a table of T rows, so its plan depends on the body's bucket too. */
+  private async head(T: number, R: number): Promise<HeadPlan> {
+    const key = T * 65536 + R;
+    let p = this.heads.get(key);
+    if (!p) this.heads.set(key, (p = await this.buildHead(T, R)));
+    return p;
   }
 
-  /** Run one step; resolves with the next ids (and logits when asked) once the GPU is done. */
+  /** Compile the plans (pipelines, bind groups) of the given row buckets now rather than on first use. */
+  async warmUp(tokenBuckets: readonly number[] = [this.tokenBuckets[0]], onPlan?: (done: number, total: number) => void): Promise<void> {
+    const total = tokenBuckets.length * 2;
+    let done = 0;
+    for (const T of tokenBuckets) {
+      await this.body(bucketFor(T, this.tokenBuckets));
+      onPlan?.(++done, total);
+      await this.head(bucketFor(T, this.tokenBuckets), 1);
+      onPlan?.(++done, total);
+    }
+  }
+
+  /** Run one step; resolves with the next id of every head row once the GPU is done. */
   async step(input: StepInput, options: { readLogits?: boolean } = {}): Promise<StepOutput> {
     if (this.destroyed) throw new InternalError('LanguageModel used after destroy()');
     const { gpu } = this;
-    const T = input.ids.length;
+    const n = input.ids.length;
     const S = input.numSeqs;
+    const R = input.headRows.length;
     const c = this.config.text;
-    if (T < 1 || T > this.options.maxTokensPerStep) {
-      throw new InternalError(`step of ${T} tokens; this model was set up for 1..${this.options.maxTokensPerStep}`);
+    if (n < 1 || n > this.options.maxTokensPerStep) {
+      throw new InternalError(`step of ${n} tokens; this model was set up for 1..${this.options.maxTokensPerStep}`);
     }
     if (S < 1 || S > this.options.maxSeqs) throw new InternalError(`step over ${S} sequences; max ${this.options.maxSeqs}`);
+    if (R > S || input.sampling.length !== R) throw new InternalError(`step with ${R} head rows, ${input.sampling.length} sampling entries, ${S} sequences`);
     for (const id of input.ids) {
       if (id >= c.vocabSize) throw new InternalError(`token id ${id} is outside the vocabulary of ${c.vocabSize}`);
     }
-    const withHead = input.lastRows !== undefined;
-    const plan = await this.plan(T, S, withHead);
-    gpu.write(this.rows('ids', T), input.ids);
-    gpu.write(this.rows('tokenSeq', T), input.tokenSeq);
-    gpu.write(this.rows('positions', T), input.positions);
-    gpu.write(this.rows('slots', T), input.slots);
-    gpu.write(this.rows('blockTables', S), input.blockTables);
-    if (input.lastRows) gpu.write(this.rows('lastRows', S), input.lastRows);
+    const T = bucketFor(n, this.tokenBuckets);
+    const body = await this.body(T);
+    const Rb = R > 0 ? bucketFor(R, this.headBuckets) : 0;
+    const head = Rb > 0 ? await this.head(T, Rb) : undefined;
 
-    const dispatches = [...plan.dispatches];
-    let splice: KernelDispatch | undefined;
-    if (input.splice && input.splice.rows.length > 0) {
-      const n = input.splice.rows.length;
-      gpu.write(this.rows('spliceRows', n), input.splice.rows);
-      splice = await prepareSplice(
-        gpu,
-        { src: input.splice.src, rows: this.rows('spliceRows', n), dst: this.rows('h', T), errors: this.t.spliceErrors },
-        { numRows: n, dim: c.hiddenSize, numDstRows: T, numSrcRows: input.splice.src.shape[0], srcRowOffset: input.splice.srcRowOffset },
-      );
-      dispatches.splice(1, 0, splice); // right after the embedding gather
-    }
-    if (plan.head) dispatches.push(await this.selectHead(plan, S, input.sampling));
-    try {
-      const out: StepOutput = {};
-      this.lastStep = { numTokens: T, numDispatches: dispatches.length, numCommandBuffers: 1, numReadbacks: 0, readbackBytes: 0 };
-      if (!withHead) {
-        submitDispatches(gpu, dispatches, 'language-model');
-        return out;
-      }
-      // One command buffer: every layer, the head, and the copy of the sampled ids to a staging buffer.
-      const next = this.t.next;
-      const bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'language-model'), next.buffer, 0, S * 4, 'language-model');
-      out.ids = new Uint32Array(bytes.buffer, bytes.byteOffset, S).slice();
-      this.lastStep.numReadbacks = 1;
-      this.lastStep.readbackBytes = S * 4;
-      if (options.readLogits) {
-        out.logits = (await gpu.readF32(this.rows('logits', S))).slice();
-        this.lastStep.numReadbacks++;
-        this.lastStep.numCommandBuffers++;
-        this.lastStep.readbackBytes += S * this.config.text.vocabSize * 4;
-      }
+    // Inputs, padded to T rows: pad rows belong to the pad sequence and write the pad slot.
+    const pad = (a: Uint32Array, value: number) => {
+      if (a.length === T) return a;
+      const out = new Uint32Array(T).fill(value);
+      out.set(a);
       return out;
-    } finally {
-      splice?.release();
-    }
-  }
-
-  private async selectHead(plan: StepPlan, S: number, sampling: SamplingParams | undefined): Promise<Dispatch> {
-    const head = plan.head!;
-    if (!sampling) return head.argmax;
-    const shape = { rows: S, vocab: this.config.text.vocabSize };
-    if (!head.sample) {
-      head.sample = await prepareSample(this.gpu, { logits: this.rows('logits', S), out: this.rows('next', S) }, shape, sampling);
+    };
+    gpu.write(this.rows('ids', T), pad(input.ids, 0));
+    gpu.write(this.rows('tokenSeq', T), pad(input.tokenSeq, this.padSeq));
+    gpu.write(this.rows('positions', T), pad(input.positions, 0));
+    gpu.write(this.rows('slots', T), pad(input.slots, this.padSlot));
+    gpu.write(this.rows('blockTables', S), input.blockTables);
+    const dispatches = [...body.dispatches];
+    const spliceRows = input.splice?.rows.length ?? 0;
+    if (spliceRows > 0) {
+      const sp = input.splice!;
+      if (sp.data.length !== spliceRows * c.hiddenSize) throw new InternalError(`splice of ${spliceRows} rows got ${sp.data.length / c.hiddenSize} rows of data`);
+      gpu.write(this.rows('spliceRows', spliceRows), sp.rows);
+      gpu.write(this.rows('staged', spliceRows), sp.data);
+      body.splice.writeParams(packParams([['u32', spliceRows], ['u32', c.hiddenSize], ['u32', T], ['u32', 0]]));
     } else {
-      head.sample.writeParams(samplingParamsBytes(shape, sampling));
+      dispatches.splice(body.spliceIndex, 1);
     }
-    return head.sample;
-  }
-
-  /** Read the kernels' out-of-range flags (bad ids, positions, slots, rows); all zero when healthy. */
-  async readErrorFlags(): Promise<Record<string, [number, number]>> {
-    const out: Record<string, [number, number]> = {};
-    for (const e of ['gatherErrors', 'ropeErrors', 'kvErrors', 'spliceErrors', 'lastErrors']) {
-      const v = await this.gpu.readU32(this.t[e]);
-      out[e] = [v[0], v[1]];
+    if (head) {
+      const rows = new Uint32Array(Rb);
+      rows.set(input.headRows);
+      gpu.write(this.rows('headRows', Rb), rows);
+      const params = [...input.sampling];
+      while (params.length < Rb) params.push({ temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 });
+      gpu.write(this.rows('rowParams', Rb), new Uint32Array(packRowParams(params)));
+      dispatches.push(...(input.sampling.some((p) => p.temperature > 0) ? head.dispatches : head.dispatches.slice(0, -1)));
+    }
+    this.lastStep = { numTokens: n, numPaddedTokens: T, numHeadRows: R, numDispatches: dispatches.length, numCommandBuffers: 1, numReadbacks: 1, readbackBytes: this.readBytes };
+    // One command buffer: the layers, the head, and the copy of flags + sampled ids to a staging buffer.
+    const bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'language-model'), this.flagsBuffer, 0, this.readBytes, 'language-model');
+    this.checkFlags(bytes);
+    const out: StepOutput = { ids: new Uint32Array(bytes.buffer.slice(bytes.byteOffset + this.idsOffset, bytes.byteOffset + this.idsOffset + R * 4)) };
+    if (options.readLogits && R > 0) {
+      out.logits = (await gpu.readF32(this.rows('logits', R))).slice();
+      this.lastStep.numReadbacks++;
+      this.lastStep.numCommandBuffers++;
+      this.lastStep.readbackBytes += R * c.vocabSize * 4;
     }
     return out;
+  }
+
+  /** Raise the kernels' out-of-range flags read back with this step (and clear them for the next). */
+  private checkFlags(bytes: Uint8Array): void {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const bad: Array<{ kernel: string; count: number; maxIndex: number }> = [];
+    FLAG_KERNELS.forEach((kernel, i) => {
+      const count = view.getUint32(i * this.flagStride, true);
+      if (count > 0) bad.push({ kernel, count, maxIndex: view.getUint32(i * this.flagStride + 4, true) });
+    });
+    if (bad.length === 0) return;
+    this.gpu.device.queue.writeBuffer(this.flagsBuffer, 0, new Uint8Array(this.idsOffset));
+    throw new GpuBoundsError(bad);
   }
 
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const p of this.plans.values()) this.releasePlan(p);
-    this.plans.clear();
+    for (const p of this.bodies.values()) for (const d of p.dispatches) d.release();
+    for (const p of this.heads.values()) for (const d of p.dispatches) d.release();
+    this.bodies.clear();
+    this.heads.clear();
     for (const t of Object.values(this.t)) this.gpu.release(t);
+    this.gpu.memory.destroyBuffer(this.flagsBuffer);
   }
 }

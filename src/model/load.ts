@@ -10,7 +10,7 @@ import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
 import type { ModelSource } from '../io/model-source';
 import { VisionEncoder } from './vision-encoder';
-import { loadWeights, type ModelWeights, type ProgressCallback } from './weights';
+import { loadWeights, type ModelWeights, type ProgressCallback, type TensorDigestSink } from './weights';
 import type { ComputePrecision, DtypeOption } from './weights/dtype';
 import type { WeightStore } from './weights/store';
 
@@ -22,7 +22,7 @@ export interface LoadModelOptions {
   blockSize?: number;
   /** Prefill chunk size = most tokens in one step (default 256). */
   maxTokensPerStep?: number;
-  /** Most sequences decoded together (default 4). */
+  /** Most sequences running (decoded together) at once (default 16). */
   maxSeqs?: number;
   /** Tiles per vision forward pass (default 4). */
   visionBatch?: number;
@@ -84,7 +84,7 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     if (withVision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
     const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
-      maxSeqs: options.maxSeqs ?? 4,
+      maxSeqs: options.maxSeqs ?? 16,
     });
     const buffers = kvBuffers;
     const encoder = vision;
@@ -122,7 +122,12 @@ export interface LoadedVisionModel {
 export async function loadVisionModel(
   gpu: GpuContext,
   source: ModelSource,
-  options: Pick<LoadModelOptions, 'onProgress' | 'visionBatch' | 'dtype' | 'compute' | 'weightStore'> & { dispatchesPerSubmit?: number } = {},
+  options: Pick<LoadModelOptions, 'onProgress' | 'visionBatch' | 'dtype' | 'compute' | 'weightStore'> & {
+    dispatchesPerSubmit?: number;
+    rowsPerPiece?: number;
+    /** Sees each vision / connector tensor's identity as it loads (the encoder's weights digest). */
+    tensorDigest?: TensorDigestSink;
+  } = {},
 ): Promise<LoadedVisionModel> {
   const config = await readModelConfig(source);
   const weights = await loadWeights(gpu, source, config, {
@@ -131,8 +136,9 @@ export async function loadVisionModel(
     dtype: options.dtype,
     compute: options.compute,
     store: options.weightStore,
+    tensorDigest: options.tensorDigest,
   });
-  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0);
+  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0);
   return {
     config,
     weights,

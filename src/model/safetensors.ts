@@ -6,6 +6,7 @@
 
 import { CheckpointFormatError, TruncatedFileError } from '../errors';
 import { halfToFloat } from '../kernels/f16';
+import { checkHeaderSize, checkTensorEntry, validateSafetensorsHeader } from './safetensors-validate';
 
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'U8' | 'I8' | 'F64' | 'BOOL' | 'I16' | 'U16' | 'U32' | 'U64';
 
@@ -48,13 +49,14 @@ export function parseSafetensorsHeader(json: Uint8Array, headerSize: number, fil
   } catch (e) {
     throw new CheckpointFormatError(`${file} is not a safetensors file: its header is not JSON (${(e as Error).message})`);
   }
-  if (!raw || typeof raw !== 'object') throw new CheckpointFormatError(`${file}: safetensors header is not an object`);
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new CheckpointFormatError(`${file}: safetensors header is not an object`);
   const tensors = new Map<string, TensorInfo>();
   let metadata: Record<string, string> = {};
   let dataBytes = 0;
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     if (name === '__metadata__') {
-      metadata = (value ?? {}) as Record<string, string>;
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CheckpointFormatError(`${file}: __metadata__ is not an object`);
+      metadata = value as Record<string, string>;
       continue;
     }
     const v = value as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
@@ -64,9 +66,10 @@ export function parseSafetensorsHeader(json: Uint8Array, headerSize: number, fil
     if (!(dtype in DTYPE_BYTES) || !Array.isArray(shape) || !Array.isArray(offsets) || offsets.length !== 2) {
       throw new CheckpointFormatError(`${file}: header entry for '${name}' is malformed: ${JSON.stringify(value)}`);
     }
+    checkTensorEntry(file, name, shape, offsets);
     const [begin, end] = offsets as number[];
     const numel = (shape as number[]).reduce((a, b) => a * b, 1);
-    if (end - begin !== numel * DTYPE_BYTES[dtype] || begin < 0) {
+    if (end - begin !== numel * DTYPE_BYTES[dtype]) {
       throw new CheckpointFormatError(
         `${file}: '${name}' has shape [${shape.join(', ')}] ${dtype} = ${numel * DTYPE_BYTES[dtype]} bytes but its offsets span ${end - begin}`,
       );
@@ -96,11 +99,15 @@ export interface OpenedSafetensors {
 /**
  * Read a safetensors header from `source`, and return it with a generator over the tensors that
  * follows. A stream that ends early throws TruncatedFileError naming the tensor that was cut.
+ * `fileBytes`, the real size when the source knows it, is checked against the header (safetensors-
+ * validate.ts) before this returns, so a header claiming more than the file holds fails before the
+ * caller allocates anything for it.
  */
 export async function openSafetensors(
   source: AsyncIterable<Uint8Array>,
   file: string,
   onBytes?: (bytesRead: number) => void,
+  fileBytes?: number,
 ): Promise<OpenedSafetensors> {
   const it = source[Symbol.asyncIterator]();
   // Received but unconsumed bytes, as a queue of chunks (never re-concatenated: O(bytes) overall).
@@ -142,9 +149,11 @@ export async function openSafetensors(
 
   if (!(await fill(8))) throw new TruncatedFileError(file, 8, buffered, 'no room for the header size');
   const headerSize = readHeaderSize(take(8), file);
+  checkHeaderSize(headerSize, file, fileBytes);
   if (!(await fill(headerSize))) throw new TruncatedFileError(file, 8 + headerSize, consumed + buffered, 'inside the header');
   const headerJson = take(headerSize);
   const header = parseSafetensorsHeader(headerJson, headerSize, file);
+  validateSafetensorsHeader(header, file, fileBytes);
 
   async function* tensors(): AsyncGenerator<StreamedTensor> {
     const ordered = [...header.tensors.values()].sort((a, b) => a.begin - b.begin);
@@ -183,8 +192,9 @@ export async function* streamSafetensors(
   file: string,
   onHeader?: (header: SafetensorsHeader) => void,
   onBytes?: (bytesRead: number) => void,
+  fileBytes?: number,
 ): AsyncGenerator<StreamedTensor> {
-  const opened = await openSafetensors(source, file, onBytes);
+  const opened = await openSafetensors(source, file, onBytes, fileBytes);
   onHeader?.(opened.header);
   yield* opened.tensors;
 }

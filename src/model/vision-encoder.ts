@@ -9,13 +9,14 @@
 //
 // One command buffer per batch. Buffers are sized for the largest batch and reused.
 
-import { UnsupportedShapeError } from '../errors';
+import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { encodeDispatches, submitDispatches, type Dispatch } from '../kernels/dispatch';
+import { DispatchSequence, encodeDispatches, type Dispatch } from '../kernels/dispatch';
+import type { PieceRunner } from '../encoder/piece-gate';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
-import { prepareMatmul } from '../kernels/matmul';
+import { prepareMatmul, type MatmulIO, type MatmulOptions, type MatmulShape } from '../kernels/matmul';
 import { preparePatchEmbed } from '../kernels/patch-embed';
 import { preparePixelShuffle } from '../kernels/pixel-shuffle';
 import { prepareResidualAdd } from '../kernels/residual-add';
@@ -73,7 +74,13 @@ export class VisionEncoder {
      * GPU process) run between them instead of queueing behind a whole forward pass.
      */
     readonly dispatchesPerSubmit = 0,
+    /**
+     * Cut each matmul into dispatches of at most this many rows (0 = whole), so that paced encoding
+     * (a PieceRunner) runs in pieces short enough to fit between two decode steps.
+     */
+    readonly rowsPerPiece = 0,
   ) {
+    if (rowsPerPiece % 64 !== 0) throw new InternalError(`VisionEncoder: rowsPerPiece must be a multiple of 64 (row views stay 256-byte aligned), got ${rowsPerPiece}`);
     this.patchesPerTile = config.vision.patchesPerSide ** 2;
   }
 
@@ -123,18 +130,17 @@ export class VisionEncoder {
       const m = (name: string) => weights.matrix(`vision.layers.${l}.${name}`); // in the loaded dtype
       d.push(
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
-        await prepareMatmul(gpu, { x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
+        await this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
         await prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, { batch, tokens: P, heads: v.numHeads, headDim: v.headDim }),
-        await prepareMatmul(gpu, { x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.tmp }, { M: rows, N: D, K: D }),
+        await this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.tmp }, { M: rows, N: D, K: D }),
         await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
-        await prepareMatmul(
-          gpu,
+        await this.matmul(
           { x: b.x, weight: m('fc1.w'), bias: w('fc1.b'), y: b.mlp },
           { M: rows, N: v.intermediateSize, K: D },
           { activation: 'gelu_tanh' },
         ),
-        await prepareMatmul(gpu, { x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.tmp }, { M: rows, N: D, K: v.intermediateSize }),
+        await this.matmul({ x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.tmp }, { M: rows, N: D, K: v.intermediateSize }),
         await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
       );
     }
@@ -146,13 +152,25 @@ export class VisionEncoder {
         { eps },
       ),
       await preparePixelShuffle(gpu, { x: { ...b.x, shape: [batch, P, D] }, out: b.shuffled }, { batch, seq: P, embed: D, scale: s }),
-      await prepareMatmul(
-        gpu,
+      await this.matmul(
         { x: { ...b.shuffled, shape: [batch * (P / (s * s)), D * s * s] }, weight: weights.matrix('connector.w'), y: b.out },
         { M: batch * (P / (s * s)), N: H, K: D * s * s },
       ),
     );
     return b;
+  }
+
+  /** A matmul, cut into row blocks of rowsPerPiece rows when pieces are asked for (same math, row views). */
+  private async matmul(io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): Promise<Dispatch> {
+    const step = this.rowsPerPiece;
+    if (step <= 0 || shape.M <= step) return prepareMatmul(this.gpu, io, shape, options);
+    const parts: Dispatch[] = [];
+    for (let r0 = 0; r0 < shape.M; r0 += step) {
+      const m = Math.min(step, shape.M - r0);
+      const rows = (t: typeof io.x, width: number) => ({ ...t, shape: [m, width], offsetBytes: t.offsetBytes + r0 * width * 4 });
+      parts.push(await prepareMatmul(this.gpu, { ...io, x: rows(io.x, shape.K), y: rows(io.y, shape.N) }, { ...shape, M: m }, options));
+    }
+    return new DispatchSequence('matmul:rows', parts);
   }
 
   private async planFor(batch: number): Promise<BatchBuffers> {
@@ -170,7 +188,7 @@ export class VisionEncoder {
   }
 
   /** Encode every tile; tiles run in batches of at most maxBatch. */
-  async encode(input: VisionInput, options: { captureTowerOutput?: boolean } = {}): Promise<VisionOutput> {
+  async encode(input: VisionInput, options: { captureTowerOutput?: boolean; runner?: PieceRunner } = {}): Promise<VisionOutput> {
     const { gpu } = this;
     const v = this.config.vision;
     const P = this.patchesPerTile;
@@ -198,17 +216,27 @@ export class VisionEncoder {
         }
         gpu.write(b.posIds, ids);
         gpu.write(b.mask, mask);
-        const step = this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : b.dispatches.length;
-        for (let i = 0; i + step < b.dispatches.length; i += step) {
-          submitDispatches(gpu, b.dispatches.slice(i, i + step), 'vision-encoder');
-          await gpu.sync();
+        // Pieces: dispatches, with row-split matmuls counted part by part. While the runner is paced, each
+        // piece waits for its turn and is timed alone; otherwise a submission holds dispatchesPerSubmit
+        // pieces (0: all that are left).
+        const pieces = b.dispatches.flatMap((d) => (d instanceof DispatchSequence && d.label === 'matmul:rows' ? d.parts : [d]));
+        for (let i = 0; i < pieces.length; ) {
+          await options.runner?.before();
+          const per = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : pieces.length;
+          const group = pieces.slice(i, i + per);
+          i += group.length;
+          const last = i === pieces.length;
+          const t0 = performance.now();
+          const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
+          encodeDispatches(encoder, group, 'vision-encoder');
+          if (last) {
+            const rowBytes = H * 4;
+            encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes);
+          }
+          gpu.device.queue.submit([encoder.finish()]);
+          if (!last || options.runner?.isPaced) await gpu.sync();
+          options.runner?.after(performance.now() - t0);
         }
-        const tail = b.dispatches.slice(Math.floor((b.dispatches.length - 1) / step) * step);
-        const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
-        encodeDispatches(encoder, tail, 'vision-encoder');
-        const rowBytes = H * 4;
-        encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes);
-        gpu.device.queue.submit([encoder.finish()]);
         if (tower) {
           const bytes = await gpu.readBytes(b.x.buffer, 0, batch * P * v.hiddenSize * 4);
           tower.set(new Float32Array(bytes.buffer, bytes.byteOffset, batch * P * v.hiddenSize), start * P * v.hiddenSize);

@@ -17,12 +17,13 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { isPacked, type Weight } from '../kernels/weight-format';
 import type { ModelConfig } from './config';
+import { checkCheckpointFileName } from '../io/checkpoint-path';
 import { openSafetensors, type SafetensorsHeader } from './safetensors';
 import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
 import { computePrecisionFor, formatFor, resolveDtype, type ComputePrecision, type DtypeOption, type DtypePlan } from './weights/dtype';
 import { allocateWeight, entryFor, WeightWriter } from './weights/gpu-weights';
-import { blake3Hex, readStoredCopy, STORED_COPY_VERSION, storedCopyKey, writeStoredCopy, type StoredEntry, type StoredHeader } from './weights/stored-copy';
+import { blake3Hex, readStoredCopy, STORED_COPY_VERSION, storedCopyKey, writeStoredCopy, type StoredEntry, type StoredHeader, type TensorSum } from './weights/stored-copy';
 import type { WeightStore } from './weights/store';
 
 export interface LoadProgress {
@@ -96,6 +97,7 @@ async function planFiles(source: ModelSource, expected: CheckpointTensorSpec[]):
   for (const spec of expected) {
     const file = weightMap[spec.name];
     if (!file) throw new MissingTensorError(spec.name, spec.shape, 'model.safetensors.index.json');
+    checkCheckpointFileName(file, source.where, `model.safetensors.index.json (for '${spec.name}')`);
     if (!byFile.has(file)) byFile.set(file, []);
     byFile.get(file)!.push(spec);
   }
@@ -131,6 +133,19 @@ export interface LoadWeightsOptions {
   compute?: ComputePrecision;
   /** Keep GPU-ready copies of files with packed weights here, and read them back on later loads. */
   store?: WeightStore;
+  /**
+   * Sees each selected tensor's stored bytes as they load (the encoder's weights digest); a file read
+   * from a stored copy gives the checksums its source bytes had when the copy was made.
+   */
+  tensorDigest?: TensorDigestSink;
+}
+
+/** Collects the identity of the tensors a load reads (src/encoder/weights-digest.ts). */
+export interface TensorDigestSink {
+  /** The checksum of a tensor's stored bytes, recorded. */
+  addBytes(info: { name: string; dtype: string; shape: readonly number[] }, bytes: Uint8Array): Promise<string>;
+  /** A checksum recorded earlier (from a stored copy's header). */
+  addSum(info: { name: string; dtype: string; shape: readonly number[] }, sum: string): void;
 }
 
 export async function loadWeights(
@@ -173,8 +188,11 @@ export async function loadWeights(
       if (!opened) {
         throw new MissingTensorError(specs[0].name, specs[0].shape, `${source.where} (the file ${file} does not exist)`);
       }
-      const st = await openSafetensors(opened.stream, file, (loadedBytes) =>
-        onProgressSafe(options.onProgress, { phase: 'upload', file, loadedBytes, totalBytes: opened.sizeBytes }),
+      const st = await openSafetensors(
+        opened.stream,
+        file,
+        (loadedBytes) => onProgressSafe(options.onProgress, { phase: 'upload', file, loadedBytes, totalBytes: opened.sizeBytes }),
+        opened.sizeBytes,
       );
       try {
         checkHeader(file, st.header, specs);
@@ -188,8 +206,15 @@ export async function loadWeights(
         if (store) {
           const sourceIdentity = await blake3Hex(`${file}\0${opened.sizeBytes ?? ''}\0${opened.version ?? ''}\0`, st.headerJson);
           header = { version: STORED_COPY_VERSION, key: await storedCopyKey(source.where, file, entries), file, sourceIdentity, entries };
-          const read = await readCopy(store, header, (e, data, scales) => writer.writeBytes(weights.get(e.target)!, e, data, scales), options.onProgress);
-          if (read === 'used') {
+          const read = await readCopy(
+            store,
+            header,
+            (e, data, scales) => writer.writeBytes(weights.get(e.target)!, e, data, scales),
+            options.onProgress,
+            options.tensorDigest !== undefined,
+          );
+          if (typeof read === 'object') {
+            for (const t of read.tensorSums) options.tensorDigest?.addSum(t, t.sum);
             status[file] = 'read';
             continue;
           }
@@ -200,10 +225,13 @@ export async function loadWeights(
         const byName = new Map(entries.map((e) => [e.name, e]));
         const packedTotal = entries.filter((e) => e.format !== 'f32').reduce((a, e) => a + e.rows * e.K * 4, 0);
         let packedDone = 0;
+        const tensorSums: TensorSum[] = [];
         for await (const { info, bytes } of st.tensors) {
           const entry = byName.get(info.name);
           if (!entry) continue; // e.g. an lm_head.weight next to tied embeddings
-          await writer.writeTensor(weights.get(entry.target)!, entry, info, bytes);
+          await writer.writeTensor(weights.get(entry.target)!, entry, info, bytes, file);
+          const sum = await options.tensorDigest?.addBytes(info, bytes);
+          if (sum !== undefined) tensorSums.push({ name: info.name, dtype: info.dtype, shape: info.shape, sum });
           if (entry.format !== 'f32') {
             packedDone += entry.rows * entry.K * 4;
             onProgressSafe(options.onProgress, { phase: 'quantize', file, loadedBytes: packedDone, totalBytes: packedTotal });
@@ -213,7 +241,7 @@ export async function loadWeights(
           await gpu.sync();
           const h = header;
           await store
-            .write(h.key, writeStoredCopy(h, (e) => writer.readEntry(weights.get(e.target)!, e)))
+            .write(h.key, writeStoredCopy({ ...h, tensorSums }, (e) => writer.readEntry(weights.get(e.target)!, e)))
             .catch((e: unknown) => {
               status[file] = 'store failed';
               console.warn(`tessera: could not store the quantized copy of ${file} in ${store.where} (${(e as Error).message}); the next load quantizes it again`);
@@ -243,7 +271,8 @@ async function readCopy(
   header: StoredHeader,
   onEntry: (e: StoredEntry, data: Uint8Array, scales: Uint8Array) => void,
   onProgress: ProgressCallback | undefined,
-): Promise<'used' | 'absent' | 'mismatch'> {
+  needSums: boolean,
+): Promise<{ tensorSums: TensorSum[] } | 'absent' | 'mismatch'> {
   let chunks: AsyncIterable<Uint8Array> | undefined;
   try {
     chunks = await store.read(header.key);
@@ -253,10 +282,14 @@ async function readCopy(
   }
   if (!chunks) return 'absent';
   const total = header.entries.reduce((a, e) => a + e.dataBytes + e.scaleBytes, 0);
-  const r = await readStoredCopy(chunks, header, onEntry, (loadedBytes) =>
-    onProgressSafe(onProgress, { phase: 'cache', file: header.file, loadedBytes, totalBytes: total }),
+  const r = await readStoredCopy(
+    chunks,
+    header,
+    onEntry,
+    (loadedBytes) => onProgressSafe(onProgress, { phase: 'cache', file: header.file, loadedBytes, totalBytes: total }),
+    needSums,
   ).catch((e: unknown) => ({ ok: false as const, reason: `reading it failed: ${(e as Error).message}` }));
-  if (r.ok) return 'used';
+  if (r.ok) return { tensorSums: r.tensorSums };
   console.warn(`tessera: ${new StoredWeightsMismatchError(header.file, r.reason).message}`);
   await store.delete(header.key).catch(() => undefined);
   return 'mismatch';

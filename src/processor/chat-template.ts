@@ -11,7 +11,8 @@
 // or the template transformed user text (trim, escape, ...) and we refuse rather than guess.
 
 import { Template } from '@huggingface/jinja';
-import { ChatTemplateError, ProcessorConfigError } from '../errors';
+import { ChatTemplateError, ChatTemplateLimitError, ProcessorConfigError } from '../errors';
+import { DEFAULT_TEMPLATE_BOUNDS, renderBounded, type TemplateBounds } from './bounded-jinja';
 import { readJson, type ModelFiles } from './files';
 
 export type Role = 'system' | 'user' | 'assistant';
@@ -20,13 +21,14 @@ export const ROLES: readonly Role[] = ['system', 'user', 'assistant'];
 /** What the template sees: OpenAI/HF-style messages, with image parts reduced to {type: 'image'}. */
 export interface TemplateMessage {
   role: Role;
-  content: Array<{ type: 'text'; text: string } | { type: 'image' }>;
+  content: Array<{ type: 'text'; text: string } | { type: 'image' } | { type: 'video' }>;
 }
 
 export type RenderedPiece =
   | { kind: 'template'; text: string }
   | { kind: 'text'; text: string }
-  | { kind: 'image'; index: number };
+  | { kind: 'image'; index: number }
+  | { kind: 'video'; index: number };
 
 /** A fresh regex each call: a shared /g regex would carry lastIndex state between callers. */
 const sentinelPattern = (): RegExp => /\uE000(\d+)\uE001/g;
@@ -57,10 +59,14 @@ export async function loadChatTemplateSource(files: ModelFiles, tokenizerConfig:
 export class ChatTemplate {
   private readonly template: Template;
 
-  /** `tokens`: bos_token, eos_token, ... strings from tokenizer_config.json, passed to the template. */
+  /**
+   * `tokens`: bos_token, eos_token, ... strings from tokenizer_config.json, passed to the template.
+   * `bounds`: steps, time and sizes a render may take (bounded-jinja.ts): the template is untrusted code.
+   */
   constructor(
     readonly source: string,
     private readonly tokens: Record<string, string>,
+    private readonly bounds: TemplateBounds = DEFAULT_TEMPLATE_BOUNDS,
   ) {
     try {
       this.template = new Template(source);
@@ -73,13 +79,12 @@ export class ChatTemplate {
 
   /** Plain rendering, as HF `apply_chat_template(tokenize=False)`. */
   render(messages: readonly TemplateMessage[], addGenerationPrompt: boolean): string {
+    const inputChars = messages.reduce((a, m) => a + m.content.reduce((b, p) => b + (p.type === 'text' ? p.text.length : 0), 0), 0);
     try {
-      return this.template.render({
-        messages: messages as unknown as Record<string, unknown>[],
-        add_generation_prompt: addGenerationPrompt,
-        ...this.tokens,
-      });
+      const items = { messages: messages as unknown as Record<string, unknown>[], add_generation_prompt: addGenerationPrompt, ...this.tokens };
+      return renderBounded(this.template, items, this.bounds, inputChars);
     } catch (e) {
+      if (e instanceof ChatTemplateLimitError) throw e;
       throw new ChatTemplateError(`the chat template failed to render (${(e as Error).message}); check the messages' shape.`, {
         cause: e,
       });
@@ -87,18 +92,23 @@ export class ChatTemplate {
   }
 
   /**
-   * Renders and splits the output into template literals, user text and image markers (each `imageToken`
-   * the template writes, numbered in order). Throws when the template writes a different number of image
-   * markers than there are image parts, or transforms user text.
+   * Renders and splits the output into template literals, user text and media markers (each `imageToken`,
+   * and each `videoMarker` when given, the template writes, numbered in order per kind). Throws when the
+   * template writes a different number of markers than there are parts of that kind, or transforms user text.
    */
-  renderPieces(messages: readonly TemplateMessage[], imageToken: string, addGenerationPrompt: boolean): RenderedPiece[] {
+  renderPieces(messages: readonly TemplateMessage[], imageToken: string, addGenerationPrompt: boolean, videoMarker?: string): RenderedPiece[] {
     const texts: string[] = [];
     let numImages = 0;
+    let numVideos = 0;
     const masked = messages.map((m) => ({
       role: m.role,
       content: m.content.map((p) => {
         if (p.type === 'image') {
           numImages++;
+          return p;
+        }
+        if (p.type === 'video') {
+          numVideos++;
           return p;
         }
         texts.push(p.text);
@@ -116,11 +126,19 @@ export class ChatTemplate {
     }
     const pieces: RenderedPiece[] = [];
     let imageIndex = 0;
-    const pushTemplate = (literal: string): void => {
+    let videoIndex = 0;
+    const pushImages = (literal: string): void => {
       const parts = literal.split(imageToken);
       parts.forEach((part, i) => {
         if (i > 0) pieces.push({ kind: 'image', index: imageIndex++ });
         if (part.length) pieces.push({ kind: 'template', text: part });
+      });
+    };
+    const pushTemplate = (literal: string): void => {
+      if (videoMarker === undefined) return pushImages(literal);
+      literal.split(videoMarker).forEach((part, i) => {
+        if (i > 0) pieces.push({ kind: 'video', index: videoIndex++ });
+        pushImages(part);
       });
     };
     let last = 0;
@@ -134,6 +152,12 @@ export class ChatTemplate {
       throw new ChatTemplateError(
         `the chat template wrote ${imageIndex} '${imageToken}' markers for ${numImages} image parts; ` +
           'each image part must become exactly one marker. Check the template and the messages.',
+      );
+    }
+    if (videoIndex !== numVideos) {
+      throw new ChatTemplateError(
+        `the chat template wrote ${videoIndex} '${videoMarker ?? '<video>'}' markers for ${numVideos} video parts; ` +
+          'each video part must become exactly one marker. Check the template and the messages.',
       );
     }
     return pieces;

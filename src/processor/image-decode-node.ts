@@ -6,12 +6,15 @@
 // sequential-read box shrink + lanczos3 reduce), so the full-resolution pixels never exist in memory at
 // once: a 10000x10000 image never becomes the 400 MB RGBA buffer a plain decode would make.
 
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
 import { ImageDecodeError } from '../errors';
+import { importOptional } from '../optional-dependency';
 import { checkPixelLimit, MAX_DECODE_PIXELS, type DecodedImage, type DecodeOptions } from './image-decode';
 
 export async function decodeImageNode(bytes: Uint8Array, options: DecodeOptions = {}): Promise<DecodedImage> {
   if (bytes.length === 0) throw new ImageDecodeError('image has 0 bytes; send the file contents, not an empty buffer.');
+  // sharp is an optional peer dependency (Node only), loaded at first use.
+  const { default: sharp } = await importOptional('sharp', 'image decoding in Node', () => import('sharp'));
   const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const sharpOptions = { limitInputPixels: MAX_DECODE_PIXELS, ignoreIcc: true, autoOrient: true } as const;
   let meta: Metadata;

@@ -99,7 +99,11 @@ function copyTileChw(img: RgbImage, x0: number, y0: number, T: number, out: Uint
  * u8 CHW tiles → f32, as HF numpy does: x.astype(float64) * rescale_factor → float32, then
  * (x - float32(mean)) / float32(std) in float32. Each channel is a 256-entry lookup table.
  */
-export function normalizeTiles(tilesU8: Uint8Array, tileSize: number, config: ImageProcessorConfig): Float32Array {
+export function normalizeTiles(
+  tilesU8: Uint8Array,
+  tileSize: number,
+  config: Pick<ImageProcessorConfig, 'doRescale' | 'rescaleFactor' | 'doNormalize' | 'imageMean' | 'imageStd'>,
+): Float32Array {
   const plane = tileSize * tileSize;
   if (tilesU8.length % (3 * plane) !== 0) {
     throw new InternalError(`normalizeTiles: ${tilesU8.length} bytes is not a whole number of 3x${tileSize}x${tileSize} tiles`);

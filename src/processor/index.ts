@@ -4,7 +4,7 @@ export { Idefics3Processor, type PreparedPrompt, type ProcessorLoadOptions } fro
 export { readJson, type ModelFiles } from './files';
 export { TextTokenizer, type Segment, type SegmentEncoding } from './tokenizer';
 export { ChatTemplate, loadChatTemplateSource, ROLES, type Role, type TemplateMessage, type RenderedPiece } from './chat-template';
-export { splitMessages, type ChatMessage, type ContentPart, type ImageInput, type ImagePart, type TextPart } from './messages';
+export { splitMessages, type ChatMessage, type ContentPart, type ImageInput, type ImagePart, type TextPart, type VideoInput, type VideoPart, type VideoFrameInput } from './messages';
 export {
   decodeImageBrowser,
   toRgb,
@@ -26,6 +26,19 @@ export {
 } from './image-processor';
 export { resampleRgb, resampleFilterFromPil, type ResampleFilter, type RgbImage } from './resample';
 export { loadProcessorConfig, parseImageProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from './processor-config';
-export { buildPromptPlan, imagePromptString, type ImagePlaceholder, type PlaceholderRun, type PlanOptions, type PromptPlan } from './prompt';
+export {
+  buildPromptPlan,
+  imagePromptString,
+  type ImagePlaceholder,
+  type PlaceholderRun,
+  type PlanOptions,
+  type PromptPlan,
+  type VideoLayout,
+  type VideoPlaceholder,
+} from './prompt';
+export { parseVideoProcessorConfig, type VideoProcessorConfig } from './video-config';
+export { sampleFrames, type FrameSample, type VideoMetadata } from './video-sampling';
+export { videoPromptString, frameTimestamp, numberToWords, timedeltaString, SMOLVLM_VIDEO_CHAT_TEMPLATE } from './video-prompt';
+export { frameToTile, frameThumbnail, videoResizeSize, type FrameThumbnail } from './video-frames';
 export { loadStopTokenIds } from './stop-tokens';
 export { StreamingDetokenizer } from './detokenizer';

@@ -1,6 +1,6 @@
 // messages.ts: the chat message shape the processor accepts, and its validation.
-// OpenAI/HF-like: { role, content: string | [{type: 'text', text} | {type: 'image', image}] }. A string
-// content is one text part (the Idefics3 template indexes content as a list).
+// OpenAI/HF-like: { role, content: string | [{type: 'text', text} | {type: 'image', image} | {type: 'video', video}] }.
+// A string content is one text part (the Idefics3 template indexes content as a list).
 
 import { InvalidMessageError } from '../errors';
 import { ROLES, type Role, type TemplateMessage } from './chat-template';
@@ -19,25 +19,45 @@ export interface ImagePart<I = ImageInput> {
   image: I;
 }
 
-export type ContentPart<I = ImageInput> = TextPart | ImagePart<I>;
+/** One frame of a video given as frames: encoded image bytes or pixels, and where it sits in the clip. */
+export interface VideoFrameInput<I = ImageInput> {
+  image: I;
+  /** Seconds from the start of the clip (printed as "Frame from MM:SS"). */
+  timestamp: number;
+}
 
-export interface ChatMessage<I = ImageInput> {
+/**
+ * A video: an encoded clip (MP4, WebM, animated GIF/WebP) as bytes or a Blob/File, or frames already
+ * chosen, with their timestamps (used as given, none dropped; `duration` defaults to the last timestamp plus
+ * the spacing of the last two frames, i.e. frames / fps for evenly spaced frames from 0).
+ */
+export type VideoInput<I = ImageInput> = Uint8Array | ArrayBuffer | Blob | { frames: ReadonlyArray<VideoFrameInput<I>>; duration?: number };
+
+export interface VideoPart<V = VideoInput> {
+  type: 'video';
+  video: V;
+}
+
+export type ContentPart<I = ImageInput, V = VideoInput> = TextPart | ImagePart<I> | VideoPart<V>;
+
+export interface ChatMessage<I = ImageInput, V = VideoInput> {
   role: Role;
-  content: string | ReadonlyArray<ContentPart<I>>;
+  content: string | ReadonlyArray<ContentPart<I, V>>;
 }
 
 /**
  * Validates messages; returns what the template sees and the image parts' payloads in message order.
  * `requireImages: false` accepts image parts without a payload (planning from sizes alone).
  */
-export function splitMessages<I>(
-  messages: ReadonlyArray<ChatMessage<I>>,
+export function splitMessages<I, V = VideoInput>(
+  messages: ReadonlyArray<ChatMessage<I, V>>,
   requireImages = true,
-): { templateMessages: TemplateMessage[]; images: I[] } {
+): { templateMessages: TemplateMessage[]; images: I[]; videos: V[] } {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new InvalidMessageError('messages must be a non-empty array of {role, content}.');
   }
   const images: I[] = [];
+  const videos: V[] = [];
   const templateMessages = messages.map((m, i): TemplateMessage => {
     if (!m || !(ROLES as readonly string[]).includes(m.role)) {
       throw new InvalidMessageError(`messages[${i}].role is ${JSON.stringify(m?.role)}; use one of ${ROLES.join(', ')}.`);
@@ -60,11 +80,18 @@ export function splitMessages<I>(
           images.push(p.image);
           return { type: 'image' as const };
         }
+        if (p?.type === 'video') {
+          if (requireImages && (p.video === undefined || p.video === null)) {
+            throw new InvalidMessageError(`messages[${i}].content[${j}] is a video part without a video.`);
+          }
+          videos.push(p.video);
+          return { type: 'video' as const };
+        }
         throw new InvalidMessageError(
-          `messages[${i}].content[${j}].type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text' or 'image'.`,
+          `messages[${i}].content[${j}].type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image' or 'video'.`,
         );
       }),
     };
   });
-  return { templateMessages, images };
+  return { templateMessages, images, videos };
 }

@@ -7,6 +7,7 @@
 import { ProcessorConfigError } from '../errors';
 import { readJson, type ModelFiles } from './files';
 import { resampleFilterFromPil, type ResampleFilter } from './resample';
+import { checkVideoTileSize, parseVideoProcessorConfig, type VideoProcessorConfig } from './video-config';
 
 export interface ImageProcessorConfig {
   doConvertRgb: boolean;
@@ -33,12 +34,16 @@ export interface ProcessorConfig {
   imageToken: string;
   fakeImageToken: string;
   globalImageToken: string;
+  /** SmolVLM2 video settings (video-config.ts); undefined when the checkpoint has no video support. */
+  video?: VideoProcessorConfig;
 }
 
 // HF Idefics3ImageProcessor defaults (used when a key is absent).
 const IMAGENET_STANDARD = [0.5, 0.5, 0.5] as const;
 const DEFAULT_LONGEST_EDGE = 4 * 364;
 const DEFAULT_TILE = 364;
+/** Largest longest_edge accepted: every image is resized to it, so a huge value is a memory bomb. */
+const MAX_EDGE = 16384;
 // HF Idefics3Processor's default when processor_config.json has no image_seq_len.
 const DEFAULT_IMAGE_SEQ_LEN = 169;
 
@@ -54,7 +59,9 @@ function bool(c: Json, file: string, key: string, fallback: boolean): boolean {
 function posNum(c: Json, file: string, key: string, fallback: number): number {
   const v = c[key];
   if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'number' || !(v > 0)) throw new ProcessorConfigError(`${file}: ${key} must be a positive number, found ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) {
+    throw new ProcessorConfigError(`${file}: ${key} must be a finite positive number, found ${JSON.stringify(v)}`);
+  }
   return v;
 }
 
@@ -62,9 +69,9 @@ function edge(c: Json, file: string, key: string, fallback: number): number {
   const v = c[key];
   if (v === undefined || v === null) return fallback;
   const le = typeof v === 'object' ? (v as Json).longest_edge : undefined;
-  if (typeof le !== 'number' || !Number.isInteger(le) || le < 1) {
+  if (typeof le !== 'number' || !Number.isInteger(le) || le < 1 || le > MAX_EDGE) {
     throw new ProcessorConfigError(
-      `${file}: ${key} must be {"longest_edge": <positive integer>} for an Idefics3 image processor, found ${JSON.stringify(v)}`,
+      `${file}: ${key} must be {"longest_edge": <integer from 1 to ${MAX_EDGE}>} for an Idefics3 image processor, found ${JSON.stringify(v)}`,
     );
   }
   return le;
@@ -144,11 +151,20 @@ export async function loadProcessorConfig(files: ModelFiles): Promise<ProcessorC
         '((image_size / patch_size)^2 / scale_factor^2); the prompt would not match the encoder output.',
     );
   }
+  const imageFile = pre ? 'preprocessor_config.json' : 'processor_config.json image_processor';
+  // Video (SmolVLM2): video_preprocessor_config.json when present, else the image processor's file.
+  const ownVideo = await readJson(files, 'video_preprocessor_config.json');
+  const videoFile = 'video_preprocessor_config.json';
+  const video = ownVideo
+    ? parseVideoProcessorConfig(ownVideo, videoFile, parseImageProcessorConfig({ ...ownVideo, image_processor_type: undefined }, videoFile))
+    : parseVideoProcessorConfig(imageJson, imageFile, image);
+  checkVideoTileSize(video, typeof vision?.image_size === 'number' ? vision.image_size : undefined);
   return {
     image,
     imageSeqLen,
     imageToken: '<image>',
     fakeImageToken: '<fake_token_around_image>',
     globalImageToken: '<global-img>',
+    ...(video ? { video } : {}),
   };
 }

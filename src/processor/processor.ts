@@ -1,10 +1,12 @@
 // processor.ts: the SmolVLM / Idefics3 processor (HF `Idefics3Processor`; `smolvlm` checkpoints share the
 // file layout): tokenizer + chat template + image processor + stop tokens, loaded from the checkpoint's
 // own files. Two ways in:
-//   - planPrompt(messages, layouts): token ids and placeholders from image SIZES only (counts before work);
-//   - prepare(messages): decode and process the images too, then plan.
+//   - planPrompt(messages, layouts, options, videos): token ids and placeholders from image SIZES and video
+//     frame counts/timestamps only (counts before work); video conversations use HF's SmolVLM video template;
+//   - prepare(messages): decode and process the images too, then plan (images only: videos go through the
+//     engine's encoder, which demuxes and samples them).
 
-import { ImageDecodeError } from '../errors';
+import { ImageDecodeError, InvalidMessageError, VideoNotSupportedError } from '../errors';
 import { ChatTemplate, loadChatTemplateSource } from './chat-template';
 import { StreamingDetokenizer } from './detokenizer';
 import type { ModelFiles } from './files';
@@ -13,9 +15,10 @@ import { imageLayout, type ImageLayout } from './image-layout';
 import { processImage, shrinkTarget, type ProcessedImage } from './image-processor';
 import { splitMessages, type ChatMessage, type ImageInput } from './messages';
 import { loadProcessorConfig, type ProcessorConfig } from './processor-config';
-import { buildPromptPlan, type PlanOptions, type PromptPlan } from './prompt';
+import { buildPromptPlan, type PlanOptions, type PromptPlan, type VideoLayout } from './prompt';
 import { loadStopTokenIds } from './stop-tokens';
 import { TextTokenizer } from './tokenizer';
+import { SMOLVLM_VIDEO_CHAT_TEMPLATE } from './video-prompt';
 
 export interface ProcessorLoadOptions {
   /** Bytes → pixels: decodeImageBrowser (browser/worker) or decodeImageNode (Node, from 'processor/node'). */
@@ -36,6 +39,10 @@ export class Idefics3Processor {
     /** Generation ends at any of these (stop-tokens.ts). */
     readonly stopTokenIds: readonly number[],
     private readonly decodeImage: ImageDecoder,
+    /** HF's SmolVLM video template, for conversations with a video part (only when the checkpoint has video settings). */
+    readonly videoChatTemplate: ChatTemplate | undefined,
+    /** Where the checkpoint was read from (named in errors). */
+    readonly where: string,
   ) {}
 
   static async load(files: ModelFiles, options: ProcessorLoadOptions): Promise<Idefics3Processor> {
@@ -46,7 +53,8 @@ export class Idefics3Processor {
     for (const t of [config.imageToken, config.fakeImageToken, config.globalImageToken]) {
       tokenizer.requireTokenId(t, 'to expand images in the prompt');
     }
-    return new Idefics3Processor(config, tokenizer, template, stop, options.decodeImage);
+    const videoTemplate = config.video ? new ChatTemplate(SMOLVLM_VIDEO_CHAT_TEMPLATE, tokenizer.templateTokens()) : undefined;
+    return new Idefics3Processor(config, tokenizer, template, stop, options.decodeImage, videoTemplate, files.where);
   }
 
   /** Tiles and tokens of an image of this size (no pixels needed). */
@@ -54,10 +62,23 @@ export class Idefics3Processor {
     return imageLayout(width, height, this.config.image, this.config.imageSeqLen);
   }
 
-  /** Token ids + placeholders from image sizes alone; `layouts[i]` for the i-th image part (payloads unused). */
-  planPrompt(messages: ReadonlyArray<ChatMessage<unknown>>, layouts: readonly ImageLayout[], options?: PlanOptions): PromptPlan {
-    const { templateMessages } = splitMessages(messages, false);
-    return buildPromptPlan(this.tokenizer, this.chatTemplate, this.config, templateMessages, layouts, options);
+  /**
+   * Token ids + placeholders from image sizes and video layouts alone; `layouts[i]` for the i-th image part,
+   * `videos[i]` for the i-th video part (payloads unused).
+   */
+  planPrompt(
+    messages: ReadonlyArray<ChatMessage<unknown, unknown>>,
+    layouts: readonly ImageLayout[],
+    options?: PlanOptions,
+    videos: readonly VideoLayout[] = [],
+  ): PromptPlan {
+    const { templateMessages, videos: videoParts } = splitMessages(messages, false);
+    let template = this.chatTemplate;
+    if (videoParts.length > 0) {
+      if (!this.videoChatTemplate) throw new VideoNotSupportedError(this.where);
+      template = this.videoChatTemplate;
+    }
+    return buildPromptPlan(this.tokenizer, template, this.config, templateMessages, layouts, options, videos);
   }
 
   /** Decodes (bytes) and processes one image into tiles and pixel values. */
@@ -68,7 +89,10 @@ export class Idefics3Processor {
 
   /** Everything a request needs: processed images and the prompt plan that matches them. */
   async prepare(messages: ReadonlyArray<ChatMessage>, options?: PlanOptions): Promise<PreparedPrompt> {
-    const { images: inputs } = splitMessages(messages);
+    const { images: inputs, videos } = splitMessages(messages);
+    if (videos.length > 0) {
+      throw new InvalidMessageError('Idefics3Processor.prepare() handles images only; ask the engine about videos (it samples and decodes them in its encoder).');
+    }
     const images: ProcessedImage[] = [];
     // One at a time: peak memory is one image's working set, not all of them.
     for (const input of inputs) images.push(await this.processImage(input));

@@ -53,7 +53,7 @@ function escapeRegExp(s: string): string {
 
 export class TextTokenizer {
   /** The underlying @huggingface/tokenizers tokenizer (decode, tokenize, lookups). */
-  readonly hf: Tokenizer;
+  private readonly hf: Tokenizer;
   /** tokenizer_config.json, as parsed (chat_template, bos/eos strings, ...). */
   readonly tokenizerConfig: Json;
   private readonly baseVocab: Map<string, number>;

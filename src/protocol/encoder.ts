@@ -4,16 +4,22 @@
 //   init(model ref)            ─────────►  load config, processor image config, vision weights
 //   prepare(bytes) [transfer]  ─────────►  blake3 key, decode, resize, tile   (kept until encode/forget)
 //                              ◄─────────  { key, layout }                    (counts before work)
-//   encode(key)                ─────────►  batched with other pending keys, one forward pass
-//                              ◄─────────  { embeddings [transfer], shape }
+//   encodeBatch(keys)          ─────────►  one batch (forward passes of visionBatch tiles)
+//                              ◄─────────  [{ embeddings [transfer], shape }, ...]
+//   prepareVideo(clip|frames)  ─────────►  clip key; unless known: demux, sample, decode the sampled frames,
+//                                          resize each to a tile, key it by its pixels (kept like images)
+//                              ◄─────────  { clipKey, meta, frames: [{ key, layout, timestamp, thumbnail }] }
 
 import type { AdapterReport } from '../gpu/adapter-info';
 import type { ComputePrecision, DtypeOption } from '../model/weights/dtype';
+import type { RawImage } from '../processor/image-decode';
 import type { ImageLayout } from '../processor/image-layout';
+import type { FrameThumbnail } from '../processor/video-frames';
 
 /** Where the worker reads the checkpoint from; all structured-cloneable. */
 export type ModelRef =
-  | { kind: 'url'; url: string }
+  /** files: the folder's file names when known (UrlSourceOptions.files): the worker requests no other. */
+  | { kind: 'url'; url: string; files?: string[] }
   | { kind: 'dir'; path: string }
   | { kind: 'files'; files: File[] }
   | { kind: 'directory-handle'; handle: FileSystemDirectoryHandle };
@@ -22,12 +28,16 @@ export interface EncoderWorkerInit {
   model: ModelRef;
   /** Names the model in cache keys (model id + revision). */
   modelId: string;
-  /** Most tiles in one forward pass, across requests. */
+  /** Most tiles in one encoder batch, across requests (a batch runs as forward passes of visionBatch tiles). */
   maxBatchTiles: number;
-  /** Dispatches per GPU submission while encoding (0: one per forward pass). See VisionEncoder. */
+  /** Tiles per vision forward pass (GPU memory grows with it); default maxBatchTiles. */
+  visionBatch?: number;
+  /** Dispatches per GPU submission while encoding freely (0: one per forward pass). See VisionEncoder. */
   dispatchesPerSubmit?: number;
-  /** Test hook: fail any encode of more than this many tiles as if the GPU ran out of memory. */
-  simulateOutOfMemoryAboveTiles?: number;
+  /** Cut vision matmuls into row blocks of this many rows (a multiple of 64; 0 = whole), so paced pieces stay short. */
+  rowsPerPiece?: number;
+  /** Node: the ffmpeg program that decodes MP4/WebM clips (default 'ffmpeg' on PATH). */
+  ffmpegPath?: string;
   /** Weight storage of the vision tower and connector (the `vision` part of the engine's dtype). */
   dtype?: DtypeOption;
   compute?: ComputePrecision;
@@ -70,19 +80,88 @@ export interface EncodedMedia {
   batchImages: number;
 }
 
+/** A video as the encoder takes it: a clip's bytes or Blob/File, or frames already chosen (all cloneable). */
+export type VideoSource = Uint8Array | Blob | VideoFramesSource;
+
+export interface VideoFramesSource {
+  frames: Array<{ image: Uint8Array | RawImage; timestamp: number }>;
+  /** Seconds; default: last timestamp + the spacing of the last two frames (see processor/messages.ts). */
+  duration?: number;
+}
+
+export interface PrepareVideoOptions {
+  /** Clip keys whose frames the caller already knows: for those nothing is demuxed or decoded. */
+  knownClips?: readonly string[];
+  /** Longest side in px of a thumbnail per sampled frame (absent or 0: none). */
+  thumbnailEdge?: number;
+}
+
+/** How a video was read: its container's facts, and which decoder read it. */
+export interface VideoMetaInfo {
+  /** Frames in the clip (a frame list: its length). */
+  numFrames: number;
+  /** Average frame rate (0 for a frame list). */
+  fps: number;
+  /** Seconds (numFrames / fps, as HF's decoders report it; a frame list: its duration). */
+  duration: number;
+  /** Display size (rotation applied). */
+  width: number;
+  height: number;
+  /** Video codec ('avc', 'vp9', 'gif', ...) and container ('MP4', 'WebM', ...); 'frames' for a frame list. */
+  codec: string;
+  container: string;
+  /** 'webcodecs', 'ffmpeg+sharp', or 'frames' (a frame list: nothing demuxed). */
+  decoder: string;
+}
+
+export interface PreparedVideoFrame {
+  /** The frame's own media item: key = blake3(frame identity ‖ its tile's pixels), one tile, imageSeqLen tokens. */
+  media: PreparedMedia;
+  /** Frame index in the clip (position in a frame list). */
+  index: number;
+  /** Seconds (index / fps for a clip, as HF prints it). */
+  timestamp: number;
+  thumbnail?: FrameThumbnail;
+}
+
+export interface PreparedVideo {
+  /** Whole-clip key (clip bytes + sampling/decoding config); undefined for a frame list. */
+  clipKey?: string;
+  /** The clip was one of knownClips: nothing was decoded and `frames` is empty. */
+  known: boolean;
+  meta?: VideoMetaInfo;
+  frames: PreparedVideoFrame[];
+  /** Frames decoded for this call, and the time container reading and decoding took. */
+  numDecoded: number;
+  demuxMs: number;
+  decodeMs: number;
+}
+
 export interface EncoderWorkerStats {
   encodes: number;
   batches: number;
   tilesEncoded: number;
   queueDepth: number;
   prepared: number;
+  /** Times this encoder recreated its own lost GPU device. */
+  deviceRecoveries: number;
 }
 
 export interface EncoderWorkerApi {
   init(init: EncoderWorkerInit): Promise<EncoderWorkerInfo>;
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
   encode(key: string): Promise<EncodedMedia>;
+  /** Encode prepared images together (one batch across requests); results in key order. */
+  encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
+  /**
+   * Decode priority (piece-gate.ts): paced, the encoder runs its GPU work only inside grants; free, it runs
+   * at once. grant() lets it work for about budgetMs and resolves with the time spent.
+   */
+  setPaced(paced: boolean): void;
+  grant(budgetMs: number): Promise<number>;
   /** Drop a prepared image that will not be encoded (cache hit, cancellation). */
   forget(key: string): Promise<void>;
   stats(): Promise<EncoderWorkerStats>;
+  /** Sample, decode and prepare a video's frames (each then encodes like an image, by its key). */
+  prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo>;
 }

@@ -4,7 +4,8 @@ import type { GpuContext } from '../gpu/context';
 import { kvWriteReference, prepareKvWrite, type KvWriteShape } from '../kernels/kv-write';
 import type { HeadCode } from '../kernels/attention-head';
 import { pagedAttentionReference, preparePagedAttention } from '../kernels/paged-attention';
-import { prepareSample, sampleReference, type SampleShape, type SamplingParams } from '../kernels/sample';
+import { argmaxReference } from '../kernels/argmax';
+import { packRowParams, prepareSample, ROW_PARAMS_BYTES, sampleReference, type SampleShape, type SamplingParams } from '../kernels/sample';
 import { prepareSplice, spliceReference, type SpliceShape } from '../kernels/splice';
 import { wgLabel, type CommonOptions, type KernelCase } from './cases';
 import { EXACT } from './compare';
@@ -134,20 +135,32 @@ export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boo
   };
 }
 
-/** The sampled ids must equal the reference's for the same seed (logits spread so no draw sits on an edge). */
-export function sampleCase(shape: SampleShape, params: SamplingParams, o: CommonOptions = {}): KernelCase {
+/**
+ * The sampled ids must equal the reference's for the same seed (logits spread so no draw sits on an edge).
+ * `params` is one set for every row, or one per row (a batched step mixes requests; temperature 0 rows
+ * keep the greedy id that argmax wrote before).
+ */
+export function sampleCase(shape: SampleShape, params: SamplingParams | readonly SamplingParams[], o: CommonOptions = {}): KernelCase {
   const seed = o.seed ?? 23;
+  const rows = Array.isArray(params) ? (params as readonly SamplingParams[]) : Array.from({ length: shape.rows }, () => params as SamplingParams);
+  const first = rows[0];
+  const mixed = Array.isArray(params) ? ' per-row' : '';
   return {
     kernel: 'sample',
-    label: `sample rows=${shape.rows} vocab=${shape.vocab} T=${params.temperature} topK=${params.topK} topP=${params.topP} seed=${params.seed}${wgLabel(o)}`,
+    label: `sample rows=${shape.rows} vocab=${shape.vocab} T=${first.temperature} topK=${first.topK} topP=${first.topP} seed=${first.seed}${mixed}${wgLabel(o)}`,
     tolerance: EXACT,
     execute: (gpu: GpuContext) =>
       withScratch(gpu, async (s) => {
         const logits = randomUniform(shape.rows * shape.vocab, seed, -4, 4);
-        const io = { logits: s.upload(logits, [shape.rows, shape.vocab], 'logits'), out: s.zeros([shape.rows], 'u32', 'out') };
-        const d = await prepareSample(gpu, io, shape, params, { workgroupSize: o.workgroupSize });
+        const greedy = argmaxReference(logits, { rows: shape.rows, cols: shape.vocab });
+        const io = {
+          logits: s.upload(logits, [shape.rows, shape.vocab], 'logits'),
+          rowParams: s.upload(new Uint32Array(packRowParams(rows)), [shape.rows, ROW_PARAMS_BYTES / 4], 'row-params'),
+          out: s.upload(greedy, [shape.rows], 'out'),
+        };
+        const d = await prepareSample(gpu, io, shape, { workgroupSize: o.workgroupSize });
         const r = await runDispatch(gpu, d, async () => [await gpu.readU32(io.out)]);
-        return { ...r, want: sampleReference(logits, shape, params) };
+        return { ...r, want: sampleReference(logits, shape, rows, greedy) };
       }),
   };
 }

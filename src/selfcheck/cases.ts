@@ -262,7 +262,7 @@ export function softmaxCase(shape: SoftmaxShape, o: CommonOptions & { range?: nu
   };
 }
 
-/** Random logits with planted ties (the first copy must win) and one row of equal values. */
+/** Random logits with planted ties (the first copy must win), one row of equal values, rows with NaN / -inf. */
 export function argmaxCase(shape: ArgmaxShape, o: CommonOptions = {}): KernelCase {
   const { rows, cols } = shape;
   const seed = o.seed ?? 9;
@@ -280,6 +280,8 @@ export function argmaxCase(shape: ArgmaxShape, o: CommonOptions = {}): KernelCas
           x[r * cols + b] = 9;
         }
         if (rows > 1) x.fill(1, (rows - 1) * cols, rows * cols);
+        if (rows > 2) x[cols + picks[0]] = Number.NaN; // row 1: a NaN -> NON_FINITE_TOKEN
+        if (rows > 3) x[2 * cols + picks[1]] = -Infinity; // row 2: an infinity -> NON_FINITE_TOKEN
         const io = { x: s.upload(x, [rows, cols], 'x'), out: s.zeros([rows], 'u32', 'out') };
         const d = await prepareArgmax(gpu, io, shape, { workgroupSize: o.workgroupSize });
         const r = await runDispatch(gpu, d, async () => [await gpu.readU32(io.out)]);

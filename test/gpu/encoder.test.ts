@@ -1,7 +1,9 @@
 // Media encoding policies in Node: cross-request batching, per-item timeouts, a reduced-resolution retry
 // after a (simulated) GPU out-of-memory, opt-in text-only fallback, cancellation releasing cache
-// references at once, the persistent tier on files, and the same engine on worker_threads (the built
-// dist/encoder-worker.js) including a worker killed mid-encode.
+// references at once, the persistent tier on files, and the same engine on worker_threads (the built,
+// minified dist/encoder-worker.js) including a worker killed mid-encode, the caller's image memory never
+// detached by the transfer, and errors keeping their class across the worker (so `instanceof` and
+// allowReducedResolution work in worker mode).
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +14,8 @@ import { fsStore } from '../../src/cache/fs-store';
 import type { EncoderWorkerPool } from '../../src/encoder/worker-pool';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionRequest } from '../../src/engine/types';
-import { EncodeTimeoutError, EncoderOutOfMemoryError, EncoderWorkerCrashedError, RequestAbortedError } from '../../src/errors';
-import { testEngine } from '../helpers/engine';
+import { EncodeTimeoutError, EncoderOutOfMemoryError, EncoderWorkerCrashedError, ImageDecodeError, RequestAbortedError, TesseraError } from '../../src/errors';
+import { FAULTY_WORKER, testEngine } from '../helpers/engine';
 import { goldenManifest } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
@@ -79,10 +81,10 @@ describe('in-process encoder', () => {
   });
 });
 
-describe('GPU out of memory while encoding (simulated above 5 tiles)', () => {
+describe('GPU out of memory while encoding (a test backend fails encodes above 5 tiles)', () => {
   let engine: Engine;
   beforeAll(async () => {
-    engine = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 128, encoder: { simulateOutOfMemoryAboveTiles: 5 } });
+    engine = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 128, faults: { oomAboveTiles: 5 } });
   });
   afterAll(() => engine?.destroy());
 
@@ -153,5 +155,65 @@ describe('encoder in worker threads', () => {
     const r = await engine.chat.completions.create(ask(await flat(10, 10, 11)));
     expect(r.tessera.media[0].source).toBe('encoded');
     expect((engine.media.backend as EncoderWorkerPool).stats().restarts).toBe(1);
+  });
+});
+
+describe('encoder worker (built dist/encoder-worker.js)', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 128, workers: true });
+  });
+  afterAll(() => engine?.destroy());
+
+  it("never detaches the caller's memory: a Node Buffer and a small view into a large ArrayBuffer stay whole", async () => {
+    const buffer = Buffer.from(SAMPLE);
+    const big = new ArrayBuffer(200_000);
+    const view = new Uint8Array(big, 1000, SAMPLE.byteLength);
+    view.set(SAMPLE);
+    const r = await engine.chat.completions.create({
+      ...ask(buffer),
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'image', image: buffer }, { type: 'image', image: view }, { type: 'text', text: 'Compare them.' }],
+        },
+      ],
+    });
+    expect(r.tessera.media.map((m) => m.source)).toEqual(['encoded', 'inflight']);
+    expect(buffer.byteLength).toBe(SAMPLE.byteLength);
+    expect(Buffer.compare(buffer, SAMPLE)).toBe(0);
+    expect(big.byteLength).toBe(200_000);
+    expect(view.byteLength).toBe(SAMPLE.byteLength);
+    expect(Buffer.compare(Buffer.from(view), SAMPLE)).toBe(0);
+    // And the same bytes answer as the reference does (the copies sent were the caller's bytes).
+    const again = await engine.chat.completions.create(ask(buffer));
+    expect(again.tessera.tokenIds).toEqual(TOKENS.slice(0, 2));
+    expect(again.tessera.media[0].source).toBe('memory');
+  });
+
+  it('an error thrown in the worker keeps its class and fields (instanceof works)', async () => {
+    const err = await engine.chat.completions.create(ask(new TextEncoder().encode('definitely not a PNG'))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ImageDecodeError);
+    expect(err).toBeInstanceOf(TesseraError);
+    expect((err as ImageDecodeError).code).toBe('IMAGE_DECODE');
+    expect((err as Error).name).toBe('ImageDecodeError');
+    expect((err as Error).message).toContain('20 bytes could not be decoded as an image');
+  });
+});
+
+describe('encoder worker that runs out of GPU memory above 5 tiles (test worker entry, built like the real one)', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 128, workers: true, workerScript: FAULTY_WORKER, faults: { oomAboveTiles: 5 } });
+  });
+  afterAll(() => engine?.destroy());
+
+  it('EncoderOutOfMemoryError crosses the worker as itself, and allowReducedResolution retries', async () => {
+    const err = await engine.chat.completions.create(ask(SAMPLE)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EncoderOutOfMemoryError);
+    expect((err as EncoderOutOfMemoryError).numTiles).toBe(13);
+    const r = await engine.chat.completions.create(ask(SAMPLE, { tessera: { allowReducedResolution: true } }));
+    expect(r.tessera.media[0].longestEdge).toBe(256);
+    expect(r.tessera.numTiles).toBe(5);
   });
 });

@@ -1,6 +1,7 @@
 // The tiny checkpoint loads, encodes tiles and decodes tokens with the shapes its config implies.
 
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { GpuBoundsError } from '../../src/errors';
 import { generate } from '../../src/model/generate';
 import { loadModel, type LoadedModel } from '../../src/model/load';
 import { NodeDirSource } from '../../src/io/model-source-node';
@@ -43,10 +44,8 @@ describe('tiny model smoke', () => {
     expect(tokens.length).toBe(6);
     expect(timings.numPrefillChunks).toBe(3);
     expect(timings.decodeStepMs.length).toBe(5);
-    expect(model.kv.stats().numFreeBlocks).toBe(model.kv.stats().numBlocks);
-    expect(await model.lm.readErrorFlags()).toEqual({
-      gatherErrors: [0, 0], ropeErrors: [0, 0], kvErrors: [0, 0], spliceErrors: [0, 0], lastErrors: [0, 0],
-    });
+    // (every step reads the kernels' out-of-range flags back with its ids and throws GpuBoundsError on any)
+    expect(model.kv.stats().numFree).toBe(model.kv.stats().numBlocks);
   });
 });
 
@@ -87,5 +86,27 @@ describe('decode path', () => {
     expect(reads).toBe(10);
     // one command buffer per decode step: layers, head and the copy of the sampled id together
     expect(submits).toBe(10);
+  });
+});
+
+describe('GPU error flags', () => {
+  it('are read back with every step: an out-of-range KV slot raises GpuBoundsError with the count, and the next step is clean', async () => {
+    const lm = model.lm;
+    const bad = {
+      ids: Uint32Array.of(1, 2, 3),
+      tokenSeq: new Uint32Array(3),
+      positions: Uint32Array.of(0, 1, 2),
+      slots: Uint32Array.of(0, lm.kv.numSlots + 7, 2), // one slot past the cache
+      blockTables: new Uint32Array(lm.maxBlocksPerSeq),
+      numSeqs: 1,
+      headRows: Uint32Array.of(2),
+      sampling: [{ temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 }],
+    };
+    const err = await lm.step(bad).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GpuBoundsError);
+    const flags = (err as GpuBoundsError).flags;
+    expect(flags).toEqual([{ kernel: 'kv-write', count: model.config.text.numLayers, maxIndex: lm.kv.numSlots + 7 }]);
+    const ok = await lm.step({ ...bad, slots: Uint32Array.of(0, 1, 2) });
+    expect(ok.ids.length).toBe(1);
   });
 });

@@ -97,7 +97,7 @@ def attention(x, key_valid, wq, bq, wk, bk, wv, bv, wo, bo, heads):
 
 def encoder_layer(x, key_valid, W, p, cfg, dtype):
     g = lambda n: W[p + n].to(dtype)  # noqa: E731
-    eps = cfg['layer_norm_eps']
+    eps = cfg.get('layer_norm_eps', 1e-6)  # HF SmolVLMVisionConfig default (SmolVLM2's config.json omits it)
     h = layer_norm(x, g('layer_norm1.weight'), g('layer_norm1.bias'), eps)
     a = 'self_attn.'
     x = x + attention(h, key_valid,
@@ -129,5 +129,5 @@ def vision_tower(pixel_values, pixel_attention_mask, W, cfg, dtype, prefix='mode
     for i in range(cfg['num_hidden_layers']):
         x = encoder_layer(x, key_valid, W, f'{prefix}encoder.layers.{i}.', cfg, dtype)
     x = layer_norm(x, W[prefix + 'post_layernorm.weight'].to(dtype), W[prefix + 'post_layernorm.bias'].to(dtype),
-                   cfg['layer_norm_eps'])
+                   cfg.get('layer_norm_eps', 1e-6))
     return x, torch.nonzero(real).reshape(-1)

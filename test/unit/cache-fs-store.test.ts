@@ -26,6 +26,14 @@ describe('fsStore', () => {
     expect(Array.from(back.data)).toEqual(Array.from(data));
   });
 
+  it('creates its directory private to the user (0700) and its files 0600', async () => {
+    const nested = join(dir, 'a', 'cache');
+    const store = fsStore(nested);
+    await store.set('k', { data: new Float32Array(3) });
+    expect((await stat(nested)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(nested, 'k.tkv'))).mode & 0o777).toBe(0o600);
+  });
+
   it('writes through a temp file and leaves only the entry behind', async () => {
     const store = fsStore(dir);
     await store.set('k', { data: new Float32Array(3) });

@@ -49,6 +49,7 @@ describe('contentKey', () => {
 describe('encoderIdentity', () => {
   const base = {
     modelId: 'HuggingFaceTB/SmolVLM-256M-Instruct',
+    weights: 'a'.repeat(64),
     dtype: 'f32',
     encoderConfig: { image: { longestEdge: 512, mean: [0.5, 0.5, 0.5] }, vision: { hiddenSize: 768, patchSize: 16 } },
   };
@@ -57,13 +58,15 @@ describe('encoderIdentity', () => {
     const reordered = {
       encoderConfig: { vision: { patchSize: 16, hiddenSize: 768 }, image: { mean: [0.5, 0.5, 0.5], longestEdge: 512 } },
       dtype: 'f32',
+      weights: 'a'.repeat(64),
       modelId: 'HuggingFaceTB/SmolVLM-256M-Instruct',
     };
     expect(await encoderIdentity(reordered)).toBe(await encoderIdentity(base));
   });
 
-  it('changes with the revision, the dtype and any config value', async () => {
+  it('changes with the weights digest, the revision, the dtype and any config value', async () => {
     const id = await encoderIdentity(base);
+    expect(await encoderIdentity({ ...base, weights: 'b'.repeat(64) })).not.toBe(id);
     expect(await encoderIdentity({ ...base, revision: 'main' })).not.toBe(id);
     expect(await encoderIdentity({ ...base, dtype: 'f16' })).not.toBe(id);
     const edge = { ...base, encoderConfig: { ...base.encoderConfig, image: { longestEdge: 384, mean: [0.5, 0.5, 0.5] } } };

@@ -29,44 +29,98 @@ describe('BlockPool', () => {
   });
 });
 
+describe('BlockPool: refcounts and cached blocks', () => {
+  it('shares a cached block between sequences and keeps it until the last reference goes', () => {
+    const pool = new BlockPool(4, 4);
+    const [b] = pool.allocate(1);
+    pool.cacheBlock(b, 'h');
+    pool.touch([b]);
+    expect(pool.refCountOf(b)).toBe(2);
+    pool.free([b]);
+    expect(pool.numFree).toBe(3);
+    pool.free([b]);
+    expect(pool.numFree).toBe(4);
+    expect(pool.lookup('h')).toBe(b); // still cached while free
+    pool.touch([b]); // taken back from the free queue
+    expect(pool.numFree).toBe(3);
+    pool.checkInvariants();
+  });
+
+  it('reuses never-cached blocks before cached ones, and cached ones least recently freed first', () => {
+    const pool = new BlockPool(3, 4);
+    const [a, b, c] = pool.allocate(3);
+    pool.cacheBlock(a, 'A');
+    pool.cacheBlock(b, 'B');
+    pool.free([a]);
+    pool.free([b]);
+    pool.free([c]); // never cached: goes to the head
+    expect(pool.allocate(1)).toEqual([c]);
+    expect(pool.allocate(1)).toEqual([a]);
+    expect(pool.lookup('A')).toBeUndefined();
+    expect(pool.lookup('B')).toBe(b);
+    expect(pool.stats().evictions).toBe(1);
+    pool.checkInvariants();
+  });
+
+  it('refuses to touch a free block that holds no prefix', () => {
+    const pool = new BlockPool(2, 4);
+    expect(() => pool.touch([0])).toThrowError(InternalError);
+  });
+});
+
 describe('KvManager', () => {
   it('maps token positions to slots through the block table', () => {
     const kv = new KvManager(new BlockPool(8, 4));
-    const slots = kv.appendSlots(7, 10);
+    expect(kv.allocate(7, 10)).toBe(true);
     const table = kv.blockTable(7);
     expect(table.length).toBe(3);
-    expect(Array.from(slots)).toEqual([...Array(10).keys()].map((p) => table[Math.floor(p / 4)] * 4 + (p % 4)));
-    expect(kv.numTokens(7)).toBe(10);
+    expect(Array.from(kv.slots(7, 0, 10))).toEqual([...Array(10).keys()].map((p) => table[Math.floor(p / 4)] * 4 + (p % 4)));
+    expect(Array.from(kv.slots(7, 8, 2))).toEqual([table[2] * 4, table[2] * 4 + 1]);
   });
 
   it('allocates a new block only when the last one is full', () => {
     const kv = new KvManager(new BlockPool(8, 4));
-    kv.appendSlots(1, 3);
-    expect(kv.blocksNeeded(1, 1)).toBe(0);
-    expect(kv.blocksNeeded(1, 2)).toBe(1);
-    kv.appendSlots(1, 1);
-    expect(kv.stats().numFreeBlocks).toBe(7);
-    const next = kv.appendSlots(1, 1);
-    expect(kv.stats().numFreeBlocks).toBe(6);
-    expect(next[0]).toBe(kv.blockTable(1)[1] * 4);
+    kv.allocate(1, 3);
+    expect(kv.blocksNeeded(1, 4)).toBe(0);
+    expect(kv.blocksNeeded(1, 5)).toBe(1);
+    kv.allocate(1, 4);
+    expect(kv.stats().numFree).toBe(7);
+    kv.allocate(1, 5);
+    expect(kv.stats().numFree).toBe(6);
+    expect(kv.slots(1, 4, 1)[0]).toBe(kv.blockTable(1)[1] * 4);
   });
 
   it('keeps sequences apart and frees them whole', () => {
     const kv = new KvManager(new BlockPool(6, 4));
-    kv.appendSlots(1, 8);
-    kv.appendSlots(2, 5);
+    kv.allocate(1, 8);
+    kv.allocate(2, 5);
     expect(kv.blockTable(1).some((b) => kv.blockTable(2).includes(b))).toBe(false);
     expect(kv.free(1)).toBe(2);
     expect(kv.free(2)).toBe(2);
-    expect(kv.stats()).toEqual({ numBlocks: 6, numFreeBlocks: 6, blockSize: 4, numSequences: 0 });
+    expect(kv.stats()).toMatchObject({ numBlocks: 6, numFree: 6, blockSize: 4, numSequences: 0 });
   });
 
-  it('leaves the pool untouched when an append does not fit', () => {
+  it('leaves the pool untouched when an allocation does not fit', () => {
     const kv = new KvManager(new BlockPool(2, 4));
-    kv.appendSlots(1, 4);
-    expect(kv.canAppend(2, 5)).toBe(false);
-    expect(() => kv.appendSlots(2, 5)).toThrowError(KvCacheFullError);
-    expect(kv.stats().numFreeBlocks).toBe(1);
+    kv.allocate(1, 4);
+    expect(kv.canAllocate(2, 5)).toBe(false);
+    expect(kv.allocate(2, 5)).toBe(false);
+    expect(kv.stats().numFree).toBe(1);
     expect(kv.stats().numSequences).toBe(1);
+  });
+
+  it('starts a sequence from a cached prefix, never the last token, and counts reclaimed free blocks', () => {
+    const kv = new KvManager(new BlockPool(4, 4));
+    kv.allocate(1, 8);
+    kv.commitFullBlocks(1, ['h0', 'h1'], 8);
+    const [b0, b1] = kv.blockTable(1);
+    kv.free(1);
+    expect(kv.cachedPrefix(['h0', 'h1'], 8)).toEqual([b0]); // 8 tokens: the 8th must be computed
+    const prefix = kv.cachedPrefix(['h0', 'h1'], 9);
+    expect(prefix).toEqual([b0, b1]);
+    expect(kv.blocksNeeded(2, 9, prefix)).toBe(3); // two reclaimed from the free queue + one new
+    expect(kv.allocate(2, 9, prefix)).toBe(true);
+    expect(kv.blockTable(2).slice(0, 2)).toEqual([b0, b1]);
+    expect(kv.stats().numFree).toBe(1);
   });
 });

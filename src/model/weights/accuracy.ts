@@ -7,11 +7,12 @@
 //                      each position we count whether their argmax (the greedy next token) agrees
 //
 // Teacher forcing runs the sequence through the language model in prefill chunks, reading the logits of
-// every position of a chunk at once: each chunk is a step whose "sequences" are its rows (lastRows =
-// 0..T-1), all in sequence 0's block table, so one step returns T rows of logits.
+// every position of a chunk at once: each row of a chunk is a head row (headRows = 0..T-1, greedy), all
+// in one sequence's block table, so one step returns T rows of logits.
 
-import { InternalError } from '../../errors';
+import { InternalError, KvCacheFullError } from '../../errors';
 import type { Tensor } from '../../gpu/tensor';
+import type { SamplingParams } from '../../kernels/sample';
 import type { Placeholder } from '../generate';
 import { mediaRowOf } from '../generate';
 import type { LoadedModel } from '../load';
@@ -24,36 +25,38 @@ export interface TeacherForcedInput {
   numPositions?: number;
 }
 
+const GREEDY: SamplingParams = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };
+
 /** Logits [vocab] at each of the last numPositions positions of `ids`, in order. */
 export async function teacherForcedLogits(model: LoadedModel, input: TeacherForcedInput): Promise<Float32Array[]> {
   const { lm, kv } = model;
   const n = input.ids.length;
   const vocab = lm.config.text.vocabSize;
+  const hidden = lm.config.text.hiddenSize;
   const want = input.numPositions ?? n;
   const chunk = Math.min(lm.options.maxTokensPerStep, lm.options.maxSeqs);
   if (chunk < 1 || want > n) throw new InternalError(`teacherForcedLogits: ${want} positions of ${n} in chunks of ${chunk}`);
-  const mediaRows = mediaRowOf(n, input.media?.placeholders ?? [], input.media?.embeddings.shape[0] ?? 0);
+  const embeddings = input.media ? await lm.gpu.readF32(input.media.embeddings) : new Float32Array(0);
+  const mediaRows = mediaRowOf(n, input.media?.placeholders ?? [], embeddings.length / hidden);
   const seq = 0x7fffffff; // a sequence id no request uses
-  const slots = kv.appendSlots(seq, n);
-  const table = new Uint32Array(lm.maxBlocksPerSeq);
-  table.set(kv.blockTable(seq));
+  if (!kv.allocate(seq, n)) throw new KvCacheFullError(kv.blocksNeeded(seq, n), kv.pool.numFree, kv.blockSize);
   const out: Float32Array[] = [];
   try {
+    const slots = kv.slots(seq, 0, n);
+    const blockTables = new Uint32Array(lm.maxBlocksPerSeq);
+    blockTables.set(kv.blockTable(seq));
     for (let c0 = 0; c0 < n; c0 += chunk) {
       const c1 = Math.min(n, c0 + chunk);
       const T = c1 - c0;
       const rows: number[] = [];
-      let srcRowOffset = -1;
+      const data = new Float32Array(T * hidden);
       for (let p = c0; p < c1; p++) {
         if (mediaRows[p] < 0) continue;
-        if (srcRowOffset < 0) srcRowOffset = mediaRows[p];
+        data.set(embeddings.subarray(mediaRows[p] * hidden, (mediaRows[p] + 1) * hidden), rows.length * hidden);
         rows.push(p - c0);
       }
       // Chunks before the wanted positions only fill the KV cache (no LM head).
       const wanted = c1 > n - want;
-      const S = wanted ? T : 1;
-      const blockTables = new Uint32Array(S * lm.maxBlocksPerSeq);
-      blockTables.set(table); // row 0; every token is in sequence 0
       const r = await lm.step(
         {
           ids: input.ids.subarray(c0, c1),
@@ -61,9 +64,10 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
           positions: Uint32Array.from({ length: T }, (_, i) => c0 + i),
           slots: slots.subarray(c0, c1),
           blockTables,
-          numSeqs: S,
-          lastRows: wanted ? Uint32Array.from({ length: T }, (_, i) => i) : undefined,
-          splice: rows.length > 0 && input.media ? { src: input.media.embeddings, srcRowOffset, rows: Uint32Array.from(rows) } : undefined,
+          numSeqs: 1,
+          headRows: wanted ? Uint32Array.from({ length: T }, (_, i) => i) : new Uint32Array(0),
+          sampling: wanted ? Array.from({ length: T }, () => GREEDY) : [],
+          splice: rows.length > 0 ? { rows: Uint32Array.from(rows), data: data.subarray(0, rows.length * hidden) } : undefined,
         },
         { readLogits: wanted },
       );

@@ -18,6 +18,7 @@ import type { Tensor } from '../../gpu/tensor';
 import { submitDispatches } from '../../kernels/dispatch';
 import { prepareQuantize } from '../../kernels/quantize';
 import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
+import { checkFiniteWeights } from '../weight-checks';
 import { toFloat32, type TensorInfo } from '../safetensors';
 import type { StoredEntry } from './stored-copy';
 
@@ -111,16 +112,18 @@ export class WeightWriter {
   }
 
   /** Pack one checkpoint tensor into its target (see the header for the paths). */
-  async writeTensor(target: Weight, entry: StoredEntry, info: TensorInfo, bytes: Uint8Array): Promise<void> {
+  /** Upload one checkpoint tensor in its entry's format; NaN/Inf values are a NonFiniteWeightError naming it. */
+  async writeTensor(target: Weight, entry: StoredEntry, info: TensorInfo, bytes: Uint8Array, file: string): Promise<void> {
+    const values = toFloat32(info, bytes);
+    checkFiniteWeights(values, info.name, file);
     if (entry.format === 'f32') {
-      this.writeBytes(target, entry, new Uint8Array(toFloat32(info, bytes).buffer));
+      this.writeBytes(target, entry, new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
       return;
     }
     if (entry.format === 'f16' && info.dtype === 'F16') {
       this.writeBytes(target, entry, bytes); // already f16, in the packed order (pairs little-endian)
       return;
     }
-    const values = toFloat32(info, bytes);
     const { K } = entry;
     const rowsPerChunk = Math.max(1, Math.floor(STAGING_BYTES / (K * 4)));
     const staging = this.stagingBuffer(Math.min(entry.rows, rowsPerChunk) * K * 4);

@@ -22,7 +22,7 @@ import { createBLAKE3, type IHasher } from 'hash-wasm';
 import type { WeightFormat } from '../../kernels/weight-format';
 
 const MAGIC = 'TSQW0001';
-export const STORED_COPY_VERSION = 1;
+export const STORED_COPY_VERSION = 2;
 
 export interface StoredEntry {
   /** Checkpoint tensor name. */
@@ -44,6 +44,18 @@ export interface StoredHeader {
   /** What identified the source file when the copy was made (size, header digest, version tag). */
   sourceIdentity: string;
   entries: StoredEntry[];
+  /**
+   * The checksum of each source tensor's bytes when the copy was made (written with the copy; not part of
+   * what a load expects): a load reading the copy gives them to the encoder's weights digest.
+   */
+  tensorSums?: TensorSum[];
+}
+
+export interface TensorSum {
+  name: string;
+  dtype: string;
+  shape: number[];
+  sum: string;
 }
 
 const encoder = new TextEncoder();
@@ -157,7 +169,7 @@ class ByteQueue {
   }
 }
 
-export type StoredCopyResult = { ok: true } | { ok: false; reason: string };
+export type StoredCopyResult = { ok: true; tensorSums: TensorSum[] } | { ok: false; reason: string };
 
 /**
  * Read a stored copy, checking its header against `expected` before handing any entry to `onEntry`,
@@ -168,6 +180,8 @@ export async function readStoredCopy(
   expected: StoredHeader,
   onEntry: (entry: StoredEntry, data: Uint8Array, scales: Uint8Array) => void,
   onBytes?: (bytesRead: number) => void,
+  /** The copy must carry tensor checksums (a weights digest is being collected). */
+  needSums = false,
 ): Promise<StoredCopyResult> {
   const q = new ByteQueue(source);
   const hasher: IHasher = (await createBLAKE3()).init();
@@ -195,7 +209,10 @@ export async function readStoredCopy(
     if (header.key !== expected.key || header.sourceIdentity !== expected.sourceIdentity) {
       return { ok: false, reason: 'it was made from a different version of the file' };
     }
-    if (JSON.stringify(header) !== JSON.stringify(expected)) return { ok: false, reason: 'its tensors or formats differ from what this load needs' };
+    const { tensorSums = [], ...rest } = header;
+    const { tensorSums: _expectedSums, ...wanted } = expected;
+    if (JSON.stringify(rest) !== JSON.stringify(wanted)) return { ok: false, reason: 'its tensors or formats differ from what this load needs' };
+    if (needSums && tensorSums.length !== header.entries.length) return { ok: false, reason: 'it lacks the checksums of its source tensors' };
     for (const e of header.entries) {
       const data = await take(e.dataBytes);
       const scales = await take(e.scaleBytes);
@@ -207,7 +224,7 @@ export async function readStoredCopy(
     if (!trailer) return { ok: false, reason: 'truncated before its checksum' };
     if (!trailer.every((b, i) => b === digest[i])) return { ok: false, reason: 'its checksum does not match its bytes (damaged)' };
     if (!(await q.atEnd())) return { ok: false, reason: 'it has bytes after its checksum' };
-    return { ok: true };
+    return { ok: true, tensorSums };
   } finally {
     await q.close();
   }

@@ -1,0 +1,190 @@
+// Browser side of `npm run bench:serve` (driver: bench/serve/serve.ts). One scenario per page load, on
+// the SmolVLM-256M-shaped bench model (random weights, one 512 tile per image), encoder in a worker:
+//   throughput  aggregate decode tokens/s with 1, 4 and 16 requests at once
+//   prefix      TTFT of a chat's second turn about the same image, with and without prefix caching
+//   overlap     request A's inter-token latency alone and while request B's image encodes, and B's
+//               encode time (decodePriority on or off: ?priority=on|off)
+//   captions    N different images captioned at once (ours)
+//   peer        the same N captions one after another with transformers.js (bench/serve/peer-captions.ts)
+
+import { createEngine } from '../../src/engine/create-browser';
+import type { Engine, EngineOptions } from '../../src/engine/engine';
+import type { ChatCompletionRequest, TesseraInfo } from '../../src/engine/types';
+import { runPeerCaptions } from './peer-captions';
+import { captionImage, CAPTION_PROMPT, storyPrompt } from './serve-inputs';
+
+declare global {
+  interface Window {
+    __serveBenchResult?: unknown;
+    __serveBenchError?: string;
+  }
+}
+
+const params = new URLSearchParams(location.search);
+const modelPath = `/${params.get('model')}/`;
+const num = (name: string, fallback: number) => Number(params.get(name) ?? fallback);
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+async function open(options: Partial<EngineOptions> = {}): Promise<Engine> {
+  const t0 = performance.now();
+  const engine = await createEngine({ model: modelPath, encoder: { poolSize: 1 }, ...options });
+  log(`engine ready in ${(performance.now() - t0).toFixed(0)} ms (${JSON.stringify(options)})`);
+  return engine;
+}
+
+function text(prompt: string, maxTokens: number): ChatCompletionRequest & { stream?: false } {
+  return { messages: [{ role: 'user', content: [{ type: 'text', text: prompt }] }], max_tokens: maxTokens };
+}
+
+function withImage(image: Uint8Array, prompt: string, maxTokens: number): ChatCompletionRequest & { stream?: false } {
+  return { messages: [{ role: 'user', content: [{ type: 'image', image }, { type: 'text', text: prompt }] }], max_tokens: maxTokens };
+}
+
+/** When the first token arrived (performance.now), from a response's timings. */
+function firstTokenAt(info: TesseraInfo): number {
+  const t = info.timings;
+  return t.decodeStepEnd.length > 0 ? t.decodeStepEnd[0] - t.decodeStepMs[0] : Number.NaN;
+}
+
+async function throughput() {
+  const engine = await open();
+  const tokens = num('tokens', 32);
+  await engine.chat.completions.create(text(storyPrompt(-1), 4)); // compile the decode pipelines
+  const rows = [];
+  for (const n of [1, 4, 16]) {
+    // Warm the row buckets this batch size uses, so compilation is not timed.
+    await Promise.all(Array.from({ length: n }, (_, i) => engine.chat.completions.create(text(storyPrompt(1000 + i), 3))));
+    const t0 = performance.now();
+    const out = await Promise.all(Array.from({ length: n }, (_, i) => engine.chat.completions.create(text(storyPrompt(i), tokens))));
+    const wallMs = performance.now() - t0;
+    const infos = out.map((r) => r.tessera);
+    const decodeTokens = infos.reduce((a, i) => a + Math.max(0, i.tokenIds.length - 1), 0);
+    const start = Math.min(...infos.map(firstTokenAt));
+    const end = Math.max(...infos.map((i) => i.timings.decodeStepEnd.at(-1) ?? 0));
+    const s = engine.stats();
+    const row = {
+      concurrent: n,
+      decodeTokens,
+      decodeWindowMs: end - start,
+      aggregateDecodeTokensPerSecond: (decodeTokens * 1000) / (end - start),
+      wallMs,
+      batchSeqsMax: s.scheduler.batchSeqs.max,
+      perRequestDecodeTokensPerSecond: infos.map((i) => i.timings.decodeTokensPerSecond),
+    };
+    log(`throughput: ${n} at once -> ${row.aggregateDecodeTokensPerSecond.toFixed(2)} decode tok/s aggregate (${decodeTokens} tokens in ${(row.decodeWindowMs / 1000).toFixed(1)} s)`);
+    rows.push(row);
+  }
+  engine.destroy();
+  return { rows, tokens };
+}
+
+async function prefix() {
+  const image = await captionImage(0);
+  const out: Record<string, unknown> = {};
+  for (const caching of [true, false]) {
+    const engine = await open({ prefixCaching: caching });
+    const turn1 = withImage(image, 'What is in this picture?', 8);
+    const a = await engine.chat.completions.create(turn1);
+    const turn2: ChatCompletionRequest & { stream?: false } = {
+      messages: [...turn1.messages, { role: 'assistant', content: a.choices[0].message.content }, { role: 'user', content: 'What colour is the largest shape?' }],
+      max_tokens: 1,
+    };
+    const b = await engine.chat.completions.create(turn2);
+    const t = b.tessera.timings;
+    log(`prefix caching ${caching ? 'on ' : 'off'}: turn 2 TTFT ${t.ttftMs.toFixed(0)} ms (prefill ${t.prefillMs.toFixed(0)} ms, ${b.tessera.cachedTokens} of ${b.tessera.promptTokens} prompt tokens from the cache)`);
+    out[caching ? 'on' : 'off'] = {
+      turn1TtftMs: a.tessera.timings.ttftMs,
+      turn2TtftMs: t.ttftMs,
+      turn2PrefillMs: t.prefillMs,
+      turn2PromptTokens: b.tessera.promptTokens,
+      turn2CachedTokens: b.tessera.cachedTokens,
+      imageSource: b.tessera.media[0]?.source,
+    };
+    engine.destroy();
+  }
+  return out;
+}
+
+async function overlap() {
+  const on = params.get('priority') !== 'off';
+  const engine = await open({ decodePriority: on ? { encoderShare: num('share', 0.25) } : false });
+  await engine.chat.completions.create(withImage(await captionImage(900), CAPTION_PROMPT, 1)); // compile vision + decode
+  const aTokens = num('aTokens', on ? 1200 : 400);
+  const idleSteps = 20;
+  const stepsBefore = engine.stats().scheduler.numSteps;
+  const a = engine.chat.completions.create(text(storyPrompt(7), aTokens));
+  // B arrives after A has decoded idleSteps tokens with nothing else running.
+  while (engine.stats().scheduler.numSteps < stepsBefore + idleSteps + 1) await new Promise((r) => setTimeout(r, 50));
+  const readyBefore = engine.stats().lifecycle.ready;
+  const bSubmitted = performance.now();
+  const b = engine.chat.completions.create(withImage(await captionImage(901), CAPTION_PROMPT, 4));
+  while (engine.stats().lifecycle.ready === readyBefore) await new Promise((r) => setTimeout(r, 20));
+  const bEncoded = performance.now();
+  const [ra, rb] = await Promise.all([a, b]);
+  const ends = ra.tessera.timings.decodeStepEnd;
+  const steps = ra.tessera.timings.decodeStepMs;
+  const alone = steps.filter((_, i) => ends[i] < bSubmitted);
+  const during = steps.filter((_, i) => ends[i] > bSubmitted && ends[i] <= bEncoded);
+  const s = engine.stats();
+  engine.destroy();
+  const r = {
+    priority: on ? s.decodePriority.encoderShare : 'off',
+    alone,
+    during,
+    bEncodeMs: rb.tessera.timings.encodeMs,
+    bWindowMs: bEncoded - bSubmitted,
+    aTokens: ra.tessera.tokenIds.length,
+    grantedMs: s.decodePriority.grantedMs,
+  };
+  log(`overlap (${on ? 'decode priority' : 'free encoder'}): ${alone.length} steps alone, ${during.length} during B's encode (${(r.bEncodeMs / 1000).toFixed(1)} s)`);
+  return r;
+}
+
+async function captions() {
+  const n = num('n', 16);
+  const maxTokens = num('tokens', 16);
+  const engine = await open();
+  await engine.chat.completions.create(withImage(await captionImage(900), CAPTION_PROMPT, 2)); // compile
+  const images = await Promise.all(Array.from({ length: n }, (_, i) => captionImage(i)));
+  const t0 = performance.now();
+  const out = await Promise.all(images.map((im) => engine.chat.completions.create(withImage(im, CAPTION_PROMPT, maxTokens))));
+  const wallMs = performance.now() - t0;
+  const s = engine.stats();
+  engine.destroy();
+  log(`captions: ${n} images at once in ${(wallMs / 1000).toFixed(1)} s`);
+  return {
+    n,
+    maxTokens,
+    wallMs,
+    tokens: out.map((r) => r.tessera.tokenIds.length),
+    encodes: s.encoder.encodes,
+    batchedEncodes: s.encoder.batchedEncodes,
+    encodeMsP50: s.encoder.encodeMs.p50,
+    batchSeqsMax: s.scheduler.batchSeqs.max,
+  };
+}
+
+async function main(): Promise<unknown> {
+  switch (params.get('scenario')) {
+    case 'throughput':
+      return throughput();
+    case 'prefix':
+      return prefix();
+    case 'overlap':
+      return overlap();
+    case 'captions':
+      return captions();
+    case 'peer':
+      return runPeerCaptions({ modelId: params.get('model')!, n: num('n', 16), maxTokens: num('tokens', 16), log });
+    default:
+      throw new Error(`unknown scenario ${params.get('scenario')}`);
+  }
+}
+
+main().then(
+  (r) => (window.__serveBenchResult = r),
+  (e: unknown) => {
+    console.error(e);
+    window.__serveBenchError = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  },
+);

@@ -1,0 +1,56 @@
+// Finishes the declarations `tsc -p tsconfig.build.json` emitted into dist/types, for consumers:
+//
+// 1. Every relative specifier gets a `.js` extension ('./gpu/context' -> './gpu/context.js', './kernels'
+//    -> './kernels/index.js'), the form Node's ESM resolution needs. Without it a consumer on
+//    moduleResolution NodeNext or node16 cannot follow the declarations' own imports, and every Tessera
+//    type silently becomes `any` (issue 9). The source keeps extensionless imports (moduleResolution
+//    bundler); a specifier that matches no emitted file fails the build.
+// 2. dist/types/ts5/{index,node}.d.ts: the entry points for TypeScript before 6.0 (package.json
+//    exports, condition "types@<6"), which add `@webgpu/types` (a dependency). TypeScript 6.0 and later
+//    declare WebGPU in lib.dom, and @webgpu/types would then clash with it.
+//
+//   tsx scripts/package-types.ts [dir]   (default dist/types)
+
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+const SPECIFIER = /(\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"]*)\2/g;
+const ENTRIES = ['index', 'node'];
+
+function* declarationFiles(dir: string): Generator<string> {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* declarationFiles(p);
+    else if (p.endsWith('.d.ts')) yield p;
+  }
+}
+
+function withJsExtension(file: string, specifier: string): string {
+  if (/\.(js|mjs|cjs|json)$/.test(specifier)) return specifier;
+  const base = resolve(dirname(file), specifier);
+  if (existsSync(`${base}.d.ts`)) return `${specifier}.js`;
+  if (existsSync(join(base, 'index.d.ts'))) return `${specifier.replace(/\/$/, '')}/index.js`;
+  throw new Error(`${file}: '${specifier}' matches no declaration file (${base}.d.ts or ${base}/index.d.ts)`);
+}
+
+const dir = resolve(process.argv[2] ?? 'dist/types');
+let numRewritten = 0;
+for (const file of declarationFiles(dir)) {
+  const text = readFileSync(file, 'utf8');
+  const fixed = text.replace(SPECIFIER, (_m, lead: string, quote: string, spec: string) => {
+    numRewritten++;
+    return `${lead}${quote}${withJsExtension(file, spec)}${quote}`;
+  });
+  if (fixed !== text) writeFileSync(file, fixed);
+}
+
+mkdirSync(join(dir, 'ts5'), { recursive: true });
+for (const entry of ENTRIES) {
+  if (!existsSync(join(dir, `${entry}.d.ts`))) throw new Error(`${dir}/${entry}.d.ts was not emitted`);
+  writeFileSync(
+    join(dir, 'ts5', `${entry}.d.ts`),
+    `// TypeScript < 6.0 has no WebGPU in lib.dom: take it from @webgpu/types.\n` +
+      `/// <reference types="@webgpu/types" />\nexport * from '../${entry}.js';\n`,
+  );
+}
+console.log(`package-types: ${numRewritten} relative specifiers in ${dir} end in .js; ts5/ entries for ${ENTRIES.join(', ')}`);

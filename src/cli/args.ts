@@ -1,0 +1,211 @@
+// The `tessera` command line's arguments: parsed and checked before anything loads, so a mistake is a
+// usage error naming the option (exit code 2), never a stack trace from deeper down.
+
+import { parseArgs } from 'node:util';
+import type { KernelVariant } from '../gpu/adapter-info';
+import { chooseComputePrecisionOption, parseDtypeText, type ComputePrecision, type DtypeOption } from '../model/weights/dtype';
+
+export const USAGE = `usage: tessera <command> [options]
+
+commands
+  run        answer a prompt about an image or a video, streaming the answer
+  doctor     report the WebGPU adapter and run every kernel against its CPU reference
+
+run options
+  --model <dir|url>            a Hugging Face SmolVLM / Idefics3 checkpoint folder or resolve/main/ URL
+  --image <file>               an image (PNG, JPEG, WebP, ...); omit for a text-only prompt
+  --video <file>               a video (MP4, WebM, MKV, MOV: decoded by ffmpeg; animated GIF/WebP), for
+                               SmolVLM2 checkpoints; frames are sampled as the checkpoint's video_sampling says
+  --video-pruning Q            drop this share 0 <= Q < 1 of the video's frame tokens (EVS; default 0)
+  --prompt "..."               the question
+  --max-tokens N               most tokens to generate, N >= 1 (default 64)
+  --temperature T              sample at temperature T >= 0 (default 0: greedy)
+  --top-p P                    nucleus sampling, 0 < P <= 1 (with --temperature)
+  --top-k K                    sample among the K likeliest tokens, K >= 0, 0: all (with --temperature)
+  --seed S                     sampling seed, an integer 0 <= S < 2^32 (with --temperature)
+  --dtype f32|f16|q8|q4        weight storage (default f32); per part: --dtype vision=f16,text=q4.
+                               Quantized copies are kept in $TESSERA_CACHE_DIR/weights (default
+                               ~/.cache/tessera/weights) so the next run skips quantization
+  --compute f32|f16            precision f16 weights are multiplied in (f16 needs shader-f16)
+  --no-weight-cache            do not store or read quantized copies
+  --notice "..."               a line printed before the answer
+  --json                       print one JSON object: token ids, text, timings
+
+doctor options
+  --variant register|workgroup force a kernel variant instead of the adapter's choice
+  --json                       print one JSON object instead of the readable report
+
+  -v, --verbose                on an error, print its stack trace and causes too
+  -h, --help                   show this help`;
+
+/** A mistake in the command line: printed with the usage text, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export interface RunArgs {
+  command: 'run';
+  model: string;
+  image?: string;
+  video?: string;
+  /** EVS pruning rate for the video (tessera.videoPruning). */
+  videoPruning?: number;
+  prompt: string;
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  seed?: number;
+  /** Printed before the answer (e.g. that the bundled model's weights are random). */
+  notice?: string;
+  dtype?: DtypeOption;
+  compute?: ComputePrecision;
+  /** Store and read quantized copies in the default cache directory (false: --no-weight-cache). */
+  weightCache: boolean;
+  /** Print one JSON object instead of streaming the answer. */
+  json: boolean;
+  verbose: boolean;
+}
+
+export interface DoctorArgs {
+  command: 'doctor';
+  variant?: KernelVariant;
+  json: boolean;
+  verbose: boolean;
+}
+
+export interface HelpArgs {
+  command: 'help';
+  verbose: boolean;
+}
+
+export type CliArgs = RunArgs | DoctorArgs | HelpArgs;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  verbose: { type: 'boolean', short: 'v' },
+  help: { type: 'boolean', short: 'h' },
+  variant: { type: 'string' },
+  model: { type: 'string' },
+  image: { type: 'string' },
+  video: { type: 'string' },
+  'video-pruning': { type: 'string' },
+  prompt: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  temperature: { type: 'string' },
+  'top-p': { type: 'string' },
+  'top-k': { type: 'string' },
+  seed: { type: 'string' },
+  notice: { type: 'string' },
+  dtype: { type: 'string' },
+  compute: { type: 'string' },
+  'no-weight-cache': { type: 'boolean' },
+} as const;
+
+const RUN_ONLY = ['model', 'image', 'video', 'video-pruning', 'prompt', 'max-tokens', 'temperature', 'top-p', 'top-k', 'seed', 'notice', 'dtype', 'compute', 'no-weight-cache'] as const;
+
+/** Whether argv asks for a stack trace on errors (read even when the rest does not parse). */
+export function wantsVerbose(argv: readonly string[]): boolean {
+  return argv.includes('--verbose') || argv.includes('-v');
+}
+
+interface NumberRule {
+  integer?: boolean;
+  min: number;
+  /** Exclusive lower bound instead of `min`. */
+  above?: boolean;
+  max?: number;
+  /** How the rule reads in the message, e.g. 'an integer >= 1'. */
+  reads: string;
+}
+
+function numberOption(name: string, raw: string | undefined, rule: NumberRule): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = raw.trim() === '' ? Number.NaN : Number(raw);
+  const ok =
+    Number.isFinite(n) &&
+    (!rule.integer || Number.isInteger(n)) &&
+    (rule.above ? n > rule.min : n >= rule.min) &&
+    (rule.max === undefined || n <= rule.max);
+  if (!ok) throw new UsageError(`--${name} must be ${rule.reads}, got '${raw}'`);
+  return n;
+}
+
+/** A parser from model/weights/dtype.ts whose named error becomes a usage error here. */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/**
+ * `--max-tokens -5` as `--max-tokens=-5`: parseArgs refuses a value that starts with a dash, but a
+ * negative number after a value option is meant as its value (and then gets the range message).
+ */
+function joinNegativeNumbers(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith('--') ? argv[i].slice(2) : undefined;
+    const takesValue = name !== undefined && OPTIONS[name as keyof typeof OPTIONS]?.type === 'string';
+    if (takesValue && i + 1 < argv.length && /^-(\d|\.\d)/.test(argv[i + 1])) out.push(`${argv[i]}=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
+/** Node's parseArgs errors (unknown option, missing value, ...) as usage errors with its message. */
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: joinNegativeNumbers(argv), allowPositionals: true, strict: true, options: OPTIONS });
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? '';
+    if (code.startsWith('ERR_PARSE_ARGS_')) throw new UsageError((e as Error).message);
+    throw e;
+  }
+}
+
+export function parseCliArgs(argv: readonly string[]): CliArgs {
+  const { values, positionals } = parse(argv);
+  const verbose = values.verbose ?? false;
+  const json = values.json ?? false;
+  const [command, ...extra] = positionals;
+  if (values.help) return { command: 'help', verbose };
+  if (command === undefined) throw new UsageError('no command given');
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}' (quote a prompt with spaces: --prompt "...")`);
+  if (command === 'run') {
+    if (values.variant !== undefined) throw new UsageError('--variant is a doctor option');
+    if (!values.model) throw new UsageError('run needs --model <dir|url>');
+    if (!values.prompt) throw new UsageError('run needs --prompt "..."');
+    return {
+      command,
+      model: values.model,
+      image: values.image,
+      video: values.video,
+      videoPruning: numberOption('video-pruning', values['video-pruning'], { min: 0, max: 0.999999, reads: 'a number from 0 up to (not including) 1' }),
+      prompt: values.prompt,
+      maxTokens: numberOption('max-tokens', values['max-tokens'], { integer: true, min: 1, reads: 'an integer >= 1' }) ?? 64,
+      temperature: numberOption('temperature', values.temperature, { min: 0, reads: 'a number >= 0' }),
+      topP: numberOption('top-p', values['top-p'], { min: 0, above: true, max: 1, reads: 'a number above 0 and at most 1' }),
+      topK: numberOption('top-k', values['top-k'], { integer: true, min: 0, reads: 'an integer >= 0' }),
+      seed: numberOption('seed', values.seed, { integer: true, min: 0, max: 2 ** 32 - 1, reads: 'an integer from 0 to 4294967295' }),
+      notice: values.notice,
+      dtype: values.dtype === undefined ? undefined : usage(() => parseDtypeText(values.dtype!)),
+      compute: values.compute === undefined ? undefined : usage(() => chooseComputePrecisionOption(values.compute!)),
+      weightCache: !values['no-weight-cache'],
+      json,
+      verbose,
+    };
+  }
+  if (command === 'doctor') {
+    const misplaced = RUN_ONLY.find((o) => values[o] !== undefined);
+    if (misplaced) throw new UsageError(`--${misplaced} is a run option`);
+    const variant = values.variant;
+    if (variant !== undefined && variant !== 'register' && variant !== 'workgroup') {
+      throw new UsageError(`--variant must be 'register' or 'workgroup', got '${variant}'`);
+    }
+    return { command, variant, json, verbose };
+  }
+  throw new UsageError(`unknown command '${command}'`);
+}

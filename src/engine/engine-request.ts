@@ -1,0 +1,158 @@
+// One chat request inside the engine: its options, prompt plan and media, its scheduler twin, the
+// streaming detokenizer, the text deltas waiting for the caller, and its timings.
+//
+//   caller ◄── deltas (queue) ◄── onToken(id): detokenize ◄── serve loop (every step that samples it)
+//   caller ◄── result / error  ◄── finish(cause) / fail(error)
+
+import { InternalError, InvalidMessageError } from '../errors';
+import type { SamplingParams } from '../kernels/sample';
+import type { StreamingDetokenizer } from '../processor/detokenizer';
+import type { ChatMessage } from '../processor/messages';
+import type { PromptPlan } from '../processor/prompt';
+import type { FinishCause, SchedRequest } from '../scheduler/request';
+import type { RequestMedia } from './intake';
+import { videoInfo, type RequestVideo } from './intake-video';
+import type { ChatCompletionRequest, FinishReason, RequestTimings, TesseraInfo } from './types';
+
+export interface RunResult {
+  finishReason: FinishReason;
+  info: TesseraInfo;
+  text: string;
+}
+
+type Item = { kind: 'delta'; text: string } | { kind: 'done'; result: RunResult } | { kind: 'error'; error: unknown };
+
+/** Sampling parameters of a request without the per-token step (undefined: greedy). */
+export function samplingOf(req: ChatCompletionRequest): Omit<SamplingParams, 'step'> | undefined {
+  if (!(req.temperature !== undefined && req.temperature > 0)) return undefined;
+  return { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 };
+}
+
+export class EngineRequest {
+  readonly t0 = performance.now();
+  readonly maxTokens: number;
+  readonly sampling: Omit<SamplingParams, 'step'> | undefined;
+  plan: PromptPlan | undefined;
+  media: RequestMedia[] = [];
+  videos: RequestVideo[] = [];
+  sched: SchedRequest | undefined;
+  degraded: 'text-only' | undefined;
+  /** A reduced-resolution retry happened (at most one). */
+  retried = false;
+  readonly tokenIds: number[] = [];
+  readonly timings = {
+    processMs: 0,
+    encodeStart: 0,
+    encodeEnd: 0,
+    prefillStart: 0,
+    firstToken: 0,
+    numPrefillChunks: 0,
+    /** performance.now() at each token after the first (decode steps). */
+    tokenAt: [] as number[],
+  };
+  /** Lifecycle marks per media item (indices into media). */
+  readonly staged = new Set<number>();
+  readonly spliced = new Set<number>();
+  readonly prefilled = new Set<number>();
+  /** Its media references were given back (once). */
+  released = false;
+  private readonly items: Item[] = [];
+  private notify: (() => void) | undefined;
+  private settled = false;
+
+  constructor(
+    readonly id: number,
+    readonly request: ChatCompletionRequest,
+    readonly messages: ChatMessage[],
+    readonly images: Uint8Array[],
+    readonly stopIds: ReadonlySet<number>,
+    private readonly detok: StreamingDetokenizer,
+  ) {
+    const maxTokens = request.max_tokens ?? 128;
+    if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new InvalidMessageError(`max_tokens must be a positive integer, got ${maxTokens}`);
+    this.maxTokens = maxTokens;
+    this.sampling = samplingOf(request);
+  }
+
+  get isSettled(): boolean {
+    return this.settled;
+  }
+
+  /** A token sampled for this request (stop tokens included: they end it without text). */
+  onToken(id: number, stop: boolean): void {
+    const now = performance.now();
+    if (this.tokenIds.length === 0) this.timings.firstToken = now;
+    else this.timings.tokenAt.push(now);
+    this.tokenIds.push(id);
+    if (stop) return;
+    const delta = this.detok.push(id);
+    if (delta) this.put({ kind: 'delta', text: delta });
+  }
+
+  /** The request ended normally (stop token, max_tokens or the context window). */
+  finish(cause: FinishCause, media: TesseraInfo['media']): RunResult {
+    const tail = this.detok.flush();
+    if (tail) this.put({ kind: 'delta', text: tail });
+    const result: RunResult = { finishReason: cause === 'stop' ? 'stop' : 'length', info: this.info(media), text: this.detok.text };
+    this.put({ kind: 'done', result });
+    this.settled = true;
+    return result;
+  }
+
+  fail(error: unknown): void {
+    if (this.settled) return;
+    this.put({ kind: 'error', error });
+    this.settled = true;
+  }
+
+  /** Text deltas as they come, then the result (or the error). */
+  async *deltas(): AsyncGenerator<string, RunResult> {
+    for (;;) {
+      while (this.items.length === 0) await new Promise<void>((r) => (this.notify = r));
+      const item = this.items.shift()!;
+      if (item.kind === 'delta') yield item.text;
+      else if (item.kind === 'done') return item.result;
+      else throw item.error;
+    }
+  }
+
+  timingsSoFar(): RequestTimings {
+    const t = this.timings;
+    const steps = t.tokenAt.map((at, i) => at - (i === 0 ? t.firstToken : t.tokenAt[i - 1]));
+    const decodeMs = steps.reduce((a, b) => a + b, 0);
+    return {
+      processMs: t.processMs,
+      encodeMs: t.encodeEnd > t.encodeStart ? t.encodeEnd - t.encodeStart : 0,
+      prefillMs: t.firstToken > 0 && t.prefillStart > 0 ? t.firstToken - t.prefillStart : 0,
+      ttftMs: t.firstToken > 0 ? t.firstToken - this.t0 : 0,
+      decodeMs,
+      decodeTokensPerSecond: decodeMs > 0 ? (steps.length * 1000) / decodeMs : 0,
+      numPrefillChunks: t.numPrefillChunks,
+      decodeStepMs: steps,
+      decodeStepEnd: [...t.tokenAt],
+    };
+  }
+
+  private info(media: TesseraInfo['media']): TesseraInfo {
+    const plan = this.plan;
+    if (!plan) throw new InternalError(`request ${this.id} finished without a prompt plan`);
+    return {
+      tokenIds: [...this.tokenIds],
+      promptTokens: plan.tokenIds.length,
+      imageTokens: plan.placeholders.reduce((a, p) => a + p.length, 0),
+      numTiles: plan.placeholders.reduce((a, p) => a + p.numTiles, 0),
+      cachedTokens: this.sched?.numCachedTokens ?? 0,
+      timings: this.timingsSoFar(),
+      media,
+      videos: videoInfo(this.videos),
+      ...(this.degraded ? { degraded: this.degraded } : {}),
+    };
+  }
+
+  private put(item: Item): void {
+    this.items.push(item);
+    const n = this.notify;
+    this.notify = undefined;
+    n?.();
+  }
+}

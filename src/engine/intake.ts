@@ -1,0 +1,106 @@
+// What happens to a request before the scheduler sees it: every image is prepared by the encoder (content
+// key + tile layout, in a worker), every video sampled and decoded there (intake-video.ts), the prompt is
+// planned from the layouts (token counts before any encoding: DESIGN invariant 2), the context window is
+// checked, and each media item is looked up in the encoder cache tiers. Nothing is encoded here: items
+// the caches do not hold are left for the scheduler to start under its encoder budget.
+//
+//   images ──prepare──────► keys + layouts ──┐
+//   videos ──prepareVideo─► frames + times ──┴─plan──► token ids, placeholder runs ──lookup──► ready | pending
+
+import { ContextLengthError, VideoNotSupportedError } from '../errors';
+import type { MediaEncoder } from '../encoder/media-encoder';
+import type { PreparedMedia } from '../protocol/encoder';
+import type { ChatMessage } from '../processor/messages';
+import type { Idefics3Processor } from '../processor/processor';
+import type { ImagePlaceholder, PromptPlan } from '../processor/prompt';
+import { prepareVideos, videoMedia, videoSources, type RequestVideo, type VideoIntakeOptions } from './intake-video';
+import type { MediaInfo } from './types';
+
+/**
+ * One media item of a request (an image, a video frame, or a whole pruned video): its key and layout, where
+ * its placeholder runs are, and its embeddings once known.
+ */
+export interface RequestMedia {
+  prepared: PreparedMedia;
+  placeholder: Pick<ImagePlaceholder, 'offset' | 'length' | 'runs'>;
+  /** size.longest_edge it was prepared at (lower after a reduced-resolution retry); a video item's tile size. */
+  longestEdge: number;
+  /** [numTokens, hidden] f32 on the host, shared with the cache: never modify it. */
+  data?: Float32Array;
+  source?: MediaInfo['source'];
+  /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
+  video?: { videoIndex: number; frame?: number };
+}
+
+export interface IntakeDeps {
+  processor: Idefics3Processor;
+  media: MediaEncoder;
+  /** Tokens (prompt + max_tokens) one request may reach. */
+  contextWindow: number;
+}
+
+export interface IntakePlan {
+  plan: PromptPlan;
+  /** In prompt order (the scheduler's order). */
+  media: RequestMedia[];
+  videos: RequestVideo[];
+}
+
+/** The image payloads of the messages, in message order. */
+export function imageBytes(messages: readonly ChatMessage[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const m of messages) {
+    if (typeof m.content === 'string') continue;
+    for (const p of m.content) if (p.type === 'image') out.push(p.image as Uint8Array);
+  }
+  return out;
+}
+
+/** The messages with their image and video parts removed (a text-only fallback). */
+export function withoutImages(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.filter((p) => p.type === 'text') }));
+}
+
+/**
+ * Prepare (or re-prepare at `longestEdges`) the images and videos, plan the prompt, check the window, and
+ * take cache hits for `requestId`. On any failure, prepared pixels are dropped and no cache reference is left.
+ */
+export async function intake(
+  deps: IntakeDeps,
+  messages: readonly ChatMessage[],
+  requestId: number,
+  maxTokens: number,
+  longestEdges?: readonly number[],
+  videoOptions: VideoIntakeOptions = { pruneRate: 0, thumbnailEdge: 0 },
+): Promise<IntakePlan> {
+  const images = imageBytes(messages);
+  const sources = videoSources(messages);
+  if (sources.length > 0 && !deps.processor.config.video) throw new VideoNotSupportedError(deps.processor.where);
+  const defaultEdge = deps.processor.config.image.longestEdge;
+  const edges = images.map((_, i) => longestEdges?.[i] ?? defaultEdge);
+  const preparing = images.map((b, i) => deps.media.prepare(b, edges[i] === defaultEdge ? undefined : { longestEdge: edges[i] }));
+  const videoWork = prepareVideos(deps.media, sources, requestId, deps.processor.config.imageSeqLen, videoOptions);
+  const settled = await Promise.allSettled([...preparing, videoWork]);
+  const prepared = settled.slice(0, images.length).flatMap((r) => (r.status === 'fulfilled' ? [r.value as PreparedMedia] : []));
+  const videos = settled[images.length]!.status === 'fulfilled' ? (settled[images.length] as PromiseFulfilledResult<RequestVideo[]>).value : [];
+  const all: PreparedMedia[] = [...prepared, ...videos.flatMap((v) => v.clip.frames.map((f) => f.media))];
+  try {
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const plan = deps.processor.planPrompt(messages, prepared.map((m) => m.layout), undefined, videos.map((v) => v.layout));
+    if (plan.tokenIds.length + maxTokens > deps.contextWindow) throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow);
+    const imageMedia: RequestMedia[] = prepared.map((p, i) => ({ prepared: p, placeholder: plan.placeholders[i], longestEdge: edges[i] }));
+    const media = [...imageMedia, ...(await videoMedia(deps.media, videos, plan, videoOptions.pruneRate))].sort((a, b) => a.placeholder.offset - b.placeholder.offset);
+    const hits = await Promise.all(media.map((m) => (m.data ? undefined : deps.media.lookup(m.prepared, requestId))));
+    hits.forEach((h, i) => {
+      if (!h) return;
+      media[i].data = h.data;
+      media[i].source = h.source;
+    });
+    return { plan, media, videos };
+  } catch (e) {
+    for (const p of all) deps.media.forget(p);
+    deps.media.release(requestId);
+    throw e;
+  }
+}

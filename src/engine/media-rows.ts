@@ -1,0 +1,40 @@
+// Which embedding rows a chunk of a request's prompt splices, and from where. An image's placeholder
+// tokens come in runs (one per tile, separated by row/column markers; a pruned video's, one per frame); run
+// i takes the next rows of the item's embeddings, in order:
+//
+//   prompt:   ... <fake><row_1_col_1> [img x64] <fake><row_1_col_2> [img x64] ... \n\n<fake><global-img> [img x64]
+//   chunk:                 |------------ tokens c0..c1 ------------|
+//   segments:              {offset: run0.start - c0, rows 0..63}, {offset: run1.start - c0, rows 64..(c1-1)}
+//
+// The scheduler's doorstep clamp guarantees every item overlapping a chunk is ready (its data present).
+
+import { InternalError } from '../errors';
+import type { RequestMedia } from './intake';
+
+export interface ChunkSegment {
+  /** Row of the chunk (0-based) the segment starts at. */
+  offset: number;
+  /** [rows, hidden] f32: a view into the item's embeddings. */
+  data: Float32Array;
+}
+
+export function chunkMediaRows(media: readonly RequestMedia[], c0: number, c1: number, hidden: number): ChunkSegment[] {
+  const out: ChunkSegment[] = [];
+  for (const m of media) {
+    const p = m.placeholder;
+    const last = p.runs[p.runs.length - 1];
+    if (p.runs[0].offset >= c1 || last.offset + last.length <= c0) continue;
+    if (!m.data) throw new InternalError(`chunk [${c0}, ${c1}) covers the media item at ${p.offset}, whose embeddings are not ready`);
+    let row = 0; // first embedding row of the current run
+    for (const run of p.runs) {
+      const a = Math.max(run.offset, c0);
+      const b = Math.min(run.offset + run.length, c1);
+      if (a < b) {
+        const r0 = row + (a - run.offset);
+        out.push({ offset: a - c0, data: m.data.subarray(r0 * hidden, (r0 + (b - a)) * hidden) });
+      }
+      row += run.length;
+    }
+  }
+  return out;
+}

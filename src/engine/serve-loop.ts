@@ -1,0 +1,271 @@
+// The engine's one loop (nano-vllm `LLMEngine.step`, vLLM `EngineCore.step`):
+//
+//   while requests:  step = scheduler.schedule()          which rows, which encodes start (integers)
+//                    start step.encode as one batch        (workers; settle later, wake the loop)
+//                    runner: lm.step(flattened rows)       one command buffer, one readback
+//                    scheduler.update(step, sampled ids)   outputs, stops, finished requests
+//                    stream deltas, finish requests
+//
+// The loop sleeps when no row can run (every request waits for an encode) and wakes on a new request,
+// a settled encode, or a cancellation. Failures stay with their request: a broken encode, a NaN row or a
+// bad media item fails that request alone; only an error of the whole step (the GPU flagged an
+// out-of-range index, or the device was lost) fails every request in that step.
+
+import { DeviceLostError, NonFiniteLogitsError } from '../errors';
+import { isComposite, type LifecycleCounters, type MediaEncoder } from '../encoder/media-encoder';
+import { NON_FINITE_TOKEN } from '../kernels/argmax';
+import type { KvManager } from '../kv/kv-manager';
+import { flattenBatch, type BatchSeq } from '../model/batch';
+import type { LanguageModel } from '../model/language-model';
+import type { SchedMediaItem } from '../scheduler/request';
+import type { MediaStart, Scheduler, SchedulerStep } from '../scheduler/scheduler';
+import type { EngineRequest } from './engine-request';
+import type { EncoderPacing } from './encoder-pacing';
+import { chunkMediaRows } from './media-rows';
+import type { MediaInfo } from './types';
+
+export interface ServeLoopDeps {
+  scheduler: Scheduler;
+  kv: KvManager;
+  lm: LanguageModel;
+  media: MediaEncoder;
+  lifecycle: LifecycleCounters;
+  /** An encode failed for `req`: retry, fall back or fail it (the engine's policy). */
+  onEncodeFailure(req: EngineRequest, error: unknown): void;
+  /** The device was lost during a step (every request in flight has been failed). */
+  onDeviceLost(error: DeviceLostError): void;
+}
+
+export interface StepRecord {
+  rows: number;
+  seqs: number;
+  ms: number;
+}
+
+/** How many recent steps the batch-size figures look at. */
+const STEP_HISTORY = 512;
+
+export class ServeLoop {
+  private readonly requests = new Map<number, EngineRequest>();
+  private running = false;
+  private dirty = false;
+  private wakeUp: (() => void) | undefined;
+  readonly history: StepRecord[] = [];
+  /** Decode priority: when the encoder may run (undefined: always). */
+  pacing: EncoderPacing | undefined;
+
+  constructor(private readonly deps: ServeLoopDeps) {}
+
+  get numRequests(): number {
+    return this.requests.size;
+  }
+
+  /** Queue a planned request (its plan and media set). Throws, queueing nothing, if it can never fit. */
+  submit(r: EngineRequest): void {
+    const plan = r.plan!;
+    const sched = this.deps.scheduler.add({
+      id: r.id,
+      promptIds: plan.tokenIds,
+      maxTokens: r.maxTokens,
+      stopIds: r.stopIds,
+      media: r.media.map((m) => {
+        const runs = m.placeholder.runs;
+        const last = runs[runs.length - 1];
+        // A pruned video encodes all its frames (parts) before EVS keeps numEmbeddings of their rows.
+        const encodeCost = isComposite(m.prepared) ? m.prepared.parts.reduce((a, p) => a + p.numTokens, 0) : m.placeholder.length;
+        return { key: m.prepared.key, start: runs[0].offset, end: last.offset + last.length, numEmbeddings: m.placeholder.length, encodeCost, ready: m.data !== undefined };
+      }),
+    });
+    r.sched = sched;
+    this.requests.set(r.id, r);
+    this.kick();
+  }
+
+  /** End a request now (cancelled or failed outside a step): blocks and cache references go at once. */
+  drop(r: EngineRequest, error: unknown): void {
+    if (r.sched && !r.sched.isFinished) this.deps.scheduler.finish(r.sched, 'abort');
+    this.release(r);
+    r.fail(error);
+    this.kick();
+  }
+
+  /** Take a request out of the scheduler without settling it (it is re-planned and submitted again). */
+  withdraw(r: EngineRequest): void {
+    if (r.sched && !r.sched.isFinished) this.deps.scheduler.finish(r.sched, 'abort');
+    this.requests.delete(r.id);
+    r.sched = undefined;
+  }
+
+  /** Fail every request (device lost, engine destroyed). */
+  failAll(error: unknown): void {
+    for (const r of [...this.requests.values()]) this.drop(r, error);
+  }
+
+  private kick(): void {
+    this.dirty = true;
+    const w = this.wakeUp;
+    this.wakeUp = undefined;
+    w?.();
+    if (!this.running) void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.deps.scheduler.hasWork()) {
+        this.dirty = false;
+        const step = this.deps.scheduler.schedule();
+        this.startEncodes(step.encode);
+        if (step.seqs.length === 0) {
+          this.pacing?.idle();
+          if (!this.dirty) await new Promise<void>((r) => (this.wakeUp = r));
+          continue;
+        }
+        const t0 = performance.now();
+        await this.runStep(step);
+        const s = this.deps.scheduler.stats();
+        await this.pacing?.afterStep(performance.now() - t0, s.numRunning > 0, s.encodingEmbeddings > 0);
+      }
+    } finally {
+      this.running = false;
+      this.pacing?.idle();
+    }
+  }
+
+  /** Start a step's encodes together: they reach the encoder as one batch. */
+  private startEncodes(starts: readonly MediaStart[]): void {
+    if (starts.length === 0) return;
+    const items = starts.map((s) => {
+      const r = this.requests.get(s.req.id)!;
+      const m = r.media[this.mediaIndex(r, s.item)];
+      if (r.timings.encodeStart === 0) r.timings.encodeStart = performance.now();
+      return { r, m, s, job: { media: m.prepared, requestId: r.id, signal: r.request.signal, timeoutMs: r.request.tessera?.encodeTimeoutMs } };
+    });
+    const results = this.deps.media.encodeBatch(items.map((i) => i.job));
+    items.forEach(({ r, m, s }, i) => {
+      results[i].then(
+        (e) => {
+          this.deps.scheduler.encodeSettled(s.req, s.item, true);
+          if (r.sched === s.req && !r.isSettled) {
+            m.data = e.data;
+            m.source = e.source;
+            r.timings.encodeEnd = performance.now();
+          }
+          this.kick();
+        },
+        (error: unknown) => {
+          this.deps.scheduler.encodeSettled(s.req, s.item, false);
+          if (r.sched === s.req && !r.isSettled) this.deps.onEncodeFailure(r, error);
+          this.kick();
+        },
+      );
+    });
+  }
+
+  private mediaIndex(r: EngineRequest, item: SchedMediaItem): number {
+    return r.sched!.media.indexOf(item);
+  }
+
+  private async runStep(step: SchedulerStep): Promise<void> {
+    const { lm, scheduler, lifecycle } = this.deps;
+    const hidden = lm.config.text.hiddenSize;
+    const t0 = performance.now();
+    const seqs: BatchSeq[] = [];
+    const samplers: EngineRequest[] = [];
+    for (const s of step.seqs) {
+      const r = this.requests.get(s.req.id)!;
+      const prompt = s.req.promptLength;
+      const end = s.start + s.numTokens;
+      if (r.timings.prefillStart === 0) r.timings.prefillStart = t0;
+      if (s.start < prompt) r.timings.numPrefillChunks++;
+      const media = s.start < prompt ? chunkMediaRows(r.media, s.start, Math.min(end, prompt), hidden) : undefined;
+      r.media.forEach((m, i) => {
+        const runs = m.placeholder.runs;
+        const first = runs[0].offset;
+        const last = runs[runs.length - 1];
+        if (first < end && !r.staged.has(i) && last.offset + last.length > s.start) {
+          r.staged.add(i);
+          lifecycle.staged++;
+        }
+        if (last.offset + last.length <= end && last.offset + last.length > s.start && !r.spliced.has(i)) {
+          r.spliced.add(i);
+          lifecycle.spliced++;
+        }
+      });
+      seqs.push({
+        tokenIds: s.req.tokens(s.start, s.numTokens),
+        start: s.start,
+        slots: this.deps.kv.slots(s.req.id, s.start, s.numTokens),
+        blockTable: this.deps.kv.blockTable(s.req.id),
+        sample: s.sample ? { ...(r.sampling ?? { temperature: 0, topK: 0, topP: 1, seed: 0 }), step: s.req.outputIds.length } : undefined,
+        media,
+      });
+      if (s.sample) samplers.push(r);
+    }
+    let ids: Uint32Array;
+    try {
+      ids = (await lm.step(flattenBatch(seqs, lm.maxBlocksPerSeq, hidden))).ids;
+    } catch (caught) {
+      // A lost device makes the step fail in whatever way the driver reports (a rejected map, a
+      // validation error); name it for what it is.
+      const e = (await lm.gpu.lostWithin(250)) ?? caught;
+      for (const s of step.seqs) {
+        const r = this.requests.get(s.req.id);
+        if (r && !r.isSettled) this.drop(r, e);
+      }
+      if (e instanceof DeviceLostError) {
+        this.failAll(e);
+        this.deps.onDeviceLost(e);
+      }
+      return;
+    }
+    const sampled = new Map<number, number>();
+    samplers.forEach((r, i) => {
+      if (r.isSettled) return; // cancelled while the step ran
+      if (ids[i] === NON_FINITE_TOKEN) this.drop(r, new NonFiniteLogitsError(r.sched!.outputIds.length));
+      else sampled.set(r.id, ids[i]);
+    });
+    const update = scheduler.update(step, sampled);
+    for (const { req, token } of update.tokens) {
+      const r = this.requests.get(req.id)!;
+      r.onToken(token, req.stopIds.has(token));
+    }
+    for (const s of step.seqs) {
+      const r = this.requests.get(s.req.id);
+      if (!r || r.isSettled) continue;
+      r.media.forEach((m, i) => {
+        const last = m.placeholder.runs[m.placeholder.runs.length - 1];
+        if (!r.prefilled.has(i) && s.req.numComputed >= last.offset + last.length) {
+          r.prefilled.add(i);
+          lifecycle.prefilled++;
+        }
+      });
+    }
+    for (const req of update.finished) {
+      const r = this.requests.get(req.id)!;
+      this.release(r);
+      r.finish(req.finishCause!, mediaInfo(r));
+    }
+    this.history.push({ rows: step.numTokens, seqs: step.seqs.length, ms: performance.now() - t0 });
+    if (this.history.length > STEP_HISTORY) this.history.shift();
+  }
+
+  /** Give back the request's cache references (idempotent: an intake still running may take more). */
+  private release(r: EngineRequest): void {
+    this.requests.delete(r.id);
+    this.deps.media.release(r.id);
+    if (r.released) return;
+    r.released = true;
+    this.deps.lifecycle.released += r.media.filter((m) => m.data !== undefined).length;
+  }
+}
+
+export function mediaInfo(r: EngineRequest): MediaInfo[] {
+  return r.media.map((m) => ({
+    key: m.prepared.key,
+    source: m.source ?? 'encoded',
+    numTiles: m.prepared.layout.numTiles,
+    longestEdge: m.longestEdge,
+    ...(m.video ? { video: m.video } : {}),
+  }));
+}

@@ -1,0 +1,88 @@
+// Compile the language model's GPU pipelines while the model loads instead of on the first request.
+// Pipelines are built lazily, per step shape, the first time LanguageModel.step() meets that shape; on a
+// software adapter (SwiftShader) that takes seconds, which used to land in the first request's TTFT with
+// nothing on screen saying why. Here the engine runs the steps every request needs, once, on a scratch
+// sequence, and reports each as EngineProgress phase 'compile' (done / total):
+//
+//   step        tokens  what it compiles (beyond the earlier steps)
+//   prefill     16      every layer kernel at prefill width (register-wide matmul), splice, argmax head
+//   decode      1       the decode-width kernels (register-narrow matmul), reused by every decode step
+//   sampling    1       the sampling head (temperature > 0)
+//
+// The steps write K/V only into slots reserved for the scratch sequence and free them after, so the
+// KV pool is full again when the engine starts (invariant 7). The encoder worker compiles its own
+// pipelines on its own device with the first image; that is reported by the request, not here.
+//
+// Kept apart from engine.ts on purpose: it drives LanguageModel.step() and KvManager directly, and is
+// the one place to re-point when the model runner changes.
+
+import type { GpuContext } from '../gpu/context';
+import { NARROW_MAX_ROWS } from '../kernels/matmul';
+import { flattenBatch } from '../model/batch';
+import type { LoadedModel } from '../model/load';
+import type { EngineProgress } from './types';
+
+/** Scratch sequence id: request ids start at 1, so no request can own it. */
+const WARM_UP_SEQ = -1;
+
+interface WarmUpStep {
+  name: 'prefill' | 'decode' | 'sampling';
+  numTokens: number;
+  sampled: boolean;
+  splice: boolean;
+}
+
+/** Which steps run (exported for tests). A prefill step is wider than a decode step's matmul plan. */
+export function warmUpSteps(maxTokensPerStep: number): WarmUpStep[] {
+  const prefillTokens = Math.max(1, Math.min(maxTokensPerStep, 2 * NARROW_MAX_ROWS));
+  return [
+    { name: 'prefill', numTokens: prefillTokens, sampled: false, splice: true },
+    { name: 'decode', numTokens: 1, sampled: false, splice: false },
+    { name: 'sampling', numTokens: 1, sampled: true, splice: false },
+  ];
+}
+
+export interface WarmUpReport {
+  /** Steps run (0 when the KV cache had no room for the scratch sequence). */
+  numSteps: number;
+  /** Pipelines the warm-up added to the device's pipeline cache. */
+  numPipelinesCompiled: number;
+  ms: number;
+}
+
+export async function warmUpLanguageModel(
+  gpu: GpuContext,
+  model: Pick<LoadedModel, 'lm' | 'kv' | 'config'>,
+  onProgress?: (p: EngineProgress) => void,
+): Promise<WarmUpReport> {
+  const t0 = performance.now();
+  const pipelinesBefore = gpu.pipelines.size;
+  const { lm, kv } = model;
+  const steps = warmUpSteps(lm.options.maxTokensPerStep);
+  const numTokens = steps.reduce((a, s) => a + s.numTokens, 0);
+  if (!kv.allocate(WARM_UP_SEQ, numTokens)) return { numSteps: 0, numPipelinesCompiled: 0, ms: 0 };
+  const hidden = model.config.text.hiddenSize;
+  try {
+    let pos = 0;
+    for (const [i, s] of steps.entries()) {
+      onProgress?.({ phase: 'compile', step: s.name, done: i, total: steps.length });
+      const T = s.numTokens;
+      const seq = {
+        tokenIds: new Uint32Array(T), // token 0: any valid id will do
+        start: pos,
+        slots: kv.slots(WARM_UP_SEQ, pos, T),
+        blockTable: kv.blockTable(WARM_UP_SEQ),
+        // The last row samples (greedy, or at temperature 1 for the sampling head); one zero image row
+        // stands in for an embedding so the splice kernel compiles too.
+        sample: { temperature: s.sampled ? 1 : 0, topK: 0, topP: 1, seed: 0, step: 0 },
+        media: s.splice ? [{ offset: 0, data: new Float32Array(hidden) }] : undefined,
+      };
+      await lm.step(flattenBatch([seq], lm.maxBlocksPerSeq, hidden));
+      pos += T;
+    }
+    onProgress?.({ phase: 'compile', step: 'done', done: steps.length, total: steps.length });
+  } finally {
+    kv.free(WARM_UP_SEQ);
+  }
+  return { numSteps: steps.length, numPipelinesCompiled: gpu.pipelines.size - pipelinesBefore, ms: performance.now() - t0 };
+}

@@ -1,0 +1,74 @@
+// One model step for many sequences, laid out as the LanguageModel wants it: the sequences' new tokens
+// back to back, each row knowing its sequence, position and KV slot; one head row per sequence that
+// samples; media rows gathered into one block for the splice.
+//
+//   seqs:   A: decode 1 token @ pos 40        B: prefill 6 tokens @ pos 0..5 (rows 3-4 are image rows)
+//   rows:   0:A40 | 1:B0 2:B1 3:B2 4:B3 5:B4 6:B5
+//   head:   [0 (A), 6 (B: its chunk ends the prompt)]      splice rows: [3, 4]
+
+import { InternalError } from '../errors';
+import type { SamplingParams } from '../kernels/sample';
+import type { StepInput } from './language-model';
+
+export interface BatchSeq {
+  /** The new tokens this step computes for the sequence. */
+  tokenIds: Uint32Array;
+  /** Position of tokenIds[0] in the sequence. */
+  start: number;
+  /** KV slots of those tokens. */
+  slots: Uint32Array;
+  blockTable: readonly number[];
+  /** Present when the logits of the sequence's last row give its next token. */
+  sample?: SamplingParams;
+  /** Media embeddings for some of these rows: row `offset + i` (0-based within tokenIds) takes row i of `data`. */
+  media?: ReadonlyArray<{ offset: number; data: Float32Array }>;
+}
+
+/** Flatten `seqs` (in row order) into one StepInput. Head rows come in the order of the sampling seqs. */
+export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number, hiddenSize: number): StepInput {
+  const T = seqs.reduce((a, s) => a + s.tokenIds.length, 0);
+  const ids = new Uint32Array(T);
+  const tokenSeq = new Uint32Array(T);
+  const positions = new Uint32Array(T);
+  const slots = new Uint32Array(T);
+  const blockTables = new Uint32Array(seqs.length * maxBlocksPerSeq);
+  const headRows: number[] = [];
+  const sampling: SamplingParams[] = [];
+  const spliceRows: number[] = [];
+  const spliceData: Float32Array[] = [];
+  let row = 0;
+  seqs.forEach((s, i) => {
+    const n = s.tokenIds.length;
+    if (n < 1 || s.slots.length !== n) throw new InternalError(`batch: sequence ${i} has ${n} tokens and ${s.slots.length} slots`);
+    if (s.blockTable.length > maxBlocksPerSeq) throw new InternalError(`batch: sequence ${i} holds ${s.blockTable.length} blocks, more than ${maxBlocksPerSeq}`);
+    ids.set(s.tokenIds, row);
+    tokenSeq.fill(i, row, row + n);
+    for (let j = 0; j < n; j++) positions[row + j] = s.start + j;
+    slots.set(s.slots, row);
+    blockTables.set(s.blockTable, i * maxBlocksPerSeq);
+    for (const m of s.media ?? []) {
+      const k = m.data.length / hiddenSize;
+      if (!Number.isInteger(k) || m.offset < 0 || m.offset + k > n) {
+        throw new InternalError(`batch: sequence ${i} splices ${k} rows at ${m.offset} into a chunk of ${n}`);
+      }
+      for (let j = 0; j < k; j++) spliceRows.push(row + m.offset + j);
+      spliceData.push(m.data);
+    }
+    if (s.sample) {
+      headRows.push(row + n - 1);
+      sampling.push(s.sample);
+    }
+    row += n;
+  });
+  let splice: StepInput['splice'];
+  if (spliceRows.length > 0) {
+    const data = new Float32Array(spliceRows.length * hiddenSize);
+    let o = 0;
+    for (const d of spliceData) {
+      data.set(d, o);
+      o += d.length;
+    }
+    splice = { rows: Uint32Array.from(spliceRows), data };
+  }
+  return { ids, tokenSeq, positions, slots, blockTables, numSeqs: seqs.length, headRows: Uint32Array.from(headRows), sampling, splice };
+}

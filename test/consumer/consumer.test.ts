@@ -1,0 +1,196 @@
+// Tessera as a user installs it (issue 9): the package is packed (`npm pack`, after the build in
+// global-setup.ts), installed into a fresh Vite + TypeScript app generated in a temp folder (npm registry
+// only, npm's cache first), type-checked strictly, built, served and run in headless Chromium with
+// DEFAULT options (encoder Web Workers) against the bundled tiny model; then a Node program imports
+// 'tessera/node' from the same install, type-checked with NodeNext and node16, and must exit by itself
+// after engine.destroy(); then the installed `tessera` command. Steps run in order, each on the last one's
+// results. Every step logs its wall time.
+//
+// What a broken package does here: a missing worker file fails the app's `vite build` (and the file list),
+// a missing or `any` type fails tsc (the apps' @ts-expect-error lines), a missing entry point fails tsc,
+// the build and the Node import.
+
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { goldenTokens } from '../e2e/goldens';
+import { cleanEnv, expectSuccess, openApp, run, runExpectingExit, startVite, type CommandResult } from './harness';
+
+const root = resolve(import.meta.dirname, '../..');
+const TEMPLATE = join(import.meta.dirname, 'app');
+/** The error-name check the unit test runs on the source, run again inside both apps. */
+const ERROR_CLASSES = join(root, 'test/helpers/error-classes.ts');
+const GOLDEN = goldenTokens('smolvlm-tiny');
+const NODE_MAX_TOKENS = 4;
+/** The last TypeScript without WebGPU in lib.dom. */
+const TS5 = '5.9.3';
+/** The version this repository uses, so the app installs what npm's cache already holds. */
+const version = (pkg: string) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version as string;
+
+let work: string;
+let app: string;
+let tarball: string;
+
+function timed<T extends CommandResult>(label: string, r: T): T {
+  console.log(`[consumer] ${label}: ${(r.ms / 1000).toFixed(1)} s`);
+  return r;
+}
+
+const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd);
+const tsc = (project: string, compiler = 'typescript') => run(process.execPath, [`node_modules/${compiler}/bin/tsc`, '-p', project], app);
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'tessera-consumer-'));
+  app = join(work, 'app');
+});
+
+afterAll(() => {
+  if (work && !process.env.TESSERA_KEEP_CONSUMER) rmSync(work, { recursive: true, force: true });
+});
+
+describe.sequential('the packed package in a fresh app', () => {
+  it('packs the entry points, both encoder workers and the declarations, and nothing else', async () => {
+    const r = timed('npm pack', expectSuccess(await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], root), 'npm pack'));
+    const [info] = JSON.parse(r.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    tarball = join(work, info.filename);
+    const files = info.files.map((f) => f.path);
+    for (const f of [
+      'package.json', 'README.md', 'dist/index.js', 'dist/node.js', 'dist/cli.js', 'dist/encoder.worker.js', 'dist/encoder-worker.js',
+      'dist/types/index.d.ts', 'dist/types/node.d.ts', 'dist/types/ts5/index.d.ts', 'dist/types/ts5/node.d.ts',
+    ]) {
+      expect(files, f).toContain(f);
+    }
+    expect(files.filter((f) => !f.startsWith('dist/') && f !== 'package.json' && f !== 'README.md')).toEqual([]);
+  });
+
+  it('installs into a new Vite app without the Node-only packages (webgpu, sharp)', async () => {
+    cpSync(TEMPLATE, app, { recursive: true, filter: (src) => !src.includes(`${TEMPLATE}/node`) });
+    cpSync(ERROR_CLASSES, join(app, 'src/error-classes.ts'));
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'tessera-consumer', private: true, type: 'module' }));
+    mkdirSync(join(app, 'public/models'), { recursive: true });
+    cpSync(join(root, 'public/models/smolvlm-tiny'), join(app, 'public/models/smolvlm-tiny'), { recursive: true });
+    cpSync(join(root, 'public/sample.png'), join(app, 'public/sample.png'));
+    // TypeScript 5.9 as well: before 6.0 lib.dom has no WebGPU, and the package's "types@<6" entry adds it.
+    const deps = [tarball, `vite@${version('vite')}`, `typescript@${version('typescript')}`, `typescript5@npm:typescript@${TS5}`];
+    timed('npm install (browser app)', expectSuccess(await npm(['install', ...deps], app), 'npm install'));
+    expect(existsSync(join(app, 'node_modules/tessera/dist/encoder.worker.js'))).toBe(true);
+    expect(existsSync(join(app, 'node_modules/webgpu'))).toBe(false);
+    expect(existsSync(join(app, 'node_modules/sharp'))).toBe(false);
+  });
+
+  it('type-checks the app strictly (moduleResolution bundler, skipLibCheck off) with TypeScript 7 and 5.9', async () => {
+    for (const compiler of ['typescript', 'typescript5']) {
+      const r = timed(`tsc (bundler, ${compiler})`, await tsc('.', compiler));
+      expect(r.stdout + r.stderr, compiler).toBe('');
+      expect(r.code).toBe(0);
+    }
+  });
+
+  it("builds with the app's vite build, without warnings, emitting the encoder worker", async () => {
+    const r = timed('vite build', expectSuccess(await run(process.execPath, ['node_modules/vite/bin/vite.js', 'build'], app), 'vite build'));
+    expect(r.stdout + r.stderr).not.toMatch(/warn|\(!\)/i);
+    expect(readdirSync(join(app, 'dist/assets')).filter((f) => /^encoder\.worker-.*\.js$/.test(f))).toHaveLength(1);
+  });
+
+  async function answerFrom(args: string[], label: string): Promise<void> {
+    const server = await startVite(app, args);
+    try {
+      const outcome = await openApp(server.url);
+      console.log(`[consumer] ${label} (page load to answer): ${(outcome.ms / 1000).toFixed(1)} s`);
+      expect(outcome.error, `${JSON.stringify(outcome)}\n${server.output()}`).toBeUndefined();
+      expect(outcome.encoderMode).toBe('workers');
+      expect(outcome.tokenIds).toEqual(GOLDEN);
+      expect(outcome.badNames).toEqual([]);
+    } finally {
+      server.stop();
+    }
+  }
+
+  it('answers in Chromium from the built app (vite preview) with the greedy goldens', async () => {
+    await answerFrom(['preview'], 'vite preview + Chromium');
+  });
+
+  it("answers in Chromium from Vite's dev server (dependency pre-bundling on)", async () => {
+    await answerFrom([], 'vite dev + Chromium');
+  });
+});
+
+describe.sequential('the same install from Node', () => {
+  it('type-checks against tessera/node with NodeNext and node16', async () => {
+    cpSync(join(TEMPLATE, 'node'), join(app, 'node'), { recursive: true });
+    cpSync(ERROR_CLASSES, join(app, 'node/error-classes.ts'));
+    timed('npm install @types/node', expectSuccess(await npm(['install', `@types/node@${version('@types/node')}`], app), 'npm install'));
+    for (const project of ['node', 'node/tsconfig.node16.json']) {
+      const r = timed(`tsc -p ${project}`, await tsc(project));
+      expect(r.stdout + r.stderr, project).toBe('');
+      expect(r.code).toBe(0);
+    }
+  });
+
+  it("fails with MissingDependencyError while the optional peer 'webgpu' is not installed", async () => {
+    const r = await run(process.execPath, ['node/out/main.js', 'public/models/smolvlm-tiny', 'public/sample.png', '1'], app);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ name: 'MissingDependencyError', code: 'MISSING_DEPENDENCY' });
+    expect(r.stdout).toMatch(/npm install webgpu/);
+    timed('npm install webgpu sharp', expectSuccess(await npm(['install', `webgpu@${version('webgpu')}`, `sharp@${version('sharp')}`], app), 'npm install'));
+  });
+
+  it('answers with encoder worker threads, and the process exits by itself after destroy()', async () => {
+    // XDG_RUNTIME_DIR unset, as on a headless machine: the library keeps Dawn's wayland warning away.
+    const env = cleanEnv({ XDG_RUNTIME_DIR: undefined });
+    const args = ['node/out/main.js', 'public/models/smolvlm-tiny', 'public/sample.png', String(NODE_MAX_TOKENS)];
+    const r = timed('node program (start to exit)', await runExpectingExit(args, app, env, 20_000, 240_000));
+    console.log(`[consumer] node program, answer printed to exit: ${r.exitAfterOutputMs?.toFixed(0)} ms`);
+    expect(r.exitAfterOutputMs, `still running 20 s after destroy():\n${r.stdout}\n${r.stderr}`).toBeDefined();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.encoderMode).toBe('workers');
+    expect(out.tokenIds).toEqual(GOLDEN.slice(0, NODE_MAX_TOKENS));
+    expect(out.badNames).toEqual([]);
+    expect(r.stderr).not.toMatch(/XDG_RUNTIME_DIR/);
+  });
+
+  it('runs the installed tessera command: usage errors, and named errors from a worker without a stack', async () => {
+    const tessera = (args: string[]) => run(join(app, 'node_modules/.bin/tessera'), args, app);
+    const bad = await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--max-tokens', '-5']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^tessera: --max-tokens must be an integer >= 1, got '-5'\n\nusage: tessera/);
+    const unknown = await tessera(['run', '--frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^tessera: Unknown option '--frobnicate'/);
+
+    writeFileSync(join(app, 'empty.png'), '');
+    const empty = timed('tessera run (0-byte image)', await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--image', 'empty.png']));
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/^tessera: ImageDecodeError: image has 0 bytes; .*$/m);
+    expect(empty.stderr).not.toMatch(/^\s+at /m);
+    const verbose = await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--image', 'empty.png', '--verbose']);
+    expect(verbose.stderr).toMatch(/^ImageDecodeError: image has 0 bytes.*\n\s+at /m);
+  });
+});
+
+describe.sequential("Vite 7's dev server (pre-bundling breaks worker URLs in dependencies)", () => {
+  it('reports EncoderWorkerLoadError naming the URL; with the documented optimizeDeps.exclude it answers', async () => {
+    timed('npm install vite@7', expectSuccess(await npm(['install', 'vite@7'], app), 'npm install vite@7'));
+    const plain = await startVite(app, []);
+    try {
+      const failed = await openApp(plain.url);
+      expect(failed.error?.name, JSON.stringify(failed)).toBe('EncoderWorkerLoadError');
+      expect(failed.error?.message).toContain(`${plain.url}node_modules/.vite/deps/encoder.worker.js`);
+      expect(failed.error?.message).toContain("optimizeDeps: { exclude: ['tessera'] }");
+    } finally {
+      plain.stop();
+    }
+    writeFileSync(join(app, 'vite.config.js'), "export default { optimizeDeps: { exclude: ['tessera'] } };\n");
+    rmSync(join(app, 'node_modules/.vite'), { recursive: true, force: true });
+    const fixed = await startVite(app, []);
+    try {
+      const outcome = await openApp(fixed.url);
+      console.log(`[consumer] vite 7 dev with optimizeDeps.exclude + Chromium: ${(outcome.ms / 1000).toFixed(1)} s`);
+      expect(outcome.error, JSON.stringify(outcome)).toBeUndefined();
+      expect(outcome.tokenIds).toEqual(GOLDEN);
+    } finally {
+      fixed.stop();
+    }
+  });
+});

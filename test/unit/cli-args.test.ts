@@ -1,0 +1,83 @@
+// The command line's argument checks and error lines (src/cli/args.ts, src/cli/report-error.ts). The
+// installed `tessera` binary is run end to end in test/consumer/.
+
+import { describe, expect, it } from 'vitest';
+import { parseCliArgs, UsageError } from '../../src/cli/args';
+import { exitCodeFor, formatCliError } from '../../src/cli/report-error';
+import { ContextLengthError, ImageDecodeError } from '../../src/errors';
+import { fromWireError, toWireError } from '../../src/protocol/errors';
+
+const RUN = ['run', '--model', 'm', '--prompt', 'p'];
+
+function usageMessage(argv: string[]): string {
+  try {
+    parseCliArgs(argv);
+  } catch (e) {
+    expect(e).toBeInstanceOf(UsageError);
+    return (e as Error).message;
+  }
+  throw new Error(`no usage error for ${argv.join(' ')}`);
+}
+
+describe('tessera arguments', () => {
+  it('parses a run with every option', () => {
+    const args = parseCliArgs([...RUN, '--image', 'a.png', '--max-tokens', '7', '--temperature', '0.5', '--top-p', '0.9', '--top-k', '0', '--seed', '3', '--json', '-v']);
+    expect(args).toEqual({
+      command: 'run', model: 'm', prompt: 'p', image: 'a.png', video: undefined, videoPruning: undefined, maxTokens: 7, temperature: 0.5, topP: 0.9, topK: 0, seed: 3,
+      notice: undefined, json: true, verbose: true,
+    });
+    expect(parseCliArgs([...RUN, '--video', 'clip.mp4', '--video-pruning', '0.5'])).toMatchObject({ video: 'clip.mp4', videoPruning: 0.5 });
+    expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined });
+  });
+
+  it('refuses numbers out of range or not numbers, naming the option and the value', () => {
+    expect(usageMessage([...RUN, '--max-tokens', '-5'])).toBe("--max-tokens must be an integer >= 1, got '-5'");
+    expect(usageMessage([...RUN, '--max-tokens=-5'])).toBe("--max-tokens must be an integer >= 1, got '-5'");
+    expect(usageMessage([...RUN, '--max-tokens', '0'])).toBe("--max-tokens must be an integer >= 1, got '0'");
+    expect(usageMessage([...RUN, '--max-tokens', '2.5'])).toBe("--max-tokens must be an integer >= 1, got '2.5'");
+    expect(usageMessage([...RUN, '--max-tokens', 'ten'])).toBe("--max-tokens must be an integer >= 1, got 'ten'");
+    expect(usageMessage([...RUN, '--temperature', '-0.1'])).toBe("--temperature must be a number >= 0, got '-0.1'");
+    expect(usageMessage([...RUN, '--top-p', '0'])).toMatch(/^--top-p must be a number above 0 and at most 1/);
+    expect(usageMessage([...RUN, '--top-p', '1.5'])).toMatch(/^--top-p must be/);
+    expect(usageMessage([...RUN, '--seed', '4294967296'])).toMatch(/^--seed must be an integer from 0 to 4294967295/);
+    expect(usageMessage([...RUN, '--seed', ''])).toMatch(/^--seed must be/);
+    expect(usageMessage([...RUN, '--video-pruning', '1'])).toBe("--video-pruning must be a number from 0 up to (not including) 1, got '1'");
+  });
+
+  it('refuses unknown options, missing values, stray words and misplaced options', () => {
+    expect(usageMessage([...RUN, '--frobnicate'])).toMatch(/Unknown option '--frobnicate'/);
+    expect(usageMessage([...RUN, '--max-tokens'])).toMatch(/--max-tokens/);
+    expect(usageMessage(['run', '--model', 'm', '--prompt', 'what', 'is', 'this'])).toMatch(/unexpected argument 'is'/);
+    expect(usageMessage(['run', '--prompt', 'p'])).toBe('run needs --model <dir|url>');
+    expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run option');
+    expect(usageMessage(['doctor', '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
+    expect(usageMessage(['serve'])).toBe("unknown command 'serve'");
+    expect(usageMessage([])).toBe('no command given');
+  });
+});
+
+describe('tessera error lines', () => {
+  it('prints a named error as one line without a stack; --verbose adds it', () => {
+    const e = new ContextLengthError(21681, 64, 8192);
+    expect(formatCliError(e, false)).toBe(`tessera: ContextLengthError: ${e.message}`);
+    expect(formatCliError(e, true)).toContain(`tessera: ContextLengthError: ${e.message}\n\nContextLengthError: ${e.message}\n    at `);
+    expect(exitCodeFor(e)).toBe(1);
+  });
+
+  it('prints an error rebuilt from a worker the same way', () => {
+    const rebuilt = fromWireError(toWireError(new ImageDecodeError('image has 0 bytes; send the file contents, not an empty buffer.')));
+    expect(formatCliError(rebuilt, false)).toBe('tessera: ImageDecodeError: image has 0 bytes; send the file contents, not an empty buffer.');
+  });
+
+  it('points at --verbose for an unexpected error, and shows its causes with it', () => {
+    const e = new TypeError('x is undefined', { cause: new RangeError('inner') });
+    expect(formatCliError(e, false)).toBe('tessera: TypeError: x is undefined\n(run again with --verbose for the stack trace)');
+    expect(formatCliError(e, true)).toMatch(/caused by: RangeError: inner\n\s+at /);
+  });
+
+  it('prints usage errors with the usage text and exit code 2', () => {
+    const e = new UsageError('no command given');
+    expect(formatCliError(e, false)).toMatch(/^tessera: no command given\n\nusage: tessera <command>/);
+    expect(exitCodeFor(e)).toBe(2);
+  });
+});
