@@ -24,7 +24,12 @@ describe('tessera arguments', () => {
     const args = parseCliArgs([...RUN, '--image', 'a.png', '--max-tokens', '7', '--temperature', '0.5', '--top-p', '0.9', '--top-k', '0', '--seed', '3', '--json', '-v']);
     expect(args).toEqual({
       command: 'run', model: 'm', prompt: 'p', image: 'a.png', video: undefined, videoPruning: undefined, maxTokens: 7, temperature: 0.5, topP: 0.9, topK: 0, seed: 3,
-      notice: undefined, json: true, verbose: true,
+      notice: undefined, dtype: undefined, compute: undefined, weightCache: true, json: true, verbose: true,
+    });
+    expect(parseCliArgs([...RUN, '--dtype', 'vision=f16,text=q4', '--compute', 'f16', '--no-weight-cache'])).toMatchObject({
+      dtype: { vision: 'f16', text: 'q4' },
+      compute: 'f16',
+      weightCache: false,
     });
     expect(parseCliArgs([...RUN, '--video', 'clip.mp4', '--video-pruning', '0.5'])).toMatchObject({ video: 'clip.mp4', videoPruning: 0.5 });
     expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined });
@@ -42,6 +47,8 @@ describe('tessera arguments', () => {
     expect(usageMessage([...RUN, '--seed', '4294967296'])).toMatch(/^--seed must be an integer from 0 to 4294967295/);
     expect(usageMessage([...RUN, '--seed', ''])).toMatch(/^--seed must be/);
     expect(usageMessage([...RUN, '--video-pruning', '1'])).toBe("--video-pruning must be a number from 0 up to (not including) 1, got '1'");
+    expect(usageMessage([...RUN, '--dtype', 'q3'])).toMatch(/--dtype: unknown weight dtype "q3"; use one of f32, f16, q8, q4/);
+    expect(usageMessage([...RUN, '--compute', 'f64'])).toMatch(/--compute: unknown weight dtype "f64"/);
   });
 
   it('refuses unknown options, missing values, stray words and misplaced options', () => {
