@@ -26,6 +26,11 @@ export class EncoderPacing {
     readonly policy: DecodePriority | undefined,
   ) {}
 
+  /** Before a step's encodes start: pace them if the step decodes (so they wait for grants from the start). */
+  beforeStep(decoding: boolean): void {
+    if (this.policy && decoding) this.media.setPaced(true);
+  }
+
   /** After a model step of `stepMs`: if requests still decode, let the encoder run its share now. */
   async afterStep(stepMs: number, decoding: boolean, encoding: boolean): Promise<void> {
     if (!this.policy || !decoding) {

@@ -115,6 +115,11 @@ export class ServeLoop {
       while (this.deps.scheduler.hasWork()) {
         this.dirty = false;
         const step = this.deps.scheduler.schedule();
+        // Decode priority protects requests that are producing tokens; a request whose prompt still waits
+        // for its own image is not slowed by pacing that image's encode. Paced before the step's encodes
+        // start: an encode started free submits its whole forward pass at once and cannot be paced after.
+        const decoding = step.seqs.some((q) => q.start >= q.req.promptLength);
+        this.pacing?.beforeStep(decoding);
         this.startEncodes(step.encode);
         if (step.seqs.length === 0) {
           this.pacing?.idle();
@@ -124,7 +129,7 @@ export class ServeLoop {
         const t0 = performance.now();
         await this.runStep(step);
         const s = this.deps.scheduler.stats();
-        await this.pacing?.afterStep(performance.now() - t0, s.numRunning > 0, s.encodingEmbeddings > 0);
+        await this.pacing?.afterStep(performance.now() - t0, decoding && s.numRunning > 0, s.encodingEmbeddings > 0);
       }
     } finally {
       this.running = false;

@@ -150,7 +150,9 @@ describe('decode priority', () => {
   // The free-running encoder (decodePriority: false) is what every other engine test exercises.
   for (const decodePriority of [{ encoderShare: 0.25 }] as const) {
     it(`decoding while another request's image encodes, paced (share ${decodePriority.encoderShare}), changes no token`, async () => {
-      const engine = await testEngine(gpu(), dir, { kvCacheTokens: 4096, maxTokensPerStep: 128, decodePriority });
+      // No prefix cache: the second run of the image request must encode its image again (with the cache,
+      // its image rows come from the first run's KV blocks and nothing is encoded beside the decoding).
+      const engine = await testEngine(gpu(), dir, { kvCacheTokens: 4096, maxTokensPerStep: 128, decodePriority, prefixCaching: false });
       try {
         // Long enough that the image request's preprocessing and encode start while it still decodes, on
         // any machine speed (40 tokens were over before the encode began on a fast CI runner).
@@ -160,6 +162,7 @@ describe('decode priority', () => {
         const soloPic = (await engine.chat.completions.create(pic)).tessera.tokenIds;
         expect(soloLong.length).toBeGreaterThan(150);
         await engine.encoderCache.clear();
+        const before = engine.stats();
         // The long answer starts first; the image request arrives while it decodes and must be encoded.
         const longRun = engine.chat.completions.create(long).then((r) => r.tessera.tokenIds);
         while (engine.stats().scheduler.numRunning === 0) await new Promise((r) => setTimeout(r, 5));
@@ -167,7 +170,10 @@ describe('decode priority', () => {
         expect(tokens).toEqual(soloLong);
         expect(picTokens).toEqual(soloPic);
         const s = engine.stats();
+        expect(s.encoder.encodes - before.encoder.encodes).toBe(1);
         expect(s.decodePriority.encoderShare).toBe(decodePriority ? 0.25 : 0);
+        // Alone, the image request's encode ran free (nothing decoded beside it); here it ran in grants.
+        expect(before.decodePriority.grantedMs).toBe(0);
         if (decodePriority) expect(s.decodePriority.grantedMs).toBeGreaterThan(0);
         else expect(s.decodePriority.grantedMs).toBe(0);
         expectIdle(engine);
