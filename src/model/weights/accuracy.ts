@@ -8,7 +8,8 @@
 //
 // Teacher forcing runs the sequence through the language model in prefill chunks, reading the logits of
 // every position of a chunk at once: each row of a chunk is a head row (headRows = 0..T-1, greedy), all
-// in one sequence's block table, so one step returns T rows of logits.
+// rows read one sequence's block table (copied into T table rows, one per head row), so one step returns
+// T rows of logits.
 
 import { InternalError, KvCacheFullError } from '../../errors';
 import type { Tensor } from '../../gpu/tensor';
@@ -43,8 +44,7 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
   const out: Float32Array[] = [];
   try {
     const slots = kv.slots(seq, 0, n);
-    const blockTables = new Uint32Array(lm.maxBlocksPerSeq);
-    blockTables.set(kv.blockTable(seq));
+    const table = Uint32Array.from(kv.blockTable(seq));
     for (let c0 = 0; c0 < n; c0 += chunk) {
       const c1 = Math.min(n, c0 + chunk);
       const T = c1 - c0;
@@ -57,6 +57,11 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
       }
       // Chunks before the wanted positions only fill the KV cache (no LM head).
       const wanted = c1 > n - want;
+      // One head row per step sequence: every row reads the same block table (tokenSeq 0), and each of
+      // the T table rows is a copy of it, so all T rows can give logits.
+      const S = wanted ? T : 1;
+      const blockTables = new Uint32Array(S * lm.maxBlocksPerSeq);
+      for (let i = 0; i < S; i++) blockTables.set(table, i * lm.maxBlocksPerSeq);
       const r = await lm.step(
         {
           ids: input.ids.subarray(c0, c1),
@@ -64,7 +69,7 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
           positions: Uint32Array.from({ length: T }, (_, i) => c0 + i),
           slots: slots.subarray(c0, c1),
           blockTables,
-          numSeqs: 1,
+          numSeqs: S,
           headRows: wanted ? Uint32Array.from({ length: T }, (_, i) => i) : new Uint32Array(0),
           sampling: wanted ? Array.from({ length: T }, () => GREEDY) : [],
           splice: rows.length > 0 ? { rows: Uint32Array.from(rows), data: data.subarray(0, rows.length * hidden) } : undefined,
