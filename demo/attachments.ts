@@ -1,6 +1,6 @@
 // Attachments of the next message: picked files shown as removable thumbnails, sent as content parts.
-// Each attachment has a `kind`; images are the only kind today. Video lands later as one more member of
-// the union, one more case in kindOfFile / contentPart / thumbnail, and `video/*` in the picker's accept.
+// Each attachment has a `kind`: an image (its bytes, shown as itself) or a video (the File, read lazily by
+// the engine: only the sampled frames are decoded; shown as a named tile, its frames come with the answer).
 
 import type { ChatContentPart } from '../src/engine/types';
 
@@ -13,11 +13,26 @@ export interface ImageAttachment {
   url: string;
 }
 
-export type Attachment = ImageAttachment;
+export interface VideoAttachment {
+  kind: 'video';
+  name: string;
+  /** Sent as is: a Blob part is read lazily, so a long clip is never copied whole. */
+  file: Blob;
+}
+
+export type Attachment = ImageAttachment | VideoAttachment;
+
+/** What the video picker accepts: the containers the engine demuxes (MP4/MOV, WebM/MKV). */
+export const VIDEO_ACCEPT = 'video/mp4,video/webm,video/quicktime,video/x-matroska,.mp4,.m4v,.webm,.mkv,.mov';
 
 export function kindOfFile(file: File): Attachment['kind'] | undefined {
   if (file.type.startsWith('image/') || /\.(png|jpe?g|webp|gif|bmp|avif)$/i.test(file.name)) return 'image';
+  if (file.type.startsWith('video/') || /\.(mp4|m4v|webm|mkv|mov)$/i.test(file.name)) return 'video';
   return undefined;
+}
+
+export function videoAttachment(file: File): VideoAttachment {
+  return { kind: 'video', name: file.name, file };
 }
 
 export async function attachmentFromBlob(blob: Blob, name: string): Promise<Attachment> {
@@ -30,6 +45,8 @@ export function contentPart(a: Attachment): ChatContentPart {
   switch (a.kind) {
     case 'image':
       return { type: 'image', image: a.bytes };
+    case 'video':
+      return { type: 'video', video: a.file };
   }
 }
 
@@ -49,7 +66,22 @@ export function thumbnail(a: Attachment): HTMLElement {
       });
       return img;
     }
+    case 'video': {
+      // A tile, not a <video>: the page need not be able to play the codec (the encoder worker decodes it).
+      const tile = document.createElement('span');
+      tile.className = 'video-tile';
+      tile.setAttribute('role', 'img');
+      tile.setAttribute('aria-label', `attached video ${a.name}`);
+      tile.title = a.name;
+      tile.textContent = '▶ video';
+      return tile;
+    }
   }
+}
+
+/** Object URLs an attachment holds (revoke them when no message shows it any more). */
+export function release(a: Attachment): void {
+  if (a.kind === 'image') URL.revokeObjectURL(a.url);
 }
 
 /** The composer's attachment tray. */

@@ -3,12 +3,14 @@
 // their images, earlier answers as assistant messages); a repeated image costs no encode, its embeddings
 // come from the encoder cache. A stopped answer keeps its text and stays in the history; a failed turn
 // shows its error and is left out of the history (so one bad image does not poison the next question).
+// A turn with videos asks for the sampled frames' thumbnails and shows them above its answer.
 
 import type { Engine } from '../src/engine/engine';
 import type { ChatCompletionChunk, ChatCompletionMessage, TesseraInfo } from '../src/engine/types';
-import { contentPart, thumbnail, type Attachment } from './attachments';
+import { contentPart, release, thumbnail, type Attachment } from './attachments';
 import { errorParts, isStop, renderError } from './error-view';
 import { formatMs, formatRate } from './format';
+import { renderVideoFrames, VIDEO_THUMBNAIL_EDGE } from './video-frames-view';
 
 export type RunRecord =
   | { text: string; info: TesseraInfo; finishReason: string; loadedFromCache: boolean }
@@ -69,7 +71,7 @@ export class Chat {
 
   clear(): void {
     this.abort?.abort(new Error('new chat'));
-    for (const t of this.turns) for (const a of t.attachments) URL.revokeObjectURL(a.url);
+    for (const t of this.turns) for (const a of t.attachments) release(a);
     this.turns = [];
     this.list.replaceChildren();
   }
@@ -86,11 +88,14 @@ export class Chat {
     const abort = (this.abort = new AbortController());
     const encodesBefore = engine.stats().encoder.encodes;
     const hasImages = messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'));
+    const videoNames = attachments.filter((a) => a.kind === 'video').map((a) => a.name);
     this.events.onState(
       'running',
-      hasImages && encodesBefore === 0
-        ? 'Reading and encoding the image, then prefilling… (the first image encoded in this session also compiles the encoder’s kernels in its worker, once)'
-        : 'Preparing the prompt and prefilling…',
+      videoNames.length > 0
+        ? 'Decoding the video’s sampled frames and encoding them, then prefilling…'
+        : hasImages && encodesBefore === 0
+          ? 'Reading and encoding the image, then prefilling… (the first image encoded in this session also compiles the encoder’s kernels in its worker, once)'
+          : 'Preparing the prompt and prefilling…',
     );
     let record: RunRecord;
     let ended: [state: 'done' | 'stopped' | 'error', status: string];
@@ -101,6 +106,8 @@ export class Chat {
         temperature: options.temperature,
         stream: true,
         signal: abort.signal,
+        // Only videos have thumbnails; earlier turns' videos come back too (tessera.videos is per video part).
+        ...(videoNames.length > 0 ? { tessera: { videoThumbnails: VIDEO_THUMBNAIL_EDGE } } : {}),
       });
       let last: ChatCompletionChunk | undefined;
       for await (const chunk of stream) {
@@ -116,6 +123,8 @@ export class Chat {
       const info = last!.tessera!;
       const finishReason = last!.choices[0].finish_reason ?? '';
       turn.state = 'done';
+      // This turn's videos are the last video parts of the request (its user message comes last).
+      if (videoNames.length > 0) view.content.before(renderVideoFrames(info.videos.slice(-videoNames.length), videoNames));
       const t = info.timings;
       view.meta.textContent =
         `${info.tokenIds.length} tokens (${finishReason === 'length' ? 'max tokens reached' : finishReason === 'stop' ? 'end of answer' : finishReason}) · ` +

@@ -1,11 +1,13 @@
 // Demo page entry. On load: check WebGPU (and say what to do without it), list the bundled models, attach
 // the sample image. Then Load (progress per file, kernel compile, encoder start), then chat. `?run`
-// loads the default model and asks the default question at once (the Playwright tests use it).
+// loads the default model and asks the default question at once (the Playwright tests use it). The video
+// picker is enabled only while a checkpoint with video settings (SmolVLM2) is loaded; a video already in
+// the tray when another checkpoint is loaded is sent anyway, and its turn shows VideoNotSupportedError.
 
 import { createEngine } from '../src/engine/create-browser';
 import type { Engine } from '../src/engine/engine';
 import type { TesseraInfo } from '../src/engine/types';
-import { AttachmentTray, attachmentFromBlob, kindOfFile } from './attachments';
+import { AttachmentTray, attachmentFromBlob, kindOfFile, VIDEO_ACCEPT, videoAttachment } from './attachments';
 import { Chat } from './chat';
 import { errorParts, renderError } from './error-view';
 import { formatMs } from './format';
@@ -34,6 +36,8 @@ const promptInput = $<HTMLTextAreaElement>('#prompt');
 const maxTokensInput = $<HTMLInputElement>('#max-tokens');
 const temperatureInput = $<HTMLInputElement>('#temperature');
 const attachInput = $<HTMLInputElement>('#attach-file');
+const videoInput = $<HTMLInputElement>('#attach-video');
+const videoHint = $<HTMLParagraphElement>('#video-hint');
 const chatStatus = $<HTMLSpanElement>('#chat-status');
 
 let engine: Engine | undefined;
@@ -76,6 +80,21 @@ function updateControls(): void {
   runButton.disabled = !engine || busy;
   stopButton.disabled = !chat.running;
   newChatButton.disabled = busy;
+  updateVideoPicker();
+}
+
+/** Video needs the checkpoint's video settings (preprocessor_config.json "video_sampling"). */
+function updateVideoPicker(): void {
+  const video = engine?.processor.config.video;
+  videoInput.disabled = !video;
+  videoInput.closest('label')!.dataset.disabled = String(!video);
+  if (video) {
+    videoHint.textContent = `Video (MP4, WebM): sampled at ${video.fps} frame${video.fps === 1 ? '' : 's'} per second, ${video.maxFrames} frames at most; the answer shows them.`;
+  } else if (engine) {
+    videoHint.textContent = 'No video with this checkpoint: it has no video settings (no "video_sampling" in preprocessor_config.json). Load a SmolVLM2 checkpoint for video.';
+  } else {
+    videoHint.textContent = 'Video (MP4, WebM) needs a checkpoint with video settings, such as SmolVLM2: load one first.';
+  }
 }
 
 async function load(): Promise<boolean> {
@@ -168,10 +187,18 @@ function wire(): void {
   });
   attachInput.addEventListener('change', async () => {
     for (const f of Array.from(attachInput.files ?? [])) {
-      if (kindOfFile(f)) tray.add(await attachmentFromBlob(f, f.name));
-      else chatStatus.textContent = `${f.name} is not an image; only images can be attached.`;
+      if (kindOfFile(f) === 'image') tray.add(await attachmentFromBlob(f, f.name));
+      else chatStatus.textContent = `${f.name} is not an image; only images can be attached here.`;
     }
     attachInput.value = '';
+  });
+  videoInput.accept = VIDEO_ACCEPT;
+  videoInput.addEventListener('change', () => {
+    for (const f of Array.from(videoInput.files ?? [])) {
+      if (kindOfFile(f) === 'video') tray.add(videoAttachment(f));
+      else chatStatus.textContent = `${f.name} is not an MP4, WebM, MKV or MOV video.`;
+    }
+    videoInput.value = '';
   });
 }
 
