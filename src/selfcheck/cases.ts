@@ -95,7 +95,8 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
   const format = o.format ?? 'f32';
   const sub = o.subgroups === undefined ? '' : o.subgroups ? ' subgroups' : ' no-subgroups';
   return {
-    kernel: 'matmul',
+    // The gemv plan is its own shader (gemv.wgsl): the report names it so every shader is seen to run.
+    kernel: o.plan === 'gemv' ? 'gemv' : 'matmul',
     label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${sub}${wgLabel(o)}`,
     tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
     execute: (gpu) =>

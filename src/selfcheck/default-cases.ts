@@ -19,6 +19,7 @@ import {
   type KernelCase,
 } from './cases';
 import { kvWriteCase, pagedAttentionCase, sampleCase, spliceCase } from './cases-decoder';
+import { quantizeCase } from './cases-weights';
 
 export function defaultKernelCases(): KernelCase[] {
   return [
@@ -31,6 +32,8 @@ export function defaultKernelCases(): KernelCase[] {
     matmulCase({ M: 64, N: 256, K: 768 }, { format: 'f16', bias: true }),
     matmulCase({ M: 2, N: 576, K: 1536 }, { format: 'q4', plan: 'gemv' }),
     embeddingGatherCase({ numTokens: 8, vocab: 1000, dim: 576 }, { format: 'q4' }),
+    quantizeCase('q4', 70, 200),
+    quantizeCase('q8', 9, 576),
     layerNormCase({ rows: 64, dim: 768 }),
     rmsNormCase({ rows: 8, dim: 576 }),
     geluTanhCase(4096),

@@ -15,6 +15,7 @@ import {
   type PackedWeight,
 } from '../../src/kernels/weight-format';
 import { embeddingGatherCase, matmulCase } from '../../src/selfcheck/cases';
+import { quantizeCase } from '../../src/selfcheck/cases-weights';
 import { randomUniform } from '../../src/selfcheck/random';
 import { expectCasePasses, useGpu } from './gpu';
 
@@ -22,6 +23,9 @@ const gpu = useGpu();
 const PACKED: readonly PackedFormat[] = ['f16', 'q8', 'q4'];
 
 describe('quantize (load-time packing on the GPU)', () => {
+  // The self-check's case (doctor, the demo page): every value within its group's rounding bound.
+  for (const format of PACKED) it(`self-check case: ${format} [70, 200]`, () => expectCasePasses(gpu(), quantizeCase(format, 70, 200)));
+
   // K = 36: a last group of 4; K = 4: one partial group; N = 70 rows packed in chunks at row offsets.
   for (const format of PACKED) {
     for (const [N, K] of [
