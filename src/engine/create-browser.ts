@@ -5,7 +5,7 @@
 
 import { idbStore } from '../cache/idb-store';
 import { startInProcessBackend } from '../encoder/in-process';
-import { webCodecsVideoBackend } from '../encoder/video/decode-browser';
+import { lazyVideoBackend } from '../encoder/video/video-backend';
 import type { LockManagerLike } from '../encoder/media-encoder';
 import { spawnBrowserEncoderWorker } from '../encoder/spawn-browser';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
@@ -70,7 +70,8 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         releaseGpu: () => {},
         openModel: () => source,
         decodeImage: decodeImageBrowser,
-        videoBackend: webCodecsVideoBackend,
+        // In-process video (encoder.mode 'in-process') loads the WebCodecs backend and its demuxer on first use.
+        videoBackend: lazyVideoBackend('webcodecs', async () => (await import('../encoder/video/decode-browser')).webCodecsVideoBackend),
         openWeightStore: openWeightStoreBrowser,
       },
       workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc, weights),

@@ -18,29 +18,9 @@
 
 import { Environment, Interpreter, type Template } from '@huggingface/jinja';
 import { ChatTemplateLimitError } from '../errors';
+import type { TemplateBounds } from './template-bounds';
 
-export interface TemplateBounds {
-  /** Most interpreter steps (nodes evaluated) per render. */
-  maxSteps: number;
-  /** Most wall time per render, in ms. */
-  maxMs: number;
-  /** Longest string (characters) or array (items) any step may produce. */
-  maxValueLength: number;
-  /** Most items one range() call may make. */
-  maxRangeLength: number;
-}
-
-/**
- * Far above what a chat template needs, far below what blocks a page for long. Measured (shared 2-core
- * machine): SmolVLM's template renders a 3-turn chat with two images in 100-200 steps, 0.75 ms; a runaway
- * loop reaches a million steps in one to two seconds, so the 1 s time bound usually stops it first.
- */
-export const DEFAULT_TEMPLATE_BOUNDS: TemplateBounds = {
-  maxSteps: 1_000_000,
-  maxMs: 1000,
-  maxValueLength: 4_000_000,
-  maxRangeLength: 100_000,
-};
+export { DEFAULT_TEMPLATE_BOUNDS, type TemplateBounds } from './template-bounds';
 
 type Statement = Parameters<Interpreter['evaluate']>[0];
 type RuntimeValue = ReturnType<Interpreter['evaluate']>;

@@ -12,7 +12,8 @@
 
 import { Template } from '@huggingface/jinja';
 import { ChatTemplateError, ChatTemplateLimitError, ProcessorConfigError } from '../errors';
-import { DEFAULT_TEMPLATE_BOUNDS, renderBounded, type TemplateBounds } from './bounded-jinja';
+import { renderBounded } from './bounded-jinja';
+import { DEFAULT_TEMPLATE_BOUNDS, type TemplateBounds } from './template-bounds';
 import { readJson, type ModelFiles } from './files';
 
 export type Role = 'system' | 'user' | 'assistant';

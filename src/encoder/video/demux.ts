@@ -6,7 +6,10 @@
 //   numFrames = video packets      span = end of the last frame - start of the first      fps = numFrames / span
 //   duration  = numFrames / fps (= span, as HF's decoder backends report it)
 
-import { ALL_FORMATS, BlobSource, BufferSource, EncodedPacketSink, Input, type InputVideoTrack } from 'mediabunny';
+import { BlobSource, BufferSource, EncodedPacketSink, Input, MATROSKA, MP4, QTFF, WEBM, type InputVideoTrack } from 'mediabunny';
+
+/** The containers Tessera reads video from (only these demuxers are bundled: the others add ~100s of kB). */
+const VIDEO_FORMATS = [MP4, QTFF, MATROSKA, WEBM];
 import { VideoDecodeError, VideoEmptyError, VideoTrackMissingError } from '../../errors';
 import type { ClipMeta } from './video-backend';
 
@@ -32,7 +35,7 @@ export function byteLengthOf(source: Uint8Array | Blob): number {
 export async function demuxClip(source: Uint8Array | Blob): Promise<DemuxedClip> {
   const numBytes = byteLengthOf(source);
   if (numBytes === 0) throw new VideoDecodeError('the video has 0 bytes; send the file contents, not an empty buffer.');
-  const input = new Input({ source: source instanceof Uint8Array ? new BufferSource(source) : new BlobSource(source), formats: ALL_FORMATS });
+  const input = new Input({ source: source instanceof Uint8Array ? new BufferSource(source) : new BlobSource(source), formats: VIDEO_FORMATS });
   try {
     if (!(await input.canRead())) {
       throw new VideoDecodeError(`${numBytes} bytes are not a video container this decoder reads; send MP4 (H.264), WebM (VP8/VP9), MKV or MOV.`);

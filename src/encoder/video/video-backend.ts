@@ -27,6 +27,21 @@ export interface VideoBackend {
   open(source: Uint8Array | Blob, options?: VideoBackendOptions): Promise<OpenedClip>;
 }
 
+/**
+ * A backend whose code (and its demuxer library) loads on the first clip: apps that never send video do not
+ * download it on their main thread. `name` must be the loaded backend's name (it is part of cache keys).
+ */
+export function lazyVideoBackend(name: string, load: () => Promise<VideoBackend>): VideoBackend {
+  let loading: Promise<VideoBackend> | undefined;
+  return {
+    name,
+    async open(source, options) {
+      const backend = await (loading ??= load());
+      return backend.open(source, options);
+    },
+  };
+}
+
 /** GIF87a / GIF89a, or RIFF....WEBP: an animated image (decoded by sharp in Node), not a video container. */
 export async function isAnimatedImage(source: Uint8Array | Blob): Promise<'gif' | 'webp' | undefined> {
   const head = source instanceof Uint8Array ? source.subarray(0, 12) : new Uint8Array(await source.slice(0, 12).arrayBuffer());
