@@ -10,38 +10,17 @@
 
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
-import { createServer, type ViteDevServer } from 'vite';
-import { chromiumLaunchOptions } from '../scripts/chromium';
+import type { Page } from 'playwright-core';
 import { BENCH_LONGEST_EDGE, BENCH_MODEL_DIR, ensureBenchModel } from '../scripts/make-bench-model';
+import { openBenchBrowser, runBenchPage } from './harness/browser';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(benchDir, '..');
 const log = (line: string) => console.log(`[bench] ${line}`);
 
-async function startServer(): Promise<{ server: ViteDevServer; url: string }> {
-  const server = await createServer({
-    configFile: false,
-    root: benchDir,
-    publicDir: dirname(BENCH_MODEL_DIR),
-    cacheDir: join(repoRoot, 'node_modules', '.vite-bench'),
-    logLevel: 'warn',
-    appType: 'mpa',
-    // No HMR or watching: edits elsewhere in the checkout must not reload the page mid-run.
-    server: { host: '127.0.0.1', port: 0, hmr: false, watch: null, fs: { allow: [repoRoot] } },
-  });
-  await server.listen();
-  const url = server.resolvedUrls?.local[0];
-  if (!url) throw new Error('Vite reported no local URL');
-  return { server, url };
-}
-
-async function runPage(page: Page, url: string, timeoutMs: number): Promise<Record<string, any>> {
-  await page.goto(url);
-  const handle = await page.waitForFunction(() => window.__encoderBenchResult ?? window.__encoderBenchError, null, { timeout: timeoutMs, polling: 500 });
-  const value = await handle.jsonValue();
-  if (typeof value === 'string') throw new Error(`benchmark page failed: ${value}`);
-  return value as Record<string, any>;
+/** Run one phase of the page (encoder-bench-page.ts) and return its figures. */
+function runPage(page: Page, url: string, timeoutMs: number): Promise<Record<string, any>> {
+  return runBenchPage(page, url, { result: '__encoderBenchResult', error: '__encoderBenchError' }, timeoutMs);
 }
 
 const ms = (x: number) => `${x.toFixed(0).padStart(7)} ms`;
@@ -52,15 +31,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   log(`NOTE: bench model = SmolVLM-256M-Instruct shape, random weights, size.longest_edge ${BENCH_LONGEST_EDGE} (one 512x512 tile, 64 image tokens per image)`);
   await ensureBenchModel(log);
-  const { server, url } = await startServer();
-  const browser = await chromium.launch(chromiumLaunchOptions());
+  const { url, page, close } = await openBenchBrowser(benchDir, repoRoot, dirname(BENCH_MODEL_DIR));
   try {
-    const page = await browser.newPage();
-    page.on('console', (m) => {
-      const t = m.text();
-      if (t.startsWith('[bench]')) console.log(t);
-      else if (m.type() === 'error' || m.type() === 'warning') console.log(`[page ${m.type()}] ${t}`);
-    });
     const base = new URLSearchParams({
       model: relative(dirname(BENCH_MODEL_DIR), BENCH_MODEL_DIR),
       sample: `/@fs${join(repoRoot, 'public/sample.png')}`,
@@ -117,8 +89,7 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(r));
     }
   } finally {
-    await browser.close();
-    await server.close();
+    await close();
   }
 }
 
