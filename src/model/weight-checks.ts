@@ -1,8 +1,10 @@
 // Checks on weight values as they are loaded. NaN or ±Infinity in a weight propagates through every
 // matmul it touches, and the sampled token is then whatever argmax makes of NaN logits (id 0): a silent
-// wrong answer. One pass per tensor, on the f32 values about to be uploaded (~0.5 ns per value).
+// wrong answer. One pass per tensor, on the f32 values about to be uploaded (~0.5 ns per value), or on
+// the f16 bits of a tensor that is uploaded as it is stored (no f32 copy made only to be checked).
 
 import { NonFiniteWeightError } from '../errors';
+import { halfToFloat } from '../kernels/f16';
 
 /** Throws NonFiniteWeightError naming the tensor, the first bad element and how many there are. */
 export function checkFiniteWeights(values: Float32Array, tensor: string, file: string): void {
@@ -19,4 +21,18 @@ export function checkFiniteWeights(values: Float32Array, tensor: string, file: s
   let count = 0;
   for (let i = first; i < values.length; i++) if (!Number.isFinite(values[i])) count++;
   throw new NonFiniteWeightError(tensor, file, first, values[first], count);
+}
+
+/** The same check on F16 bytes as stored (little-endian): exponent all ones is ±Infinity or NaN. */
+export function checkFiniteHalfWeights(bytes: Uint8Array, tensor: string, file: string): void {
+  const aligned = bytes.byteOffset % 2 === 0 ? bytes : bytes.slice();
+  const bits = new Uint16Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >> 1);
+  let first = -1;
+  let count = 0;
+  for (let i = 0; i < bits.length; i++) {
+    if ((bits[i] & 0x7c00) !== 0x7c00) continue;
+    if (first < 0) first = i;
+    count++;
+  }
+  if (first >= 0) throw new NonFiniteWeightError(tensor, file, first, halfToFloat(bits[first]), count);
 }

@@ -18,7 +18,7 @@ import type { Tensor } from '../../gpu/tensor';
 import { submitDispatches } from '../../kernels/dispatch';
 import { prepareQuantize } from '../../kernels/quantize';
 import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
-import { checkFiniteWeights } from '../weight-checks';
+import { checkFiniteHalfWeights, checkFiniteWeights } from '../weight-checks';
 import { toFloat32, type TensorInfo } from '../safetensors';
 import type { StoredEntry } from './stored-copy';
 
@@ -111,17 +111,20 @@ export class WeightWriter {
     if (scales && scales.byteLength > 0) this.gpu.device.queue.writeBuffer(b.scales!, scaleOffset, scales);
   }
 
-  /** Pack one checkpoint tensor into its target (see the header for the paths). */
-  /** Upload one checkpoint tensor in its entry's format; NaN/Inf values are a NonFiniteWeightError naming it. */
+  /**
+   * Pack one checkpoint tensor into its target (see the header for the paths); NaN/Inf values are a
+   * NonFiniteWeightError naming it.
+   */
   async writeTensor(target: Weight, entry: StoredEntry, info: TensorInfo, bytes: Uint8Array, file: string): Promise<void> {
+    if (entry.format === 'f16' && info.dtype === 'F16') {
+      checkFiniteHalfWeights(bytes, info.name, file);
+      this.writeBytes(target, entry, bytes); // already f16, in the packed order (pairs little-endian)
+      return;
+    }
     const values = toFloat32(info, bytes);
     checkFiniteWeights(values, info.name, file);
     if (entry.format === 'f32') {
       this.writeBytes(target, entry, new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
-      return;
-    }
-    if (entry.format === 'f16' && info.dtype === 'F16') {
-      this.writeBytes(target, entry, bytes); // already f16, in the packed order (pairs little-endian)
       return;
     }
     const { K } = entry;
