@@ -124,6 +124,8 @@ export class Engine {
   private recovering: Promise<void> | undefined;
   private readonly intakeDeps: IntakeDeps;
   private readonly pacing: EncoderPacing;
+  /** Limits on a request's media and how its URLs are fetched (defaults when the factory gave none). */
+  private readonly mediaPolicy: MediaPolicy;
 
   private constructor(
     private readonly deps: EngineDeps,
@@ -136,6 +138,7 @@ export class Engine {
     decodePriority: DecodePriority | undefined,
   ) {
     this.pacing = new EncoderPacing(media, decodePriority);
+    this.mediaPolicy = deps.media ?? mediaPolicy();
     this.rt = rt;
     this.intakeDeps = { processor, media, contextWindow: rt.scheduler.config.contextWindow };
   }
@@ -321,10 +324,9 @@ export class Engine {
     try {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      const policy = this.deps.media ?? mediaPolicy();
-      validateRequest(req, policy); // every field, every request, before any work
+      validateRequest(req, this.mediaPolicy); // every field, every request, before any work
       await this.ensureDevice();
-      const messages = await toProcessorMessages(req.messages, policy, signal);
+      const messages = await toProcessorMessages(req.messages, this.mediaPolicy, signal);
       r = new EngineRequest(this.nextRequest++, req, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
       await this.plan(r);
       if (!r.isSettled) this.rt.loop.submit(r);
@@ -400,7 +402,7 @@ export class Engine {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
     if (!this.processor.config.video) throw new VideoNotSupportedError(this.processor.where);
     const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
-    const policy = this.deps.media ?? mediaPolicy();
+    const policy = this.mediaPolicy;
     const source = typeof video === 'string' ? await fetchVideoUrl(video, 'video', policy, undefined) : await videoSourceOf(video, 'video', policy.maxVideoBytes);
     const id = this.nextRequest++;
     try {
