@@ -8,7 +8,7 @@ import type { GpuContext } from '../src/gpu/context';
 import type { HeadCode } from '../src/kernels/attention-head';
 import { submitDispatches, type Dispatch } from '../src/kernels/dispatch';
 import { prepareMatmul, type MatmulShape } from '../src/kernels/matmul';
-import { prepareVitAttention, type VitAttentionShape } from '../src/kernels/vit-attention';
+import { prepareVitAttention, type VitAttentionPlan, type VitAttentionShape } from '../src/kernels/vit-attention';
 import {
   dequantizeReference,
   packedSizeBytes,
@@ -131,21 +131,28 @@ export async function benchHeadDims(
         out: s.zeros([rows, width], 'f32', 'bench.attn-out'),
       };
       const ref = attentionReference(qkv, shape);
-      for (const headCode of ['unrolled', 'loop'] as HeadCode[]) {
+      // Each plan (kernel variant's choice): matmuls (CPU adapters) and the streaming kernel in both head codes.
+      const configs: { plan: VitAttentionPlan; headCode?: HeadCode }[] = [
+        { plan: 'matmuls' },
+        { plan: 'stream', headCode: 'unrolled' },
+        { plan: 'stream', headCode: 'loop' },
+      ];
+      for (const { plan, headCode } of configs) {
+        const how = headCode ? `${plan} ${headCode}` : plan;
         const t0 = performance.now();
-        const d = await prepareVitAttention(gpu, io, shape, { headCode });
+        const d = await prepareVitAttention(gpu, io, shape, { plan, headCode });
         const compileMs = performance.now() - t0;
         try {
           const t = await timeIt(gpu, d, policy);
           const flops = 4 * shape.batch * shape.tokens * shape.tokens * shape.headDim * shape.heads;
           const f: DtypeAttentionFigures = {
             ...shape,
-            headCode,
+            plan: how,
             compileMs,
             measured: { label: d.label, ...t, gflops: gflops(flops, t.medianMs), maxAbsErr: maxAbsDiff(await gpu.readF32(io.out), ref) },
           };
           log(
-            `vit-attention D=${shape.headDim} T=${shape.tokens} H=${shape.heads} ${headCode}: pipeline ${compileMs.toFixed(0)} ms, ` +
+            `vit-attention D=${shape.headDim} T=${shape.tokens} H=${shape.heads} ${how}: pipeline ${compileMs.toFixed(0)} ms, ` +
               `${t.medianMs.toFixed(1)} ms, ${f.measured.gflops!.toFixed(3)} GFLOP/s, max|err| ${f.measured.maxAbsErr!.toExponential(1)}`,
           );
           out.push(f);

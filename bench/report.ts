@@ -51,11 +51,14 @@ function formatDtypes(r: BenchResult): string[] {
   );
   out.push('  plans: ' + [...new Set([...r.dtypes.vit, ...r.dtypes.decode].map((d) => d.measured.label))].join(', '));
   out.push('');
-  out.push('vit-attention by head size and head code (unrolled: one register per 4 dims; loop: an indexed array)');
+  out.push(
+    'vit-attention by head size and plan (matmuls: QKᵀ, softmax, PV on the register matmul, the CPU-adapter default; ' +
+      'stream: one invocation per query, the GPU default, head held unrolled or in an indexed array)',
+  );
   out.push(
     table(
-      ['T×H×D', 'code', 'pipeline ms', 'ms', 'GFLOP/s', 'err'],
-      r.headDims.map((h) => [`${h.tokens}×${h.heads}×${h.headDim}`, h.headCode, h.compileMs.toFixed(0), ms(h.measured), gf(h.measured), err(h.measured)]),
+      ['T×H×D', 'plan', 'pipeline ms', 'ms', 'GFLOP/s', 'err'],
+      r.headDims.map((h) => [`${h.tokens}×${h.heads}×${h.headDim}`, h.plan, h.compileMs.toFixed(0), ms(h.measured), gf(h.measured), err(h.measured)]),
     ),
   );
   return out;

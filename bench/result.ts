@@ -75,13 +75,13 @@ export interface DtypeMatmulFigures {
   measured: Measured;
 }
 
-/** vit-attention at one head size with one head code. */
+/** vit-attention at one head size with one plan ('matmuls', or 'stream' with its head code). */
 export interface DtypeAttentionFigures {
   batch: number;
   tokens: number;
   heads: number;
   headDim: number;
-  headCode: string;
+  plan: string;
   /** Pipeline creation (compilation) time, ms. */
   compileMs: number;
   measured: Measured;

@@ -33,7 +33,19 @@ const WIDE_COLS: u32 = 16u;
 // epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU). A uniform, not an
 // override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
 // on SwiftShader, and the branch costs nothing next to the K loop.
-struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
+// The layout fields place matrix z = gid.z of a batch inside the bindings, so the same kernel runs the
+// attention's per-head products (src/kernels/batched-matmul.ts) on strided views of one buffer:
+//   x row r of matrix z     starts at vec4 x_off + z * x_batch + r * x_stride
+//   W row n of matrix z     w_row(n, w_stride) (w_stride in elements), its data index moved by w_off + z * w_batch
+//   y[r, c] of matrix z     is f32 y_off + z * y_batch + r * y_stride + c
+// A weight matmul (one matrix, dense rows) has offsets and batch steps 0, x_stride K / 4, w_stride K,
+// y_stride N; only f32 W is ever offset (the data index is in the format's own units).
+struct Params {
+  M: u32, N: u32, K: u32, epilogue: u32,
+  x_off: u32, x_stride: u32, x_batch: u32,
+  w_off: u32, w_stride: u32, w_batch: u32,
+  y_off: u32, y_stride: u32, y_batch: u32,
+}
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 // @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
@@ -41,23 +53,46 @@ struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<uniform> p: Params;
 
-// Store the 4 columns c..c+3 of row r (guarded), adding the bias and applying the activation.
+// The batch matrix this invocation works on (gid.z), set once at entry.
+var<private> zm: u32;
+
+// Store the 4 columns c..c+3 of row r (guarded), adding the bias and applying the activation. Written
+// per component, without a loop over v[i]: a vector indexed by a loop counter is slow on SwiftShader, and
+// for short K (attention's QKᵀ, K = head_dim) the stores are a large part of the work.
 fn store4(r: u32, c: u32, v: vec4<f32>) {
   if (r >= p.M) { return; }
-  let base = r * p.N;
-  for (var i = 0u; i < 4u; i++) {
-    let col = c + i;
-    if (col < p.N) {
-      var o = v[i];
-      if ((p.epilogue & 1u) != 0u) { o += b[col]; }
-      y[base + col] = activate(o, (p.epilogue >> 1u) & 3u);
+  let base = p.y_off + zm * p.y_batch + r * p.y_stride + c;
+  var o = v;
+  if (p.epilogue != 0u) {
+    if ((p.epilogue & 1u) != 0u) {
+      let last = p.N - 1u;
+      o += vec4<f32>(b[min(c, last)], b[min(c + 1u, last)], b[min(c + 2u, last)], b[min(c + 3u, last)]);
     }
+    let act = (p.epilogue >> 1u) & 3u;
+    o = vec4<f32>(activate(o.x, act), activate(o.y, act), activate(o.z, act), activate(o.w, act));
   }
+  if (c + 3u < p.N) {
+    y[base] = o.x;
+    y[base + 1u] = o.y;
+    y[base + 2u] = o.z;
+    y[base + 3u] = o.w;
+    return;
+  }
+  if (c < p.N) { y[base] = o.x; }
+  if (c + 1u < p.N) { y[base + 1u] = o.y; }
+  if (c + 2u < p.N) { y[base + 2u] = o.z; }
 }
 
 // Row of W for column c, clamped to the last row (its results are never stored).
 fn wrow(c: u32) -> WRow {
-  return w_row(min(c, p.N - 1u), p.K);
+  var r = w_row(min(c, p.N - 1u), p.w_stride);
+  r.d += p.w_off + zm * p.w_batch;
+  return r;
+}
+
+// First vec4 of row r of x.
+fn xrow(r: u32) -> u32 {
+  return p.x_off + zm * p.x_batch + r * p.x_stride;
 }
 
 fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
@@ -69,26 +104,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let K4 = p.K / 4u;
   let numColBlocks = (p.N + WIDE_COLS - 1u) / WIDE_COLS;
   let t = linear_id(gid, nwg);
+  zm = gid.z;
   let c0 = (t % numColBlocks) * WIDE_COLS;
   let r0 = (t / numColBlocks) * WIDE_ROWS;
   if (r0 >= p.M) { return; }
   let lastRow = p.M - 1u;
-  let x0 = min(r0 + 0u, lastRow) * K4;
-  let x1 = min(r0 + 1u, lastRow) * K4;
-  let x2 = min(r0 + 2u, lastRow) * K4;
-  let x3 = min(r0 + 3u, lastRow) * K4;
-  let x4 = min(r0 + 4u, lastRow) * K4;
-  let x5 = min(r0 + 5u, lastRow) * K4;
-  let x6 = min(r0 + 6u, lastRow) * K4;
-  let x7 = min(r0 + 7u, lastRow) * K4;
-  let x8 = min(r0 + 8u, lastRow) * K4;
-  let x9 = min(r0 + 9u, lastRow) * K4;
-  let x10 = min(r0 + 10u, lastRow) * K4;
-  let x11 = min(r0 + 11u, lastRow) * K4;
-  let x12 = min(r0 + 12u, lastRow) * K4;
-  let x13 = min(r0 + 13u, lastRow) * K4;
-  let x14 = min(r0 + 14u, lastRow) * K4;
-  let x15 = min(r0 + 15u, lastRow) * K4;
+  let x0 = xrow(min(r0 + 0u, lastRow));
+  let x1 = xrow(min(r0 + 1u, lastRow));
+  let x2 = xrow(min(r0 + 2u, lastRow));
+  let x3 = xrow(min(r0 + 3u, lastRow));
+  let x4 = xrow(min(r0 + 4u, lastRow));
+  let x5 = xrow(min(r0 + 5u, lastRow));
+  let x6 = xrow(min(r0 + 6u, lastRow));
+  let x7 = xrow(min(r0 + 7u, lastRow));
+  let x8 = xrow(min(r0 + 8u, lastRow));
+  let x9 = xrow(min(r0 + 9u, lastRow));
+  let x10 = xrow(min(r0 + 10u, lastRow));
+  let x11 = xrow(min(r0 + 11u, lastRow));
+  let x12 = xrow(min(r0 + 12u, lastRow));
+  let x13 = xrow(min(r0 + 13u, lastRow));
+  let x14 = xrow(min(r0 + 14u, lastRow));
+  let x15 = xrow(min(r0 + 15u, lastRow));
   let w0 = wrow(c0 + 0u); let w1 = wrow(c0 + 1u); let w2 = wrow(c0 + 2u); let w3 = wrow(c0 + 3u);
   let w4 = wrow(c0 + 4u); let w5 = wrow(c0 + 5u); let w6 = wrow(c0 + 6u); let w7 = wrow(c0 + 7u);
   let w8 = wrow(c0 + 8u); let w9 = wrow(c0 + 9u); let w10 = wrow(c0 + 10u); let w11 = wrow(c0 + 11u);
@@ -167,7 +203,8 @@ fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   let c0 = (t % numColBlocks) * cols;
   let r = t / numColBlocks;
   if (r >= p.M) { return; }
-  let x0 = r * K4;
+  zm = gid.z;
+  let x0 = xrow(r);
   let w0 = wrow(c0); let w1 = wrow(c0 + 1u); let w2 = wrow(c0 + 2u); let w3 = wrow(c0 + 3u);
   let w4 = wrow(c0 + 4u); let w5 = wrow(c0 + 5u); let w6 = wrow(c0 + 6u); let w7 = wrow(c0 + 7u);
   let w8 = wrow(c0 + 8u); let w9 = wrow(c0 + 9u); let w10 = wrow(c0 + 10u); let w11 = wrow(c0 + 11u);

@@ -59,8 +59,8 @@ export const NARROW_MAX_ROWS = 8;
 // Work split constants, defined once in the shaders.
 const TILE = wgslConstant(tiledSource, 'TILE');
 const GEMV_COLS = wgslConstant(gemvSource, 'COLS');
-const WIDE_ROWS = wgslConstant(registerSource, 'WIDE_ROWS');
-const WIDE_COLS = wgslConstant(registerSource, 'WIDE_COLS');
+export const WIDE_ROWS = wgslConstant(registerSource, 'WIDE_ROWS');
+export const WIDE_COLS = wgslConstant(registerSource, 'WIDE_COLS');
 /**
  * Column quads per register-narrow invocation, per weight format (matmul-register.wgsl NARROW_QUADS):
  * 4 for q4, whose unpacking is cheap next to the loads of x that more columns share (bench:kernels on
@@ -91,6 +91,50 @@ export function matmulReference(
     }
   }
   return y;
+}
+
+/**
+ * Where matrix z of a batch lives in the register kernel's bindings (matmul-register.wgsl Params), in
+ * elements: x row r at x.offset + z * x.batch + r * x.stride, likewise W row n, y[r, c] at
+ * y.offset + z * y.batch + r * y.stride + c. x's and W's offsets and strides must be multiples of 4.
+ */
+export interface RegisterLayout {
+  x: StridedMatrix;
+  w: StridedMatrix;
+  y: StridedMatrix;
+}
+
+export interface StridedMatrix {
+  offset: number;
+  stride: number;
+  batch: number;
+}
+
+/** One matrix of dense rows: x [M, K], W [N, K], y [M, N]. */
+export function denseLayout(shape: MatmulShape): RegisterLayout {
+  return {
+    x: { offset: 0, stride: shape.K, batch: 0 },
+    w: { offset: 0, stride: shape.K, batch: 0 },
+    y: { offset: 0, stride: shape.N, batch: 0 },
+  };
+}
+
+export function packRegisterParams(shape: MatmulShape, epilogue: number, layout: RegisterLayout): ArrayBuffer {
+  return packParams([
+    ['u32', shape.M],
+    ['u32', shape.N],
+    ['u32', shape.K],
+    ['u32', epilogue],
+    ['u32', layout.x.offset / 4],
+    ['u32', layout.x.stride / 4],
+    ['u32', layout.x.batch / 4],
+    ['u32', layout.w.offset / 4],
+    ['u32', layout.w.stride],
+    ['u32', layout.w.batch / 4],
+    ['u32', layout.y.offset],
+    ['u32', layout.y.stride],
+    ['u32', layout.y.batch],
+  ]);
 }
 
 function vec4Ok(io: MatmulIO, K: number): boolean {
@@ -132,12 +176,9 @@ export async function prepareMatmul(
     throw new UnsupportedShapeError(`matmul: plan 'gemv' is for at most ${NARROW_MAX_ROWS} rows of x, got M = ${M}`);
   }
   const epilogue = (io.bias ? 1 : 0) | (ACTIVATION_CODE[options.activation ?? 'none'] << 1);
-  const params = packParams([
-    ['u32', M],
-    ['u32', N],
-    ['u32', K],
-    ['u32', epilogue],
-  ]);
+  // The register kernel's Params carry a batch layout after these four fields; a weight matmul is one
+  // dense matrix (matmul.wgsl and gemv.wgsl read only the first four).
+  const params = packRegisterParams(shape, epilogue, denseLayout(shape));
   const format = weightFormatOf(io.weight);
   const lib = weightLib(format, {
     scalarF32: plan === 'workgroup',

@@ -2,16 +2,31 @@
 //   qkv:  [batch * tokens, 3 * heads * headDim] f32, each row q | k | v
 //   mask: [batch * tokens] u32 (1 = real patch, 0 = padding)
 //   out:  [batch * tokens, heads * headDim] f32
-// Any head_dim that is a multiple of 4 up to MAX_HEAD_DIM (SigLIP-base 64, so400m 72); the head code is
-// generated for it (attention-head.ts) and prepended with lib/online-softmax.wgsl.
+// Any head_dim that is a multiple of 4 up to MAX_HEAD_DIM (SigLIP-base 64, so400m 72).
+//
+// Two plans, chosen from the device's kernel variant like the matmuls:
+//   stream   vit-attention.wgsl: one invocation per (image, query, head) streams the keys with an online
+//            softmax, no score matrix (GPUs: the 'workgroup' variant). The head code is generated for
+//            head_dim (attention-head.ts) and prepended with lib/online-softmax.wgsl.
+//   matmuls  per image and block of heads: S = Q Kᵀ on the register matmul kernel (batched over heads,
+//            batched-matmul.ts), a masked row softmax in place (attention-softmax.wgsl, with the image's
+//            key mask as vec4s from attention-key-mask.wgsl), V transposed
+//            (attention-transpose-v.wgsl), then out = P · V on the same matmul kernel. The scores live in
+//            one reused scratch buffer of at most SCORES_BUDGET_BYTES (CPU adapters: the 'register'
+//            variant, where the tuned matmul runs several times faster than the streaming kernel).
 
 import source from '../../shaders/vit-attention.wgsl?raw';
+import softmaxSource from '../../shaders/attention-softmax.wgsl?raw';
+import transposeSource from '../../shaders/attention-transpose-v.wgsl?raw';
+import keyMaskSource from '../../shaders/attention-key-mask.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
+import type { KernelVariant } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
+import { prepareBatchedMatmul } from './batched-matmul';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
-import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+import { createDispatch, DispatchSequence, packParams, type Dispatch } from './dispatch';
 
 export interface VitAttentionShape {
   batch: number;
@@ -62,24 +77,49 @@ export function vitAttentionReference(
   return out;
 }
 
+export type VitAttentionPlan = 'stream' | 'matmuls';
+export const VIT_ATTENTION_PLANS: readonly VitAttentionPlan[] = ['stream', 'matmuls'];
+
+/** Most bytes the 'matmuls' plan's score block takes (heads are processed in blocks that fit). */
+export const SCORES_BUDGET_BYTES = 64 * 1024 * 1024;
+
+export interface VitAttentionOptions {
+  /** Force a plan (tests and benchmarks cover each); default from the kernel variant. */
+  plan?: VitAttentionPlan;
+  variant?: KernelVariant;
+  workgroupSize?: number;
+  scale?: number;
+  /** stream plan: how the head is held in registers. */
+  headCode?: HeadCode;
+  /** matmuls plan: cap on the score block's bytes (default SCORES_BUDGET_BYTES and the binding limit). */
+  scoresBudgetBytes?: number;
+}
+
+export function chooseVitAttentionPlan(gpu: GpuContext, options: VitAttentionOptions = {}): VitAttentionPlan {
+  if (options.plan) return options.plan;
+  return (options.variant ?? gpu.kernelVariant) === 'register' ? 'matmuls' : 'stream';
+}
+
 export async function prepareVitAttention(
   gpu: GpuContext,
   io: { qkv: Tensor; mask: Tensor; out: Tensor },
   shape: VitAttentionShape,
-  options: { workgroupSize?: number; scale?: number; headCode?: HeadCode } = {},
-): Promise<KernelDispatch> {
+  options: VitAttentionOptions = {},
+): Promise<Dispatch> {
   const kernel = 'vit-attention';
   const { batch, tokens, heads, headDim } = shape;
   expectPositiveInt(kernel, 'batch', batch);
   expectPositiveInt(kernel, 'tokens', tokens);
   expectPositiveInt(kernel, 'heads', heads);
   checkHeadDim(kernel, headDim);
-  const headCode = options.headCode ?? defaultHeadCode(headDim);
   const wg = options.workgroupSize ?? 64;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'qkv', io.qkv, [batch * tokens, 3 * heads * headDim]);
   expectTensor(gpu, kernel, 'mask', io.mask, [batch * tokens], 'u32');
   expectTensor(gpu, kernel, 'out', io.out, [batch * tokens, heads * headDim]);
+  const scale = options.scale ?? 1 / Math.sqrt(headDim);
+  if (chooseVitAttentionPlan(gpu, options) === 'matmuls') return prepareAsMatmuls(gpu, io, shape, scale, wg, options.scoresBudgetBytes);
+  const headCode = options.headCode ?? defaultHeadCode(headDim);
   return createDispatch(gpu, {
     label: `${kernel}[D=${headDim},${headCode}]`,
     code: [attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'qkv', v: 'qkv', out: 'out' }), onlineSoftmax, source].join('\n'),
@@ -89,8 +129,117 @@ export async function prepareVitAttention(
       ['u32', batch],
       ['u32', tokens],
       ['u32', heads],
-      ['f32', options.scale ?? 1 / Math.sqrt(headDim)],
+      ['f32', scale],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((batch * tokens * heads) / wg)),
+  });
+}
+
+/** Heads per block of the 'matmuls' plan: as many as fit the score budget and the binding limit, at least 1. */
+export function headsPerScoreBlock(gpu: GpuContext, shape: VitAttentionShape, budgetBytes = SCORES_BUDGET_BYTES): number {
+  const stride = Math.ceil(shape.tokens / 4) * 4;
+  const perHead = shape.tokens * stride * 4;
+  const cap = Math.min(budgetBytes, gpu.limits.maxStorageBufferBindingSize);
+  return Math.max(1, Math.min(shape.heads, Math.floor(cap / perHead)));
+}
+
+async function prepareAsMatmuls(
+  gpu: GpuContext,
+  io: { qkv: Tensor; mask: Tensor; out: Tensor },
+  shape: VitAttentionShape,
+  scale: number,
+  wg: number,
+  budgetBytes?: number,
+): Promise<Dispatch> {
+  const { batch, tokens: T, heads: H, headDim: D } = shape;
+  const stride = Math.ceil(T / 4) * 4; // score rows and V columns padded to whole vec4s
+  const block = headsPerScoreBlock(gpu, shape, budgetBytes);
+  const scores = gpu.createTensor([block * T, stride], 'f32', 'vit-attention.scores');
+  const vt = gpu.createTensor([block * D, stride], 'f32', 'vit-attention.vt');
+  const keyOk = gpu.createTensor([stride], 'f32', 'vit-attention.key-ok');
+  const scratch = [scores, vt, keyOk];
+  const row = 3 * H * D;
+  const parts: Dispatch[] = [];
+  try {
+    for (let b = 0; b < batch; b++) {
+      const image = b * T * row; // first element of image b's rows in qkv
+      parts.push(
+        await createDispatch(gpu, {
+          label: 'vit-attention:key-mask',
+          code: keyMaskSource,
+          constants: { WG: wg },
+          resources: [io.mask, keyOk],
+          params: packParams([
+            ['u32', T],
+            ['u32', stride / 4],
+            ['u32', b * T],
+          ]),
+          grid: [Math.ceil(stride / 4 / wg), 1, 1],
+        }),
+      );
+      for (let h0 = 0; h0 < H; h0 += block) {
+        const n = Math.min(block, H - h0);
+        parts.push(
+          await createDispatch(gpu, {
+            label: 'vit-attention:transpose-v',
+            code: transposeSource,
+            constants: { WG: wg },
+            resources: [io.qkv, vt],
+            params: packParams([
+              ['u32', n],
+              ['u32', D],
+              ['u32', T],
+              ['u32', stride / 4],
+              ['u32', row],
+              ['u32', image + (2 * H + h0) * D],
+            ]),
+            grid: linearGrid(gpu, 'vit-attention', Math.ceil((n * D * stride) / 4 / wg)),
+          }),
+          // S[h] = Q[h] K[h]ᵀ: rows of Q and K are the heads' slices of qkv rows.
+          await prepareBatchedMatmul(
+            gpu,
+            { a: io.qkv, b: io.qkv, c: scores },
+            { batch: n, M: T, N: T, K: D },
+            {
+              a: { offset: image + h0 * D, stride: row, batch: D },
+              b: { offset: image + (H + h0) * D, stride: row, batch: D },
+              c: { offset: 0, stride, batch: T * stride },
+            },
+            { label: 'vit-attention:scores', workgroupSize: wg },
+          ),
+          await createDispatch(gpu, {
+            label: 'vit-attention:softmax',
+            code: softmaxSource,
+            constants: { WG: wg },
+            resources: [scores, keyOk],
+            params: packParams([
+              ['u32', n * T],
+              ['u32', stride / 4],
+              ['f32', scale],
+            ]),
+            grid: linearGrid(gpu, 'vit-attention', Math.ceil((n * T) / wg)),
+          }),
+          // out[:, h] = P[h] V[h]: P's rows against Vᵀ's rows, written into the heads' columns of out.
+          await prepareBatchedMatmul(
+            gpu,
+            { a: scores, b: vt, c: io.out },
+            { batch: n, M: T, N: D, K: stride },
+            {
+              a: { offset: 0, stride, batch: T * stride },
+              b: { offset: 0, stride, batch: D * stride },
+              c: { offset: b * T * H * D + h0 * D, stride: H * D, batch: D },
+            },
+            { label: 'vit-attention:pv', workgroupSize: wg },
+          ),
+        );
+      }
+    }
+  } catch (e) {
+    for (const d of parts) d.release();
+    for (const t of scratch) gpu.release(t);
+    throw e;
+  }
+  return new DispatchSequence('vit-attention:matmuls', parts, () => {
+    for (const t of scratch) gpu.release(t);
   });
 }

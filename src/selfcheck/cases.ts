@@ -32,7 +32,7 @@ import { prepareRope, ropeCosSinTable, ropeReference, type RopeShape } from '../
 import { prepareSoftmax, softmaxReference, type SoftmaxShape } from '../kernels/softmax';
 import { prepareSwiglu, swigluReference, type SwigluShape } from '../kernels/swiglu';
 import type { HeadCode } from '../kernels/attention-head';
-import { prepareVitAttention, vitAttentionReference, type VitAttentionShape } from '../kernels/vit-attention';
+import { prepareVitAttention, vitAttentionReference, type VitAttentionPlan, type VitAttentionShape } from '../kernels/vit-attention';
 import { dequantizeReference, quantizeReference, type WeightFormat } from '../kernels/weight-format';
 import { EXACT, F32_TOLERANCE, type Tolerance } from './compare';
 import { concat, runDispatch, withScratch, type Scratch } from './harness';
@@ -364,7 +364,7 @@ export function embeddingGatherCase(
 
 export function vitAttentionCase(
   shape: Omit<VitAttentionShape, 'headDim'> & { headDim?: number },
-  o: CommonOptions & { maskedKeys?: number; headCode?: HeadCode } = {},
+  o: CommonOptions & { maskedKeys?: number; headCode?: HeadCode; plan?: VitAttentionPlan; scoresBudgetBytes?: number } = {},
 ): KernelCase {
   const full: VitAttentionShape = { ...shape, headDim: shape.headDim ?? 64 };
   const { batch, tokens, heads, headDim: D } = full;
@@ -372,7 +372,7 @@ export function vitAttentionCase(
   const masked = o.maskedKeys ?? 0;
   return {
     kernel: 'vit-attention',
-    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${wgLabel(o)}`,
+    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${o.scoresBudgetBytes ? ` scores<=${o.scoresBudgetBytes}B` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
     execute: (gpu) =>
@@ -387,7 +387,12 @@ export function vitAttentionCase(
           mask: s.upload(mask, [batch * tokens], 'mask'),
           out: s.zeros([batch * tokens, heads * D], 'f32', 'out'),
         };
-        const d = await prepareVitAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode });
+        const d = await prepareVitAttention(gpu, io, full, {
+          workgroupSize: o.workgroupSize,
+          headCode: o.headCode,
+          plan: o.plan,
+          scoresBudgetBytes: o.scoresBudgetBytes,
+        });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: vitAttentionReference(qkv, mask, full) };
       }),

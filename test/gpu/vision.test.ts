@@ -1,33 +1,55 @@
 import { describe, it } from 'vitest';
 import { patchEmbedCase, pixelShuffleCase, vitAttentionCase } from '../../src/selfcheck/cases';
+import { VIT_ATTENTION_PLANS } from '../../src/kernels/vit-attention';
 import { expectCasePasses, useGpu } from './gpu';
 
 const gpu = useGpu();
 const WORKGROUP_SIZES = [32, 64, 128, 256];
 
-describe('vit-attention', () => {
-  for (const wg of WORKGROUP_SIZES) {
-    it(`WG=${wg} ragged tokens`, () =>
-      expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 37, heads: 2 }, { workgroupSize: wg, maskedKeys: 5 })));
-  }
-  it('one token', () => expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 1, heads: 1 })));
-  it('every key but one masked', () =>
-    expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 6, heads: 2 }, { maskedKeys: 40, seed: 3 })));
-  it('SigLIP shape: 1024 tokens x 12 heads x 64', () =>
-    expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 1024, heads: 12 }, { maskedKeys: 100 })));
-  // Any head_dim that is a multiple of 4 up to 256, in both head codes; so400m's 72 at its tile grid.
+// Both plans at every shape: 'stream' (GPUs) and 'matmuls' (CPU adapters); each is what the device
+// variant picks on one kind of adapter, and SwiftShader runs both.
+for (const plan of VIT_ATTENTION_PLANS) {
+  describe(`vit-attention ${plan}`, () => {
+    for (const wg of WORKGROUP_SIZES) {
+      it(`WG=${wg} ragged tokens`, () =>
+        expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 37, heads: 2 }, { plan, workgroupSize: wg, maskedKeys: 5 })));
+    }
+    it('one token', () => expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 1, heads: 1 }, { plan })));
+    it('every key but one masked', () =>
+      expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 6, heads: 2 }, { plan, maskedKeys: 40, seed: 3 })));
+    it('SigLIP shape: 1024 tokens x 12 heads x 64', () =>
+      expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 1024, heads: 12 }, { plan, maskedKeys: 100 })));
+    // Any head_dim that is a multiple of 4 up to 256; so400m's 72 at its tile grid.
+    for (const headDim of [4, 8, 16, 72, 128, 256]) {
+      it(`head_dim ${headDim}, ragged tokens`, () =>
+        expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 23, heads: 2, headDim }, { plan, maskedKeys: 3 })));
+    }
+    it('so400m shape: 729 tokens (27 x 27 patches of 14) x 16 heads x 72', () =>
+      expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 729, heads: 16, headDim: 72 }, { plan, maskedKeys: 30 })));
+  });
+}
+
+describe('vit-attention stream head code', () => {
+  // The streaming kernel holds a head in registers one of two ways (attention-head.ts).
   for (const headCode of ['unrolled', 'loop'] as const) {
     for (const headDim of [4, 8, 16, 72, 128, 256]) {
       it(`head_dim ${headDim} ${headCode}, ragged tokens`, () =>
-        expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 23, heads: 2, headDim }, { maskedKeys: 3, headCode })));
+        expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 23, heads: 2, headDim }, { plan: 'stream', maskedKeys: 3, headCode })));
     }
     for (const wg of WORKGROUP_SIZES) {
       it(`head_dim 72 ${headCode} WG=${wg}`, () =>
-        expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 30, heads: 3, headDim: 72 }, { workgroupSize: wg, headCode })));
+        expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 30, heads: 3, headDim: 72 }, { plan: 'stream', workgroupSize: wg, headCode })));
     }
   }
-  it('so400m shape: 729 tokens (27 x 27 patches of 14) x 16 heads x 72', () =>
-    expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 729, heads: 16, headDim: 72 }, { maskedKeys: 30 })));
+});
+
+describe('vit-attention matmuls score blocks', () => {
+  // A score budget smaller than all heads: heads run in blocks (here 2, 2, 1 of 5; and one at a time).
+  const perHead = 19 * 20 * 4;
+  it('blocks of 2 heads over 3 images', () =>
+    expectCasePasses(gpu(), vitAttentionCase({ batch: 3, tokens: 19, heads: 5, headDim: 12 }, { plan: 'matmuls', maskedKeys: 2, scoresBudgetBytes: 2 * perHead })));
+  it('one head at a time (budget below one head)', () =>
+    expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 19, heads: 3, headDim: 8 }, { plan: 'matmuls', scoresBudgetBytes: 16 })));
 });
 
 describe('patch-embed', () => {
