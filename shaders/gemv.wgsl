@@ -63,7 +63,9 @@ fn main(
       if (col < p.N) {
         var o = total[i];
         if ((p.epilogue & 1u) != 0u) { o += b[col]; }
-        y[lid * p.N + col] = activate(o, (p.epilogue >> 1u) & 3u);
+        o = activate(o, (p.epilogue >> 1u) & 3u);
+        if ((p.epilogue & 8u) != 0u) { o += y[lid * p.N + col]; }
+        y[lid * p.N + col] = o;
       }
     }
   }

@@ -30,7 +30,8 @@ override NARROW_QUADS: u32 = 2u;
 const WIDE_ROWS: u32 = 16u;
 const WIDE_COLS: u32 = 16u;
 
-// epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU). A uniform, not an
+// epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU); bit 3 = add y's
+// previous value (a residual connection: y += act(x · Wᵀ + b)). A uniform, not an
 // override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
 // on SwiftShader, and the branch costs nothing next to the K loop.
 // The layout fields place matrix z = gid.z of a batch inside the bindings, so the same kernel runs the
@@ -70,6 +71,10 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
     }
     let act = (p.epilogue >> 1u) & 3u;
     o = vec4<f32>(activate(o.x, act), activate(o.y, act), activate(o.z, act), activate(o.w, act));
+    if ((p.epilogue & 8u) != 0u && c < p.N) {
+      let last = base + (p.N - 1u - c); // the row's last column: reads past it are clamped, never stored
+      o += vec4<f32>(y[base], y[min(base + 1u, last)], y[min(base + 2u, last)], y[min(base + 3u, last)]);
+    }
   }
   if (c + 3u < p.N) {
     y[base] = o.x;

@@ -12,7 +12,8 @@
 const TILE: u32 = 64u;
 const BK: u32 = 16u;
 
-// epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU). A uniform, not an
+// epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU); bit 3 = add y's
+// previous value (a residual connection: y += act(x · Wᵀ + b)). A uniform, not an
 // override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
 // on SwiftShader, and the branch costs nothing next to the K loop.
 struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
@@ -81,7 +82,9 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
     if (col < p.N) {
       var o = v[i];
       if ((p.epilogue & 1u) != 0u) { o += b[col]; }
-      y[r * p.N + col] = activate(o, (p.epilogue >> 1u) & 3u);
+      o = activate(o, (p.epilogue >> 1u) & 3u);
+      if ((p.epilogue & 8u) != 0u) { o += y[r * p.N + col]; }
+      y[r * p.N + col] = o;
     }
   }
 }

@@ -52,6 +52,8 @@ export interface MatmulOptions {
   workgroupSize?: number;
   /** gemv: reduce with subgroup operations (default: when the device has `subgroups`). */
   subgroups?: boolean;
+  /** y += act(x · Wᵀ + b): add the result to what y holds (a residual connection), instead of overwriting it. */
+  accumulate?: boolean;
 }
 
 /** Rows at or below which decode plans (register-narrow, gemv) are used. */
@@ -71,13 +73,17 @@ export function narrowQuads(format: WeightFormat): number {
   return format === 'q4' ? 4 : 2;
 }
 
-/** Plain-TS reference with float64 accumulation (W as f32 values: dequantize packed weights first). */
+/**
+ * Plain-TS reference with float64 accumulation (W as f32 values: dequantize packed weights first).
+ * With `residual`, returns residual + act(x · Wᵀ + b) (the accumulate epilogue).
+ */
 export function matmulReference(
   x: Float32Array,
   w: Float32Array,
   b: Float32Array | undefined,
   shape: MatmulShape,
   activation: Activation = 'none',
+  residual?: Float32Array,
 ): Float32Array {
   const { M, N, K } = shape;
   const y = new Float32Array(M * N);
@@ -87,7 +93,7 @@ export function matmulReference(
       const wo = n * K;
       let acc = b ? b[n] : 0;
       for (let k = 0; k < K; k++) acc += x[xo + k] * w[wo + k];
-      y[m * N + n] = activate(acc, activation);
+      y[m * N + n] = activate(acc, activation) + (residual ? residual[m * N + n] : 0);
     }
   }
   return y;
@@ -175,7 +181,7 @@ export async function prepareMatmul(
   if (plan === 'gemv' && M > NARROW_MAX_ROWS) {
     throw new UnsupportedShapeError(`matmul: plan 'gemv' is for at most ${NARROW_MAX_ROWS} rows of x, got M = ${M}`);
   }
-  const epilogue = (io.bias ? 1 : 0) | (ACTIVATION_CODE[options.activation ?? 'none'] << 1);
+  const epilogue = (io.bias ? 1 : 0) | (ACTIVATION_CODE[options.activation ?? 'none'] << 1) | (options.accumulate ? 8 : 0);
   // The register kernel's Params carry a batch layout after these four fields; a weight matmul is one
   // dense matrix (matmul.wgsl and gemv.wgsl read only the first four).
   const params = packRegisterParams(shape, epilogue, denseLayout(shape));

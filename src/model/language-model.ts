@@ -28,7 +28,6 @@ import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
 import { prepareMatmul } from '../kernels/matmul';
 import { preparePagedAttention } from '../kernels/paged-attention';
-import { prepareResidualAdd } from '../kernels/residual-add';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, type SamplingParams } from '../kernels/sample';
@@ -151,7 +150,6 @@ export class LanguageModel {
     make('x', [C, H]);
     make('qkv', [C, qkvWidth]);
     make('attn', [C, c.numHeads * c.headDim]);
-    make('tmp', [C, H]);
     make('gu', [C, 2 * c.intermediateSize]);
     make('act', [C, c.intermediateSize]);
     make('hl', [S, H]);
@@ -260,13 +258,12 @@ export class LanguageModel {
             numSlots: this.kv.numSlots,
           },
         ),
-        await prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('tmp') }, { M: T, N: H, K: c.numHeads * c.headDim }),
-        await prepareResidualAdd(gpu, { acc: v('h'), x: v('tmp') }),
+        // The residual adds are the matmuls' epilogues: h += a·Woᵀ, h += act·Wdownᵀ.
+        await prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('h') }, { M: T, N: H, K: c.numHeads * c.headDim }, { accumulate: true }),
         await prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
         await prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
         await prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
-        await prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('tmp') }, { M: T, N: H, K: c.intermediateSize }),
-        await prepareResidualAdd(gpu, { acc: v('h'), x: v('tmp') }),
+        await prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('h') }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
       );
     }
     return { dispatches: d, spliceIndex, splice };

@@ -47,7 +47,6 @@ interface BatchBuffers {
   x: Tensor;
   qkv: Tensor;
   attn: Tensor;
-  tmp: Tensor;
   mlp: Tensor;
   posIds: Tensor;
   pos: Tensor;
@@ -100,7 +99,6 @@ export class VisionEncoder {
       x: t([rows, D], 'x'),
       qkv: t([rows, 3 * D], 'qkv'),
       attn: t([rows, D], 'attn'),
-      tmp: t([rows, D], 'tmp'),
       mlp: t([rows, v.intermediateSize], 'mlp'),
       posIds: t([rows], 'pos-ids', 'u32'),
       pos: t([rows, D], 'pos'),
@@ -132,16 +130,15 @@ export class VisionEncoder {
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
         await this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
         await prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, { batch, tokens: P, heads: v.numHeads, headDim: v.headDim }),
-        await this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.tmp }, { M: rows, N: D, K: D }),
-        await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
+        // The residual adds are the matmuls' epilogues: h += o(attn), h += fc2(mlp).
+        await this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
         await this.matmul(
           { x: b.x, weight: m('fc1.w'), bias: w('fc1.b'), y: b.mlp },
           { M: rows, N: v.intermediateSize, K: D },
           { activation: 'gelu_tanh' },
         ),
-        await this.matmul({ x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.tmp }, { M: rows, N: D, K: v.intermediateSize }),
-        await prepareResidualAdd(gpu, { acc: b.h, x: b.tmp }),
+        await this.matmul({ x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.h }, { M: rows, N: D, K: v.intermediateSize }, { accumulate: true }),
       );
     }
     d.push(
@@ -216,10 +213,10 @@ export class VisionEncoder {
         }
         gpu.write(b.posIds, ids);
         gpu.write(b.mask, mask);
-        // Pieces: dispatches, with row-split matmuls counted part by part. While the runner is paced, each
-        // piece waits for its turn and is timed alone; otherwise a submission holds dispatchesPerSubmit
-        // pieces (0: all that are left).
-        const pieces = b.dispatches.flatMap((d) => (d instanceof DispatchSequence && d.label === 'matmul:rows' ? d.parts : [d]));
+        // Pieces: dispatches, with sequences (row-split matmuls, attention run as matmuls) counted part by
+        // part, in order. While the runner is paced, each piece waits for its turn and is timed alone;
+        // otherwise a submission holds dispatchesPerSubmit pieces (0: all that are left).
+        const pieces = b.dispatches.flatMap((d) => (d instanceof DispatchSequence ? d.parts : [d]));
         for (let i = 0; i < pieces.length; ) {
           await options.runner?.before();
           const per = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : pieces.length;

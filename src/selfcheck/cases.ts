@@ -75,6 +75,8 @@ export interface MatmulCaseOptions extends CommonOptions {
   format?: WeightFormat;
   /** gemv: force the subgroup or the workgroup-memory reduction. */
   subgroups?: boolean;
+  /** y starts with random values and the kernel adds its result to them (the residual epilogue). */
+  accumulate?: boolean;
 }
 
 /** Host copy of what a packed weight holds, dequantized as the kernels do (f32: the values themselves). */
@@ -97,22 +99,29 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
   return {
     // The gemv plan is its own shader (gemv.wgsl): the report names it so every shader is seen to run.
     kernel: o.plan === 'gemv' ? 'gemv' : 'matmul',
-    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${sub}${wgLabel(o)}`,
+    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${o.accumulate ? ' +=' : ''}${sub}${wgLabel(o)}`,
     tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
         const x = randomUniform(M * K, seed);
         const w = randomUniform(N * K, seed + 1);
         const b = o.bias ? randomUniform(N, seed + 2) : undefined;
+        const residual = o.accumulate ? randomUniform(M * N, seed + 3) : undefined;
         const io = {
           x: s.upload(x, [M, K], 'x'),
           weight: s.weight(format, w, N, K, 'weight'),
           bias: b ? s.upload(b, [N], 'bias') : undefined,
-          y: s.zeros([M, N], 'f32', 'y'),
+          y: residual ? s.upload(residual, [M, N], 'y') : s.zeros([M, N], 'f32', 'y'),
         };
-        const d = await prepareMatmul(gpu, io, shape, { activation: act, plan: o.plan, workgroupSize: o.workgroupSize, subgroups: o.subgroups });
+        const d = await prepareMatmul(gpu, io, shape, {
+          activation: act,
+          plan: o.plan,
+          workgroupSize: o.workgroupSize,
+          subgroups: o.subgroups,
+          accumulate: o.accumulate,
+        });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
-        return { ...r, want: matmulReference(x, asStored(format, w, N, K), b, shape, act) };
+        return { ...r, want: matmulReference(x, asStored(format, w, N, K), b, shape, act, residual) };
       }),
   };
 }

@@ -30,6 +30,7 @@ export function defaultKernelCases(): KernelCase[] {
     matmulCase({ M: 1, N: 1536, K: 576 }, { format: 'q4' }),
     matmulCase({ M: 1, N: 1536, K: 576 }, { format: 'q8' }),
     matmulCase({ M: 64, N: 256, K: 768 }, { format: 'f16', bias: true }),
+    matmulCase({ M: 33, N: 70, K: 64 }, { bias: true, accumulate: true }),
     matmulCase({ M: 2, N: 576, K: 1536 }, { format: 'q4', plan: 'gemv' }),
     embeddingGatherCase({ numTokens: 8, vocab: 1000, dim: 576 }, { format: 'q4' }),
     quantizeCase('q4', 70, 200),

@@ -37,6 +37,14 @@ describe('matmul', () => {
     }
   }
 
+  // The residual epilogue (y += act(x·Wᵀ + b)) on every plan, ragged columns included, and packed weights.
+  for (const plan of ['register-wide', 'register-narrow', 'workgroup', 'gemv'] as const) {
+    it(`${plan} y += x·Wᵀ + b (residual epilogue), ragged`, () =>
+      expectCasePasses(gpu(), matmulCase({ M: plan === 'gemv' || plan === 'register-narrow' ? 3 : 21, N: 37, K: 36 }, { plan, bias: true, accumulate: true })));
+  }
+  it('residual epilogue with q4 weights and GELU', () =>
+    expectCasePasses(gpu(), matmulCase({ M: 18, N: 40, K: 64 }, { bias: true, accumulate: true, activation: 'gelu_tanh', format: 'q4' })));
+
   // SmolVLM shapes: a ViT projection (1024 patches) and a decode step of the text model.
   it('ViT shape 1024x768x768 (device plan)', () =>
     expectCasePasses(gpu(), matmulCase({ M: 1024, N: 768, K: 768 }, { bias: true })));
