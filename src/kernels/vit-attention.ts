@@ -92,5 +92,8 @@ export async function prepareVitAttention(
       ['f32', options.scale ?? 1 / Math.sqrt(headDim)],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((batch * tokens * heads) / wg)),
+    // Every query against every key of its tile (masked ones too): q·k and p·v, 2·headDim flops each;
+    // qkv and mask read once, out written once.
+    cost: { flops: 4 * batch * heads * tokens * tokens * headDim, bytes: 4 * batch * tokens * (4 * heads * headDim + 1) },
   });
 }
