@@ -11,7 +11,8 @@
 //
 // Each phase runs once untimed and then once timed, so first-use costs (pipeline compiles for a new row
 // bucket, first touches of buffers) stay out of the table. The scratch sequence's KV blocks are freed after
-// (invariant 7); nothing enters the prefix cache or the encoder cache. The engine runs this only while no
+// (invariant 7); nothing enters the prefix cache or the encoder cache (the scratch blocks take a cached
+// prefix block only when no uncached block is free, as any sequence's would). The engine runs this only while no
 // request is in flight (engine.ts), since a step's buffers are shared.
 
 import { KvCacheFullError } from '../errors';
@@ -124,7 +125,8 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
         prefillTimings,
       ),
     );
-    const next = T === ids.length ? sampled : ids[T];
+    // The sampled id, or the next prompt token (a non-finite row's marker is no token: any id will do).
+    const next = T < ids.length ? ids[T] : sampled < config.text.vocabSize ? sampled : 0;
     const decode = flattenBatch([seq(T, Uint32Array.of(next), true)], lm.maxBlocksPerSeq, hidden);
     await lm.step(decode);
     const decodeTimings = await timed(() => lm.step(decode, { timer }));
