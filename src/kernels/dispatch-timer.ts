@@ -4,7 +4,8 @@
 //                     timestampWrites at its start and end; the step stays one submission and the query
 //                     set is resolved and read back once. Implementations may quantize timestamps (Dawn in
 //                     Node rounds them down to 2^16 ns = 65.5 us unless its toggle timestamp_quantization
-//                     is off; browsers quantize too); the timer reports the step it sees.
+//                     is off; headless Chromium 156 started as the benchmarks start it, with
+//                     --enable-unsafe-webgpu, gave whole nanoseconds); the timer reports the step it sees.
 //   submit-and-wait   otherwise: every dispatch is submitted alone and waited for (onSubmittedWorkDone) and
 //                     timed on the CPU, so each time includes a submit and a wake-up (small kernels read high).
 //
