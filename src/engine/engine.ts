@@ -426,11 +426,13 @@ export class Engine {
   /**
    * GPU time per kernel kind (ms, share, GFLOP/s or GB/s, dispatches) for one vision tile of `image`, one
    * prefill chunk of the prompt and one decode step, with every dispatch timed on its own: GPU timestamps
-   * when the device has 'timestamp-query', else each dispatch submitted alone and timed on the CPU (the
-   * report says which). Runs on an idle engine (EngineBusyError otherwise; requests that arrive meanwhile
-   * wait for it), loads the vision tower onto the engine's device for the duration, and leaves the KV pool
-   * full again and the encoder cache untouched (its scratch blocks take cached prefix blocks only when no
-   * other block is free, as any request's would). Requests are not slowed when it is unused.
+   * when the device has 'timestamp-query', else each dispatch submitted alone and timed on the CPU. The
+   * report says which, and the step timestamps come in when they are quantized (in Node, create the engine
+   * with gpu: { dawnOptions: [DAWN_EXACT_TIMESTAMPS] } from 'tessera/node' for exact ones). Runs on an idle
+   * engine (EngineBusyError otherwise; requests that arrive meanwhile wait for it), loads the vision tower
+   * onto the engine's device for the duration, and leaves the KV pool full again and the encoder cache
+   * untouched (its scratch blocks take cached prefix blocks only when no other block is free, as any
+   * request's would). Requests are not slowed when it is unused.
    */
   async profile(options: ProfileOptions = {}): Promise<ProfileReport> {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
