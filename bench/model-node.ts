@@ -8,13 +8,13 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine } from '../src/engine/create-node';
 import { adapterName } from '../src/gpu/adapter-info';
-import { createNodeGpuContext } from '../src/gpu/node';
+import { createNodeGpuContext, DAWN_EXACT_TIMESTAMPS } from '../src/gpu/node';
 import type { LogitsAgreement } from '../src/model/weights/accuracy';
 import type { WeightDtype } from '../src/model/weights/dtype';
 import { DirWeightStore } from '../src/model/weights/store-node';
 import { BENCH_ENCODER_OPTIONS, describeEncoderOptions } from './model-engine-options';
 import { measureAccuracy } from './model-dtypes';
-import { measureOurs } from './model-ours';
+import { measureOurs, profileOurs } from './model-ours';
 import { BENCH_IMAGE } from './model-request';
 import type { OursFigures, Skipped } from './model-result';
 
@@ -27,6 +27,8 @@ export interface NodeRunOptions {
   dtypes: readonly WeightDtype[];
   /** Measure each dtype's accuracy against f32 (teacher forcing; minutes at this size). */
   accuracy: boolean;
+  /** engine.profile() after each dtype's requests (per-kind GPU time). */
+  profile: boolean;
   log: (line: string) => void;
 }
 
@@ -50,15 +52,16 @@ const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}
 async function runDtype(o: NodeRunOptions, dtype: WeightDtype, weightCacheDir: string, adapter: { adapter: string; kernelVariant: string }) {
   o.log(`ours (node, ${dtype}): adapter ${adapter.adapter}, kernel variant ${adapter.kernelVariant}; loading ${o.modelDir}`);
   rmSync(weightCacheDir, { recursive: true, force: true }); // the first load quantizes and stores
-  const options = { model: o.modelDir, encoder: BENCH_ENCODER_OPTIONS, dtype, weightCacheDir };
+  // Exact GPU timestamps for the profile (Dawn quantizes them to 65.5 µs otherwise); nothing else changes.
+  const options = { model: o.modelDir, encoder: BENCH_ENCODER_OPTIONS, dtype, weightCacheDir, gpu: { dawnOptions: [DAWN_EXACT_TIMESTAMPS] } };
   const t0 = performance.now();
   const engine = await createEngine(options);
   const loadMs = performance.now() - t0;
   o.log(`ours (node, ${dtype}): loaded in ${(loadMs / 1000).toFixed(1)} s, weights ${(engine.stats().weightBytes / 2 ** 20).toFixed(0)} MiB`);
   let figures: OursFigures;
   try {
-    figures = await measureOurs(engine, {
-      env: 'node',
+    const run = {
+      env: 'node' as const,
       dtype,
       adapter: adapter.adapter,
       kernelVariant: adapter.kernelVariant,
@@ -68,7 +71,9 @@ async function runDtype(o: NodeRunOptions, dtype: WeightDtype, weightCacheDir: s
       maxNewTokens: o.maxNewTokens,
       warmReps: o.warmReps,
       log: o.log,
-    });
+    };
+    figures = await measureOurs(engine, run);
+    if (o.profile) figures.profile = await profileOurs(engine, run);
   } finally {
     engine.destroy();
   }

@@ -7,9 +7,9 @@
 // each response's TesseraInfo.media says where its embeddings came from, and this checks it.
 
 import type { Engine } from '../src/engine/engine';
-import type { TesseraInfo } from '../src/engine/types';
-import { benchMessages } from './model-request';
-import type { OursFigures, RequestFigures } from './model-result';
+import type { ProfileReport, TesseraInfo } from '../src/engine/types';
+import { BENCH_PROMPT, benchMessages } from './model-request';
+import type { OursFigures, RequestFigures, Skipped } from './model-result';
 import { pngVariant } from './png-variant';
 
 export interface OursRun {
@@ -94,4 +94,23 @@ export async function measureOurs(engine: Engine, run: OursRun): Promise<OursFig
     decodeStep: stats.decodeStep,
     text: chosen.text,
   };
+}
+
+/**
+ * engine.profile() on the bench image and prompt: per-kind GPU time for one vision tile, one prefill chunk
+ * and one decode step. Run after everything else is measured: it loads the vision tower onto the engine's
+ * device once more, which would show in the peak-memory figures.
+ */
+export async function profileOurs(engine: Engine, run: Pick<OursRun, 'env' | 'dtype' | 'image' | 'log'>): Promise<ProfileReport | Skipped> {
+  try {
+    const t0 = performance.now();
+    const report = await engine.profile({ image: run.image, prompt: BENCH_PROMPT });
+    const totals = report.phases.map((p) => `${p.name} ${p.totalMs.toFixed(1)} ms`).join(', ');
+    run.log(`ours (${run.env}, ${run.dtype}) profile (${report.timing}): ${totals}; took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    return report;
+  } catch (e) {
+    const skipped = { skipped: `profile failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
+    run.log(`ours (${run.env}, ${run.dtype}) ${skipped.skipped}`);
+    return skipped;
+  }
 }

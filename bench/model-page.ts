@@ -3,6 +3,7 @@
 // to the console (the runner streams it); the figures to window.__modelBenchResult (or a message in
 // window.__modelBenchError).
 // Query: model=<folder served at /> tokens=N reps=N ours=0|1 peer=0|1 ownPixels=0|1 dtypes=f32,q4 (ours per weight dtype)
+//        profile=0|1 (engine.profile() after ours' requests)
 
 import sampleUrl from '../public/sample.png?url';
 import { createEngine } from '../src/engine/create-browser';
@@ -12,7 +13,7 @@ import { UrlSource } from '../src/io/model-source';
 import type { WeightDtype } from '../src/model/weights/dtype';
 import { GpuProbe } from './gpu-probe';
 import { BENCH_ENCODER_OPTIONS, describeEncoderOptions } from './model-engine-options';
-import { measureOurs } from './model-ours';
+import { measureOurs, profileOurs } from './model-ours';
 import { runPeer } from './model-peer';
 import type { BenchInput } from './model-request';
 import type { BrowserFigures, OursFigures, PeerFigures, Skipped } from './model-result';
@@ -57,7 +58,7 @@ async function describeAdapter(): Promise<{ adapter: string; kernelVariant: stri
   }
 }
 
-async function runOurs(modelUrl: string, image: Uint8Array, tokens: number, reps: number, probe: GpuProbe, dtype: WeightDtype): Promise<OursFigures> {
+async function runOurs(modelUrl: string, image: Uint8Array, tokens: number, reps: number, probe: GpuProbe, dtype: WeightDtype, profile: boolean): Promise<OursFigures> {
   const { adapter, kernelVariant } = await describeAdapter();
   log(`ours (browser, ${dtype}): adapter ${adapter}, kernel variant ${kernelVariant}; loading ${modelUrl}`);
   probe.reset();
@@ -82,6 +83,7 @@ async function runOurs(modelUrl: string, image: Uint8Array, tokens: number, reps
       log,
     });
     figures.probePeakGpuBytes = probe.snapshot().peakBytes;
+    if (profile) figures.profile = await profileOurs(engine, { env: 'browser', dtype, image, log });
     return figures;
   } finally {
     engine.destroy();
@@ -104,7 +106,7 @@ async function main(): Promise<BrowserFigures> {
     const dtypes = (q.get('dtypes') ?? 'f32').split(',') as WeightDtype[];
     for (const dtype of q.get('ours') === '0' ? [] : dtypes) {
       try {
-        oursByDtype[dtype] = await runOurs(modelUrl, image, tokens, reps, probe, dtype);
+        oursByDtype[dtype] = await runOurs(modelUrl, image, tokens, reps, probe, dtype, q.get('profile') !== '0');
       } catch (e) {
         oursByDtype[dtype] = { skipped: `ours (${dtype}) failed: ${errorText(e)}` };
         log((oursByDtype[dtype] as Skipped).skipped);

@@ -1,6 +1,7 @@
 // Turns a `bench:model` run into ratios, token agreement and readable tables (Node side). The runner
 // prints the JSON line itself.
 
+import { formatProfileReport } from '../src/engine/profile-report';
 import { isSkipped, type ModelBenchResult, type OursFigures, type PeerFigures, type Skipped } from './model-result';
 
 const MiB = 2 ** 20;
@@ -150,6 +151,19 @@ function formatDtypes(r: ModelBenchResult): string[] {
   return out;
 }
 
+/** engine.profile() of ours in Node and in the browser (f32), beside the main table; other dtypes are in the JSON. */
+function formatProfiles(node: OursFigures | undefined, browser: OursFigures | undefined): string[] {
+  const out: string[] = [];
+  for (const [env, o] of [['Node', node], ['browser', browser]] as const) {
+    if (!o?.profile) continue;
+    out.push(`Per-kernel-kind GPU time, ours ${env} (engine.profile() on the bench image and prompt, after the measured requests)`);
+    if (isSkipped(o.profile)) out.push(`  ${o.profile.skipped}`);
+    else out.push(...formatProfileReport(o.profile).map((l) => (l ? `  ${l}` : l)));
+    out.push('');
+  }
+  return out;
+}
+
 const f = (x: number | undefined, digits = 0) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
 const ratio = (x: number | null) => (x === null ? '-' : `${x.toFixed(2)}x`);
 
@@ -201,6 +215,7 @@ export function formatModelReport(r: ModelBenchResult): string {
   out.push('Ratios ours/peer are computed so that > 1 means ours is better (times and bytes: peer ÷ ours; rates: ours ÷ peer), browser vs browser.');
   out.push(table(['figure', 'ours Node', 'ours browser', 'peer browser', 'ours/peer'], rows));
   out.push('');
+  out.push(...formatProfiles(node, ours));
   if (ours?.probePeakGpuBytes !== undefined) {
     out.push(`Cross-check: ours' peak GPU memory seen by the page probe ${(ours.probePeakGpuBytes / MiB).toFixed(0)} MiB (engine.stats() says ${(ours.peakGpuBytes / MiB).toFixed(0)} MiB).`);
   }

@@ -58,6 +58,11 @@ export interface OursFigures {
   /** Same request's bytes as seen by the page's GPU probe (browser only; cross-check of peakGpuBytes). */
   probePeakGpuBytes?: number;
   text: string;
+  /**
+   * engine.profile() on the bench image and prompt after the measured requests (and after the memory
+   * figures above were taken): GPU time per kernel kind for one vision tile, one prefill chunk, one decode step.
+   */
+  profile?: import('../src/engine/types').ProfileReport | Skipped;
 }
 
 /** transformers.js in the browser (one cold request: its vision encoder alone takes minutes on SwiftShader). */

@@ -14,6 +14,7 @@
 //        --force-export  --timeout-min=N for the page (default 90)
 //        --dtypes=f32,f16,q8,q4 (Node; default all)  --browser-dtypes=f32 (default f32: each dtype in the
 //        browser is another ~5 minutes here)  --no-accuracy (skip the dtypes' accuracy against f32)
+//        --no-profile (skip engine.profile(): per-kernel-kind GPU time, printed beside the tables)
 
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -41,6 +42,7 @@ interface Args {
   dtypes: WeightDtype[];
   browserDtypes: WeightDtype[];
   accuracy: boolean;
+  profile: boolean;
   tokens: number;
   reps: number;
   peer: boolean;
@@ -59,6 +61,7 @@ function parseArgs(argv: string[]): Args {
     dtypes: dtypeList(value('dtypes'), quick ? 'f32,q4' : 'f32,f16,q8,q4'),
     browserDtypes: dtypeList(value('browser-dtypes'), 'f32'),
     accuracy: !quick && !argv.includes('--no-accuracy'),
+    profile: !argv.includes('--no-profile'),
     tokens: Number(value('tokens') ?? (quick ? 4 : 16)),
     reps: Number(value('reps') ?? 1),
     peer: !quick && !argv.includes('--no-peer'),
@@ -116,6 +119,7 @@ async function runBrowser(url: string, args: Args): Promise<BrowserFigures> {
       peer: args.peer ? '1' : '0',
       dtypes: args.browserDtypes.join(','),
       ownPixels: args.ownPixels ? '1' : '0',
+      profile: args.profile ? '1' : '0',
     });
     const pageUrl = `${url}model.html?${q}`;
     log(`Chromium ${browser.version()}, page ${pageUrl}`);
@@ -193,6 +197,7 @@ async function main(): Promise<void> {
           warmReps: args.reps,
           dtypes: args.dtypes,
           accuracy: args.accuracy,
+          profile: args.profile,
           log,
         });
       } catch (e) {

@@ -727,3 +727,15 @@ export class StoredWeightsMismatchError extends TesseraError {
     super(`the stored quantized copy of ${file} was not used (${reason}); it is being rebuilt from the checkpoint file.`);
   }
 }
+
+/** engine.profile() was called while requests are in flight: it times the GPU alone, between requests. */
+export class EngineBusyError extends TesseraError {
+  override readonly name = 'EngineBusyError';
+  readonly code = 'ENGINE_BUSY';
+  constructor(readonly numRequests: number) {
+    super(
+      `engine.profile() needs an idle engine, but ${numRequests} request(s) are in flight; call it once they have ` +
+        'finished (requests that arrive during a profile wait for it).',
+    );
+  }
+}

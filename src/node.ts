@@ -3,6 +3,6 @@
 
 export * from './index';
 export { createEngine, nodeModelSource, type NodeEngineOptions, type NodeEncoderOptions } from './engine/create-node';
-export { createNodeGpuContext, findSwiftShaderIcd, type NodeGpuOptions } from './gpu/node';
+export { createNodeGpuContext, DAWN_EXACT_TIMESTAMPS, findSwiftShaderIcd, type NodeGpuOptions } from './gpu/node';
 export { NodeDirSource } from './io/model-source-node';
 export { decodeImageNode, loadProcessorFromDirectory } from './processor/node';

@@ -2,6 +2,7 @@
 // usage error naming the option (exit code 2), never a stack trace from deeper down.
 
 import { parseArgs } from 'node:util';
+import type { ProfileTiming } from '../engine/types';
 import type { KernelVariant } from '../gpu/adapter-info';
 import { chooseComputePrecisionOption, parseDtypeText, type ComputePrecision, type DtypeOption } from '../model/weights/dtype';
 
@@ -9,6 +10,7 @@ export const USAGE = `usage: tessera <command> [options]
 
 commands
   run        answer a prompt about an image or a video, streaming the answer
+  profile    GPU time per kernel kind for one vision tile, one prefill chunk and one decode step
   doctor     report the WebGPU adapter and run every kernel against its CPU reference
 
 run options
@@ -30,6 +32,17 @@ run options
   --no-weight-cache            do not store or read quantized copies
   --notice "..."               a line printed before the answer
   --json                       print one JSON object: token ids, text, timings
+
+profile options
+  --model <dir|url>            the checkpoint, as for run
+  --image <file>               the image whose first tile is profiled
+  --prompt "..."               the question (default "Can you describe this image?")
+  --dtype, --compute, --no-weight-cache   as for run
+  --variant register|workgroup force a kernel variant instead of the adapter's choice
+  --timing timestamp-query|submit-and-wait
+                               how each dispatch is timed (default: GPU timestamps when the adapter has
+                               timestamp-query; otherwise each dispatch is submitted alone and waited for)
+  --json                       print the report as one JSON object instead of tables
 
 doctor options
   --variant register|workgroup force a kernel variant instead of the adapter's choice
@@ -74,12 +87,28 @@ export interface DoctorArgs {
   verbose: boolean;
 }
 
+export interface ProfileArgs {
+  command: 'profile';
+  model: string;
+  image: string;
+  /** Undefined: the engine's default question. */
+  prompt?: string;
+  dtype?: DtypeOption;
+  compute?: ComputePrecision;
+  weightCache: boolean;
+  variant?: KernelVariant;
+  /** Undefined: timestamps when the adapter has them. */
+  timing?: ProfileTiming;
+  json: boolean;
+  verbose: boolean;
+}
+
 export interface HelpArgs {
   command: 'help';
   verbose: boolean;
 }
 
-export type CliArgs = RunArgs | DoctorArgs | HelpArgs;
+export type CliArgs = RunArgs | ProfileArgs | DoctorArgs | HelpArgs;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -100,9 +129,44 @@ const OPTIONS = {
   dtype: { type: 'string' },
   compute: { type: 'string' },
   'no-weight-cache': { type: 'boolean' },
+  timing: { type: 'string' },
 } as const;
 
-const RUN_ONLY = ['model', 'image', 'video', 'video-pruning', 'prompt', 'max-tokens', 'temperature', 'top-p', 'top-k', 'seed', 'notice', 'dtype', 'compute', 'no-weight-cache'] as const;
+type Command = Exclude<CliArgs['command'], 'help'>;
+
+/** The commands each option belongs to (--json, --verbose and --help go with every command). */
+const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
+  variant: ['profile', 'doctor'],
+  model: ['run', 'profile'],
+  image: ['run', 'profile'],
+  video: ['run'],
+  'video-pruning': ['run'],
+  prompt: ['run', 'profile'],
+  'max-tokens': ['run'],
+  temperature: ['run'],
+  'top-p': ['run'],
+  'top-k': ['run'],
+  seed: ['run'],
+  notice: ['run'],
+  dtype: ['run', 'profile'],
+  compute: ['run', 'profile'],
+  'no-weight-cache': ['run', 'profile'],
+  timing: ['profile'],
+};
+
+/** A usage error for the first option given that `command` does not take, naming the commands that do. */
+function checkOwners(command: Command, values: Record<string, unknown>): void {
+  for (const [name, owners] of Object.entries(OWNERS)) {
+    if (values[name] !== undefined && !owners.includes(command)) throw new UsageError(`--${name} is a ${owners.join(' and ')} option`);
+  }
+}
+
+function parseVariant(variant: string | undefined): KernelVariant | undefined {
+  if (variant !== undefined && variant !== 'register' && variant !== 'workgroup') {
+    throw new UsageError(`--variant must be 'register' or 'workgroup', got '${variant}'`);
+  }
+  return variant;
+}
 
 /** Whether argv asks for a stack trace on errors (read even when the rest does not parse). */
 export function wantsVerbose(argv: readonly string[]): boolean {
@@ -174,8 +238,13 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.help) return { command: 'help', verbose };
   if (command === undefined) throw new UsageError('no command given');
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}' (quote a prompt with spaces: --prompt "...")`);
+  if (command === 'run' || command === 'profile' || command === 'doctor') checkOwners(command, values);
+  const weights = () => ({
+    dtype: values.dtype === undefined ? undefined : usage(() => parseDtypeText(values.dtype!)),
+    compute: values.compute === undefined ? undefined : usage(() => chooseComputePrecisionOption(values.compute!)),
+    weightCache: !values['no-weight-cache'],
+  });
   if (command === 'run') {
-    if (values.variant !== undefined) throw new UsageError('--variant is a doctor option');
     if (!values.model) throw new UsageError('run needs --model <dir|url>');
     if (!values.prompt) throw new UsageError('run needs --prompt "..."');
     return {
@@ -191,21 +260,21 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       topK: numberOption('top-k', values['top-k'], { integer: true, min: 0, reads: 'an integer >= 0' }),
       seed: numberOption('seed', values.seed, { integer: true, min: 0, max: 2 ** 32 - 1, reads: 'an integer from 0 to 4294967295' }),
       notice: values.notice,
-      dtype: values.dtype === undefined ? undefined : usage(() => parseDtypeText(values.dtype!)),
-      compute: values.compute === undefined ? undefined : usage(() => chooseComputePrecisionOption(values.compute!)),
-      weightCache: !values['no-weight-cache'],
+      ...weights(),
       json,
       verbose,
     };
   }
-  if (command === 'doctor') {
-    const misplaced = RUN_ONLY.find((o) => values[o] !== undefined);
-    if (misplaced) throw new UsageError(`--${misplaced} is a run option`);
-    const variant = values.variant;
-    if (variant !== undefined && variant !== 'register' && variant !== 'workgroup') {
-      throw new UsageError(`--variant must be 'register' or 'workgroup', got '${variant}'`);
+  if (command === 'profile') {
+    if (!values.model) throw new UsageError('profile needs --model <dir|url>');
+    if (!values.image) throw new UsageError('profile needs --image <file>');
+    if (values.prompt === '') throw new UsageError('--prompt must not be empty');
+    const timing = values.timing;
+    if (timing !== undefined && timing !== 'timestamp-query' && timing !== 'submit-and-wait') {
+      throw new UsageError(`--timing must be 'timestamp-query' or 'submit-and-wait', got '${timing}'`);
     }
-    return { command, variant, json, verbose };
+    return { command, model: values.model, image: values.image, prompt: values.prompt, ...weights(), variant: parseVariant(values.variant), timing, json, verbose };
   }
+  if (command === 'doctor') return { command, variant: parseVariant(values.variant), json, verbose };
   throw new UsageError(`unknown command '${command}'`);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `tessera` command line.
 //   tessera run --model <dir|url> --image <file> --prompt "..." [--max-tokens N] [--temperature T] [--json]
+//   tessera profile --model <dir|url> --image <file> [--prompt "..."] [--dtype ...] [--timing ...] [--json]
 //   tessera doctor [--json] [--variant register|workgroup]
 // Arguments: args.ts (usage errors before anything loads). Failures: report-error.ts (one line per error,
 // stacks with --verbose).
@@ -8,6 +9,7 @@
 import { doctor } from './doctor';
 import { createNodeGpuContext } from '../gpu/node';
 import { parseCliArgs, USAGE, wantsVerbose, type CliArgs } from './args';
+import { profile } from './profile';
 import { exitCodeFor, formatCliError } from './report-error';
 import { run } from './run';
 
@@ -18,6 +20,13 @@ async function main(args: CliArgs): Promise<number> {
   }
   if (args.command === 'run') {
     return run({
+      ...args,
+      out: (t) => process.stdout.write(t),
+      err: (t) => process.stderr.write(t),
+    });
+  }
+  if (args.command === 'profile') {
+    return profile({
       ...args,
       out: (t) => process.stdout.write(t),
       err: (t) => process.stderr.write(t),

@@ -16,12 +16,12 @@
 // answers. The encoder cache is kept; an in-process encoder (which shared the lost device) gets a new
 // backend, encoder workers keep theirs (each has its own device).
 
-import { DeviceLostError, EncoderOutOfMemoryError, InternalError, InvalidMessageError, RequestAbortedError, VideoNotSupportedError } from '../errors';
+import { DeviceLostError, EncoderOutOfMemoryError, EngineBusyError, InternalError, InvalidMessageError, RequestAbortedError, VideoNotSupportedError } from '../errors';
 import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { createBlockHasher } from '../kv/block-hash';
-import { loadModel, type LoadedModel, type LoadModelOptions } from '../model/load';
+import { loadModel, loadVisionModel, type LoadedModel, type LoadModelOptions } from '../model/load';
 import type { WeightStore } from '../model/weights/store';
 import type { ImageDecoder } from '../processor/image-decode';
 import { Idefics3Processor } from '../processor/processor';
@@ -32,6 +32,7 @@ import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake';
 import { videoInfo } from './intake-video';
 import { mediaPolicy, type MediaPolicy } from './media-options';
+import { profileModel } from './profile';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
 import { toProcessorMessages } from './message-images';
 import { ServeLoop } from './serve-loop';
@@ -45,6 +46,8 @@ import type {
   EngineProgress,
   EngineStats,
   FinishReason,
+  ProfileOptions,
+  ProfileReport,
   TesseraInfo,
   VideoInfo,
 } from './types';
@@ -122,6 +125,8 @@ export class Engine {
   /** Set while the device is lost; the next request recreates the runtime. */
   private lost: DeviceLostError | undefined;
   private recovering: Promise<void> | undefined;
+  /** Set while engine.profile() runs: requests wait for it before they reach the serve loop. */
+  private profiling: Promise<unknown> | undefined;
   private readonly intakeDeps: IntakeDeps;
   private readonly pacing: EncoderPacing;
   /** Limits on a request's media and how its URLs are fetched (defaults when the factory gave none). */
@@ -329,6 +334,7 @@ export class Engine {
       const messages = await toProcessorMessages(req.messages, this.mediaPolicy, signal);
       r = new EngineRequest(this.nextRequest++, req, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
       await this.plan(r);
+      while (this.profiling) await this.profiling.catch(() => {});
       if (!r.isSettled) this.rt.loop.submit(r);
       const result = yield* r.deltas();
       this.last = { ...result.info.timings, promptTokens: result.info.promptTokens, completionTokens: result.info.tokenIds.length };
@@ -414,6 +420,45 @@ export class Engine {
       return videoInfo([{ clip, layout: { timestamps: clip.frames.map((f) => f.timestamp), duration: clip.meta.duration, tokensPerFrame: clip.frames.map(() => seqLen) }, unprunedTokens: clip.frames.length * seqLen }])[0]!;
     } finally {
       this.media.release(id);
+    }
+  }
+
+  /**
+   * GPU time per kernel kind (ms, share, GFLOP/s or GB/s, dispatches) for one vision tile of `image`, one
+   * prefill chunk of the prompt and one decode step, with every dispatch timed on its own: GPU timestamps
+   * when the device has 'timestamp-query', else each dispatch submitted alone and timed on the CPU. The
+   * report says which, and the step timestamps come in when they are quantized (in Node, create the engine
+   * with gpu: { dawnOptions: [DAWN_EXACT_TIMESTAMPS] } from 'tessera/node' for exact ones). Runs on an idle
+   * engine (EngineBusyError otherwise; requests that arrive meanwhile wait for it), loads the vision tower
+   * onto the engine's device for the duration, and leaves the KV pool full again and the encoder cache
+   * untouched (its scratch blocks take cached prefix blocks only when no other block is free, as any
+   * request's would). Requests are not slowed when it is unused.
+   */
+  async profile(options: ProfileOptions = {}): Promise<ProfileReport> {
+    if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
+    while (this.profiling) await this.profiling.catch(() => {});
+    // Set before the first await, so that no request reaches the serve loop from here on.
+    const run = (async () => {
+      await this.ensureDevice();
+      if (this.rt.loop.numRequests > 0) throw new EngineBusyError(this.rt.loop.numRequests);
+      const { gpu, model } = this.rt;
+      return profileModel(
+        {
+          gpu,
+          model,
+          processor: this.processor,
+          mediaPolicy: this.mediaPolicy,
+          loadVision: () =>
+            loadVisionModel(gpu, this.deps.source, { dtype: this.options.dtype, compute: this.options.compute, weightStore: this.deps.weightStore, visionBatch: 1 }),
+        },
+        options,
+      );
+    })();
+    this.profiling = run;
+    try {
+      return await run;
+    } finally {
+      this.profiling = undefined;
     }
   }
 

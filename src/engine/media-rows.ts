@@ -18,7 +18,7 @@ export interface ChunkSegment {
   data: Float32Array;
 }
 
-export function chunkMediaRows(media: readonly RequestMedia[], c0: number, c1: number, hidden: number): ChunkSegment[] {
+export function chunkMediaRows(media: ReadonlyArray<Pick<RequestMedia, 'placeholder' | 'data'>>, c0: number, c1: number, hidden: number): ChunkSegment[] {
   const out: ChunkSegment[] = [];
   for (const m of media) {
     const p = m.placeholder;

@@ -1,6 +1,8 @@
 // The engine's public request and response shapes, following OpenAI's chat completions (as WebLLM does),
 // plus a `tessera` block with token ids and timings.
 
+import type { KernelVariant } from '../gpu/adapter-info';
+import type { TimingMethod } from '../kernels/dispatch-timer';
 import type { RawImage } from '../processor/image-decode';
 import type { FrameThumbnail } from '../processor/video-frames';
 import type { VideoMetaInfo } from '../protocol/encoder';
@@ -229,4 +231,65 @@ export interface EngineStats {
     readbackBytes: number;
   };
   last?: RequestTimings & { promptTokens: number; completionTokens: number };
+}
+
+/**
+ * How engine.profile() timed each dispatch: 'timestamp-query' reads GPU timestamps around each dispatch
+ * (its own compute pass); 'submit-and-wait' (devices without the feature) submits each dispatch alone,
+ * waits for it and times it on the CPU, so every dispatch also carries a submit and a wake-up.
+ */
+export type ProfileTiming = TimingMethod;
+
+/** What engine.profile() runs: one vision tile of `image`, one prefill chunk of the prompt, one decode step. */
+export interface ProfileOptions {
+  /** An image as a request's `image` part takes it (bytes or Blob), or a URL as an `image_url` part does. */
+  image?: Uint8Array | ArrayBuffer | Blob | string;
+  /** The question (default 'Can you describe this image?'). */
+  prompt?: string;
+  /** Force a timing method (default: 'timestamp-query' when the device has it). */
+  timing?: ProfileTiming;
+}
+
+/** One kernel kind in a profiled phase. */
+export interface ProfileRow {
+  /** A stable name from the kernels' labels: 'matmul:register-wide', 'paged-attention', 'rms-norm', ... */
+  kind: string;
+  /** GPU time of its dispatches, ms. */
+  ms: number;
+  /** ms over the phase's total, 0..1. */
+  share: number;
+  /** Arithmetic over time, for kinds that compute (matmul, attention). */
+  gflops?: number;
+  /** Bytes read and written once each, over time: a lower bound on the traffic (repeated reads not counted). */
+  gbps?: number;
+  dispatches: number;
+  /** The full labels of the dispatches (plan, weight format, head code), e.g. 'matmul:register-wide:q4'. */
+  labels: string[];
+}
+
+export interface ProfilePhase {
+  name: 'vision-tile' | 'prefill-chunk' | 'decode-step';
+  /** What ran, e.g. '1 tile, 1024 patches' or '128 tokens (rows padded to 128), 64 image rows spliced'. */
+  description: string;
+  /** Sum of the rows' ms. */
+  totalMs: number;
+  dispatches: number;
+  /** Largest ms first. */
+  rows: ProfileRow[];
+}
+
+/** engine.profile(): GPU time per kernel kind for one vision tile, one prefill chunk and one decode step. */
+export interface ProfileReport {
+  timing: ProfileTiming;
+  /**
+   * timestamp-query: the step every raw timestamp was a multiple of, in ns, when 1 µs or coarser (the
+   * implementation quantizes: Dawn in Node rounds down to 65536 ns unless told not to).
+   */
+  timestampQuantumNs?: number;
+  adapter: string;
+  kernelVariant: KernelVariant;
+  /** Weight storage of the text and vision parts, e.g. 'f32' or 'vision f16, text q4'. */
+  dtype: string;
+  phases: ProfilePhase[];
+  notes: string[];
 }

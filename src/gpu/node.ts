@@ -44,6 +44,13 @@ export function mayHaveGpu(): boolean {
   }
 }
 
+/**
+ * Dawn option for exact GPU timestamps. Dawn rounds timestamp queries down to a multiple of 2^16 ns
+ * (65.5 µs; seen with webgpu's Dawn on SwiftShader), a browser's guard against timing attacks that only
+ * blurs profiles in Node (`tessera profile`, bench:model). It changes nothing else.
+ */
+export const DAWN_EXACT_TIMESTAMPS = 'disable-dawn-features=timestamp_quantization';
+
 export interface NodeGpuOptions extends GpuContextOptions {
   /** Extra Dawn toggles, e.g. 'enable-dawn-features=dump_shaders'. */
   dawnOptions?: string[];

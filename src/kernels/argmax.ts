@@ -60,5 +60,6 @@ export async function prepareArgmax(
       ['u32', cols],
     ]),
     grid: linearGrid(gpu, kernel, rows),
+    cost: { flops: 0, bytes: 4 * rows * (cols + 1) },
   });
 }

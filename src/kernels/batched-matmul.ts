@@ -103,5 +103,6 @@ export async function prepareBatchedMatmul(
     resources: [io.a, io.b, null, gpu.placeholder(), io.c],
     params: packRegisterParams({ M, N, K }, 0, { x: layout.a, w: layout.b, y: layout.c }),
     grid: [gx, gy, batch],
+    cost: { flops: 2 * batch * M * N * K, bytes: 4 * batch * (M * K + N * K + M * N) },
   });
 }

@@ -31,5 +31,6 @@ export async function prepareCopy(
     resources: [io.x, io.y],
     params: packParams([['u32', n / 4]]),
     grid: linearGrid(gpu, kernel, Math.ceil(n / 4 / wg)),
+    cost: { flops: 0, bytes: 8 * n },
   });
 }

@@ -5,8 +5,23 @@ import type { GpuContext } from '../gpu/context';
 import { UNIFORM_USAGE } from '../gpu/flags';
 import { tensorBinding, type Tensor } from '../gpu/tensor';
 
+/**
+ * The work of one dispatch, for profiles (throughput = work / time). flops: arithmetic as the math counts
+ * it (a multiply-add is 2), 0 for kernels that only move data or whose arithmetic is small next to their
+ * traffic (element-wise, norms, gathers). bytes: compulsory traffic, each operand read once and each result
+ * written once in the format it is stored in (a q4 weight counts its packed bytes and scales); reads a
+ * kernel repeats (K and V per query, x per column tile) are not counted, so GB/s is a lower bound on what
+ * the kernel moved.
+ */
+export interface DispatchCost {
+  flops: number;
+  bytes: number;
+}
+
 export interface Dispatch {
   readonly label: string;
+  /** Work per dispatch (absent where it depends on data only each step knows). */
+  readonly cost?: DispatchCost;
   encode(pass: GPUComputePassEncoder): void;
   /** Return the uniform buffer (and any scratch) to the pool. The dispatch must not be encoded after. */
   release(): void;
@@ -41,6 +56,8 @@ export interface DispatchSpec {
   resources: readonly (Tensor | GPUBufferBinding | null)[];
   params?: ArrayBuffer;
   grid: Grid;
+  /** What one dispatch computes and moves, from the shape (profiles only; see DispatchCost). */
+  cost?: DispatchCost;
 }
 
 function isTensor(r: Tensor | GPUBufferBinding): r is Tensor {
@@ -57,6 +74,8 @@ export class KernelDispatch implements Dispatch {
     private readonly bindGroup: GPUBindGroup,
     readonly grid: Grid,
     private readonly uniform: GPUBuffer | undefined,
+    /** Set by the prepare function (for a kernel with several plans, once after the plan is built). */
+    public cost: DispatchCost | undefined = undefined,
   ) {}
 
   encode(pass: GPUComputePassEncoder): void {
@@ -101,7 +120,7 @@ export async function createDispatch(gpu: GpuContext, spec: DispatchSpec): Promi
     layout: pipeline.getBindGroupLayout(0),
     entries,
   });
-  return new KernelDispatch(gpu, spec.label, pipeline, bindGroup, spec.grid, uniform);
+  return new KernelDispatch(gpu, spec.label, pipeline, bindGroup, spec.grid, uniform, spec.cost);
 }
 
 /** Several dispatches encoded in order as one (e.g. im2col then matmul, or a matmul cut into row blocks). */
@@ -121,6 +140,11 @@ export class DispatchSequence implements Dispatch {
     for (const d of this.parts) d.release();
     this.onRelease();
   }
+}
+
+/** The dispatches that reach the GPU, in order: sequences opened into their parts. */
+export function leafDispatches(dispatches: readonly Dispatch[]): Dispatch[] {
+  return dispatches.flatMap((d) => (d instanceof DispatchSequence ? leafDispatches(d.parts) : [d]));
 }
 
 /** Encode dispatches, in order, into one compute pass of `encoder`. */

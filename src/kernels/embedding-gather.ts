@@ -8,7 +8,7 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-import { weightFormatOf, type Weight } from './weight-format';
+import { packedSizeBytes, weightFormatOf, type Weight } from './weight-format';
 import { assembleWgsl, weightBindings, weightLib } from './weight-lib';
 
 export interface EmbeddingGatherShape {
@@ -58,5 +58,7 @@ export async function prepareEmbeddingGather(
       ['u32', dim],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((numTokens * dim) / wg)),
+    // ids, one table row per token in its stored format, the f32 rows written.
+    cost: { flops: 0, bytes: 4 * numTokens * (1 + dim) + packedSizeBytes(format, numTokens, dim) },
   });
 }

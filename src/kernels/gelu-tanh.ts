@@ -32,5 +32,6 @@ export async function prepareGeluTanh(
     resources: [io.x, io.y],
     params: packParams([['u32', n]]),
     grid: linearGrid(gpu, kernel, Math.ceil(n / wg)),
+    cost: { flops: 0, bytes: 8 * n },
   });
 }

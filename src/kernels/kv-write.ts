@@ -73,5 +73,7 @@ export async function prepareKvWrite(
       ['u32', numSlots],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((numTokens * numKvHeads * headDim) / wg)),
+    // k and v of each token read from qkv and written to the caches, and its slot.
+    cost: { flops: 0, bytes: 4 * numTokens * (4 * numKvHeads * headDim + 1) },
   });
 }

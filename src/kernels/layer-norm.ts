@@ -66,5 +66,6 @@ export async function prepareLayerNorm(
       ['f32', options.eps],
     ]),
     grid: linearGrid(gpu, kernel, rows),
+    cost: { flops: 0, bytes: 4 * (2 * rows * dim + 2 * dim) },
   });
 }

@@ -22,8 +22,8 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { ACTIVATION_CODE, activate, type Activation } from './activations';
 import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid, tileGrid, wgslConstant } from './checks';
-import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-import { isPacked, weightFormatOf, type Weight, type WeightFormat } from './weight-format';
+import { createDispatch, packParams, type DispatchCost, type KernelDispatch } from './dispatch';
+import { isPacked, packedSizeBytes, weightFormatOf, type Weight, type WeightFormat } from './weight-format';
 import { ACTIVATION_LIB, assembleWgsl, weightBindings, weightLib } from './weight-lib';
 
 export interface MatmulShape {
@@ -156,7 +156,20 @@ export function chooseMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulSha
   return shape.M <= NARROW_MAX_ROWS ? 'register-narrow' : 'register-wide';
 }
 
-export async function prepareMatmul(
+/** 2·M·N·K flops; bytes of x, of W as stored (packed data and scales), of the bias and of y (read too when accumulating). */
+export function matmulCost(io: MatmulIO, { M, N, K }: MatmulShape, accumulate = false): DispatchCost {
+  const yBytes = 4 * M * N * (accumulate ? 2 : 1);
+  return { flops: 2 * M * N * K, bytes: 4 * (M * K + (io.bias ? N : 0)) + yBytes + packedSizeBytes(weightFormatOf(io.weight), N, K) };
+}
+
+/** The matmul of the plan chooseMatmulPlan picks (or options.plan), with its cost for profiles. */
+export async function prepareMatmul(gpu: GpuContext, io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): Promise<KernelDispatch> {
+  const d = await prepareMatmulPlan(gpu, io, shape, options);
+  d.cost = matmulCost(io, shape, options.accumulate);
+  return d;
+}
+
+async function prepareMatmulPlan(
   gpu: GpuContext,
   io: MatmulIO,
   shape: MatmulShape,

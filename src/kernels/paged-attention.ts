@@ -12,7 +12,7 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
-import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+import { createDispatch, packParams, type DispatchCost, type KernelDispatch } from './dispatch';
 
 export interface PagedAttentionShape {
   numTokens: number;
@@ -66,6 +66,24 @@ export function pagedAttentionReference(
     }
   }
   return out;
+}
+
+/** Keys one step's queries attend to, which only the step's positions tell (the prepared plan serves many). */
+export interface PagedAttentionKeys {
+  /** Query-key pairs per head: sum over the step's rows of (position + 1). */
+  attended: number;
+  /** KV slots read at least once: sum over the step's sequences of their context length. */
+  distinct: number;
+}
+
+/**
+ * q·k and p·v for every attended pair, 2·headDim flops each per query head; q, each distinct K and V row
+ * (all kv heads), the rows' sequence and position read once, out written once. Not set by the prepare
+ * function: the same plan runs steps of any context length.
+ */
+export function pagedAttentionCost(shape: PagedAttentionShape, keys: PagedAttentionKeys): DispatchCost {
+  const { numTokens: T, numHeads: H, numKvHeads: KH, headDim: D } = shape;
+  return { flops: 4 * H * D * keys.attended, bytes: 4 * (T * (2 * H * D + 2) + 2 * KH * D * keys.distinct) };
 }
 
 export async function preparePagedAttention(

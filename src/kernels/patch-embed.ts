@@ -95,6 +95,8 @@ export async function preparePatchEmbed(
         ['u32', patch],
       ]),
       grid: linearGrid(gpu, kernel, Math.ceil((numPatches * cols) / wg)),
+      // im2col: the pixels of whole patches read once, the patch rows written.
+      cost: { flops: 0, bytes: 8 * numPatches * cols },
     });
     const matmul = await prepareMatmul(
       gpu,

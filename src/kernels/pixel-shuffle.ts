@@ -81,5 +81,6 @@ export async function preparePixelShuffle(
       ['u32', scale],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((batch * seq * embed) / wg)),
+    cost: { flops: 0, bytes: 8 * batch * seq * embed },
   });
 }

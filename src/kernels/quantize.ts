@@ -9,7 +9,7 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
-import { packedLayout, type PackedWeight } from './weight-format';
+import { packedLayout, packedSizeBytes, type PackedWeight } from './weight-format';
 
 export interface QuantizeShape {
   /** Rows in this chunk. */
@@ -50,5 +50,6 @@ export async function prepareQuantize(
       ['u32', rowOffset],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil(work / wg)),
+    cost: { flops: 0, bytes: 4 * rows * K + packedSizeBytes(format, rows, K) },
   });
 }

@@ -31,5 +31,6 @@ export async function prepareResidualAdd(
     resources: [io.acc, io.x],
     params: packParams([['u32', n]]),
     grid: linearGrid(gpu, kernel, Math.ceil(n / wg)),
+    cost: { flops: 0, bytes: 12 * n },
   });
 }

@@ -55,5 +55,6 @@ export async function prepareRmsNorm(
       ['f32', options.eps],
     ]),
     grid: linearGrid(gpu, kernel, rows),
+    cost: { flops: 0, bytes: 4 * (2 * rows * dim + dim) },
   });
 }

@@ -115,5 +115,7 @@ export async function prepareRope(
       ['u32', rotaryHeads],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((numTokens * rotaryHeads * (headDim / 2)) / wg)),
+    // The rotated heads read and written in place, each token's position and cos|sin row.
+    cost: { flops: 0, bytes: 4 * numTokens * (2 * rotaryHeads * headDim + headDim + 1) },
   });
 }

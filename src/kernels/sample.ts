@@ -139,5 +139,7 @@ export async function prepareSample(
       ['u32', shape.vocab],
     ]),
     grid: linearGrid(gpu, kernel, shape.rows),
+    // Logits, row parameters and the greedy id read, the id written (the kernel reads a row several times).
+    cost: { flops: 0, bytes: shape.rows * (4 * shape.vocab + ROW_PARAMS_BYTES + 8) },
   });
 }

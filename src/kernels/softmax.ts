@@ -50,5 +50,6 @@ export async function prepareSoftmax(
       ['u32', cols],
     ]),
     grid: linearGrid(gpu, kernel, rows),
+    cost: { flops: 0, bytes: 8 * rows * cols },
   });
 }

@@ -7,7 +7,7 @@ import { ShapeMismatchError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
-import { createDispatch, packParams, type KernelDispatch } from './dispatch';
+import { createDispatch, packParams, type DispatchCost, type KernelDispatch } from './dispatch';
 
 export interface SpliceShape {
   numRows: number;
@@ -27,6 +27,11 @@ export function spliceReference(src: Float32Array, rows: Uint32Array, dst: Float
     out.set(src.subarray((o + i) * shape.dim, (o + i + 1) * shape.dim), rows[i] * shape.dim);
   }
   return out;
+}
+
+/** Rows copied (read and written) and their row indices; a step that splices fewer rows costs less. */
+export function spliceCost(numRows: number, dim: number): DispatchCost {
+  return { flops: 0, bytes: 4 * numRows * (2 * dim + 1) };
 }
 
 export async function prepareSplice(
@@ -59,5 +64,6 @@ export async function prepareSplice(
       ['u32', srcRowOffset],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((numRows * dim) / wg)),
+    cost: spliceCost(numRows, dim),
   });
 }

@@ -48,5 +48,6 @@ export async function prepareSwiglu(
       ['u32', dim],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((rows * dim) / wg)),
+    cost: { flops: 0, bytes: 12 * rows * dim },
   });
 }

@@ -132,6 +132,9 @@ export async function prepareVitAttention(
       ['f32', scale],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((batch * tokens * heads) / wg)),
+    // Every query against every key of its tile (masked ones too): q·k and p·v, 2·headDim flops each;
+    // qkv and mask read once, out written once.
+    cost: { flops: 4 * batch * heads * tokens * tokens * headDim, bytes: 4 * batch * tokens * (4 * heads * headDim + 1) },
   });
 }
 
@@ -175,6 +178,7 @@ async function prepareAsMatmuls(
             ['u32', b * T],
           ]),
           grid: [Math.ceil(stride / 4 / wg), 1, 1],
+          cost: { flops: 0, bytes: 4 * (T + stride) },
         }),
       );
       for (let h0 = 0; h0 < H; h0 += block) {
@@ -194,6 +198,7 @@ async function prepareAsMatmuls(
               ['u32', image + (2 * H + h0) * D],
             ]),
             grid: linearGrid(gpu, 'vit-attention', Math.ceil((n * D * stride) / 4 / wg)),
+            cost: { flops: 0, bytes: 4 * n * D * (T + stride) },
           }),
           // S[h] = Q[h] K[h]ᵀ: rows of Q and K are the heads' slices of qkv rows.
           await prepareBatchedMatmul(
@@ -218,6 +223,7 @@ async function prepareAsMatmuls(
               ['f32', scale],
             ]),
             grid: linearGrid(gpu, 'vit-attention', Math.ceil((n * T) / wg)),
+            cost: { flops: 0, bytes: 2 * 4 * n * T * stride },
           }),
           // out[:, h] = P[h] V[h]: P's rows against Vᵀ's rows, written into the heads' columns of out.
           await prepareBatchedMatmul(

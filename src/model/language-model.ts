@@ -23,15 +23,16 @@ import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
 import { NON_FINITE_TOKEN, prepareArgmax } from '../kernels/argmax';
-import { encodeDispatches, packParams, type Dispatch, type KernelDispatch } from '../kernels/dispatch';
+import { encodeDispatches, packParams, type Dispatch, type DispatchCost, type KernelDispatch } from '../kernels/dispatch';
+import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
 import { prepareMatmul } from '../kernels/matmul';
-import { preparePagedAttention } from '../kernels/paged-attention';
+import { pagedAttentionCost, preparePagedAttention, type PagedAttentionShape } from '../kernels/paged-attention';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, type SamplingParams } from '../kernels/sample';
-import { prepareSplice } from '../kernels/splice';
+import { prepareSplice, spliceCost } from '../kernels/splice';
 import { prepareSwiglu } from '../kernels/swiglu';
 import type { ModelConfig } from './config';
 import type { KvCacheBuffers } from './kv-cache';
@@ -88,6 +89,9 @@ interface BodyPlan {
   /** Index of the splice dispatch in `dispatches` (skipped on steps without media rows). */
   spliceIndex: number;
   splice: KernelDispatch;
+  /** The paged-attention dispatches (one per layer) and their shape: their work depends on each step's positions. */
+  attention: ReadonlySet<Dispatch>;
+  attentionShape: PagedAttentionShape;
 }
 
 interface HeadPlan {
@@ -206,6 +210,18 @@ export class LanguageModel {
     );
     const spliceIndex = d.push(splice) - 1;
     const eps = c.rmsNormEps;
+    const attention = new Set<Dispatch>();
+    const attentionShape: PagedAttentionShape = {
+      numTokens: T,
+      numHeads: c.numHeads,
+      numKvHeads: c.numKvHeads,
+      headDim: c.headDim,
+      rowStride: qkvWidth,
+      numSeqs: S + 1,
+      maxBlocksPerSeq: this.maxBlocksPerSeq,
+      blockSize: this.kv.blockSize,
+      numSlots: this.kv.numSlots,
+    };
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
       const m = (name: string) => weights.matrix(`text.layers.${l}.${name}`); // in the loaded dtype
@@ -235,29 +251,23 @@ export class LanguageModel {
             numSlots: this.kv.numSlots,
           },
         ),
-        await preparePagedAttention(
-          gpu,
-          {
-            qkv: v('qkv'),
-            tokenSeq: v('tokenSeq'),
-            tokenPos: v('positions'),
-            blockTables: this.t.blockTables,
-            kCache: this.kv.k[l],
-            vCache: this.kv.v[l],
-            out: v('attn'),
-          },
-          {
-            numTokens: T,
-            numHeads: c.numHeads,
-            numKvHeads: c.numKvHeads,
-            headDim: c.headDim,
-            rowStride: qkvWidth,
-            numSeqs: S + 1,
-            maxBlocksPerSeq: this.maxBlocksPerSeq,
-            blockSize: this.kv.blockSize,
-            numSlots: this.kv.numSlots,
-          },
-        ),
+      );
+      const attn = await preparePagedAttention(
+        gpu,
+        {
+          qkv: v('qkv'),
+          tokenSeq: v('tokenSeq'),
+          tokenPos: v('positions'),
+          blockTables: this.t.blockTables,
+          kCache: this.kv.k[l],
+          vCache: this.kv.v[l],
+          out: v('attn'),
+        },
+        attentionShape,
+      );
+      attention.add(attn);
+      d.push(
+        attn,
         // The residual adds are the matmuls' epilogues: h += a·Woᵀ, h += act·Wdownᵀ.
         await prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('h') }, { M: T, N: H, K: c.numHeads * c.headDim }, { accumulate: true }),
         await prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
@@ -266,7 +276,7 @@ export class LanguageModel {
         await prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('h') }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
       );
     }
-    return { dispatches: d, spliceIndex, splice };
+    return { dispatches: d, spliceIndex, splice, attention, attentionShape };
   }
 
   private async buildHead(T: number, R: number): Promise<HeadPlan> {
@@ -318,8 +328,11 @@ export class LanguageModel {
     }
   }
 
-  /** Run one step; resolves with the next id of every head row once the GPU is done. */
-  async step(input: StepInput, options: { readLogits?: boolean } = {}): Promise<StepOutput> {
+  /**
+   * Run one step; resolves with the next id of every head row once the GPU is done. With a timer (profiles
+   * only) each dispatch is timed on its own (dispatch-timer.ts); the results are the same.
+   */
+  async step(input: StepInput, options: { readLogits?: boolean; timer?: DispatchTimer } = {}): Promise<StepOutput> {
     if (this.destroyed) throw new InternalError('LanguageModel used after destroy()');
     const { gpu } = this;
     const n = input.ids.length;
@@ -373,7 +386,13 @@ export class LanguageModel {
     }
     this.lastStep = { numTokens: n, numPaddedTokens: T, numHeadRows: R, numDispatches: dispatches.length, numCommandBuffers: 1, numReadbacks: 1, readbackBytes: this.readBytes };
     // One command buffer: the layers, the head, and the copy of flags + sampled ids to a staging buffer.
-    const bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'language-model'), this.flagsBuffer, 0, this.readBytes, 'language-model');
+    let bytes: Uint8Array;
+    if (options.timer) {
+      await options.timer.run(dispatches, 'language-model', (d) => this.stepCost(d, body, input));
+      bytes = await gpu.readBytes(this.flagsBuffer, 0, this.readBytes);
+    } else {
+      bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'language-model'), this.flagsBuffer, 0, this.readBytes, 'language-model');
+    }
     this.checkFlags(bytes);
     const out: StepOutput = { ids: new Uint32Array(bytes.buffer.slice(bytes.byteOffset + this.idsOffset, bytes.byteOffset + this.idsOffset + R * 4)) };
     if (options.readLogits && R > 0) {
@@ -383,6 +402,24 @@ export class LanguageModel {
       this.lastStep.readbackBytes += R * c.vocabSize * 4;
     }
     return out;
+  }
+
+  /**
+   * The work of the dispatches whose cost depends on the step (profiles): attention over the keys these
+   * positions reach (pad rows: one key each, in the pad block), the splice over the rows it really copies.
+   */
+  private stepCost(d: Dispatch, body: BodyPlan, input: StepInput): DispatchCost | undefined {
+    if (d === body.splice) return spliceCost(input.splice?.rows.length ?? 0, this.config.text.hiddenSize);
+    if (!body.attention.has(d)) return undefined;
+    const numPadRows = body.attentionShape.numTokens - input.ids.length;
+    const contextLength = new Map<number, number>();
+    let attended = numPadRows;
+    input.positions.forEach((p, i) => {
+      attended += p + 1;
+      contextLength.set(input.tokenSeq[i], Math.max(contextLength.get(input.tokenSeq[i]) ?? 0, p + 1));
+    });
+    const distinct = [...contextLength.values()].reduce((a, n) => a + n, numPadRows > 0 ? 1 : 0);
+    return pagedAttentionCost(body.attentionShape, { attended, distinct });
   }
 
   /** Raise the kernels' out-of-range flags read back with this step (and clear them for the next). */

@@ -13,6 +13,7 @@ import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { DispatchSequence, encodeDispatches, type Dispatch } from '../kernels/dispatch';
+import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../encoder/piece-gate';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
@@ -184,8 +185,11 @@ export class VisionEncoder {
     this.plan = undefined;
   }
 
-  /** Encode every tile; tiles run in batches of at most maxBatch. */
-  async encode(input: VisionInput, options: { captureTowerOutput?: boolean; runner?: PieceRunner } = {}): Promise<VisionOutput> {
+  /**
+   * Encode every tile; tiles run in batches of at most maxBatch. With a timer (profiles only) each dispatch
+   * is timed on its own (dispatch-timer.ts) instead of being paced or grouped; the results are the same.
+   */
+  async encode(input: VisionInput, options: { captureTowerOutput?: boolean; runner?: PieceRunner; timer?: DispatchTimer } = {}): Promise<VisionOutput> {
     const { gpu } = this;
     const v = this.config.vision;
     const P = this.patchesPerTile;
@@ -213,26 +217,33 @@ export class VisionEncoder {
         }
         gpu.write(b.posIds, ids);
         gpu.write(b.mask, mask);
-        // Pieces: dispatches, with sequences (row-split matmuls, attention run as matmuls) counted part by
-        // part, in order. While the runner is paced, each piece waits for its turn and is timed alone;
-        // otherwise a submission holds dispatchesPerSubmit pieces (0: all that are left).
-        const pieces = b.dispatches.flatMap((d) => (d instanceof DispatchSequence ? d.parts : [d]));
-        for (let i = 0; i < pieces.length; ) {
-          await options.runner?.before();
-          const per = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : pieces.length;
-          const group = pieces.slice(i, i + per);
-          i += group.length;
-          const last = i === pieces.length;
-          const t0 = performance.now();
+        const rowBytes = H * 4;
+        const copyOut = (encoder: GPUCommandEncoder) =>
+          encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes);
+        if (options.timer) {
+          await options.timer.run(b.dispatches, 'vision-encoder');
           const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
-          encodeDispatches(encoder, group, 'vision-encoder');
-          if (last) {
-            const rowBytes = H * 4;
-            encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes);
-          }
+          copyOut(encoder);
           gpu.device.queue.submit([encoder.finish()]);
-          if (!last || options.runner?.isPaced) await gpu.sync();
-          options.runner?.after(performance.now() - t0);
+        } else {
+          // Pieces: dispatches, with sequences (row-split matmuls, attention run as matmuls) counted part
+          // by part, in order. While the runner is paced, each piece waits for its turn and is timed alone;
+          // otherwise a submission holds dispatchesPerSubmit pieces (0: all that are left).
+          const pieces = b.dispatches.flatMap((d) => (d instanceof DispatchSequence ? d.parts : [d]));
+          for (let i = 0; i < pieces.length; ) {
+            await options.runner?.before();
+            const per = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : pieces.length;
+            const group = pieces.slice(i, i + per);
+            i += group.length;
+            const last = i === pieces.length;
+            const t0 = performance.now();
+            const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
+            encodeDispatches(encoder, group, 'vision-encoder');
+            if (last) copyOut(encoder);
+            gpu.device.queue.submit([encoder.finish()]);
+            if (!last || options.runner?.isPaced) await gpu.sync();
+            options.runner?.after(performance.now() - t0);
+          }
         }
         if (tower) {
           const bytes = await gpu.readBytes(b.x.buffer, 0, batch * P * v.hiddenSize * 4);

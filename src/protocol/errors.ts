@@ -83,6 +83,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   HEAD_DIM: errors.HeadDimError,
   UNKNOWN_DTYPE: errors.UnknownDtypeError,
   STORED_WEIGHTS_MISMATCH: errors.StoredWeightsMismatchError,
+  ENGINE_BUSY: errors.EngineBusyError,
 };
 
 /** The class a wire error's code names (undefined for codes this side does not know: a newer worker). */

@@ -56,10 +56,43 @@ describe('tessera arguments', () => {
     expect(usageMessage([...RUN, '--max-tokens'])).toMatch(/--max-tokens/);
     expect(usageMessage(['run', '--model', 'm', '--prompt', 'what', 'is', 'this'])).toMatch(/unexpected argument 'is'/);
     expect(usageMessage(['run', '--prompt', 'p'])).toBe('run needs --model <dir|url>');
-    expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run option');
+    expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run and profile option');
+    expect(usageMessage(['doctor', '--max-tokens', '3'])).toBe('--max-tokens is a run option');
+    expect(usageMessage([...RUN, '--variant', 'register'])).toBe('--variant is a profile and doctor option');
+    expect(usageMessage([...RUN, '--timing', 'submit-and-wait'])).toBe('--timing is a profile option');
     expect(usageMessage(['doctor', '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
     expect(usageMessage(['serve'])).toBe("unknown command 'serve'");
     expect(usageMessage([])).toBe('no command given');
+  });
+});
+
+describe('tessera profile arguments', () => {
+  const PROFILE = ['profile', '--model', 'm', '--image', 'a.png'];
+
+  it('parses a profile with every option, and with none of the optional ones', () => {
+    const args = parseCliArgs([...PROFILE, '--prompt', 'p', '--dtype', 'q4', '--compute', 'f16', '--no-weight-cache', '--variant', 'workgroup', '--timing', 'submit-and-wait', '--json', '-v']);
+    expect(args).toEqual({
+      command: 'profile', model: 'm', image: 'a.png', prompt: 'p', dtype: 'q4', compute: 'f16', weightCache: false, variant: 'workgroup',
+      timing: 'submit-and-wait', json: true, verbose: true,
+    });
+    expect(parseCliArgs(PROFILE)).toEqual({
+      command: 'profile', model: 'm', image: 'a.png', prompt: undefined, dtype: undefined, compute: undefined, weightCache: true, variant: undefined,
+      timing: undefined, json: false, verbose: false,
+    });
+    expect(parseCliArgs([...PROFILE, '--timing', 'timestamp-query', '--dtype', 'vision=f16,text=q8'])).toMatchObject({ timing: 'timestamp-query', dtype: { vision: 'f16', text: 'q8' } });
+  });
+
+  it('refuses a missing model or image, bad values and options of other commands', () => {
+    expect(usageMessage(['profile', '--image', 'a.png'])).toBe('profile needs --model <dir|url>');
+    expect(usageMessage(['profile', '--model', 'm'])).toBe('profile needs --image <file>');
+    expect(usageMessage([...PROFILE, '--prompt', ''])).toBe('--prompt must not be empty');
+    expect(usageMessage([...PROFILE, '--timing', 'cpu'])).toBe("--timing must be 'timestamp-query' or 'submit-and-wait', got 'cpu'");
+    expect(usageMessage([...PROFILE, '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
+    expect(usageMessage([...PROFILE, '--dtype', 'q3'])).toMatch(/--dtype: unknown weight dtype "q3"/);
+    expect(usageMessage([...PROFILE, '--max-tokens', '4'])).toBe('--max-tokens is a run option');
+    expect(usageMessage([...PROFILE, '--video', 'c.mp4'])).toBe('--video is a run option');
+    expect(usageMessage([...PROFILE, '--temperature', '1'])).toBe('--temperature is a run option');
+    expect(usageMessage([...PROFILE, 'extra'])).toMatch(/unexpected argument 'extra'/);
   });
 });
 

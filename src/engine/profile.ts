@@ -1,0 +1,150 @@
+// engine.profile(): GPU time per kernel kind for one vision tile, one prefill chunk and one decode step of
+// a request, every dispatch timed on its own (kernels/dispatch-timer.ts), grouped by profile-report.ts.
+//
+//   vision tile    the image's first tile through the vision tower and connector (a batch of one). The
+//                  tower's weights are loaded onto the engine's device for the profile and dropped after:
+//                  the engine's encoder may be a worker with a device of its own.
+//   prefill chunk  the prompt's first min(promptTokens, maxTokensPerStep) tokens as one step of a scratch
+//                  sequence; its image rows take the profiled tile's embeddings, repeated for every tile
+//                  (a kernel's time does not depend on the values).
+//   decode step    one greedy token right after that chunk.
+//
+// Each phase runs once untimed and then once timed, so first-use costs (pipeline compiles for a new row
+// bucket, first touches of buffers) stay out of the table. The scratch sequence's KV blocks are freed after
+// (invariant 7); nothing enters the prefix cache or the encoder cache (the scratch blocks take a cached
+// prefix block only when no uncached block is free, as any sequence's would). The engine runs this only while no
+// request is in flight (engine.ts), since a step's buffers are shared.
+
+import { KvCacheFullError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import { adapterName } from '../gpu/adapter-info';
+import { DispatchTimer } from '../kernels/dispatch-timer';
+import { flattenBatch, type BatchSeq } from '../model/batch';
+import type { LoadedModel, LoadedVisionModel } from '../model/load';
+import { describeDtype } from '../model/weights/dtype';
+import type { Idefics3Processor } from '../processor/processor';
+import type { ImagePlaceholder } from '../processor/prompt';
+import { chunkMediaRows } from './media-rows';
+import type { MediaPolicy } from './media-options';
+import { toProcessorMessages } from './message-images';
+import { summarizePhase } from './profile-report';
+import type { ChatContentPart, ProfileOptions, ProfilePhase, ProfileReport } from './types';
+
+/** Scratch sequence id: requests count from 1 and the warm-up uses -1. */
+const PROFILE_SEQ = -2;
+
+export const DEFAULT_PROFILE_PROMPT = 'Can you describe this image?';
+
+export interface ProfileDeps {
+  gpu: GpuContext;
+  model: Pick<LoadedModel, 'lm' | 'kv' | 'config' | 'weights'>;
+  processor: Idefics3Processor;
+  mediaPolicy: MediaPolicy;
+  /** The vision tower and connector on `gpu`, in the engine's dtype (destroyed by the caller's profile). */
+  loadVision(): Promise<LoadedVisionModel>;
+}
+
+/** Rows of an image's embeddings for a profile: one tile's rows ([seqLen, hidden]) repeated for every tile. */
+function repeatTile(tile: Float32Array, placeholder: ImagePlaceholder, hidden: number): Float32Array {
+  const out = new Float32Array(placeholder.length * hidden);
+  for (let o = 0; o < out.length; o += tile.length) out.set(tile.subarray(0, Math.min(tile.length, out.length - o)), o);
+  return out;
+}
+
+export async function profileModel(deps: ProfileDeps, options: ProfileOptions = {}): Promise<ProfileReport> {
+  const { gpu, model, processor } = deps;
+  const { lm, kv, config } = model;
+  const hidden = config.text.hiddenSize;
+  const content: ChatContentPart[] = [];
+  if (typeof options.image === 'string') content.push({ type: 'image_url', image_url: { url: options.image } });
+  else if (options.image !== undefined) content.push({ type: 'image', image: options.image });
+  content.push({ type: 'text', text: options.prompt ?? DEFAULT_PROFILE_PROMPT });
+  const prepared = await processor.prepare(await toProcessorMessages([{ role: 'user', content }], deps.mediaPolicy));
+  const phases: ProfilePhase[] = [];
+  const notes: string[] = [];
+  // One timer for the three phases (one timestamp quantum); each phase is the slice of timings it added.
+  const timer = new DispatchTimer(gpu, options.timing);
+  const timed = async (run: () => Promise<unknown>) => {
+    const first = timer.timings.length;
+    await run();
+    return timer.timings.slice(first);
+  };
+
+  // Vision: the first tile, untimed and then timed; its embeddings stand in for every tile's below.
+  let tile: Float32Array | undefined;
+  const image = prepared.images[0];
+  if (image) {
+    const vm = await deps.loadVision();
+    try {
+      const tileElems = image.pixelValues.length / image.layout.numTiles;
+      const input = { pixels: image.pixelValues.subarray(0, tileElems), numTiles: 1 };
+      gpu.release((await vm.vision.encode(input)).embeddings);
+      const timings = await timed(async () => {
+        const out = await vm.vision.encode(input, { timer });
+        try {
+          tile = (await gpu.readF32(out.embeddings)).slice();
+        } finally {
+          gpu.release(out.embeddings);
+        }
+      });
+      phases.push(
+        summarizePhase('vision-tile', `1 of the image's ${image.layout.numTiles} tile(s): ${vm.vision.patchesPerTile} patches -> ${config.imageSeqLen} embeddings`, timings),
+      );
+      notes.push("vision tile: the vision tower was loaded onto the engine's device for this profile (and dropped after); the engine's encoder keeps its own copy");
+    } finally {
+      vm.destroy();
+    }
+  }
+
+  // Prefill chunk and decode step on a scratch sequence.
+  const ids = prepared.plan.tokenIds;
+  const T = Math.min(ids.length, lm.options.maxTokensPerStep);
+  if (!kv.allocate(PROFILE_SEQ, T + 1)) throw new KvCacheFullError(kv.blocksFor(T + 1), kv.pool.numFree, kv.blockSize);
+  try {
+    const media = prepared.plan.placeholders.map((p) => ({ placeholder: p, data: tile ? repeatTile(tile, p, hidden) : new Float32Array(p.length * hidden) }));
+    const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };
+    const seq = (start: number, tokenIds: Uint32Array, last: boolean, segments?: BatchSeq['media']): BatchSeq => ({
+      tokenIds,
+      start,
+      slots: kv.slots(PROFILE_SEQ, start, tokenIds.length),
+      blockTable: kv.blockTable(PROFILE_SEQ),
+      sample: last ? greedy : undefined,
+      media: segments && segments.length > 0 ? segments : undefined,
+    });
+    const segments = chunkMediaRows(media, 0, T, hidden);
+    const prefill = flattenBatch([seq(0, ids.slice(0, T), T === ids.length, segments)], lm.maxBlocksPerSeq, hidden);
+    await lm.step(prefill);
+    let sampled = 0;
+    const prefillTimings = await timed(async () => (sampled = (await lm.step(prefill, { timer })).ids[0]));
+    const spliced = prefill.splice?.rows.length ?? 0;
+    phases.push(
+      summarizePhase(
+        'prefill-chunk',
+        `${T} of the prompt's ${ids.length} tokens (${lm.lastStep.numPaddedTokens} rows after padding to the step bucket), ${spliced} image rows spliced` +
+          (T === ids.length ? ', greedy head on the last row' : ''),
+        prefillTimings,
+      ),
+    );
+    // The sampled id, or the next prompt token (a non-finite row's marker is no token: any id will do).
+    const next = T < ids.length ? ids[T] : sampled < config.text.vocabSize ? sampled : 0;
+    const decode = flattenBatch([seq(T, Uint32Array.of(next), true)], lm.maxBlocksPerSeq, hidden);
+    await lm.step(decode);
+    const decodeTimings = await timed(() => lm.step(decode, { timer }));
+    phases.push(summarizePhase('decode-step', `1 token at position ${T}, greedy head over ${config.text.vocabSize} logits`, decodeTimings));
+  } finally {
+    kv.free(PROFILE_SEQ);
+  }
+  if (image) notes.push("prefill chunk: image rows take the profiled tile's embeddings for every tile (kernel time does not depend on the values)");
+  notes.push('each phase ran once untimed before the timed run (pipeline compiles and first buffer touches are not in the table)');
+  notes.push('GB/s counts each operand read once and each result written once: a lower bound on the traffic');
+  const quantum = timer.timestampQuantumNs;
+  return {
+    timing: timer.method,
+    ...(quantum !== undefined && quantum >= 1000 ? { timestampQuantumNs: quantum } : {}),
+    adapter: adapterName(gpu.adapter),
+    kernelVariant: gpu.kernelVariant,
+    dtype: describeDtype(model.weights.dtype),
+    phases,
+    notes,
+  };
+}
