@@ -1,6 +1,7 @@
 // Browser side of `npm run bench:kernels`: times our kernels and onnxruntime-web's WebGPU EP on the same
 // data in this page, logs progress to the console (the runner streams it), and leaves the figures in
-// window.__benchResult (or a message in window.__benchError). `?quick` runs a small subset for development.
+// window.__benchResult (or a message in window.__benchError). `?quick` runs a small subset for development;
+// `?only=sample` runs the sampler section alone (no ORT).
 
 import { adapterName, type KernelVariant } from '../src/gpu/adapter-info';
 import { createBrowserGpuContext } from '../src/gpu/browser';
@@ -19,12 +20,13 @@ import {
 import { benchDtypeMatmul, benchHeadDims, DTYPE_DECODE_SHAPES, DTYPE_VIT_SHAPES, HEAD_DIM_SHAPES } from './kernels-dtypes';
 import { ourMatmul, timeOurAttention, timeOurCopy } from './ours';
 import { attentionReference, matmulCheck } from './reference-check';
-import type { AttentionFigures, BenchResult, CopyFigures, DtypeMatmulFigures, MatmulFigures, Measured, Skipped } from './result';
+import type { AttentionFigures, CopyFigures, DtypeMatmulFigures, KernelsBenchResult, MatmulFigures, Measured, SampleOnlyResult, Skipped } from './result';
+import { benchSample } from './sample-runs';
 import { FAST_POLICY, SLOW_POLICY, type RepPolicy } from './timing';
 
 declare global {
   interface Window {
-    __benchResult?: BenchResult;
+    __benchResult?: KernelsBenchResult;
     __benchError?: string;
   }
 }
@@ -149,10 +151,31 @@ async function benchCopy(gpu: GpuContext, sizeBytes: number): Promise<CopyFigure
   return { sizeBytes, bytesMoved: 2 * sizeBytes, ours };
 }
 
-async function main(): Promise<BenchResult> {
+async function sampleOnly(gpu: GpuContext, started: number): Promise<SampleOnlyResult> {
+  try {
+    const sample = await benchSample(gpu, { logits: ['flat', 'peaked'], log });
+    return {
+      bench: 'kernels',
+      only: 'sample',
+      adapter: adapterName(gpu.adapter),
+      userAgent: navigator.userAgent,
+      sample,
+      pageSeconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    gpu.destroy();
+  }
+}
+
+async function main(): Promise<KernelsBenchResult> {
   const started = performance.now();
-  const quick = new URLSearchParams(location.search).has('quick');
+  const search = new URLSearchParams(location.search);
+  const quick = search.has('quick');
   const gpu = await createBrowserGpuContext();
+  if (search.get('only') === 'sample') {
+    log(`adapter: ${adapterName(gpu.adapter)}; sampler only`);
+    return sampleOnly(gpu, started);
+  }
   const otherVariant: KernelVariant = gpu.kernelVariant === 'register' ? 'workgroup' : 'register';
   log(`adapter: ${adapterName(gpu.adapter)}; kernel variant: ${gpu.kernelVariant}${quick ? ' (quick subset)' : ''}`);
   let peer: OrtPeer | Skipped;
@@ -182,6 +205,7 @@ async function main(): Promise<BenchResult> {
       dtypes.decode.push(...(await benchDtypeMatmul(gpu, shape, variants, policyFor, log)));
     }
     const headDims = await benchHeadDims(gpu, SLOW_POLICY, log, quick ? [{ batch: 1, tokens: 196, heads: 4, headDim: 72 }] : HEAD_DIM_SHAPES);
+    const sample = await benchSample(gpu, { logits: quick ? ['flat'] : ['flat', 'peaked'], log });
     return {
       bench: 'kernels',
       adapter: adapterName(gpu.adapter),
@@ -205,6 +229,7 @@ async function main(): Promise<BenchResult> {
       copy,
       dtypes,
       headDims,
+      sample,
       pageSeconds: (performance.now() - started) / 1000,
     };
   } finally {

@@ -1,7 +1,8 @@
 // `npm run bench:kernels`: serves bench/kernels.html with Vite (WGSL `?raw` imports need it), opens it
 // in headless Chromium with software WebGPU, streams the page's progress lines, then prints the figures
 // as tables and, last, as one JSON line for scripts (`npm run bench:kernels | tail -n 1`).
-// Flags: --quick (small subset, for development), --timeout-min=N (default 30).
+// Flags: --quick (small subset, for development), --only=sample (the sampler section alone, no ORT),
+// --timeout-min=N (default 30).
 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +10,7 @@ import { chromium, type Browser, type ConsoleMessage } from 'playwright-core';
 import { createServer, type ViteDevServer } from 'vite';
 import { chromiumLaunchOptions } from '../scripts/chromium';
 import { formatReport } from './report';
-import type { BenchResult } from './result';
+import type { KernelsBenchResult } from './result';
 
 class BenchError extends Error {
   override readonly name = 'BenchError';
@@ -45,7 +46,7 @@ function echo(message: ConsoleMessage): void {
   else console.log(`[page ${message.type()}] ${text}`);
 }
 
-async function runPage(browser: Browser, url: string, timeoutMs: number): Promise<BenchResult> {
+async function runPage(browser: Browser, url: string, timeoutMs: number): Promise<KernelsBenchResult> {
   const page = await browser.newPage();
   page.on('console', echo);
   page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
@@ -64,7 +65,7 @@ async function runPage(browser: Browser, url: string, timeoutMs: number): Promis
   });
   finished.catch(() => {}); // when the reload wins the race, closing the browser rejects this one
   const handle = await Promise.race([finished, reloaded]);
-  const value = (await handle.jsonValue()) as BenchResult | string;
+  const value = (await handle.jsonValue()) as KernelsBenchResult | string;
   if (typeof value === 'string') throw new BenchError(`the benchmark page failed: ${value}`);
   return value;
 }
@@ -72,6 +73,9 @@ async function runPage(browser: Browser, url: string, timeoutMs: number): Promis
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
+  const only = args.find((a) => a.startsWith('--only='))?.split('=')[1];
+  if (only !== undefined && only !== 'sample') throw new BenchError(`--only takes 'sample', got '${only}'`);
+  const query = [quick ? 'quick' : '', only ? `only=${only}` : ''].filter(Boolean).join('&');
   const timeoutArg = args.find((a) => a.startsWith('--timeout-min='));
   const timeoutMs = Number(timeoutArg?.split('=')[1] ?? 30) * 60_000;
   const started = Date.now();
@@ -79,8 +83,9 @@ async function main(): Promise<void> {
   let browser: Browser | undefined;
   try {
     browser = await chromium.launch(chromiumLaunchOptions());
-    console.log(`[bench] Chromium ${browser.version()}, page ${url}kernels.html${quick ? '?quick' : ''}`);
-    const result = await runPage(browser, `${url}kernels.html${quick ? '?quick' : ''}`, timeoutMs);
+    const pageUrl = `${url}kernels.html${query ? `?${query}` : ''}`;
+    console.log(`[bench] Chromium ${browser.version()}, page ${pageUrl}`);
+    const result = await runPage(browser, pageUrl, timeoutMs);
     const seconds = (Date.now() - started) / 1000;
     console.log('');
     console.log(formatReport(result));

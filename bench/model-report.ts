@@ -43,6 +43,21 @@ export function computeRatios(r: Pick<ModelBenchResult, 'node' | 'browser'>): Re
   };
 }
 
+function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+const greedyDecode = (o: OursFigures | undefined) => (o ? median(o.sampling.greedyDecodeTokensPerSecond) : undefined);
+const sampledDecode = (o: OursFigures | undefined) => (o ? median(o.sampling.sampledDecodeTokensPerSecond) : undefined);
+
+/** Median sampled decode tokens/s ÷ median greedy (cache-hit requests, identical but for sampling). */
+export function sampledOverGreedy(o: OursFigures | Skipped | undefined): number | null {
+  return get(o, (x) => div(sampledDecode(x), greedyDecode(x))) ?? null;
+}
+
 export function computeAgreement(r: Pick<ModelBenchResult, 'node' | 'browser' | 'referenceTokens'>): Record<string, boolean | null> {
   const node = get(r.node, (x) => x.warm.tokenIds);
   const nodeCold = get(r.node, (x) => x.cold.tokenIds);
@@ -165,6 +180,7 @@ function formatProfiles(node: OursFigures | undefined, browser: OursFigures | un
 }
 
 const f = (x: number | undefined, digits = 0) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
+
 const ratio = (x: number | null) => (x === null ? '-' : `${x.toFixed(2)}x`);
 
 export function formatModelReport(r: ModelBenchResult): string {
@@ -178,7 +194,8 @@ export function formatModelReport(r: ModelBenchResult): string {
   out.push(`  NOTE: ${r.model.note}`);
   out.push(
     `Request: "${r.request.prompt}" + ${r.request.image} -> ${r.request.numTiles} tile(s), ${r.request.imageTokens} image tokens, ` +
-      `${r.request.promptTokens} prompt tokens; greedy, ${r.request.maxNewTokens} new tokens`,
+      `${r.request.promptTokens} prompt tokens; greedy, ${r.request.maxNewTokens} new tokens; ours also sampled ` +
+      `(${JSON.stringify(r.sampling.params)}), alternating with greedy cache-hit requests`,
   );
   if (node) out.push(`Node: ${node.adapter} (kernel variant ${node.kernelVariant})`);
   else out.push(`Node: skipped (${(r.node as Skipped).skipped})`);
@@ -205,6 +222,27 @@ export function formatModelReport(r: ModelBenchResult): string {
   add('TTFT cold (ms)', f(node?.cold.ttftMs), f(ours?.cold.ttftMs), f(peer?.ttftMs), ratio(R.ttft_cold));
   add('TTFT, same image again: encoder cache hit (ms)', f(node?.cacheHit.ttftMs), f(ours?.cacheHit.ttftMs), '-', '');
   add('decode tokens/s', f(node?.warm.decodeTokensPerSecond, 2), f(ours?.warm.decodeTokensPerSecond, 2), f(peer?.decodeTokensPerSecond, 3), ratio(R.decodeTokensPerSecond));
+  if (node || ours) {
+    const sampling = r.sampling.params;
+    const sampledName = `T ${sampling.temperature}, top_k ${sampling.top_k}, top_p ${sampling.top_p}, seed ${sampling.seed}`;
+    const cost = (x: number | null) => (x === null ? '-' : x.toFixed(3));
+    const n = (node ?? ours)?.sampling.sampledDecodeTokensPerSecond.length ?? 0;
+    // The spread beside each median: on a shared machine one request's decode rate moves by tens of percent.
+    const spread = (o: OursFigures | undefined, v: (x: OursFigures) => number[], m: (x: OursFigures) => number | undefined) =>
+      o ? `${f(m(o), 3)} (${f(Math.min(...v(o)), 2)}-${f(Math.max(...v(o)), 2)})` : '-';
+    const greedyRuns = (x: OursFigures) => x.sampling.greedyDecodeTokensPerSecond;
+    const sampledRuns = (x: OursFigures) => x.sampling.sampledDecodeTokensPerSecond;
+    add(`decode tokens/s, cache hit, greedy (median of ${n}, range)`, spread(node, greedyRuns, greedyDecode), spread(ours, greedyRuns, greedyDecode), '-', '');
+    add(
+      `decode tokens/s, cache hit, sampled (${sampledName}; median of ${n}, range)`,
+      spread(node, sampledRuns, sampledDecode),
+      spread(ours, sampledRuns, sampledDecode),
+      '-',
+      '',
+    );
+    const q = r.sampling.sampledOverGreedyDecode;
+    add('  sampled ÷ greedy decode tokens/s (goal >= 0.91: sampling costs <= 10%)', cost(q.node), cost(q.browser), '-', '');
+  }
   add('request total (ms)', f(node?.warm.totalMs), f(ours?.warm.totalMs), f(peer?.totalMs), '');
   add('peak GPU memory (MiB)', f(node && node.peakGpuBytes / MiB), f(ours && ours.peakGpuBytes / MiB), f(peer && peer.peakGpuBytes / MiB), ratio(R.peakGpuMemory));
   add('dispatches / decode token', f(node?.decodeStep.numDispatches), f(ours?.decodeStep.numDispatches), f(peer?.decodeStep.numDispatches, 1), ratio(R.dispatchesPerDecodeToken));
@@ -231,6 +269,8 @@ export function formatModelReport(r: ModelBenchResult): string {
   out.push('Greedy tokens:');
   if (r.referenceTokens) out.push(`  reference (PyTorch f64) ${JSON.stringify(r.referenceTokens.slice(0, r.request.maxNewTokens))}`);
   if (node) out.push(`  ours Node (warm)        ${JSON.stringify(node.warm.tokenIds)}`);
+  if (node) out.push(`  ours Node (sampled)     ${JSON.stringify(node.sampled.tokenIds)}`);
+  if (ours) out.push(`  ours browser (sampled)  ${JSON.stringify(ours.sampled.tokenIds)}`);
   if (ours) out.push(`  ours browser (warm)     ${JSON.stringify(ours.warm.tokenIds)}`);
   if (peer) out.push(`  peer                    ${JSON.stringify(peer.tokenIds)}`);
   out.push(

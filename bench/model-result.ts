@@ -47,6 +47,17 @@ export interface OursFigures {
   warmReps: number;
   /** The warm request's exact bytes again: the embeddings come from the encoder's memory cache. */
   cacheHit: RequestFigures;
+  /** cacheHit's request again, sampled with `sampling`'s settings (the run with the median decode tokens/s). */
+  sampled: RequestFigures;
+  /** Settings, and decode tokens/s of the greedy (cacheHit first) and sampled requests, which alternate. */
+  sampling: {
+    temperature: number;
+    top_k: number;
+    top_p: number;
+    seed: number;
+    greedyDecodeTokensPerSecond: number[];
+    sampledDecodeTokensPerSecond: number[];
+  };
   /** How the engine was created (encoder mode and caches). */
   engineOptions: string;
   /** engine.stats().gpuMemory.peakBytes: every GPU buffer Tessera allocated, at the high-water mark. */
@@ -135,6 +146,11 @@ export interface ModelBenchResult {
     note: string;
   };
   request: { prompt: string; image: string; maxNewTokens: number; greedy: true; promptTokens: number; imageTokens: number; numTiles: number };
+  /** Sampled requests (ours only): median decode tokens/s ÷ the greedy cache-hit requests' median. */
+  sampling: {
+    params: { temperature: number; top_k: number; top_p: number; seed: number };
+    sampledOverGreedyDecode: { node: number | null; browser: number | null };
+  };
   /** Float64 PyTorch reference greedy tokens on the same ids and pixels (test/reference via export.py). */
   referenceTokens: number[] | null;
   node: OursFigures | Skipped;

@@ -28,8 +28,9 @@ import { ensureOnnxExport } from './model-export';
 import { writeBenchInput } from './model-inputs';
 import { resolveDtype, type WeightDtype } from '../src/model/weights/dtype';
 import type { NodeRunOptions, NodeRunResult } from './model-node';
-import { computeAgreement, computeDtypeRatios, computeGoals, computeRatios, formatModelReport } from './model-report';
-import type { BrowserFigures, ExportFigures, ModelBenchResult, OursFigures, Skipped } from './model-result';
+import { computeAgreement, computeDtypeRatios, computeGoals, computeRatios, formatModelReport, sampledOverGreedy } from './model-report';
+import { BENCH_SAMPLING } from './model-request';
+import { isSkipped, type BrowserFigures, type ExportFigures, type ModelBenchResult, type OursFigures, type Skipped } from './model-result';
 
 class BenchError extends Error {
   override readonly name = 'BenchError';
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
   );
   await ensureBenchModel(log);
   const input = await writeBenchInput(BENCH_MODEL_DIR, repoRoot);
-  log(`request: ${input.inputIds.length} prompt tokens (${input.imageTokens} image tokens, ${input.numTiles} tile), ${args.tokens} new tokens, greedy`);
+  log(`request: ${input.inputIds.length} prompt tokens (${input.imageTokens} image tokens, ${input.numTiles} tile), ${args.tokens} new tokens, greedy (ours also sampled: ${JSON.stringify(BENCH_SAMPLING)})`);
 
   let exported: ExportFigures | Skipped = { skipped: 'not needed (--no-peer / --quick)' };
   if (args.peer && args.browser) {
@@ -236,6 +237,10 @@ async function main(): Promise<void> {
       promptTokens: input.inputIds.length,
       imageTokens: input.imageTokens,
       numTiles: input.numTiles,
+    },
+    sampling: {
+      params: BENCH_SAMPLING,
+      sampledOverGreedyDecode: { node: sampledOverGreedy(node), browser: isSkipped(browser) ? null : sampledOverGreedy(browser.ours) },
     },
     referenceTokens,
     node,

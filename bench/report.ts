@@ -1,6 +1,7 @@
 // Prints a BenchResult as readable tables (Node side). The JSON line is printed by the runner.
 
-import { isSkipped, type BenchResult, type DtypeMatmulFigures, type Measured, type Skipped } from './result';
+import { isSkipped, type BenchResult, type DtypeMatmulFigures, type KernelsBenchResult, type Measured, type Skipped } from './result';
+import type { SampleFigures } from './sample-runs';
 
 /** Errors above this (inputs in [-1, 1), K <= 3072, f32) mean a wrong result, not rounding. */
 const ERR_WARN = 1e-3;
@@ -64,8 +65,36 @@ function formatDtypes(r: BenchResult): string[] {
   return out;
 }
 
-export function formatReport(r: BenchResult): string {
+/** The sampler at vocab 49280 per logits row and mode (bench/sample-runs.ts). */
+export function formatSampleTable(figures: readonly SampleFigures[]): string {
+  const rows = figures.map((f) => [
+    f.logits,
+    f.mode,
+    f.measured.medianMs.toFixed(1),
+    f.measured.minMs.toFixed(1),
+    f.mode === 'greedy' ? '-' : f.samplerMs.toFixed(1),
+    String(f.measured.reps),
+    f.matchesReference ? 'yes' : 'NO',
+  ]);
+  const shape = figures.length > 0 ? `vocab ${figures[0].vocab}, ${figures[0].rows} row(s)` : 'no runs';
+  return [
+    `sample (${shape}): argmax + sample in one pass (greedy: argmax alone), ms per run, modes interleaved; sampler = median minus greedy's`,
+    table(['logits', 'mode', 'median ms', 'min ms', 'sampler ms', 'reps', 'ids = reference'], rows),
+    '  temperature 0.7 in every sampled mode; flat = uniform in [-4, 4), peaked = a wide body and 40 strong candidates',
+  ].join('\n');
+}
+
+export function formatReport(result: KernelsBenchResult): string {
   const out: string[] = [];
+  if (result.only === 'sample') {
+    out.push(`Adapter: ${result.adapter}`);
+    out.push(`Browser: ${result.userAgent}`);
+    out.push(formatSampleTable(result.sample));
+    out.push('');
+    out.push(`Page time: ${result.pageSeconds.toFixed(1)} s`);
+    return out.join('\n');
+  }
+  const r: BenchResult = result;
   out.push(`Adapter: ${r.adapter}`);
   out.push(`Kernel variant: ${r.kernelVariant} (device's choice); compared with: ${r.otherVariant}`);
   out.push(`Peer: onnxruntime-web ${r.ort.version}, ${r.ort.executionProvider} execution provider`);
@@ -131,6 +160,8 @@ export function formatReport(r: BenchResult): string {
   );
   out.push('');
   out.push(...formatDtypes(r));
+  out.push('');
+  out.push(formatSampleTable(r.sample));
   const all = [
     ...r.matmul.flatMap((m) => [m.ours, m.other, m.ort]),
     a.ours,

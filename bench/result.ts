@@ -1,6 +1,7 @@
 // The figures one `bench:kernels` run produces. The page fills a BenchResult and hands it to the Node
 // runner (window.__benchResult), which prints it as a table and as one JSON line. Types only.
 
+import type { SampleFigures } from './sample-runs';
 import type { Timing } from './timing';
 
 /** One timed kernel or peer session. */
@@ -89,6 +90,7 @@ export interface DtypeAttentionFigures {
 
 export interface BenchResult {
   bench: 'kernels';
+  only?: undefined;
   adapter: string;
   kernelVariant: string;
   otherVariant: string;
@@ -110,9 +112,23 @@ export interface BenchResult {
   dtypes: { vit: DtypeMatmulFigures[]; decode: DtypeMatmulFigures[] };
   /** vit-attention at head sizes 64, 72, 128, unrolled and loop head code. */
   headDims: DtypeAttentionFigures[];
+  /** The sampler at vocab 49280: each mode's argmax + sample time, and the sampler's own share. */
+  sample: SampleFigures[];
   /** Seconds from page start to result, as measured in the page. */
   pageSeconds: number;
 }
+
+/** `--only=sample`: the sampler section alone. */
+export interface SampleOnlyResult {
+  bench: 'kernels';
+  only: 'sample';
+  adapter: string;
+  userAgent: string;
+  sample: SampleFigures[];
+  pageSeconds: number;
+}
+
+export type KernelsBenchResult = BenchResult | SampleOnlyResult;
 
 export function isSkipped(m: Measured | Skipped): m is Skipped {
   return (m as Skipped).skipped !== undefined;

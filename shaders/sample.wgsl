@@ -3,18 +3,48 @@
 // (rows of one batched step belong to different requests). Matches the semantics of HF's
 // TemperatureLogitsWarper -> TopKLogitsWarper -> TopPLogitsWarper -> multinomial, with ties at a
 // threshold kept:
-//   z = logits / temperature
-//   top-k: keep z >= the k-th largest z (exact: bisection on the order-preserving u32 key of z)
-//   top-p: keep the largest z whose softmax mass reaches topP (again a key threshold, by bisection)
+//   z = logits * (1 / temperature) in f32, w = exp(z - max z)
+//   top-k: keep z >= the k-th largest z (exact, on the order-preserving u32 key of z)
+//   top-p: keep the largest z whose w mass reaches topP of the kept mass (again a key threshold)
 //   draw u in [0, 1) from a hash of (seed, step) -- not of the row, so a request draws the same numbers
-//   wherever the batch puts it -- and return the first kept index where the running sum of exp(z - max)
-//   over kept entries, in vocabulary order, exceeds u * (their total).
+//   wherever the batch puts it -- and return the first kept index where the running sum of w over kept
+//   entries, in vocabulary order, exceeds u * (their total).
 // topK = 0 or >= vocab disables top-k; topP >= 1 disables top-p.
-// Runs after argmax.wgsl in the same pass: a row with temperature <= 0 keeps argmax's greedy id, and a
-// row argmax marked non-finite (0xffffffff) keeps that mark.
+// Runs after argmax.wgsl in the same pass: a row with temperature <= 0 keeps argmax's greedy id, a row
+// argmax marked non-finite (0xffffffff) keeps that mark, and argmax's id gives max z (x -> x * (1 / T)
+// rounds monotonically, so the largest logit gives the largest z): no pass of its own.
+//
+// Masses are sums of w in fixed point: units of 2^-40, 64 bits in two u32 words (w = 1 is 2^40, so a row
+// of fewer than 2^24 entries cannot overflow). Integer sums are exact, so the order of addition does not
+// matter: histogram atomics, per-candidate sums and the draw's chunked running sum all equal a sequential
+// sum in vocabulary order. They differ from sampleReference's float64 sums by under 2^-40 per entry (and
+// exp's own rounding); u * total and topP * total are rounded to f32.
+//
+// How the thresholds are found (radix select, 8-bit digits from the top of the key):
+//   narrow: a pass over the row builds a 256-bin histogram (count, and mass for top-p) of the next digit
+//     of the keys still open; invocation 0 walks it from the top to the bin holding the threshold (the
+//     k-th largest key, or where the mass above reaches topP * total). Up to 4 passes.
+//   gather: as soon as the keys >= that bin fit in CAP workgroup slots, one pass copies them (index, key,
+//     w) into workgroup memory; else once the bin alone fits, only the bin. The threshold is then found
+//     among the candidates (O(CAP^2 / WG) per invocation, no further pass).
+//   draw: when the candidates hold every kept key, among them; else one pass over the row, each
+//     invocation owning a contiguous chunk, and the chunk where the running sum crosses u * total walked.
+// Passes over the row: temperature only, one; top-k 50 at vocab 49280, typically three (two histograms
+// and a gather; top-p and the draw then run among the candidates); top-p 0.9 over a nucleus of thousands,
+// four (two histograms, a gather of the bin, the draw). At most eleven: four histograms and a gather per
+// threshold, then the draw (ties past CAP, e.g. all-equal logits, resolve all four digits).
 // logits: [rows, vocab] f32   rowParams: [rows] RowParams   out: [rows] u32   grid: rows workgroups (x, y split)
 
-override WG: u32 = 256;
+// 64 by default: on a CPU adapter (SwiftShader) a workgroup runs on one thread and every barrier switches
+// between all its invocations, so more of them only costs; real GPUs read a row fast enough at 64.
+override WG: u32 = 64;
+// Candidate slots in workgroup memory (16 bytes each). sample.ts checks the total against the device.
+override CAP: u32 = 512;
+
+const BINS: u32 = 256u;
+const MASS_ONE_HI: f32 = 256.0;  // the high word of w * 2^40 is floor(w * 2^8)
+const TWO_32: f32 = 4294967296.0;
+const NONE: u32 = 0xffffffffu;
 
 struct Params {
   rows: u32,
@@ -34,17 +64,57 @@ struct RowParams {
   _pad2: u32,
 }
 
+// Where a radix select stands. Keys in [lo, hi] are still open (lo, hi share every bit above `shift + 8`);
+// countAbove / massAbove cover the keys > hi that the stage counts.
+struct Narrow {
+  lo: u32,
+  hi: u32,
+  shift: u32,
+  // 0: another pass; 1: gather every key >= lo; 2: gather [lo, hi]; 3: resolved, the threshold is lo
+  action: u32,
+  countAbove: u32,
+  // keys the stage counts in [lo, hi]
+  inBin: u32,
+  massAbove: vec2<u32>,
+  // top-p: topP * (mass of the keys the stage counts), set by the first pass
+  need: vec2<u32>,
+}
+
+struct RowState {
+  params: RowParams,
+  skip: u32,
+  invT: f32,
+  zMax: f32,
+}
+
+struct Owner {
+  lid: u32,
+  // 1: u * total rounded to the total or past it; the owner takes its last kept entry
+  last: u32,
+  before: vec2<u32>,
+  goal: vec2<u32>,
+}
+
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
 @group(0) @binding(1) var<storage, read> rowParams: array<RowParams>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-var<workgroup> redU: array<u32, WG>;
-var<workgroup> redF: array<f32, WG>;
-var<workgroup> owner: u32;
-var<workgroup> before: f32;
-var<workgroup> rowShared: RowParams;
-var<workgroup> skipShared: u32;
+var<workgroup> histCount: array<atomic<u32>, BINS>;
+var<workgroup> histLo: array<atomic<u32>, BINS>;
+var<workgroup> histHi: array<atomic<u32>, BINS>;
+var<workgroup> candKey: array<u32, CAP>;
+var<workgroup> candIndex: array<u32, CAP>;
+var<workgroup> candW: array<vec2<u32>, CAP>;
+var<workgroup> numCand: atomic<u32>;
+var<workgroup> bestK: atomic<u32>;
+var<workgroup> bestP: atomic<u32>;
+var<workgroup> lastChunk: atomic<u32>;
+var<workgroup> partial: array<vec2<u32>, WG>;
+var<workgroup> rowShared: RowState;
+var<workgroup> narrowShared: Narrow;
+var<workgroup> ownerShared: Owner;
+var<workgroup> scalarShared: u32;
 
 /** Order-preserving map from f32 to u32: a < b  <=>  key(a) < key(b) (for non-NaN). */
 fn key_of(v: f32) -> u32 {
@@ -58,35 +128,263 @@ fn pcg(v: u32) -> u32 {
   return (w >> 22u) ^ w;
 }
 
-fn sum_u32(lid: u32, v: u32) -> u32 {
-  redU[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (lid < stride) { redU[lid] += redU[lid + stride]; }
-    workgroupBarrier();
-  }
-  // workgroupUniformLoad makes the result uniform, so later barriers may depend on it.
-  return workgroupUniformLoad(&redU[0]);
+// 64-bit unsigned integers as vec2(low word, high word).
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
 }
 
-fn max_u32(lid: u32, v: u32) -> u32 {
-  redU[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (lid < stride) { redU[lid] = max(redU[lid], redU[lid + stride]); }
-    workgroupBarrier();
-  }
-  return workgroupUniformLoad(&redU[0]);
+fn ge64(a: vec2<u32>, b: vec2<u32>) -> bool {
+  return a.y > b.y || (a.y == b.y && a.x >= b.x);
 }
 
-fn sum_f32(lid: u32, v: f32) -> f32 {
-  redF[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (lid < stride) { redF[lid] += redF[lid + stride]; }
-    workgroupBarrier();
+/** topP * total rounded in f32 can pass the total itself; the kept mass never has to exceed all of it. */
+fn min_need(need: vec2<u32>, total: vec2<u32>) -> vec2<u32> {
+  return select(need, total, ge64(need, total));
+}
+
+fn to_f32(a: vec2<u32>) -> f32 {
+  return f32(a.y) * TWO_32 + f32(a.x);
+}
+
+/** A non-negative f32 as a 64-bit integer (truncated). */
+fn from_f32(f: f32) -> vec2<u32> {
+  let hi = floor(f / TWO_32);
+  return vec2<u32>(u32(f - hi * TWO_32), u32(hi));
+}
+
+/** w = exp(z - zMax) in 2^-40 units: both words are exact (fract and scaling by 2^32 are exact). */
+fn weight(z: f32, zMax: f32) -> vec2<u32> {
+  let s = exp(z - zMax) * MASS_ONE_HI;
+  let hi = floor(s);
+  return vec2<u32>(u32((s - hi) * TWO_32), u32(hi));
+}
+
+/** Exact atomic 64-bit add into histogram bin d: the low word's carry goes to the high word. */
+fn add_mass(d: u32, w: vec2<u32>) {
+  let old = atomicAdd(&histLo[d], w.x);
+  let hi = w.y + select(0u, 1u, old + w.x < old);
+  if (hi != 0u) { atomicAdd(&histHi[d], hi); }
+}
+
+/**
+ * Invocation 0, after a histogram pass: find the bin holding the threshold, clear the histogram for the
+ * next pass, and decide what comes next. Top-k (topP < 0): the bin where the count from the top reaches
+ * `goalCount`. Top-p: where the mass from the top reaches `need` (computed here on the first pass).
+ */
+fn narrow_scan(s: Narrow, goalCount: u32, topP: f32) -> Narrow {
+  var r = s;
+  let withMass = topP >= 0.0;
+  if (withMass && s.shift == 24u) {
+    var total = vec2<u32>(0u, 0u);
+    for (var d = 0u; d < BINS; d++) { total = add64(total, vec2<u32>(atomicLoad(&histLo[d]), atomicLoad(&histHi[d]))); }
+    r.need = min_need(from_f32(topP * to_f32(total)), total);
   }
-  return workgroupUniformLoad(&redF[0]);
+  var count = s.countAbove;
+  var mass = s.massAbove;
+  var pick = NONE;
+  // If rounding leaves no bin reaching the goal, the lowest non-empty bin (keep everything still open).
+  var lowest = NONE;
+  var lowestCount = 0u;
+  var lowestMass = vec2<u32>(0u, 0u);
+  for (var i = 0u; i < BINS; i++) {
+    let d = BINS - 1u - i;
+    let c = atomicLoad(&histCount[d]);
+    let m = vec2<u32>(atomicLoad(&histLo[d]), atomicLoad(&histHi[d]));
+    atomicStore(&histCount[d], 0u);
+    atomicStore(&histLo[d], 0u);
+    atomicStore(&histHi[d], 0u);
+    if (pick != NONE || c == 0u) { continue; }
+    let reached = select(count + c >= goalCount, ge64(add64(mass, m), r.need), withMass);
+    if (reached) {
+      pick = d;
+      r.countAbove = count;
+      r.massAbove = mass;
+      r.inBin = c;
+    } else {
+      lowest = d;
+      lowestCount = count;
+      lowestMass = mass;
+      count += c;
+      mass = add64(mass, m);
+    }
+  }
+  if (pick == NONE) {
+    pick = select(lowest, 0u, lowest == NONE);
+    r.countAbove = lowestCount;
+    r.massAbove = lowestMass;
+    r.inBin = count - lowestCount;
+  }
+  let inBin = r.inBin;
+  r.lo = s.lo + (pick << s.shift);
+  r.hi = r.lo + ((1u << s.shift) - 1u);
+  if (r.countAbove + inBin <= CAP) {
+    r.action = 1u;
+  } else if (inBin <= CAP) {
+    r.action = 2u;
+  } else if (s.shift == 0u) {
+    r.action = 3u;
+  } else {
+    r.action = 0u;
+    r.shift = s.shift - 8u;
+  }
+  atomicStore(&numCand, 0u);
+  return r;
+}
+
+/** Radix select over the keys >= cut; returns with the threshold's bin (or the threshold itself). */
+fn narrow(lid: u32, base: u32, invT: f32, zMax: f32, cut: u32, goalCount: u32, topP: f32) -> Narrow {
+  var s = Narrow(0u, 0xffffffffu, 24u, 0u, 0u, 0u, vec2<u32>(0u, 0u), vec2<u32>(0u, 0u));
+  let withMass = topP >= 0.0;
+  loop {
+    let lo = max(s.lo, cut);
+    for (var i = lid; i < p.vocab; i += WG) {
+      let z = logits[base + i] * invT;
+      let k = key_of(z);
+      if (k >= lo && k <= s.hi) {
+        let d = (k >> s.shift) & (BINS - 1u);
+        atomicAdd(&histCount[d], 1u);
+        if (withMass) { add_mass(d, weight(z, zMax)); }
+      }
+    }
+    workgroupBarrier();
+    if (lid == 0u) { narrowShared = narrow_scan(s, goalCount, topP); }
+    s = workgroupUniformLoad(&narrowShared);
+    if (s.action != 0u) { break; }
+  }
+  return s;
+}
+
+/** Copy the entries with key in [lo, hi] into the candidate slots (in no particular order); their count. */
+fn gather(lid: u32, base: u32, invT: f32, zMax: f32, lo: u32, hi: u32) -> u32 {
+  for (var i = lid; i < p.vocab; i += WG) {
+    let z = logits[base + i] * invT;
+    let k = key_of(z);
+    if (k >= lo && k <= hi) {
+      let slot = atomicAdd(&numCand, 1u);
+      if (slot < CAP) {
+        candKey[slot] = k;
+        candIndex[slot] = i;
+        candW[slot] = weight(z, zMax);
+      }
+    }
+  }
+  workgroupBarrier();
+  if (lid == 0u) { scalarShared = min(atomicLoad(&numCand), CAP); }
+  return workgroupUniformLoad(&scalarShared);
+}
+
+/** An atomic's value after every invocation's update, as a uniform value. */
+fn uniform_atomic(lid: u32, a: ptr<workgroup, atomic<u32>>) -> u32 {
+  workgroupBarrier();
+  if (lid == 0u) { scalarShared = atomicLoad(a); }
+  return workgroupUniformLoad(&scalarShared);
+}
+
+/** The largest candidate key t with countAbove + #(candidates >= t) >= goalCount: the k-th largest key. */
+fn solve_top_k(lid: u32, m: u32, goalCount: u32) -> u32 {
+  for (var c = lid; c < m; c += WG) {
+    let kc = candKey[c];
+    var n = 0u;
+    for (var j = 0u; j < m; j++) { n += select(0u, 1u, candKey[j] >= kc); }
+    if (n >= goalCount) { atomicMax(&bestK, kc); }
+  }
+  return uniform_atomic(lid, &bestK);
+}
+
+/** The largest candidate key t >= cut with massAbove + mass(candidates >= t) >= need; 0 if none. */
+fn solve_top_p(lid: u32, m: u32, cut: u32, need: vec2<u32>, massAbove: vec2<u32>) -> u32 {
+  for (var c = lid; c < m; c += WG) {
+    let kc = candKey[c];
+    if (kc < cut) { continue; }
+    var mass = massAbove;
+    for (var j = 0u; j < m; j++) {
+      if (candKey[j] >= kc) { mass = add64(mass, candW[j]); }
+    }
+    if (ge64(mass, need)) { atomicMax(&bestP, kc); }
+  }
+  return uniform_atomic(lid, &bestP);
+}
+
+/** Mass of the candidates with key >= cut (every invocation computes it; no barrier). */
+fn candidate_mass(m: u32, cut: u32) -> vec2<u32> {
+  var total = vec2<u32>(0u, 0u);
+  for (var j = 0u; j < m; j++) {
+    if (candKey[j] >= cut) { total = add64(total, candW[j]); }
+  }
+  return total;
+}
+
+/** The draw when the candidates hold every kept entry (key >= cut): exactly one invocation writes. */
+fn draw_candidates(lid: u32, row: u32, m: u32, cut: u32, u: f32) {
+  let total = candidate_mass(m, cut);
+  var lastIndex = 0u;
+  for (var j = 0u; j < m; j++) {
+    if (candKey[j] >= cut) { lastIndex = max(lastIndex, candIndex[j]); }
+  }
+  let goal = from_f32(u * to_f32(total));
+  let pastEnd = ge64(goal, total);
+  for (var c = lid; c < m; c += WG) {
+    if (candKey[c] < cut) { continue; }
+    let ic = candIndex[c];
+    // Running sum of the kept entries before this one in vocabulary order.
+    var before = vec2<u32>(0u, 0u);
+    for (var j = 0u; j < m; j++) {
+      if (candKey[j] >= cut && candIndex[j] < ic) { before = add64(before, candW[j]); }
+    }
+    let crosses = ge64(goal, before) && !ge64(goal, add64(before, candW[c]));
+    if ((!pastEnd && crosses) || (pastEnd && ic == lastIndex)) { out[row] = ic; }
+  }
+}
+
+/** The draw over the whole row: each invocation owns a contiguous chunk; the crossing chunk is walked. */
+fn draw_row(lid: u32, row: u32, base: u32, invT: f32, zMax: f32, cut: u32, u: f32) {
+  let chunk = (p.vocab + WG - 1u) / WG;
+  let start = min(lid * chunk, p.vocab);
+  let stop = min(start + chunk, p.vocab);
+  var mine = vec2<u32>(0u, 0u);
+  var any = false;
+  for (var i = start; i < stop; i++) {
+    let z = logits[base + i] * invT;
+    if (key_of(z) >= cut) {
+      mine = add64(mine, weight(z, zMax));
+      any = true;
+    }
+  }
+  partial[lid] = mine;
+  if (any) { atomicMax(&lastChunk, lid + 1u); }
+  workgroupBarrier();
+  if (lid == 0u) {
+    var total = vec2<u32>(0u, 0u);
+    for (var t = 0u; t < WG; t++) { total = add64(total, partial[t]); }
+    let goal = from_f32(u * to_f32(total));
+    var o = Owner(atomicLoad(&lastChunk) - 1u, 1u, vec2<u32>(0u, 0u), goal);
+    var prefix = vec2<u32>(0u, 0u);
+    for (var t = 0u; t < WG; t++) {
+      let next = add64(prefix, partial[t]);
+      if (!ge64(goal, next)) {
+        o = Owner(t, 0u, prefix, goal);
+        break;
+      }
+      prefix = next;
+    }
+    ownerShared = o;
+  }
+  workgroupBarrier();
+  let o = ownerShared;
+  if (lid == o.lid) {
+    var acc = o.before;
+    var pick = start;
+    for (var i = start; i < stop; i++) {
+      let z = logits[base + i] * invT;
+      if (key_of(z) >= cut) {
+        pick = i;
+        acc = add64(acc, weight(z, zMax));
+        if (o.last == 0u && !ge64(o.goal, acc)) { break; }
+      }
+    }
+    out[row] = pick;
+  }
 }
 
 @compute @workgroup_size(WG)
@@ -97,109 +395,61 @@ fn main(
 ) {
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.rows) { return; }
-  // The row's parameters come from a storage buffer; workgroupUniformLoad makes them uniform so the
-  // loops below (which hold barriers) may depend on them.
-  if (lid == 0u) {
-    rowShared = rowParams[row];
-    skipShared = select(0u, 1u, !(rowShared.temperature > 0.0) || out[row] == 0xffffffffu);
-  }
-  if (workgroupUniformLoad(&skipShared) != 0u) { return; }
-  let rp = workgroupUniformLoad(&rowShared);
   let base = row * p.vocab;
-  let invT = 1.0 / rp.temperature;
-
-  // Largest scaled logit.
-  var km = 0u;
-  for (var i = lid; i < p.vocab; i += WG) { km = max(km, key_of(logits[base + i] * invT)); }
-  let maxKey = max_u32(lid, km);
-  let zMax = bitcast<f32>(select(~maxKey, maxKey & 0x7fffffffu, (maxKey & 0x80000000u) != 0u));
-
-  // Top-k: the largest key t with count(key >= t) >= topK is exactly the k-th largest key.
-  var threshold = 0u;
-  if (rp.topK > 0u && rp.topK < p.vocab) {
-    for (var bit = 31i; bit >= 0i; bit--) {
-      let cand = threshold | (1u << u32(bit));
-      var n = 0u;
-      for (var i = lid; i < p.vocab; i += WG) { n += select(0u, 1u, key_of(logits[base + i] * invT) >= cand); }
-      if (sum_u32(lid, n) >= rp.topK) { threshold = cand; }
-    }
-  }
-
-  // Top-p: the largest key t whose kept mass (key >= t) reaches topP of the top-k mass.
-  if (rp.topP < 1.0) {
-    var z = 0.0;
-    for (var i = lid; i < p.vocab; i += WG) {
-      let v = logits[base + i] * invT;
-      if (key_of(v) >= threshold) { z += exp(v - zMax); }
-    }
-    let need = rp.topP * sum_f32(lid, z);
-    // Largest t with mass(key >= max(t, top-k threshold)) >= need; monotone in t, so build it bit by bit.
-    var tp = 0u;
-    for (var bit = 31i; bit >= 0i; bit--) {
-      let cand = tp | (1u << u32(bit));
-      let cut = max(cand, threshold);
-      var mass = 0.0;
-      for (var i = lid; i < p.vocab; i += WG) {
-        let v = logits[base + i] * invT;
-        if (key_of(v) >= cut) { mass += exp(v - zMax); }
-      }
-      if (sum_f32(lid, mass) >= need) { tp = cand; }
-    }
-    threshold = max(threshold, tp);
-  }
-
-  // Draw: each invocation owns a contiguous chunk of the vocabulary; invocation 0 finds the chunk where
-  // the running mass crosses u * total, and that chunk's owner walks it in order.
-  let chunk = (p.vocab + WG - 1u) / WG;
-  let start = min(lid * chunk, p.vocab);
-  let stop = min(start + chunk, p.vocab);
-  var mine = 0.0;
-  for (var i = start; i < stop; i++) {
-    let v = logits[base + i] * invT;
-    if (key_of(v) >= threshold) { mine += exp(v - zMax); }
-  }
-  redF[lid] = mine;
-  workgroupBarrier();
+  // The row's parameters come from a storage buffer; workgroupUniformLoad makes them uniform so the
+  // code below (which holds barriers) may branch on them.
   if (lid == 0u) {
-    var total = 0.0;
-    for (var t = 0u; t < WG; t++) { total += redF[t]; }
-    let u = f32(pcg(pcg(rp.seed ^ pcg(rp.step))) >> 8u) / 16777216.0;
-    let goal = u * total;
-    var prefix = 0.0;
-    owner = 0xffffffffu;
-    var lastNonEmpty = 0u;
-    var lastPrefix = 0.0;
-    for (var t = 0u; t < WG; t++) {
-      let s = redF[t];
-      if (s > 0.0) {
-        lastNonEmpty = t;
-        lastPrefix = prefix;
-        if (owner == 0xffffffffu && prefix + s > goal) {
-          owner = t;
-          before = prefix - goal;
-        }
-      }
-      prefix += s;
+    let rp = rowParams[row];
+    let greedy = out[row];
+    var rs = RowState(rp, 1u, 0.0, 0.0);
+    if (rp.temperature > 0.0 && greedy != 0xffffffffu) {
+      rs.skip = 0u;
+      rs.invT = 1.0 / rp.temperature;
+      rs.zMax = logits[base + greedy] * rs.invT;
     }
-    if (owner == 0xffffffffu) {
-      // u * total rounded past the last chunk's end: take the last kept entry.
-      owner = lastNonEmpty;
-      before = -1e30;
+    rowShared = rs;
+  }
+  let rs = workgroupUniformLoad(&rowShared);
+  if (rs.skip != 0u) { return; }
+  let rp = rs.params;
+  let invT = rs.invT;
+  let zMax = rs.zMax;
+  let u = f32(pcg(pcg(rp.seed ^ pcg(rp.step))) >> 8u) / 16777216.0;
+
+  // Keys >= cut survive the warpers so far; numHeld > 0 when the candidate slots hold all of them.
+  var cut = 0u;
+  var numHeld = 0u;
+  if (rp.topK > 0u && rp.topK < p.vocab) {
+    let s = narrow(lid, base, invT, zMax, 0u, rp.topK, -1.0);
+    if (s.action == 3u) {
+      cut = s.lo;
+    } else {
+      let m = gather(lid, base, invT, zMax, s.lo, select(s.hi, 0xffffffffu, s.action == 1u));
+      cut = solve_top_k(lid, m, rp.topK - select(s.countAbove, 0u, s.action == 1u));
+      numHeld = select(0u, m, s.action == 1u);
     }
   }
-  workgroupBarrier();
-  if (lid == owner) {
-    // `acc` starts at (prefix - goal) so the pick is the first entry where acc turns positive.
-    var acc = before;
-    var pick = start;
-    for (var i = start; i < stop; i++) {
-      let v = logits[base + i] * invT;
-      if (key_of(v) >= threshold) {
-        pick = i;
-        acc += exp(v - zMax);
-        if (acc > 0.0) { break; }
+  if (rp.topP < 1.0) {
+    if (numHeld > 0u) {
+      let total = candidate_mass(numHeld, cut);
+      let need = min_need(from_f32(rp.topP * to_f32(total)), total);
+      cut = max(cut, solve_top_p(lid, numHeld, cut, need, vec2<u32>(0u, 0u)));
+    } else {
+      let s = narrow(lid, base, invT, zMax, cut, 0u, rp.topP);
+      if (s.action == 3u) {
+        cut = max(cut, s.lo);
+      } else {
+        let lo = max(s.lo, cut);
+        let m = gather(lid, base, invT, zMax, lo, select(s.hi, 0xffffffffu, s.action == 1u));
+        let massAbove = select(s.massAbove, vec2<u32>(0u, 0u), s.action == 1u);
+        cut = max(cut, solve_top_p(lid, m, lo, s.need, massAbove));
+        numHeld = select(0u, m, s.action == 1u);
       }
     }
-    out[row] = pick;
+  }
+  if (numHeld > 0u) {
+    draw_candidates(lid, row, numHeld, cut, u);
+  } else {
+    draw_row(lid, row, base, invT, zMax, cut, u);
   }
 }

@@ -1,13 +1,14 @@
 // GPU sampling: temperature, top-k, top-p, then one draw per row from a hash of (seed, step), so the
 // same seed gives the same tokens wherever a request sits in a batch. Per-row parameters (each row of a
-// batched step belongs to its own request). One workgroup per row; see sample.wgsl for the semantics.
+// batched step belongs to its own request). One workgroup per row; see sample.wgsl for the semantics
+// and the radix select that finds the thresholds.
 //   logits: [rows, vocab] f32   rowParams: [rows, 8] u32 (RowParams)   out: [rows] u32 (argmax ids in)
 
 import source from '../../shaders/sample.wgsl?raw';
-import { InternalError } from '../errors';
+import { DeviceLimitError, InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface SampleShape {
@@ -30,6 +31,20 @@ export interface SamplingParams {
 
 /** Bytes of one row's parameters in the rowParams buffer (sample.wgsl `RowParams`). */
 export const ROW_PARAMS_BYTES = 32;
+
+/** Histogram bins of one radix digit (sample.wgsl BINS). */
+const BINS = wgslConstant(source, 'BINS');
+
+/** Candidate slots held in workgroup memory by default (sample.wgsl CAP). */
+export const SAMPLE_CANDIDATES = 512;
+
+/**
+ * Workgroup memory sample.wgsl declares, bytes: three u32 histograms, 16 bytes per candidate, a 64-bit
+ * partial sum per invocation, and under 256 bytes of scalars and structs.
+ */
+export function sampleWorkgroupBytes(workgroupSize: number, candidates: number): number {
+  return 3 * 4 * BINS + 16 * candidates + 8 * workgroupSize + 256;
+}
 
 /** Pack per-row parameters into `out` (rows * ROW_PARAMS_BYTES bytes) in sample.wgsl's RowParams layout. */
 export function packRowParams(rows: readonly SamplingParams[], out = new ArrayBuffer(Math.max(1, rows.length) * ROW_PARAMS_BYTES)): ArrayBuffer {
@@ -72,7 +87,9 @@ export function sortKey(v: number): number {
 
 /**
  * The kernel's semantics in plain TS. `greedy` is what argmax wrote for each row (rows with
- * temperature 0, or marked non-finite, keep it).
+ * temperature 0, or marked non-finite, keep it). Sums are float64 here, in the order written below; the
+ * kernel sums exactly in 2^-40 fixed point (order-free), so the two differ only where a draw or a top-p
+ * cut sits within rounding of an edge.
  */
 export function sampleReference(logits: Float32Array, shape: SampleShape, params: readonly SamplingParams[], greedy: Uint32Array): Uint32Array {
   const { rows, vocab } = shape;
@@ -119,20 +136,28 @@ export async function prepareSample(
   gpu: GpuContext,
   io: { logits: Tensor; rowParams: Tensor; out: Tensor },
   shape: SampleShape,
-  options: { workgroupSize?: number } = {},
+  options: { workgroupSize?: number; candidates?: number } = {},
 ): Promise<KernelDispatch> {
   const kernel = 'sample';
   expectPositiveInt(kernel, 'rows', shape.rows);
   expectPositiveInt(kernel, 'vocab', shape.vocab);
-  const wg = options.workgroupSize ?? 256;
+  const wg = options.workgroupSize ?? 64;
+  const candidates = options.candidates ?? SAMPLE_CANDIDATES;
   expectWorkgroupSize(gpu, kernel, wg);
+  expectPositiveInt(kernel, 'candidates', candidates);
+  const bytes = sampleWorkgroupBytes(wg, candidates);
+  if (bytes > gpu.limits.maxComputeWorkgroupStorageSize) {
+    throw new DeviceLimitError(kernel, 'maxComputeWorkgroupStorageSize', bytes, gpu.limits.maxComputeWorkgroupStorageSize);
+  }
+  // Fixed-point masses: vocab * 2^40 must fit in 64 bits (sample.wgsl).
+  if (shape.vocab >= 2 ** 24) throw new DeviceLimitError(kernel, 'vocab (64-bit fixed-point mass)', shape.vocab, 2 ** 24 - 1);
   expectTensor(gpu, kernel, 'logits', io.logits, [shape.rows, shape.vocab]);
   expectTensor(gpu, kernel, 'rowParams', io.rowParams, [shape.rows, ROW_PARAMS_BYTES / 4], 'u32');
   expectTensor(gpu, kernel, 'out', io.out, [shape.rows], 'u32');
   return createDispatch(gpu, {
     label: kernel,
     code: source,
-    constants: { WG: wg },
+    constants: { WG: wg, CAP: candidates },
     resources: [io.logits, io.rowParams, io.out],
     params: packParams([
       ['u32', shape.rows],

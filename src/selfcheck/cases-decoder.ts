@@ -135,30 +135,51 @@ export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boo
   };
 }
 
+/** How sampleCase fills the logits: uniform in [-4, 4), 9 levels (ties at every threshold), or one value. */
+export type SampleLogitsKind = 'uniform' | 'levels' | 'equal';
+
+export interface SampleCaseOptions extends CommonOptions {
+  logits?: SampleLogitsKind;
+  /** Candidate slots in workgroup memory (sample.wgsl CAP); small values force the multi-pass paths. */
+  candidates?: number;
+  /** Rows given an infinite logit: argmax marks them non-finite, and the sampler must keep the mark. */
+  nonFiniteRows?: readonly number[];
+}
+
+function sampleLogits(kind: SampleLogitsKind, n: number, seed: number): Float32Array {
+  if (kind === 'uniform') return randomUniform(n, seed, -4, 4);
+  if (kind === 'equal') return new Float32Array(n).fill(0.75);
+  const next = mulberry32(seed);
+  return Float32Array.from({ length: n }, () => (Math.floor(next() * 9) - 4) * 0.5);
+}
+
 /**
  * The sampled ids must equal the reference's for the same seed (logits spread so no draw sits on an edge).
  * `params` is one set for every row, or one per row (a batched step mixes requests; temperature 0 rows
  * keep the greedy id that argmax wrote before).
  */
-export function sampleCase(shape: SampleShape, params: SamplingParams | readonly SamplingParams[], o: CommonOptions = {}): KernelCase {
+export function sampleCase(shape: SampleShape, params: SamplingParams | readonly SamplingParams[], o: SampleCaseOptions = {}): KernelCase {
   const seed = o.seed ?? 23;
   const rows = Array.isArray(params) ? (params as readonly SamplingParams[]) : Array.from({ length: shape.rows }, () => params as SamplingParams);
   const first = rows[0];
   const mixed = Array.isArray(params) ? ' per-row' : '';
+  const kind = o.logits ?? 'uniform';
+  const extra = `${kind !== 'uniform' ? ` ${kind} logits` : ''}${o.candidates ? ` CAP=${o.candidates}` : ''}${o.nonFiniteRows ? ` non-finite rows ${o.nonFiniteRows.join(',')}` : ''}`;
   return {
     kernel: 'sample',
-    label: `sample rows=${shape.rows} vocab=${shape.vocab} T=${first.temperature} topK=${first.topK} topP=${first.topP} seed=${first.seed}${mixed}${wgLabel(o)}`,
+    label: `sample rows=${shape.rows} vocab=${shape.vocab} T=${first.temperature} topK=${first.topK} topP=${first.topP} seed=${first.seed}${mixed}${extra}${wgLabel(o)}`,
     tolerance: EXACT,
     execute: (gpu: GpuContext) =>
       withScratch(gpu, async (s) => {
-        const logits = randomUniform(shape.rows * shape.vocab, seed, -4, 4);
+        const logits = sampleLogits(kind, shape.rows * shape.vocab, seed);
+        for (const r of o.nonFiniteRows ?? []) logits[r * shape.vocab + (shape.vocab >> 1)] = Infinity;
         const greedy = argmaxReference(logits, { rows: shape.rows, cols: shape.vocab });
         const io = {
           logits: s.upload(logits, [shape.rows, shape.vocab], 'logits'),
           rowParams: s.upload(new Uint32Array(packRowParams(rows)), [shape.rows, ROW_PARAMS_BYTES / 4], 'row-params'),
           out: s.upload(greedy, [shape.rows], 'out'),
         };
-        const d = await prepareSample(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const d = await prepareSample(gpu, io, shape, { workgroupSize: o.workgroupSize, candidates: o.candidates });
         const r = await runDispatch(gpu, d, async () => [await gpu.readU32(io.out)]);
         return { ...r, want: sampleReference(logits, shape, rows, greedy) };
       }),
