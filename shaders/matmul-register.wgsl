@@ -51,42 +51,15 @@ struct Params {
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 // @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
 @group(0) @binding(3) var<storage, read> b: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+// @binding(4) y: declared by the lib/store-y-*.wgsl in front of this file
 @group(0) @binding(5) var<uniform> p: Params;
 
 // The batch matrix this invocation works on (gid.z), set once at entry.
 var<private> zm: u32;
 
-// Store the 4 columns c..c+3 of row r (guarded), adding the bias and applying the activation. Written
-// per component, without a loop over v[i]: a vector indexed by a loop counter is slow on SwiftShader, and
-// for short K (attention's QKᵀ, K = head_dim) the stores are a large part of the work.
-fn store4(r: u32, c: u32, v: vec4<f32>) {
-  if (r >= p.M) { return; }
-  let base = p.y_off + zm * p.y_batch + r * p.y_stride + c;
-  var o = v;
-  if (p.epilogue != 0u) {
-    if ((p.epilogue & 1u) != 0u) {
-      let last = p.N - 1u;
-      o += vec4<f32>(b[min(c, last)], b[min(c + 1u, last)], b[min(c + 2u, last)], b[min(c + 3u, last)]);
-    }
-    let act = (p.epilogue >> 1u) & 3u;
-    o = vec4<f32>(activate(o.x, act), activate(o.y, act), activate(o.z, act), activate(o.w, act));
-    if ((p.epilogue & 8u) != 0u && c < p.N) {
-      let last = base + (p.N - 1u - c); // the row's last column: reads past it are clamped, never stored
-      o += vec4<f32>(y[base], y[min(base + 1u, last)], y[min(base + 2u, last)], y[min(base + 3u, last)]);
-    }
-  }
-  if (c + 3u < p.N) {
-    y[base] = o.x;
-    y[base + 1u] = o.y;
-    y[base + 2u] = o.z;
-    y[base + 3u] = o.w;
-    return;
-  }
-  if (c < p.N) { y[base] = o.x; }
-  if (c + 1u < p.N) { y[base + 1u] = o.y; }
-  if (c + 2u < p.N) { y[base + 2u] = o.z; }
-}
+// store4(r, c, v): row r, columns c..c+3 of y (guarded), with the epilogue. Declared with y itself by
+// lib/store-y-f32.wgsl or lib/store-y-vec4.wgsl (vec4 stores where every row of y starts on a vec4:
+// about 2x faster for short K on SwiftShader, where the stores are a large part of the work).
 
 // Row of W for column c, clamped to the last row (its results are never stored).
 fn wrow(c: u32) -> WRow {

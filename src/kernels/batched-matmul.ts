@@ -7,13 +7,12 @@
 //   C: C[z][r, n] at c.offset + z * c.batch + r * c.stride + n
 // A and B are read as vec4 along K: K, their offsets and strides must be multiples of 4.
 
-import registerSource from '../../shaders/matmul-register.wgsl?raw';
 import { DeviceLimitError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, type KernelDispatch } from './dispatch';
-import { packRegisterParams, WIDE_COLS, WIDE_ROWS, type StridedMatrix } from './matmul';
+import { packRegisterParams, registerKernelSource, WIDE_COLS, WIDE_ROWS, type StridedMatrix } from './matmul';
 import { ACTIVATION_LIB, assembleWgsl, weightLib } from './weight-lib';
 
 export interface BatchedMatmulShape {
@@ -96,7 +95,7 @@ export async function prepareBatchedMatmul(
   const [gx, gy] = linearGrid(gpu, kernel, Math.ceil(invocations / wg));
   return createDispatch(gpu, {
     label: `${kernel}:register-wide:f32`,
-    code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerSource),
+    code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.c, layout.c)),
     entryPoint: 'main',
     constants: { WG: wg },
     // x = A, W = B (f32: no scales binding), no bias, y = C

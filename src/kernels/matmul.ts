@@ -12,6 +12,8 @@
 // is never an f32 copy of a packed weight.
 
 import registerSource from '../../shaders/matmul-register.wgsl?raw';
+import storeF32Source from '../../shaders/lib/store-y-f32.wgsl?raw';
+import storeVec4Source from '../../shaders/lib/store-y-vec4.wgsl?raw';
 import tiledSource from '../../shaders/matmul.wgsl?raw';
 import gemvSource from '../../shaders/gemv.wgsl?raw';
 import reduceRowsSource from '../../shaders/lib/reduce-rows.wgsl?raw';
@@ -143,6 +145,16 @@ export function packRegisterParams(shape: MatmulShape, epilogue: number, layout:
   ]);
 }
 
+/**
+ * The register kernel with the store lib its output layout allows: vec4 stores when every 4 output
+ * columns start on a vec4 (N and y's offset, stride and batch step multiples of 4, y bound at a 16-byte
+ * offset), f32 stores otherwise. The entry point and constants are the caller's.
+ */
+export function registerKernelSource(N: number, y: Tensor, layout: StridedMatrix): string {
+  const vec4 = N % 4 === 0 && y.offsetBytes % 16 === 0 && [layout.offset, layout.stride, layout.batch].every((v) => v % 4 === 0);
+  return [vec4 ? storeVec4Source : storeF32Source, registerSource].join('\n');
+}
+
 function vec4Ok(io: MatmulIO, K: number): boolean {
   const weightOffset = isPacked(io.weight) ? io.weight.data.offsetBytes : io.weight.offsetBytes;
   return K % 4 === 0 && io.x.offsetBytes % 16 === 0 && weightOffset % 16 === 0;
@@ -239,7 +251,7 @@ async function prepareMatmulPlan(
   const numInvocations = narrow ? M * Math.ceil(N / (4 * quads)) : Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS);
   return createDispatch(gpu, {
     label,
-    code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerSource),
+    code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.y, denseLayout(shape).y)),
     entryPoint: narrow ? 'main_narrow' : 'main',
     constants: narrow ? { WG: wg, NARROW_QUADS: quads } : { WG: wg },
     resources,

@@ -8,7 +8,8 @@
 //   stream   vit-attention.wgsl: one invocation per (image, query, head) streams the keys with an online
 //            softmax, no score matrix (GPUs: the 'workgroup' variant). The head code is generated for
 //            head_dim (attention-head.ts) and prepended with lib/online-softmax.wgsl.
-//   matmuls  per image and block of heads: S = Q Kᵀ on the register matmul kernel (batched over heads,
+//   matmuls  per image and block of heads: Q and K copied head-major (attention-split-heads.wgsl),
+//            S = Q Kᵀ on the register matmul kernel (batched over heads,
 //            batched-matmul.ts), a masked row softmax in place (attention-softmax.wgsl, with the image's
 //            key mask as vec4s from attention-key-mask.wgsl), V transposed
 //            (attention-transpose-v.wgsl), then out = P · V on the same matmul kernel. The scores live in
@@ -19,6 +20,7 @@ import source from '../../shaders/vit-attention.wgsl?raw';
 import softmaxSource from '../../shaders/attention-softmax.wgsl?raw';
 import transposeSource from '../../shaders/attention-transpose-v.wgsl?raw';
 import keyMaskSource from '../../shaders/attention-key-mask.wgsl?raw';
+import splitHeadsSource from '../../shaders/attention-split-heads.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import type { KernelVariant } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
@@ -160,7 +162,8 @@ async function prepareAsMatmuls(
   const scores = gpu.createTensor([block * T, stride], 'f32', 'vit-attention.scores');
   const vt = gpu.createTensor([block * D, stride], 'f32', 'vit-attention.vt');
   const keyOk = gpu.createTensor([stride], 'f32', 'vit-attention.key-ok');
-  const scratch = [scores, vt, keyOk];
+  const qk = gpu.createTensor([2 * block * T, D], 'f32', 'vit-attention.qk');
+  const scratch = [scores, vt, keyOk, qk];
   const row = 3 * H * D;
   const parts: Dispatch[] = [];
   try {
@@ -200,14 +203,30 @@ async function prepareAsMatmuls(
             grid: linearGrid(gpu, 'vit-attention', Math.ceil((n * D * stride) / 4 / wg)),
             cost: { flops: 0, bytes: 4 * n * D * (T + stride) },
           }),
-          // S[h] = Q[h] K[h]ᵀ: rows of Q and K are the heads' slices of qkv rows.
+          await createDispatch(gpu, {
+            label: 'vit-attention:split-heads',
+            code: splitHeadsSource,
+            constants: { WG: wg },
+            resources: [io.qkv, qk],
+            params: packParams([
+              ['u32', n],
+              ['u32', T],
+              ['u32', D / 4],
+              ['u32', row / 4],
+              ['u32', (image + h0 * D) / 4],
+              ['u32', (image + (H + h0) * D) / 4],
+            ]),
+            grid: linearGrid(gpu, 'vit-attention', Math.ceil((2 * n * T * D) / 4 / wg)),
+            cost: { flops: 0, bytes: 2 * 2 * 4 * n * T * D },
+          }),
+          // S[h] = Q[h] K[h]ᵀ over the head-major copies.
           await prepareBatchedMatmul(
             gpu,
-            { a: io.qkv, b: io.qkv, c: scores },
+            { a: qk, b: qk, c: scores },
             { batch: n, M: T, N: T, K: D },
             {
-              a: { offset: image + h0 * D, stride: row, batch: D },
-              b: { offset: image + (H + h0) * D, stride: row, batch: D },
+              a: { offset: 0, stride: D, batch: T * D },
+              b: { offset: n * T * D, stride: D, batch: T * D },
               c: { offset: 0, stride, batch: T * stride },
             },
             { label: 'vit-attention:scores', workgroupSize: wg },

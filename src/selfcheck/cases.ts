@@ -50,6 +50,8 @@ export interface CaseOutput {
 export interface KernelCase {
   /** Kernel base name (the .wgsl / .ts name). */
   kernel: string;
+  /** Every shader file (base name) the case runs and checks through its output, when more than `kernel`. */
+  shaders?: readonly string[];
   /** Kernel, shape and options: names the case in every report. */
   label: string;
   tolerance: Tolerance;
@@ -381,6 +383,8 @@ export function vitAttentionCase(
   const masked = o.maskedKeys ?? 0;
   return {
     kernel: 'vit-attention',
+    // Attention run as matmuls goes through its own shaders around the register matmul.
+    shaders: o.plan === 'matmuls' ? ['vit-attention', 'attention-key-mask', 'attention-transpose-v', 'attention-split-heads', 'attention-softmax', 'matmul'] : undefined,
     label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${o.scoresBudgetBytes ? ` scores<=${o.scoresBudgetBytes}B` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },

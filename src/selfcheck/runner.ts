@@ -6,6 +6,8 @@ import { compareClose, describeComparison } from './compare';
 
 export interface CaseResult {
   kernel: string;
+  /** The shader files the case ran (its kernel, and any others its output depends on). */
+  shaders: readonly string[];
   label: string;
   ranAs: string;
   pass: boolean;
@@ -22,6 +24,7 @@ export async function runCase(gpu: GpuContext, c: KernelCase): Promise<CaseResul
     const cmp = compareClose(out.got, out.want, c.tolerance);
     return {
       kernel: c.kernel,
+      shaders: c.shaders ?? [c.kernel],
       label: c.label,
       ranAs: out.ranAs,
       pass: cmp.pass,
@@ -34,6 +37,7 @@ export async function runCase(gpu: GpuContext, c: KernelCase): Promise<CaseResul
     const err = e as Error;
     return {
       kernel: c.kernel,
+      shaders: c.shaders ?? [c.kernel],
       label: c.label,
       ranAs: '',
       pass: false,

@@ -27,7 +27,7 @@ for (const where of ['page', 'worker'] as const) {
     expect(result.where).toBe(where);
     const failures = result.results.filter((r) => !r.pass).map((r) => r.message);
     expect(failures, log).toEqual([]);
-    expect([...new Set(result.results.map((r) => r.kernel))].sort()).toEqual(KERNELS);
+    expect([...new Set(result.results.flatMap((r) => r.shaders))].sort()).toEqual(KERNELS);
     expect(result.adapter.features.length).toBeGreaterThan(0);
     expect(consoleErrors).toEqual([]);
   });

@@ -43,13 +43,13 @@ const phase = (name: ProfilePhase['name']) => report.phases.find((p) => p.name =
 /**
  * Dispatches of one layer's ViT attention over `batch` images (src/kernels/vit-attention.ts): one for the
  * streaming kernel; for attention run as matmuls, per image a key mask, then per block of heads a V
- * transpose, QKᵀ, the softmax and P·V.
+ * transpose, the head-major Q and K copy, QKᵀ, the softmax and P·V.
  */
 function attentionDispatches(config: ModelConfig, batch: number): number {
   if (chooseVitAttentionPlan(gpu()) === 'stream') return 1;
   const v = config.vision;
   const block = headsPerScoreBlock(gpu(), { batch, tokens: v.patchesPerSide ** 2, heads: v.numHeads, headDim: v.headDim });
-  return batch * (1 + 4 * Math.ceil(v.numHeads / block));
+  return batch * (1 + 5 * Math.ceil(v.numHeads / block));
 }
 
 /** Dispatches of the vision plan for `batch` images: per layer 2 norms, 4 matmuls and the attention; plus 7. */
