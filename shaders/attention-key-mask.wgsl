@@ -2,6 +2,7 @@
 // padding column keys <= j < stride), for attention-softmax.wgsl, which reads it once per 4 scores
 // instead of four u32s with bounds checks.
 // mask: [batch * tokens] u32, the image's keys at mask[maskOff ..]   keyOk: [stride / 4] vec4<f32>
+// grid: linear over stride / 4 (x, y split)
 
 override WG: u32 = 64;
 
@@ -16,8 +17,8 @@ fn ok(j: u32) -> f32 {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let i = gid.x;
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.stride4) { return; }
   let j = 4u * i;
   keyOk[i] = vec4<f32>(ok(j), ok(j + 1u), ok(j + 2u), ok(j + 3u));

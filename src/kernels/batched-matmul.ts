@@ -28,27 +28,6 @@ export interface BatchedMatmulLayout {
   c: StridedMatrix;
 }
 
-/** float64 reference over the same strided layout (reads Float32Arrays holding the whole buffers). */
-export function batchedMatmulReference(
-  a: Float32Array,
-  b: Float32Array,
-  c: Float32Array,
-  shape: BatchedMatmulShape,
-  layout: BatchedMatmulLayout,
-): void {
-  for (let z = 0; z < shape.batch; z++) {
-    for (let r = 0; r < shape.M; r++) {
-      const ao = layout.a.offset + z * layout.a.batch + r * layout.a.stride;
-      for (let n = 0; n < shape.N; n++) {
-        const bo = layout.b.offset + z * layout.b.batch + n * layout.b.stride;
-        let s = 0;
-        for (let k = 0; k < shape.K; k++) s += a[ao + k] * b[bo + k];
-        c[layout.c.offset + z * layout.c.batch + r * layout.c.stride + n] = s;
-      }
-    }
-  }
-}
-
 /** One past the last element a strided operand touches. */
 function extent(m: StridedMatrix, batch: number, rows: number, width: number): number {
   return m.offset + (batch - 1) * m.batch + (rows - 1) * m.stride + width;

@@ -28,7 +28,7 @@ import type { Tensor } from '../gpu/tensor';
 import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { prepareBatchedMatmul } from './batched-matmul';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
-import { createDispatch, DispatchSequence, packParams, type Dispatch } from './dispatch';
+import { createDispatch, DispatchSequence, packParams, type Dispatch, type ParamField } from './dispatch';
 
 export interface VitAttentionShape {
   batch: number;
@@ -166,59 +166,41 @@ async function prepareAsMatmuls(
   const scratch = [scores, vt, keyOk, qk];
   const row = 3 * H * D;
   const parts: Dispatch[] = [];
+  // The plan's own small kernels: one element (a vec4 or a score row) per invocation, no arithmetic to speak of.
+  const small = (label: string, code: string, resources: Tensor[], params: ParamField[], invocations: number, bytes: number) =>
+    createDispatch(gpu, {
+      label: `vit-attention:${label}`,
+      code,
+      constants: { WG: wg },
+      resources,
+      params: packParams(params),
+      grid: linearGrid(gpu, 'vit-attention', Math.ceil(invocations / wg)),
+      cost: { flops: 0, bytes },
+    });
   try {
     for (let b = 0; b < batch; b++) {
       const image = b * T * row; // first element of image b's rows in qkv
-      parts.push(
-        await createDispatch(gpu, {
-          label: 'vit-attention:key-mask',
-          code: keyMaskSource,
-          constants: { WG: wg },
-          resources: [io.mask, keyOk],
-          params: packParams([
-            ['u32', T],
-            ['u32', stride / 4],
-            ['u32', b * T],
-          ]),
-          grid: [Math.ceil(stride / 4 / wg), 1, 1],
-          cost: { flops: 0, bytes: 4 * (T + stride) },
-        }),
-      );
+      const keyMaskParams: ParamField[] = [['u32', T], ['u32', stride / 4], ['u32', b * T]];
+      parts.push(await small('key-mask', keyMaskSource, [io.mask, keyOk], keyMaskParams, stride / 4, 4 * (T + stride)));
       for (let h0 = 0; h0 < H; h0 += block) {
         const n = Math.min(block, H - h0);
         parts.push(
-          await createDispatch(gpu, {
-            label: 'vit-attention:transpose-v',
-            code: transposeSource,
-            constants: { WG: wg },
-            resources: [io.qkv, vt],
-            params: packParams([
-              ['u32', n],
-              ['u32', D],
-              ['u32', T],
-              ['u32', stride / 4],
-              ['u32', row],
-              ['u32', image + (2 * H + h0) * D],
-            ]),
-            grid: linearGrid(gpu, 'vit-attention', Math.ceil((n * D * stride) / 4 / wg)),
-            cost: { flops: 0, bytes: 4 * n * D * (T + stride) },
-          }),
-          await createDispatch(gpu, {
-            label: 'vit-attention:split-heads',
-            code: splitHeadsSource,
-            constants: { WG: wg },
-            resources: [io.qkv, qk],
-            params: packParams([
-              ['u32', n],
-              ['u32', T],
-              ['u32', D / 4],
-              ['u32', row / 4],
-              ['u32', (image + h0 * D) / 4],
-              ['u32', (image + (H + h0) * D) / 4],
-            ]),
-            grid: linearGrid(gpu, 'vit-attention', Math.ceil((2 * n * T * D) / 4 / wg)),
-            cost: { flops: 0, bytes: 2 * 2 * 4 * n * T * D },
-          }),
+          await small(
+            'transpose-v',
+            transposeSource,
+            [io.qkv, vt],
+            [['u32', n], ['u32', D], ['u32', T], ['u32', stride / 4], ['u32', row], ['u32', image + (2 * H + h0) * D]],
+            (n * D * stride) / 4,
+            4 * n * D * (T + stride),
+          ),
+          await small(
+            'split-heads',
+            splitHeadsSource,
+            [io.qkv, qk],
+            [['u32', n], ['u32', T], ['u32', D / 4], ['u32', row / 4], ['u32', (image + h0 * D) / 4], ['u32', (image + (H + h0) * D) / 4]],
+            (2 * n * T * D) / 4,
+            2 * 2 * 4 * n * T * D,
+          ),
           // S[h] = Q[h] K[h]ᵀ over the head-major copies.
           await prepareBatchedMatmul(
             gpu,
@@ -231,19 +213,7 @@ async function prepareAsMatmuls(
             },
             { label: 'vit-attention:scores', workgroupSize: wg },
           ),
-          await createDispatch(gpu, {
-            label: 'vit-attention:softmax',
-            code: softmaxSource,
-            constants: { WG: wg },
-            resources: [scores, keyOk],
-            params: packParams([
-              ['u32', n * T],
-              ['u32', stride / 4],
-              ['f32', scale],
-            ]),
-            grid: linearGrid(gpu, 'vit-attention', Math.ceil((n * T) / wg)),
-            cost: { flops: 0, bytes: 2 * 4 * n * T * stride },
-          }),
+          await small('softmax', softmaxSource, [scores, keyOk], [['u32', n * T], ['u32', stride / 4], ['f32', scale]], n * T, 2 * 4 * n * T * stride),
           // out[:, h] = P[h] V[h]: P's rows against Vᵀ's rows, written into the heads' columns of out.
           await prepareBatchedMatmul(
             gpu,

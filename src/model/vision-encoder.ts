@@ -12,7 +12,7 @@
 import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { DispatchSequence, encodeDispatches, type Dispatch } from '../kernels/dispatch';
+import { DispatchSequence, encodeDispatches, leafDispatches, type Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../encoder/piece-gate';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
@@ -229,7 +229,7 @@ export class VisionEncoder {
           // Pieces: dispatches, with sequences (row-split matmuls, attention run as matmuls) counted part
           // by part, in order. While the runner is paced, each piece waits for its turn and is timed alone;
           // otherwise a submission holds dispatchesPerSubmit pieces (0: all that are left).
-          const pieces = b.dispatches.flatMap((d) => (d instanceof DispatchSequence ? d.parts : [d]));
+          const pieces = leafDispatches(b.dispatches);
           for (let i = 0; i < pieces.length; ) {
             await options.runner?.before();
             const per = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : pieces.length;
