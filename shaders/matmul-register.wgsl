@@ -16,6 +16,11 @@
 //   main_narrow one invocation = 1 row x 4 * NARROW_QUADS columns (2 or 4 column quads, per weight
 //               format: more columns share each load of x, which pays where unpacking is cheap to
 //               amortise, q4). For decode (M small).
+//   main_narrow_rows  one invocation = NARROW_ROWS rows (2 or 4) x 8 columns: each group of W is loaded
+//               and unpacked once (w_group) and multiplied by every row (w_group_dot), so a batched
+//               decode step (several sequences, one row each) reads its weights once per row block,
+//               not once per row. A row's result is bit-identical to main_narrow's (same dot products,
+//               same order).
 // In both, consecutive invocations walk the column blocks of one row block, so the lanes of a SIMD group
 // read the same x rows.
 //
@@ -25,6 +30,8 @@
 override WG: u32 = 64;
 // Column quads per main_narrow invocation: 2 or 4 (the branches on it are folded when the pipeline is built).
 override NARROW_QUADS: u32 = 2u;
+// Rows per main_narrow_rows invocation: 2 or 4 (likewise folded).
+override NARROW_ROWS: u32 = 4u;
 
 // Outputs per invocation of main (the host sizes the grid from these; the unrolled code below matches them).
 const WIDE_ROWS: u32 = 16u;
@@ -218,5 +225,80 @@ fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   if (NARROW_QUADS == 4u) {
     store4(r, c0 + 8u, a2);
     store4(r, c0 + 12u, a3);
+  }
+}
+
+// Row r's group g of x, prepared for w_group_dot.
+fn x_group_at(xr: u32, g: u32) -> XGroup {
+  let xb = xr + g * W_GROUP_VEC4;
+  return x_group(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u], x[xb + 4u], x[xb + 5u], x[xb + 6u], x[xb + 7u]);
+}
+
+// The 4 dot products of one row of x with a column quad's loaded groups.
+fn quad_dot(q0: WGroup, q1: WGroup, q2: WGroup, q3: WGroup, xg: XGroup) -> vec4<f32> {
+  return vec4<f32>(w_group_dot(q0, xg), w_group_dot(q1, xg), w_group_dot(q2, xg), w_group_dot(q3, xg));
+}
+
+@compute @workgroup_size(WG)
+fn main_narrow_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let K4 = p.K / 4u;
+  let numColBlocks = (p.N + 7u) / 8u;
+  let t = linear_id(gid, nwg);
+  let c0 = (t % numColBlocks) * 8u;
+  let r0 = (t / numColBlocks) * NARROW_ROWS;
+  if (r0 >= p.M) { return; }
+  zm = gid.z;
+  let lastRow = p.M - 1u;
+  let x0 = xrow(r0);
+  let x1 = xrow(min(r0 + 1u, lastRow));
+  let x2 = xrow(min(r0 + 2u, lastRow));
+  let x3 = xrow(min(r0 + 3u, lastRow));
+  let w0 = wrow(c0); let w1 = wrow(c0 + 1u); let w2 = wrow(c0 + 2u); let w3 = wrow(c0 + 3u);
+  let w4 = wrow(c0 + 4u); let w5 = wrow(c0 + 5u); let w6 = wrow(c0 + 6u); let w7 = wrow(c0 + 7u);
+  var a0_0 = vec4<f32>(); var a0_1 = vec4<f32>();
+  var a1_0 = vec4<f32>(); var a1_1 = vec4<f32>();
+  var a2_0 = vec4<f32>(); var a2_1 = vec4<f32>();
+  var a3_0 = vec4<f32>(); var a3_1 = vec4<f32>();
+  let numGroups = p.K / (4u * W_GROUP_VEC4);
+  for (var g = 0u; g < numGroups; g++) {
+    let xg0 = x_group_at(x0, g);
+    let xg1 = x_group_at(x1, g);
+    let p0 = w_group(w0, g); let p1 = w_group(w1, g); let p2 = w_group(w2, g); let p3 = w_group(w3, g);
+    a0_0 += quad_dot(p0, p1, p2, p3, xg0);
+    a1_0 += quad_dot(p0, p1, p2, p3, xg1);
+    if (NARROW_ROWS == 4u) {
+      let xg2 = x_group_at(x2, g);
+      let xg3 = x_group_at(x3, g);
+      a2_0 += quad_dot(p0, p1, p2, p3, xg2);
+      a3_0 += quad_dot(p0, p1, p2, p3, xg3);
+      let q0 = w_group(w4, g); let q1 = w_group(w5, g); let q2 = w_group(w6, g); let q3 = w_group(w7, g);
+      a0_1 += quad_dot(q0, q1, q2, q3, xg0);
+      a1_1 += quad_dot(q0, q1, q2, q3, xg1);
+      a2_1 += quad_dot(q0, q1, q2, q3, xg2);
+      a3_1 += quad_dot(q0, q1, q2, q3, xg3);
+    } else {
+      let q0 = w_group(w4, g); let q1 = w_group(w5, g); let q2 = w_group(w6, g); let q3 = w_group(w7, g);
+      a0_1 += quad_dot(q0, q1, q2, q3, xg0);
+      a1_1 += quad_dot(q0, q1, q2, q3, xg1);
+    }
+  }
+  // The vec4s of a last, partial group, as main_narrow takes them.
+  for (var k = numGroups * W_GROUP_VEC4; k < K4; k++) {
+    a0_0 += w_mul4(x[x0 + k], w0, w1, w2, w3, k);
+    a0_1 += w_mul4(x[x0 + k], w4, w5, w6, w7, k);
+    a1_0 += w_mul4(x[x1 + k], w0, w1, w2, w3, k);
+    a1_1 += w_mul4(x[x1 + k], w4, w5, w6, w7, k);
+    if (NARROW_ROWS == 4u) {
+      a2_0 += w_mul4(x[x2 + k], w0, w1, w2, w3, k);
+      a2_1 += w_mul4(x[x2 + k], w4, w5, w6, w7, k);
+      a3_0 += w_mul4(x[x3 + k], w0, w1, w2, w3, k);
+      a3_1 += w_mul4(x[x3 + k], w4, w5, w6, w7, k);
+    }
+  }
+  store4(r0, c0, a0_0); store4(r0, c0 + 4u, a0_1);
+  store4(r0 + 1u, c0, a1_0); store4(r0 + 1u, c0 + 4u, a1_1);
+  if (NARROW_ROWS == 4u) {
+    store4(r0 + 2u, c0, a2_0); store4(r0 + 2u, c0 + 4u, a2_1);
+    store4(r0 + 3u, c0, a3_0); store4(r0 + 3u, c0 + 4u, a3_1);
   }
 }

@@ -33,9 +33,16 @@ fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4
   return vec4<f32>(vec4<f16>(x) * m);
 }
 
-fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {
+// A group of W as f16 (lib/weights-group.wgsl's role, in this format's own precision).
+struct WGroup { v0: vec4<f16>, v1: vec4<f16>, v2: vec4<f16>, v3: vec4<f16>, v4: vec4<f16>, v5: vec4<f16>, v6: vec4<f16>, v7: vec4<f16> }
+
+fn w_group(r: WRow, g: u32) -> WGroup {
   let b = r.d + g * 8u;
-  let s = ((vec4<f16>(x.v0) * w_data[b] + vec4<f16>(x.v1) * w_data[b + 1u]) + (vec4<f16>(x.v2) * w_data[b + 2u] + vec4<f16>(x.v3) * w_data[b + 3u])) +
-    ((vec4<f16>(x.v4) * w_data[b + 4u] + vec4<f16>(x.v5) * w_data[b + 5u]) + (vec4<f16>(x.v6) * w_data[b + 6u] + vec4<f16>(x.v7) * w_data[b + 7u]));
+  return WGroup(w_data[b], w_data[b + 1u], w_data[b + 2u], w_data[b + 3u], w_data[b + 4u], w_data[b + 5u], w_data[b + 6u], w_data[b + 7u]);
+}
+
+fn w_group_dot(w: WGroup, x: XGroup) -> f32 {
+  let s = ((vec4<f16>(x.v0) * w.v0 + vec4<f16>(x.v1) * w.v1) + (vec4<f16>(x.v2) * w.v2 + vec4<f16>(x.v3) * w.v3)) +
+    ((vec4<f16>(x.v4) * w.v4 + vec4<f16>(x.v5) * w.v5) + (vec4<f16>(x.v6) * w.v6 + vec4<f16>(x.v7) * w.v7));
   return f32((s.x + s.y) + (s.z + s.w));
 }

@@ -13,8 +13,10 @@
 //   w_load1(r, k) -> f32             W[n, k]
 //   w_mul4(x, r0, r1, r2, r3, k4)    (x · W[r0, ..], x · W[r1, ..], x · W[r2, ..], x · W[r3, ..]) over one vec4
 //   x_group(v0, .., v7) -> XGroup    x[32 g .. 32 g + 32) prepared for w_dot_group (lib/x-group.wgsl)
-//   w_dot_group(r, g, x) -> f32      x · W[n, 32 g .. 32 g + 32): the fast path of the decode kernels
-//                                    (whole groups: K / 32 of them)
+//   w_group(r, g) -> WGroup          W[n, 32 g .. 32 g + 32) loaded and unpacked once (lib/weights-group.wgsl)
+//   w_group_dot(w, x) -> f32         x · that group, scaled: one row of x against a loaded group
+//   w_dot_group(r, g, x) -> f32      x · W[n, 32 g .. 32 g + 32): the two above together, the fast path of
+//                                    the decode kernels (whole groups: K / 32 of them)
 //   W_GROUP_VEC4                     vec4s per quantization group (scales change only at its multiples)
 
 const W_GROUP_VEC4: u32 = 8u;
@@ -39,9 +41,12 @@ fn w_load1(r: WRow, k: u32) -> f32 {
   return w_data[r.d + k / 4u][k % 4u];
 }
 
-fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {
+fn w_group(r: WRow, g: u32) -> WGroup {
   let b = r.d + g * 8u;
-  let s = ((x.v0 * w_data[b] + x.v1 * w_data[b + 1u]) + (x.v2 * w_data[b + 2u] + x.v3 * w_data[b + 3u])) +
-    ((x.v4 * w_data[b + 4u] + x.v5 * w_data[b + 5u]) + (x.v6 * w_data[b + 6u] + x.v7 * w_data[b + 7u]));
-  return (s.x + s.y) + (s.z + s.w);
+  return WGroup(w_data[b], w_data[b + 1u], w_data[b + 2u], w_data[b + 3u],
+    w_data[b + 4u], w_data[b + 5u], w_data[b + 6u], w_data[b + 7u], vec2<f32>(1.0, 0.0));
+}
+
+fn w_group_dot(w: WGroup, x: XGroup) -> f32 {
+  return w_group_sum(w, x);
 }

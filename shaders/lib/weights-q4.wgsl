@@ -69,10 +69,12 @@ fn q4_hi_in_place(u: u32) -> vec4<f32> {
 }
 
 // One 16-byte load and one (scale, min) for 32 weights: scale * (x · q) + min * sum(x).
-fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {
+fn w_group(r: WRow, g: u32) -> WGroup {
   let u = w_data[r.d + g];
-  let s = ((x.v0 * q4_lo_in_place(u.x) + x.v1 * q4_hi_in_place(u.x)) + (x.v2 * q4_lo_in_place(u.y) + x.v3 * q4_hi_in_place(u.y))) +
-    ((x.v4 * q4_lo_in_place(u.z) + x.v5 * q4_hi_in_place(u.z)) + (x.v6 * q4_lo_in_place(u.w) + x.v7 * q4_hi_in_place(u.w)));
-  let sm = unpack2x16float(w_scales[r.s + g]);
-  return ((s.x + s.y) + (s.z + s.w)) * sm.x + x.sum * sm.y;
+  return WGroup(q4_lo_in_place(u.x), q4_hi_in_place(u.x), q4_lo_in_place(u.y), q4_hi_in_place(u.y),
+    q4_lo_in_place(u.z), q4_hi_in_place(u.z), q4_lo_in_place(u.w), q4_hi_in_place(u.w), unpack2x16float(w_scales[r.s + g]));
+}
+
+fn w_group_dot(w: WGroup, x: XGroup) -> f32 {
+  return w_group_sum(w, x) * w.s.x + x.sum * w.s.y;
 }

@@ -46,10 +46,13 @@ fn w_load1(r: WRow, k: u32) -> f32 {
 }
 
 // Two 16-byte loads and one scale for 32 weights; the scale is applied once to the group's dot product.
-fn w_dot_group(r: WRow, g: u32, x: XGroup) -> f32 {
+fn w_group(r: WRow, g: u32) -> WGroup {
   let a = w_data[r.d + 2u * g];
   let b = w_data[r.d + 2u * g + 1u];
-  let s = ((x.v0 * q8_unpack(a.x) + x.v1 * q8_unpack(a.y)) + (x.v2 * q8_unpack(a.z) + x.v3 * q8_unpack(a.w))) +
-    ((x.v4 * q8_unpack(b.x) + x.v5 * q8_unpack(b.y)) + (x.v6 * q8_unpack(b.z) + x.v7 * q8_unpack(b.w)));
-  return ((s.x + s.y) + (s.z + s.w)) * w_scales[r.s + g];
+  return WGroup(q8_unpack(a.x), q8_unpack(a.y), q8_unpack(a.z), q8_unpack(a.w),
+    q8_unpack(b.x), q8_unpack(b.y), q8_unpack(b.z), q8_unpack(b.w), vec2<f32>(w_scales[r.s + g], 0.0));
+}
+
+fn w_group_dot(w: WGroup, x: XGroup) -> f32 {
+  return w_group_sum(w, x) * w.s.x;
 }

@@ -176,7 +176,7 @@ export interface EngineProgress {
   file?: string;
   loadedBytes?: number;
   totalBytes?: number;
-  /** 'compile': the warm-up step starting ('prefill', 'decode', 'sampling'), or 'done'. */
+  /** 'compile': the warm-up step starting ('prefill', 'decode', 'batch', 'sampling'), or 'done'. */
   step?: string;
   /** 'compile': steps finished. */
   done?: number;

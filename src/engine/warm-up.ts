@@ -7,6 +7,8 @@
 //   step        tokens  what it compiles (beyond the earlier steps)
 //   prefill     16      every layer kernel at prefill width (register-wide matmul), splice, argmax head
 //   decode      1       the decode-width kernels (register-narrow matmul), reused by every decode step
+//   batch       2, 4    the batched decode kernels (2 and 4 rows sharing each load of W: a step that
+//                       decodes several sequences at once)
 //   sampling    1       the sampling head (temperature > 0)
 //
 // The steps write K/V only into slots reserved for the scratch sequence and free them after, so the
@@ -17,16 +19,19 @@
 // the one place to re-point when the model runner changes.
 
 import type { GpuContext } from '../gpu/context';
-import { NARROW_MAX_ROWS } from '../kernels/matmul';
+import { NARROW_MAX_ROWS, narrowRows } from '../kernels/matmul';
 import { flattenBatch } from '../model/batch';
 import type { LoadedModel } from '../model/load';
 import type { EngineProgress } from './types';
+
+/** Row counts that select each batched decode kernel (one per distinct narrowRows value above 1). */
+const BATCH_ROWS = [2, 4].filter((m) => narrowRows(m) === m);
 
 /** Scratch sequence id: request ids start at 1, so no request can own it. */
 const WARM_UP_SEQ = -1;
 
 interface WarmUpStep {
-  name: 'prefill' | 'decode' | 'sampling';
+  name: 'prefill' | 'decode' | 'batch' | 'sampling';
   numTokens: number;
   sampled: boolean;
   splice: boolean;
@@ -38,6 +43,8 @@ export function warmUpSteps(maxTokensPerStep: number): WarmUpStep[] {
   return [
     { name: 'prefill', numTokens: prefillTokens, sampled: false, splice: true },
     { name: 'decode', numTokens: 1, sampled: false, splice: false },
+    // One sequence's rows stand in for one row per sequence: the matmuls see the same M either way.
+    ...BATCH_ROWS.filter((rows) => rows <= maxTokensPerStep).map((rows) => ({ name: 'batch' as const, numTokens: rows, sampled: false, splice: false })),
     { name: 'sampling', numTokens: 1, sampled: true, splice: false },
   ];
 }

@@ -4,7 +4,8 @@
 //
 // Four plans, chosen from the device's kernel variant and the shape:
 //   register-wide    matmul-register.wgsl `main`: 16x16 outputs per invocation (CPU adapters, M > 8)
-//   register-narrow  matmul-register.wgsl `main_narrow`: 1x8 outputs per invocation (CPU adapters, M <= 8)
+//   register-narrow  matmul-register.wgsl `main_narrow`: 1x8 outputs per invocation (CPU adapters, M = 1),
+//                    `main_narrow_rows`: 2x8 or 4x8, each load of W shared by the rows (M 2..8)
 //   workgroup        matmul.wgsl: 64x64 tiles in workgroup memory (GPUs, and any shape with K % 4 != 0)
 //   gemv             gemv.wgsl: split-K over a workgroup per 4 columns (GPUs, M <= 8: decode rows)
 // The register and gemv plans read x and W as vec4, so they need K % 4 == 0 and 16-byte aligned offsets.
@@ -65,6 +66,8 @@ const TILE = wgslConstant(tiledSource, 'TILE');
 const GEMV_COLS = wgslConstant(gemvSource, 'COLS');
 export const WIDE_ROWS = wgslConstant(registerSource, 'WIDE_ROWS');
 export const WIDE_COLS = wgslConstant(registerSource, 'WIDE_COLS');
+/** Columns per main_narrow_rows invocation (two column quads, fixed in the shader). */
+const NARROW_ROWS_COLS = 8;
 /**
  * Column quads per register-narrow invocation, per weight format (matmul-register.wgsl NARROW_QUADS):
  * 4 for q4, whose unpacking is cheap next to the loads of x that more columns share (bench:kernels on
@@ -246,16 +249,41 @@ async function prepareMatmulPlan(
       grid: linearGrid(gpu, kernel, Math.ceil(N / GEMV_COLS)),
     });
   }
-  const narrow = plan === 'register-narrow';
-  const quads = narrowQuads(format);
-  const numInvocations = narrow ? M * Math.ceil(N / (4 * quads)) : Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS);
+  const { entryPoint, constants, numInvocations } = registerEntry(plan, format, M, N, wg);
   return createDispatch(gpu, {
     label,
     code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.y, denseLayout(shape).y)),
-    entryPoint: narrow ? 'main_narrow' : 'main',
-    constants: narrow ? { WG: wg, NARROW_QUADS: quads } : { WG: wg },
+    entryPoint,
+    constants,
     resources,
     params,
     grid: linearGrid(gpu, kernel, Math.ceil(numInvocations / wg)),
   });
+}
+
+/**
+ * Rows per register-narrow invocation: one decode row alone (main_narrow), else main_narrow_rows with 2
+ * or 4 rows sharing each load of W (a batched decode step: one row per sequence).
+ */
+export function narrowRows(M: number): 1 | 2 | 4 {
+  return M === 1 ? 1 : M === 2 ? 2 : 4;
+}
+
+/** Entry point, override constants and invocation count of a register-kernel matmul. */
+function registerEntry(
+  plan: MatmulPlan,
+  format: WeightFormat,
+  M: number,
+  N: number,
+  wg: number,
+): { entryPoint: string; constants: Record<string, number>; numInvocations: number } {
+  if (plan === 'register-wide') {
+    return { entryPoint: 'main', constants: { WG: wg }, numInvocations: Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS) };
+  }
+  const rows = narrowRows(M);
+  if (rows === 1) {
+    const quads = narrowQuads(format);
+    return { entryPoint: 'main_narrow', constants: { WG: wg, NARROW_QUADS: quads }, numInvocations: M * Math.ceil(N / (4 * quads)) };
+  }
+  return { entryPoint: 'main_narrow_rows', constants: { WG: wg, NARROW_ROWS: rows }, numInvocations: Math.ceil(M / rows) * Math.ceil(N / NARROW_ROWS_COLS) };
 }

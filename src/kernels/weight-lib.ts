@@ -7,8 +7,10 @@ import f16MathSource from '../../shaders/lib/weights-f16-math.wgsl?raw';
 import f16Source from '../../shaders/lib/weights-f16.wgsl?raw';
 import f32ScalarSource from '../../shaders/lib/weights-f32-scalar.wgsl?raw';
 import f32Source from '../../shaders/lib/weights-f32.wgsl?raw';
+import groupSource from '../../shaders/lib/weights-group.wgsl?raw';
 import q4Source from '../../shaders/lib/weights-q4.wgsl?raw';
 import q8Source from '../../shaders/lib/weights-q8.wgsl?raw';
+import dotGroupSource from '../../shaders/lib/weights-dot-group.wgsl?raw';
 import dotRaw4Source from '../../shaders/lib/weights-dot-raw4.wgsl?raw';
 import mul4Source from '../../shaders/lib/weights-mul4.wgsl?raw';
 import unscaledSource from '../../shaders/lib/weights-unscaled.wgsl?raw';
@@ -33,12 +35,14 @@ export interface WeightLibOptions {
 
 export function weightLib(format: WeightFormat, options: WeightLibOptions = {}): WeightLib {
   const { parts, enables } = formatParts(format, options);
-  return { source: [xGroupSource, ...parts].join('\n'), enables };
+  const group = format === 'f16' && options.f16Math ? [] : [groupSource];
+  return { source: [xGroupSource, ...group, ...parts, dotGroupSource].join('\n'), enables };
 }
 
 /**
  * The pieces that make one format's interface: its own file, plus the shared definitions it does not
- * specialise (w_mul4 through w_load4, x as it is, a whole-group dot through w_raw4, no scales).
+ * specialise (w_mul4 through w_load4, x as it is, a whole group through w_raw4, no scales). Every format
+ * gets the f32 group (lib/weights-group.wgsl) but f16 math, and w_dot_group (lib/weights-dot-group.wgsl).
  */
 function formatParts(format: WeightFormat, options: WeightLibOptions): { parts: string[]; enables: string[] } {
   switch (format) {

@@ -128,6 +128,38 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
   };
 }
 
+/**
+ * A batched decode step's rows against the same rows run one at a time: the register-narrow plan shares
+ * each load of W between up to 4 rows (main_narrow_rows), and every row must come out bit-identical to
+ * the one-row kernel (main_narrow), so a request's tokens never depend on which others share its step.
+ */
+export function matmulRowsCase(shape: MatmulShape, o: { format?: WeightFormat; bias?: boolean; activation?: Activation; seed?: number } = {}): KernelCase {
+  const { M, N, K } = shape;
+  const seed = o.seed ?? 5;
+  const format = o.format ?? 'f32';
+  const act = o.activation ?? 'none';
+  return {
+    kernel: 'matmul',
+    label: `matmul rows M=${M} N=${N} K=${K} register-narrow${format !== 'f32' ? ` ${format}` : ''}${act !== 'none' ? ` ${act}` : ''}: each row = that row alone`,
+    tolerance: EXACT,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(M * K, seed);
+        const w = s.weight(format, randomUniform(N * K, seed + 1), N, K, 'weight');
+        const bias = o.bias ? s.upload(randomUniform(N, seed + 2), [N], 'bias') : undefined;
+        const run = async (rows: Float32Array, m: number) => {
+          const io = { x: s.upload(rows, [m, K], 'x'), weight: w, bias, y: s.zeros([m, N], 'f32', 'y') };
+          const d = await prepareMatmul(gpu, io, { M: m, N, K }, { activation: act, plan: 'register-narrow' });
+          return { ...(await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)])), M: m };
+        };
+        const batched = await run(x, M);
+        const alone: ArrayLike<number>[] = [];
+        for (let r = 0; r < M; r++) alone.push((await run(x.slice(r * K, (r + 1) * K), 1)).got);
+        return { got: batched.got, want: concat(...alone), gpuMs: batched.gpuMs, ranAs: batched.ranAs };
+      }),
+  };
+}
+
 // ----------------------------------------------------------------------------------------- norms
 
 export function layerNormCase(shape: LayerNormShape, o: CommonOptions & { offset?: number } = {}): KernelCase {

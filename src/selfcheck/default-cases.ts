@@ -8,6 +8,7 @@ import {
   geluTanhCase,
   layerNormCase,
   matmulCase,
+  matmulRowsCase,
   patchEmbedCase,
   pixelShuffleCase,
   residualAddCase,
@@ -29,6 +30,8 @@ export function defaultKernelCases(): KernelCase[] {
     // Weight dtypes: decode rows and a prefill tile with packed weights, the gemv plan, a packed gather.
     matmulCase({ M: 1, N: 1536, K: 576 }, { format: 'q4' }),
     matmulCase({ M: 1, N: 1536, K: 576 }, { format: 'q8' }),
+    // A batched decode step (4 sequences): rows share each load of W and match each row run alone.
+    matmulRowsCase({ M: 4, N: 1536, K: 576 }, { format: 'q4' }),
     matmulCase({ M: 64, N: 256, K: 768 }, { format: 'f16', bias: true }),
     matmulCase({ M: 33, N: 70, K: 64 }, { bias: true, accumulate: true }),
     matmulCase({ M: 2, N: 576, K: 1536 }, { format: 'q4', plan: 'gemv' }),

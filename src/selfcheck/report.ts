@@ -18,7 +18,7 @@ export function dtypeLines(r: AdapterReport): string[] {
     `shader-f16     ${f16 ? "yes: compute 'f16' multiplies f16 weights in f16 (opt-in; f32 otherwise)" : "no: f16 weights are unpacked to f32 in the shaders; compute 'f16' falls back to f32 with a warning"}`,
     `weight dtypes  f32 (default), f16, q8, q4 on this adapter (createEngine({ dtype }), tessera run --dtype);`,
     `               q8: int8 + f32 scale per 32 along K, q4: 4 bits + f16 scale and min per 32, dequantized in registers`,
-    `decode matmul  ${r.kernelVariant === 'register' ? 'register-narrow (1 row x 8 columns per invocation)' : `gemv: split-K, ${subgroups ? 'subgroup' : 'workgroup-memory'} reduction`}`,
+    `decode matmul  ${r.kernelVariant === 'register' ? 'register-narrow (1 row x 8 columns per invocation; 2 or 4 rows x 8 columns, sharing each load of W, for batched decode)' : `gemv: split-K, ${subgroups ? 'subgroup' : 'workgroup-memory'} reduction`}`,
   ];
 }
 

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { matmulCase } from '../../src/selfcheck/cases';
+import { matmulCase, matmulRowsCase } from '../../src/selfcheck/cases';
 import { expectCasePasses, useGpu } from './gpu';
 
 const gpu = useGpu();
@@ -44,6 +44,20 @@ describe('matmul', () => {
   }
   it('residual epilogue with q4 weights and GELU', () =>
     expectCasePasses(gpu(), matmulCase({ M: 18, N: 40, K: 64 }, { bias: true, accumulate: true, activation: 'gelu_tanh', format: 'q4' })));
+
+  // Batched decode rows (main_narrow_rows: 2 or 4 rows share each load of W): against the reference, and
+  // every row bit-identical to that row alone, for each row count up to the narrow limit, K with and
+  // without a partial last group, in every weight format.
+  for (const M of [2, 3, 4, 5, 6, 7, 8]) {
+    it(`register-narrow ${M} rows x 41 x 100 +bias against the reference`, () =>
+      expectCasePasses(gpu(), matmulCase({ M, N: 41, K: 100 }, { plan: 'register-narrow', bias: true })));
+  }
+  for (const format of ['f32', 'f16', 'q8', 'q4'] as const) {
+    for (const [M, K] of [[2, 100], [3, 64], [4, 36], [8, 132]] as const) {
+      it(`register-narrow ${format} ${M} rows: each row = that row alone (K=${K})`, () =>
+        expectCasePasses(gpu(), matmulRowsCase({ M, N: 37, K }, { format, bias: true, activation: M === 4 ? 'silu' : 'none' })));
+    }
+  }
 
   // SmolVLM shapes: a ViT projection (1024 patches) and a decode step of the text model.
   it('ViT shape 1024x768x768 (device plan)', () =>

@@ -25,13 +25,16 @@ const ask = (extra: object = {}) => ({
 });
 
 describe('warm-up', () => {
-  it('runs a prefill step wider than the decode matmul plan, a decode step and a sampled one', () => {
+  it('runs a prefill step wider than the decode matmul plan, a decode step, batched decode steps and a sampled one', () => {
     expect(warmUpSteps(128).map((s) => [s.name, s.numTokens])).toEqual([
       ['prefill', 2 * NARROW_MAX_ROWS],
       ['decode', 1],
+      ['batch', 2],
+      ['batch', 4],
       ['sampling', 1],
     ]);
     expect(warmUpSteps(4)[0].numTokens).toBe(4); // never wider than a step may be
+    expect(warmUpSteps(2).map((s) => s.numTokens)).toEqual([2, 1, 2, 1]);
   });
 
   // A device of its own: on the suite's shared device earlier files have compiled these pipelines already.
@@ -60,10 +63,12 @@ describe('warm-up', () => {
     expect(phases.lastIndexOf('upload')).toBeLessThan(phases.indexOf('compile'));
     expect(phases.at(-1)).toBe('ready');
     expect(progress.filter((p) => p.phase === 'compile').map((p) => [p.step, p.done, p.total])).toEqual([
-      ['prefill', 0, 3],
-      ['decode', 1, 3],
-      ['sampling', 2, 3],
-      ['done', 3, 3],
+      ['prefill', 0, 5],
+      ['decode', 1, 5],
+      ['batch', 2, 5],
+      ['batch', 3, 5],
+      ['sampling', 4, 5],
+      ['done', 5, 5],
     ]);
     expect(pipelinesAfterCreate).toBeGreaterThan(5);
   });
@@ -74,6 +79,8 @@ describe('warm-up', () => {
     const greedy = await engine.chat.completions.create(ask());
     expect(greedy.tessera.tokenIds).toEqual(goldenManifest().greedy['smolvlm-tiny'].tokens.slice(0, 3));
     await engine.chat.completions.create(ask({ temperature: 0.8, seed: 3 }));
+    // Three at once: decode steps of 3 and 2 rows, one greedy head and sampled heads on several rows.
+    await Promise.all([ask(), ask({ temperature: 0.8, seed: 4 }), ask({ max_tokens: 5 })].map((r) => engine.chat.completions.create(r)));
     expect(gpu.pipelines.size).toBe(pipelinesAfterCreate);
     const after = engine.stats();
     expect(after.kv.numFreeBlocks).toBe(after.kv.numBlocks);
