@@ -19,7 +19,7 @@ export interface EncoderOptions {
   /** Tiles per vision forward pass; a batch runs as passes of this many tiles (default 8; GPU memory grows with it). */
   visionBatch?: number;
   /**
-   * Split each encode into GPU submissions of this many dispatches (9 is about one ViT layer), waiting
+   * Split each encode into GPU submissions of this many dispatches (about 12 are one ViT layer), waiting
    * for each to finish; 0 (default) submits a whole forward pass at once. Measured with bench:overlap on
    * SwiftShader: no change to the decode slowdown (p50 4.43 s vs 4.43 s), which there comes from both
    * devices sharing two CPU cores, not from queueing; kept as a knob for real GPUs.
@@ -28,7 +28,7 @@ export interface EncoderOptions {
   /**
    * Cut the vision matmuls into row blocks of this many rows (a multiple of 64; default 64), so that
    * under decode priority the encoder's pieces are short enough to fit between decode steps. Free-running
-   * encodes still submit a whole forward pass at once.
+   * encodes still submit a whole forward pass at once, with every matmul whole.
    */
   rowsPerPiece?: number;
   /** Memory tier capacity in bytes (default 256 MiB). */

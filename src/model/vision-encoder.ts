@@ -76,7 +76,8 @@ export class VisionEncoder {
     readonly dispatchesPerSubmit = 0,
     /**
      * Cut each matmul into dispatches of at most this many rows (0 = whole), so that paced encoding
-     * (a PieceRunner) runs in pieces short enough to fit between two decode steps.
+     * (a PieceRunner) runs in pieces short enough to fit between two decode steps. Unpaced encodes run
+     * the matmuls whole all the same (each is prepared both ways).
      */
     readonly rowsPerPiece = 0,
   ) {
@@ -168,7 +169,7 @@ export class VisionEncoder {
       const rows = (t: typeof io.x, width: number) => ({ ...t, shape: [m, width], offsetBytes: t.offsetBytes + r0 * width * 4 });
       parts.push(await prepareMatmul(this.gpu, { ...io, x: rows(io.x, shape.K), y: rows(io.y, shape.N) }, { ...shape, M: m }, options));
     }
-    return new DispatchSequence('matmul:rows', parts);
+    return new RowBlockMatmul(await prepareMatmul(this.gpu, io, shape, options), parts);
   }
 
   private async planFor(batch: number): Promise<BatchBuffers> {
@@ -226,16 +227,28 @@ export class VisionEncoder {
           copyOut(encoder);
           gpu.device.queue.submit([encoder.finish()]);
         } else {
-          // Pieces: dispatches, with sequences (row-split matmuls, attention run as matmuls) counted part
-          // by part, in order. While the runner is paced, each piece waits for its turn and is timed alone;
-          // otherwise a submission holds dispatchesPerSubmit pieces (0: all that are left).
-          const pieces = leafDispatches(b.dispatches);
-          for (let i = 0; i < pieces.length; ) {
+          // While the runner is paced, each piece (one row block of a matmul, one attention part, one
+          // other dispatch) waits for its turn and is timed alone. Otherwise the rest of the pass goes in
+          // submissions of dispatchesPerSubmit units (0: all that are left), matmuls whole: their row
+          // blocks exist only for pacing, and whole they run faster (fewer, fuller dispatches).
+          const units = encodeUnits(b.dispatches);
+          let u = 0;
+          let j = 0; // next row block of units[u] (0: not started, so it may run whole)
+          while (u < units.length) {
             await options.runner?.before();
-            const per = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : pieces.length;
-            const group = pieces.slice(i, i + per);
-            i += group.length;
-            const last = i === pieces.length;
+            const group: Dispatch[] = [];
+            const limit = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : Number.POSITIVE_INFINITY;
+            while (u < units.length && group.length < limit) {
+              const unit = units[u];
+              if (j === 0 && !options.runner?.isPaced) {
+                group.push(unit.whole);
+                u++;
+              } else {
+                group.push(unit.pieces[j++]);
+                if (j === unit.pieces.length) [u, j] = [u + 1, 0];
+              }
+            }
+            const last = u === units.length;
             const t0 = performance.now();
             const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
             encodeDispatches(encoder, group, 'vision-encoder');
@@ -261,6 +274,32 @@ export class VisionEncoder {
   destroy(): void {
     this.releasePlan();
   }
+}
+
+/**
+ * A matmul prepared twice over the same buffers: cut into row blocks (its parts: the pieces of paced
+ * encoding, and what profiles time) and whole (what an unpaced encode submits).
+ */
+class RowBlockMatmul extends DispatchSequence {
+  constructor(
+    readonly whole: Dispatch,
+    parts: readonly Dispatch[],
+  ) {
+    super('matmul:rows', parts, () => whole.release());
+  }
+}
+
+/** One step of the pass: run whole when nothing paces it, else piece by piece. */
+interface EncodeUnit {
+  whole: Dispatch;
+  pieces: readonly Dispatch[];
+}
+
+/** The pass as units, in order: row-block matmuls keep both forms; other sequences open into their parts. */
+function encodeUnits(dispatches: readonly Dispatch[]): EncodeUnit[] {
+  return dispatches.flatMap((d): EncodeUnit[] =>
+    d instanceof RowBlockMatmul ? [{ whole: d.whole, pieces: d.parts }] : leafDispatches([d]).map((leaf) => ({ whole: leaf, pieces: [leaf] })),
+  );
 }
 
 function padTo(data: Float32Array, length: number): Float32Array {
