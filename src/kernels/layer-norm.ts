@@ -1,7 +1,15 @@
-// LayerNorm over the last dimension (torch.nn.LayerNorm, biased variance). One workgroup per row.
+// LayerNorm over the last dimension (torch.nn.LayerNorm, biased variance).
 //   x: [rows, dim] f32   weight, bias: [dim] f32   y: [rows, dim] f32
+// Two plans, chosen per kernel variant like the matmuls:
+//   workgroup  layer-norm.wgsl: one workgroup per row, reductions through workgroup memory (GPUs, and
+//              few rows, where one invocation per row would leave the device idle)
+//   rows       layer-norm-rows.wgsl: one invocation per row, vec4 along the row, no barrier (CPU adapters,
+//              at least ROWS_PLAN_MIN_ROWS rows, dim % 4 == 0 and 16-byte aligned bindings)
 
+import rowsSource from '../../shaders/layer-norm-rows.wgsl?raw';
 import source from '../../shaders/layer-norm.wgsl?raw';
+import { InternalError } from '../errors';
+import type { KernelVariant } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
@@ -12,9 +20,33 @@ export interface LayerNormShape {
   dim: number;
 }
 
+export type LayerNormPlan = 'workgroup' | 'rows';
+
 export interface LayerNormOptions {
   eps: number;
   workgroupSize?: number;
+  /** Force a plan (tests, benchmarks); default: chooseLayerNormPlan. */
+  plan?: LayerNormPlan;
+  /** Kernel variant to choose for (default: the device's). */
+  variant?: KernelVariant;
+}
+
+/** Rows from which the register variant runs one invocation per row. */
+export const ROWS_PLAN_MIN_ROWS = 64;
+
+export function chooseLayerNormPlan(
+  gpu: GpuContext,
+  io: { x: Tensor; weight: Tensor; bias: Tensor; y: Tensor },
+  shape: LayerNormShape,
+  options: Pick<LayerNormOptions, 'plan' | 'variant'> = {},
+): LayerNormPlan {
+  const aligned = shape.dim % 4 === 0 && [io.x, io.weight, io.bias, io.y].every((t) => t.offsetBytes % 16 === 0);
+  if (options.plan) {
+    if (options.plan === 'rows' && !aligned) throw new InternalError(`layer-norm: the rows plan needs dim % 4 == 0 and 16-byte aligned bindings (dim ${shape.dim})`);
+    return options.plan;
+  }
+  const variant = options.variant ?? gpu.kernelVariant;
+  return variant === 'register' && aligned && shape.rows >= ROWS_PLAN_MIN_ROWS ? 'rows' : 'workgroup';
 }
 
 export function layerNormReference(
@@ -55,17 +87,18 @@ export async function prepareLayerNorm(
   expectTensor(gpu, kernel, 'weight', io.weight, [dim]);
   expectTensor(gpu, kernel, 'bias', io.bias, [dim]);
   expectTensor(gpu, kernel, 'y', io.y, [rows, dim]);
+  const rowsPlan = chooseLayerNormPlan(gpu, io, shape, options) === 'rows';
   return createDispatch(gpu, {
-    label: kernel,
-    code: source,
+    label: rowsPlan ? `${kernel}:rows` : kernel,
+    code: rowsPlan ? rowsSource : source,
     constants: { WG: wg },
     resources: [io.x, io.weight, io.bias, io.y],
     params: packParams([
       ['u32', rows],
-      ['u32', dim],
+      ['u32', rowsPlan ? dim / 4 : dim],
       ['f32', options.eps],
     ]),
-    grid: linearGrid(gpu, kernel, rows),
+    grid: linearGrid(gpu, kernel, rowsPlan ? Math.ceil(rows / wg) : rows),
     cost: { flops: 0, bytes: 4 * (2 * rows * dim + 2 * dim) },
   });
 }

@@ -12,7 +12,7 @@ import {
   type EmbeddingGatherShape,
 } from '../kernels/embedding-gather';
 import { geluTanhReference, prepareGeluTanh } from '../kernels/gelu-tanh';
-import { layerNormReference, prepareLayerNorm, type LayerNormShape } from '../kernels/layer-norm';
+import { layerNormReference, prepareLayerNorm, type LayerNormPlan, type LayerNormShape } from '../kernels/layer-norm';
 import { matmulReference, prepareMatmul, type MatmulPlan, type MatmulShape } from '../kernels/matmul';
 import {
   patchEmbedNumPatches,
@@ -162,13 +162,15 @@ export function matmulRowsCase(shape: MatmulShape, o: { format?: WeightFormat; b
 
 // ----------------------------------------------------------------------------------------- norms
 
-export function layerNormCase(shape: LayerNormShape, o: CommonOptions & { offset?: number } = {}): KernelCase {
+export function layerNormCase(shape: LayerNormShape, o: CommonOptions & { offset?: number; plan?: LayerNormPlan } = {}): KernelCase {
   const { rows, dim } = shape;
   const seed = o.seed ?? 2;
   const offset = o.offset ?? 0;
   return {
     kernel: 'layer-norm',
-    label: `layer-norm rows=${rows} dim=${dim}${offset ? ` offset=${offset}` : ''}${wgLabel(o)}`,
+    // A forced plan names its shader; the device's choice runs whichever it picks (the label says).
+    shaders: o.plan === 'rows' ? ['layer-norm-rows'] : undefined,
+    label: `layer-norm rows=${rows} dim=${dim}${offset ? ` offset=${offset}` : ''}${o.plan ? ` ${o.plan}` : ''}${wgLabel(o)}`,
     // An offset adds f32 cancellation in x - mean of about |offset| * 2^-24 * sqrt(dim).
     tolerance: { atol: 1e-5 + Math.abs(offset) * 2e-6, rtol: 1e-4 },
     execute: (gpu) =>
@@ -182,7 +184,7 @@ export function layerNormCase(shape: LayerNormShape, o: CommonOptions & { offset
           bias: s.upload(b, [dim], 'bias'),
           y: s.zeros([rows, dim], 'f32', 'y'),
         };
-        const d = await prepareLayerNorm(gpu, io, shape, { eps: 1e-6, workgroupSize: o.workgroupSize });
+        const d = await prepareLayerNorm(gpu, io, shape, { eps: 1e-6, workgroupSize: o.workgroupSize, plan: o.plan });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: layerNormReference(x, w, b, shape, 1e-6) };
       }),
