@@ -2,7 +2,7 @@
 //
 //   ✓ config + tokenizer     read
 //   ✓ model.safetensors      [██████████] 40.1 MB · downloaded at 80 MB/s · to the GPU at 120 MB/s
-//     compiling kernels      [████░░░░░░] step 2 of 3: decode
+//     compiling kernels      [████░░░░░░] step 2 of 5: decode
 //     image encoder          [ (busy)   ] starting a Web Worker with its own GPU device
 //
 // One row per weight file (download, then upload to the GPU; a file already in browser storage or

@@ -33,7 +33,7 @@ test('Load shows each file downloading and uploading with bytes and speed, then 
 
   const compile = page.locator('#load-progress li[data-row="compile"]');
   await expect(compile).toBeVisible();
-  await expect(compile.locator('.detail')).toContainText(/step \d of 3|3 warm-up steps/);
+  await expect(compile.locator('.detail')).toContainText(/step \d of 5|5 warm-up steps/);
   if ((await compile.getAttribute('data-state')) === 'active') await shot(page, testInfo, 'demo-load-compiling');
 
   await expect(page.locator('body')).toHaveAttribute('data-model', 'ready');
@@ -48,7 +48,7 @@ test('Load shows each file downloading and uploading with bytes and speed, then 
     expect(await bar.evaluate((b: HTMLProgressElement) => b.value === b.max && b.max > 0)).toBe(true);
   }
   await expect(weights.locator('.detail')).toHaveText(new RegExp(`^${WEIGHTS_MB} MB · downloaded at [\\d.]+ MB/s · to the GPU at [\\d.]+ [kMG]?B/s$`));
-  await expect(compile.locator('.detail')).toContainText("the language model's GPU pipelines, 3 warm-up steps in");
+  await expect(compile.locator('.detail')).toContainText("the language model's GPU pipelines, 5 warm-up steps in");
   await expect(page.locator('#load-status')).toContainText('smolvlm-tiny is ready');
   await expect(page.locator('#run')).toBeEnabled();
   expect(errors).toEqual([]);
