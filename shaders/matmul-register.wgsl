@@ -32,15 +32,23 @@ override WG: u32 = 64;
 override NARROW_QUADS: u32 = 2u;
 // Rows per main_narrow_rows invocation: 2 or 4 (likewise folded).
 override NARROW_ROWS: u32 = 4u;
+// The epilogue (below), or EPILOGUE_FROM_PARAMS to read it from the uniform.
+const EPILOGUE_FROM_PARAMS: u32 = 0xffffffffu;
+override EPILOGUE: u32 = EPILOGUE_FROM_PARAMS;
 
 // Outputs per invocation of main (the host sizes the grid from these; the unrolled code below matches them).
 const WIDE_ROWS: u32 = 16u;
 const WIDE_COLS: u32 = 16u;
 
 // epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU); bit 3 = add y's
-// previous value (a residual connection: y += act(x · Wᵀ + b)). A uniform, not an
-// override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
-// on SwiftShader, and the branch costs nothing next to the K loop.
+// previous value (a residual connection: y += act(x · Wᵀ + b)). Two ways to give it, per pipeline:
+//   EPILOGUE = EPILOGUE_FROM_PARAMS (narrow entries): read from the uniform p.epilogue, so one pipeline
+//     serves every layer (the unrolled kernels take seconds each to compile on SwiftShader, and a decode
+//     invocation stores 8 or 16 values against a K loop of hundreds).
+//   EPILOGUE = the epilogue itself (main): the compiler drops the code of the other epilogues from the
+//     64 stores. On SwiftShader the generic stores cost QKᵀ (K = 64) 37% of its time although they took
+//     no branch (776 -> 487 ms for 12 x 1024 x 1024 x 64, and ~5% at the ViT weight shapes), so each
+//     epilogue the model uses gets its own wide pipeline.
 // The layout fields place matrix z = gid.z of a batch inside the bindings, so the same kernel runs the
 // attention's per-head products (src/kernels/batched-matmul.ts) on strided views of one buffer:
 //   x row r of matrix z     starts at vec4 x_off + z * x_batch + r * x_stride
@@ -63,6 +71,12 @@ struct Params {
 
 // The batch matrix this invocation works on (gid.z), set once at entry.
 var<private> zm: u32;
+
+// This pipeline's epilogue (folded to a constant unless it comes from the uniform).
+fn epilogue() -> u32 {
+  if (EPILOGUE != EPILOGUE_FROM_PARAMS) { return EPILOGUE; }
+  return p.epilogue;
+}
 
 // store4(r, c, v): row r, columns c..c+3 of y (guarded), with the epilogue. Declared with y itself by
 // lib/store-y-f32.wgsl or lib/store-y-vec4.wgsl (vec4 stores where every row of y starts on a vec4:

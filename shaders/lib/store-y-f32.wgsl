@@ -8,14 +8,15 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
   if (r >= p.M) { return; }
   let base = p.y_off + zm * p.y_batch + r * p.y_stride + c;
   var o = v;
-  if (p.epilogue != 0u) {
-    if ((p.epilogue & 1u) != 0u) {
+  let e = epilogue();
+  if (e != 0u) {
+    if ((e & 1u) != 0u) {
       let last = p.N - 1u;
       o += vec4<f32>(b[min(c, last)], b[min(c + 1u, last)], b[min(c + 2u, last)], b[min(c + 3u, last)]);
     }
-    let act = (p.epilogue >> 1u) & 3u;
+    let act = (e >> 1u) & 3u;
     o = vec4<f32>(activate(o.x, act), activate(o.y, act), activate(o.z, act), activate(o.w, act));
-    if ((p.epilogue & 8u) != 0u && c < p.N) {
+    if ((e & 8u) != 0u && c < p.N) {
       let last = base + (p.N - 1u - c); // the row's last column: reads past it are clamped, never stored
       o += vec4<f32>(y[base], y[min(base + 1u, last)], y[min(base + 2u, last)], y[min(base + 3u, last)]);
     }

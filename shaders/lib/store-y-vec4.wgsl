@@ -9,11 +9,12 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
   if (r >= p.M || c >= p.N) { return; }
   let i = (p.y_off + zm * p.y_batch + r * p.y_stride + c) / 4u;
   var o = v;
-  if (p.epilogue != 0u) {
-    if ((p.epilogue & 1u) != 0u) { o += vec4<f32>(b[c], b[c + 1u], b[c + 2u], b[c + 3u]); }
-    let act = (p.epilogue >> 1u) & 3u;
+  let e = epilogue();
+  if (e != 0u) {
+    if ((e & 1u) != 0u) { o += vec4<f32>(b[c], b[c + 1u], b[c + 2u], b[c + 3u]); }
+    let act = (e >> 1u) & 3u;
     o = vec4<f32>(activate(o.x, act), activate(o.y, act), activate(o.z, act), activate(o.w, act));
-    if ((p.epilogue & 8u) != 0u) { o += y[i]; }
+    if ((e & 8u) != 0u) { o += y[i]; }
   }
   y[i] = o;
 }

@@ -76,7 +76,7 @@ export async function prepareBatchedMatmul(
     label: `${kernel}:register-wide:f32`,
     code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.c, layout.c)),
     entryPoint: 'main',
-    constants: { WG: wg },
+    constants: { WG: wg, EPILOGUE: 0 }, // no bias, activation or accumulation: plain stores
     // x = A, W = B (f32: no scales binding), no bias, y = C
     resources: [io.a, io.b, null, gpu.placeholder(), io.c],
     params: packRegisterParams({ M, N, K }, 0, { x: layout.a, w: layout.b, y: layout.c }),

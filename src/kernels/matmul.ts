@@ -249,7 +249,7 @@ async function prepareMatmulPlan(
       grid: linearGrid(gpu, kernel, Math.ceil(N / GEMV_COLS)),
     });
   }
-  const { entryPoint, constants, numInvocations } = registerEntry(plan, format, M, N, wg);
+  const { entryPoint, constants, numInvocations } = registerEntry(plan, format, M, N, wg, epilogue);
   return createDispatch(gpu, {
     label,
     code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.y, denseLayout(shape).y)),
@@ -276,9 +276,12 @@ function registerEntry(
   M: number,
   N: number,
   wg: number,
+  epilogue: number,
 ): { entryPoint: string; constants: Record<string, number>; numInvocations: number } {
   if (plan === 'register-wide') {
-    return { entryPoint: 'main', constants: { WG: wg }, numInvocations: Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS) };
+    // A pipeline per epilogue (matmul-register.wgsl EPILOGUE): the wide kernel's 64 stores shrink to the
+    // epilogue they do; the narrow ones read it from the uniform (one pipeline for every layer).
+    return { entryPoint: 'main', constants: { WG: wg, EPILOGUE: epilogue }, numInvocations: Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS) };
   }
   const rows = narrowRows(M);
   if (rows === 1) {
