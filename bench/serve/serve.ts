@@ -11,7 +11,7 @@
 //
 // Flags: --scenarios=throughput,prefix,overlap,captions  --tokens=N (decode tokens, default 32)
 //        --captions=N (default 16)  --peer-captions=K (default N)  --no-peer  --share=S (default 0.25)
-//        --timeout-min=N (per page, default 240)
+//        --overlap=on,off (which decode-priority settings the overlap scenario runs)  --timeout-min=N (per page, default 240)
 
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -31,6 +31,7 @@ const tokens = Number(arg('tokens') ?? 32);
 const numCaptions = Number(arg('captions') ?? 16);
 const peerCaptions = process.argv.includes('--no-peer') ? 0 : Number(arg('peer-captions') ?? numCaptions);
 const share = Number(arg('share') ?? 0.25);
+const overlapPolicies = (arg('overlap') ?? 'on,off').split(',');
 const timeoutMs = Number(arg('timeout-min') ?? 240) * 60_000;
 const s1 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
       const rows: Record<string, unknown> = {};
       console.log("\nRequest A's decode inter-token latency while request B's image encodes (encoder in a worker)");
       console.log('policy                  alone p50/p95          during p50/p95          ratio p50/p95      B encode');
-      for (const priority of ['on', 'off']) {
+      for (const priority of overlapPolicies) {
         const o = await run<Overlap>({ scenario: 'overlap', priority, share });
         const f = {
           aloneP50Ms: percentile(o.alone, 0.5),
