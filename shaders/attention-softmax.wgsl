@@ -9,10 +9,11 @@
 //
 // scores: [rows, stride] f32 as vec4 (stride = keys rounded up to 4)
 // keyOk:  [stride / 4] vec4<f32> of 1.0 / 0.0 (attention-key-mask.wgsl)   grid: linear over rows (x, y split)
+// Rows row0 .. row0 + rows - 1 (row0 > 0: one head's rows, a piece of paced encoding).
 
 override WG: u32 = 64;
 
-struct Params { rows: u32, stride4: u32, scale: f32 }
+struct Params { rows: u32, stride4: u32, scale: f32, row0: u32 }
 
 @group(0) @binding(0) var<storage, read_write> scores: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> keyOk: array<vec4<f32>>;
@@ -25,7 +26,7 @@ const LOWEST: f32 = -0x1.fffffep+127f;
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = gid.x + gid.y * nwg.x * WG;
   if (r >= p.rows) { return; }
-  let base = r * p.stride4;
+  let base = (p.row0 + r) * p.stride4;
   var m4 = vec4<f32>(LOWEST);
   for (var j4 = 0u; j4 < p.stride4; j4++) {
     m4 = max(m4, select(vec4<f32>(LOWEST), scores[base + j4] * p.scale, keyOk[j4] > vec4<f32>(0.5)));

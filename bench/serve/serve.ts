@@ -10,7 +10,8 @@
 //               after another in the same browser (the peer; its ONNX export is made as for bench:model)
 //
 // Flags: --scenarios=throughput,prefix,overlap,captions  --tokens=N (decode tokens, default 32)
-//        --captions=N (default 16)  --peer-captions=K (default N)  --no-peer  --share=S (default 0.25)
+//        --captions=N (default 16)  --peer-captions=K (default N)  --no-peer
+//        --share=S1,S2 (decode-priority encoder shares the overlap scenario runs, default 0.25,0.1)
 //        --overlap=on,off (which decode-priority settings the overlap scenario runs)  --timeout-min=N (per page, default 240)
 
 import { cpus, loadavg } from 'node:os';
@@ -30,7 +31,8 @@ const scenarios = (arg('scenarios') ?? 'throughput,prefix,overlap,captions').spl
 const tokens = Number(arg('tokens') ?? 32);
 const numCaptions = Number(arg('captions') ?? 16);
 const peerCaptions = process.argv.includes('--no-peer') ? 0 : Number(arg('peer-captions') ?? numCaptions);
-const share = Number(arg('share') ?? 0.25);
+// Decode-priority shares the overlap scenario runs (each is one "on" run), then the free encoder ("off").
+const shares = (arg('share') ?? '0.25,0.1').split(',').map(Number);
 const overlapPolicies = (arg('overlap') ?? 'on,off').split(',');
 const timeoutMs = Number(arg('timeout-min') ?? 240) * 60_000;
 const s1 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -73,7 +75,8 @@ async function main(): Promise<void> {
       const rows: Record<string, unknown> = {};
       console.log("\nRequest A's decode inter-token latency while request B's image encodes (encoder in a worker)");
       console.log('policy                  alone p50/p95          during p50/p95          ratio p50/p95      B encode');
-      for (const priority of overlapPolicies) {
+      const settings = overlapPolicies.flatMap((p) => (p === 'on' ? shares.map((share) => ({ priority: 'on', share })) : [{ priority: p, share: 0 }]));
+      for (const { priority, share } of settings) {
         const o = await run<Overlap>({ scenario: 'overlap', priority, share });
         const f = {
           aloneP50Ms: percentile(o.alone, 0.5),
@@ -89,7 +92,7 @@ async function main(): Promise<void> {
           `${label.padEnd(22)} ${f.aloneP50Ms.toFixed(0).padStart(7)} / ${f.aloneP95Ms.toFixed(0).padStart(6)} ms   ${f.duringP50Ms.toFixed(0).padStart(7)} / ${f.duringP95Ms.toFixed(0).padStart(6)} ms   ` +
             `${(f.duringP50Ms / f.aloneP50Ms).toFixed(2).padStart(6)}x / ${(f.duringP95Ms / f.aloneP95Ms).toFixed(2).padStart(5)}x   ${s1(f.bEncodeMs).padStart(8)}  (${f.duringSteps} steps during)`,
         );
-        rows[priority] = { ...f, p50Ratio: f.duringP50Ms / f.aloneP50Ms, p95Ratio: f.duringP95Ms / f.aloneP95Ms };
+        rows[priority === 'on' ? `on-${share}` : priority] = { ...f, share, p50Ratio: f.duringP50Ms / f.aloneP50Ms, p95Ratio: f.duringP95Ms / f.aloneP95Ms };
       }
       result.overlap = rows;
     }

@@ -26,9 +26,10 @@ export interface EncoderOptions {
    */
   dispatchesPerSubmit?: number;
   /**
-   * Cut the vision matmuls into row blocks of this many rows (a multiple of 64; default 64), so that
-   * under decode priority the encoder's pieces are short enough to fit between decode steps. Free-running
-   * encodes still submit a whole forward pass at once, with every matmul whole.
+   * Cut the vision matmuls into row blocks of this many rows (a multiple of 64; default 64), and
+   * attention run as matmuls into one piece per head (0 turns both off), so that under decode priority
+   * the encoder's pieces are short enough to fit between decode steps. Free-running encodes still submit
+   * a whole forward pass at once, every step whole.
    */
   rowsPerPiece?: number;
   /** Memory tier capacity in bytes (default 256 MiB). */

@@ -142,6 +142,22 @@ export class DispatchSequence implements Dispatch {
   }
 }
 
+/**
+ * One step prepared twice over the same buffers: whole, and cut into pieces (a matmul's row blocks, an
+ * attention product per head). Paced encoder work submits the pieces one by one between decode steps;
+ * everything else runs it whole (fewer, fuller dispatches). Its parts are the pieces: what a sequence
+ * encodes and what profiles time.
+ */
+export class PiecewiseDispatch extends DispatchSequence {
+  constructor(
+    label: string,
+    readonly whole: Dispatch,
+    pieces: readonly Dispatch[],
+  ) {
+    super(label, pieces, () => whole.release());
+  }
+}
+
 /** The dispatches that reach the GPU, in order: sequences opened into their parts. */
 export function leafDispatches(dispatches: readonly Dispatch[]): Dispatch[] {
   return dispatches.flatMap((d) => (d instanceof DispatchSequence ? leafDispatches(d.parts) : [d]));

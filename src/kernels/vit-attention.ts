@@ -22,13 +22,14 @@ import transposeSource from '../../shaders/attention-transpose-v.wgsl?raw';
 import keyMaskSource from '../../shaders/attention-key-mask.wgsl?raw';
 import splitHeadsSource from '../../shaders/attention-split-heads.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
+import { UnsupportedShapeError } from '../errors';
 import type { KernelVariant } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { prepareBatchedMatmul } from './batched-matmul';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
-import { createDispatch, DispatchSequence, packParams, type Dispatch, type ParamField } from './dispatch';
+import { createDispatch, DispatchSequence, packParams, PiecewiseDispatch, type Dispatch, type ParamField } from './dispatch';
 
 export interface VitAttentionShape {
   batch: number;
@@ -95,6 +96,11 @@ export interface VitAttentionOptions {
   headCode?: HeadCode;
   /** matmuls plan: cap on the score block's bytes (default SCORES_BUDGET_BYTES and the binding limit). */
   scoresBudgetBytes?: number;
+  /**
+   * matmuls plan: also prepare QKᵀ, the softmax and P·V in pieces of this many heads (0 = whole only),
+   * for paced encoding: each becomes a PiecewiseDispatch (whole + pieces over the same buffers).
+   */
+  headsPerPiece?: number;
 }
 
 export function chooseVitAttentionPlan(gpu: GpuContext, options: VitAttentionOptions = {}): VitAttentionPlan {
@@ -120,7 +126,11 @@ export async function prepareVitAttention(
   expectTensor(gpu, kernel, 'mask', io.mask, [batch * tokens], 'u32');
   expectTensor(gpu, kernel, 'out', io.out, [batch * tokens, heads * headDim]);
   const scale = options.scale ?? 1 / Math.sqrt(headDim);
-  if (chooseVitAttentionPlan(gpu, options) === 'matmuls') return prepareAsMatmuls(gpu, io, shape, scale, wg, options.scoresBudgetBytes);
+  if (chooseVitAttentionPlan(gpu, options) === 'matmuls') {
+    const per = options.headsPerPiece ?? 0;
+    if (!Number.isInteger(per) || per < 0) throw new UnsupportedShapeError(`${kernel}: headsPerPiece must be a non-negative integer, got ${per}`);
+    return prepareAsMatmuls(gpu, io, shape, scale, wg, options.scoresBudgetBytes, per);
+  }
   const headCode = options.headCode ?? defaultHeadCode(headDim);
   return createDispatch(gpu, {
     label: `${kernel}[D=${headDim},${headCode}]`,
@@ -154,7 +164,8 @@ async function prepareAsMatmuls(
   shape: VitAttentionShape,
   scale: number,
   wg: number,
-  budgetBytes?: number,
+  budgetBytes: number | undefined,
+  headsPerPiece: number,
 ): Promise<Dispatch> {
   const { batch, tokens: T, heads: H, headDim: D } = shape;
   const stride = Math.ceil(T / 4) * 4; // score rows and V columns padded to whole vec4s
@@ -182,8 +193,23 @@ async function prepareAsMatmuls(
       const image = b * T * row; // first element of image b's rows in qkv
       const keyMaskParams: ParamField[] = [['u32', T], ['u32', stride / 4], ['u32', b * T]];
       parts.push(await small('key-mask', keyMaskSource, [io.mask, keyOk], keyMaskParams, stride / 4, 4 * (T + stride)));
+      const image0 = b * T * H * D; // first element of image b's rows in out
       for (let h0 = 0; h0 < H; h0 += block) {
         const n = Math.min(block, H - h0);
+        // A step over heads h .. h + count - 1 of this block: whole, and in pieces of headsPerPiece heads when asked.
+        const piecewise = async (label: string, make: (h: number, count: number) => Promise<Dispatch>): Promise<Dispatch> => {
+          const whole = await make(0, n);
+          if (headsPerPiece === 0 || headsPerPiece >= n) return whole;
+          const pieces: Dispatch[] = [];
+          try {
+            for (let h = 0; h < n; h += headsPerPiece) pieces.push(await make(h, Math.min(headsPerPiece, n - h)));
+          } catch (e) {
+            whole.release();
+            for (const d of pieces) d.release();
+            throw e;
+          }
+          return new PiecewiseDispatch(label, whole, pieces);
+        };
         parts.push(
           await small(
             'transpose-v',
@@ -202,29 +228,42 @@ async function prepareAsMatmuls(
             2 * 2 * 4 * n * T * D,
           ),
           // S[h] = Q[h] K[h]ᵀ over the head-major copies.
-          await prepareBatchedMatmul(
-            gpu,
-            { a: qk, b: qk, c: scores },
-            { batch: n, M: T, N: T, K: D },
-            {
-              a: { offset: 0, stride: D, batch: T * D },
-              b: { offset: n * T * D, stride: D, batch: T * D },
-              c: { offset: 0, stride, batch: T * stride },
-            },
-            { label: 'vit-attention:scores', workgroupSize: wg },
+          await piecewise('vit-attention:scores', (h, count) =>
+            prepareBatchedMatmul(
+              gpu,
+              { a: qk, b: qk, c: scores },
+              { batch: count, M: T, N: T, K: D },
+              {
+                a: { offset: h * T * D, stride: D, batch: T * D },
+                b: { offset: (n + h) * T * D, stride: D, batch: T * D },
+                c: { offset: h * T * stride, stride, batch: T * stride },
+              },
+              { label: 'vit-attention:scores', workgroupSize: wg },
+            ),
           ),
-          await small('softmax', softmaxSource, [scores, keyOk], [['u32', n * T], ['u32', stride / 4], ['f32', scale]], n * T, 2 * 4 * n * T * stride),
+          await piecewise('vit-attention:softmax', (h, count) =>
+            small(
+              'softmax',
+              softmaxSource,
+              [scores, keyOk],
+              [['u32', count * T], ['u32', stride / 4], ['f32', scale], ['u32', h * T]],
+              count * T,
+              2 * 4 * count * T * stride,
+            ),
+          ),
           // out[:, h] = P[h] V[h]: P's rows against Vᵀ's rows, written into the heads' columns of out.
-          await prepareBatchedMatmul(
-            gpu,
-            { a: scores, b: vt, c: io.out },
-            { batch: n, M: T, N: D, K: stride },
-            {
-              a: { offset: 0, stride, batch: T * stride },
-              b: { offset: 0, stride, batch: D * stride },
-              c: { offset: b * T * H * D + h0 * D, stride: H * D, batch: D },
-            },
-            { label: 'vit-attention:pv', workgroupSize: wg },
+          await piecewise('vit-attention:pv', (h, count) =>
+            prepareBatchedMatmul(
+              gpu,
+              { a: scores, b: vt, c: io.out },
+              { batch: count, M: T, N: D, K: stride },
+              {
+                a: { offset: h * T * stride, stride, batch: T * stride },
+                b: { offset: h * D * stride, stride, batch: D * stride },
+                c: { offset: image0 + (h0 + h) * D, stride: H * D, batch: D },
+              },
+              { label: 'vit-attention:pv', workgroupSize: wg },
+            ),
           ),
         );
       }

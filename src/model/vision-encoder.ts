@@ -12,7 +12,7 @@
 import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { DispatchSequence, encodeDispatches, leafDispatches, type Dispatch } from '../kernels/dispatch';
+import { DispatchSequence, encodeDispatches, PiecewiseDispatch, type Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../encoder/piece-gate';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
@@ -75,9 +75,10 @@ export class VisionEncoder {
      */
     readonly dispatchesPerSubmit = 0,
     /**
-     * Cut each matmul into dispatches of at most this many rows (0 = whole), so that paced encoding
-     * (a PieceRunner) runs in pieces short enough to fit between two decode steps. Unpaced encodes run
-     * the matmuls whole all the same (each is prepared both ways).
+     * Cut each matmul into dispatches of at most this many rows (0 = whole), and attention (where it runs
+     * as matmuls) into one piece per head, so that paced encoding (a PieceRunner) runs in pieces short
+     * enough to fit between two decode steps. Unpaced encodes run them whole all the same (each is
+     * prepared both ways).
      */
     readonly rowsPerPiece = 0,
   ) {
@@ -131,7 +132,13 @@ export class VisionEncoder {
       d.push(
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
         await this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
-        await prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, { batch, tokens: P, heads: v.numHeads, headDim: v.headDim }),
+        // Paced pieces of attention: its products and softmax one head at a time (as short as a row block).
+        await prepareVitAttention(
+          gpu,
+          { qkv: b.qkv, mask: b.mask, out: b.attn },
+          { batch, tokens: P, heads: v.numHeads, headDim: v.headDim },
+          { headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0 },
+        ),
         // The residual adds are the matmuls' epilogues: h += o(attn), h += fc2(mlp).
         await this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
         await prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
@@ -169,7 +176,7 @@ export class VisionEncoder {
       const rows = (t: typeof io.x, width: number) => ({ ...t, shape: [m, width], offsetBytes: t.offsetBytes + r0 * width * 4 });
       parts.push(await prepareMatmul(this.gpu, { ...io, x: rows(io.x, shape.K), y: rows(io.y, shape.N) }, { ...shape, M: m }, options));
     }
-    return new RowBlockMatmul(await prepareMatmul(this.gpu, io, shape, options), parts);
+    return new PiecewiseDispatch('matmul:rows', await prepareMatmul(this.gpu, io, shape, options), parts);
   }
 
   private async planFor(batch: number): Promise<BatchBuffers> {
@@ -276,29 +283,20 @@ export class VisionEncoder {
   }
 }
 
-/**
- * A matmul prepared twice over the same buffers: cut into row blocks (its parts: the pieces of paced
- * encoding, and what profiles time) and whole (what an unpaced encode submits).
- */
-class RowBlockMatmul extends DispatchSequence {
-  constructor(
-    readonly whole: Dispatch,
-    parts: readonly Dispatch[],
-  ) {
-    super('matmul:rows', parts, () => whole.release());
-  }
-}
-
 /** One step of the pass: run whole when nothing paces it, else piece by piece. */
 interface EncodeUnit {
   whole: Dispatch;
   pieces: readonly Dispatch[];
 }
 
-/** The pass as units, in order: row-block matmuls keep both forms; other sequences open into their parts. */
+/** The pass as units, in order: piecewise steps keep both forms; other sequences open into their parts. */
 function encodeUnits(dispatches: readonly Dispatch[]): EncodeUnit[] {
   return dispatches.flatMap((d): EncodeUnit[] =>
-    d instanceof RowBlockMatmul ? [{ whole: d.whole, pieces: d.parts }] : leafDispatches([d]).map((leaf) => ({ whole: leaf, pieces: [leaf] })),
+    d instanceof PiecewiseDispatch
+      ? [{ whole: d.whole, pieces: d.parts }]
+      : d instanceof DispatchSequence
+        ? encodeUnits(d.parts)
+        : [{ whole: d, pieces: [d] }],
   );
 }
 

@@ -409,7 +409,7 @@ export function embeddingGatherCase(
 
 export function vitAttentionCase(
   shape: Omit<VitAttentionShape, 'headDim'> & { headDim?: number },
-  o: CommonOptions & { maskedKeys?: number; headCode?: HeadCode; plan?: VitAttentionPlan; scoresBudgetBytes?: number } = {},
+  o: CommonOptions & { maskedKeys?: number; headCode?: HeadCode; plan?: VitAttentionPlan; scoresBudgetBytes?: number; headsPerPiece?: number } = {},
 ): KernelCase {
   const full: VitAttentionShape = { ...shape, headDim: shape.headDim ?? 64 };
   const { batch, tokens, heads, headDim: D } = full;
@@ -419,7 +419,7 @@ export function vitAttentionCase(
     kernel: 'vit-attention',
     // Attention run as matmuls goes through its own shaders around the register matmul.
     shaders: o.plan === 'matmuls' ? ['vit-attention', 'attention-key-mask', 'attention-transpose-v', 'attention-split-heads', 'attention-softmax', 'matmul'] : undefined,
-    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${o.scoresBudgetBytes ? ` scores<=${o.scoresBudgetBytes}B` : ''}${wgLabel(o)}`,
+    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${o.scoresBudgetBytes ? ` scores<=${o.scoresBudgetBytes}B` : ''}${o.headsPerPiece ? ` pieces of ${o.headsPerPiece} heads` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
     execute: (gpu) =>
@@ -439,6 +439,7 @@ export function vitAttentionCase(
           headCode: o.headCode,
           plan: o.plan,
           scoresBudgetBytes: o.scoresBudgetBytes,
+          headsPerPiece: o.headsPerPiece,
         });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: vitAttentionReference(qkv, mask, full) };

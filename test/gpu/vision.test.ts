@@ -1,6 +1,7 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { patchEmbedCase, pixelShuffleCase, vitAttentionCase } from '../../src/selfcheck/cases';
-import { VIT_ATTENTION_PLANS } from '../../src/kernels/vit-attention';
+import { DispatchSequence, PiecewiseDispatch, type Dispatch } from '../../src/kernels/dispatch';
+import { prepareVitAttention, VIT_ATTENTION_PLANS, type VitAttentionShape } from '../../src/kernels/vit-attention';
 import { expectCasePasses, useGpu } from './gpu';
 
 const gpu = useGpu();
@@ -50,6 +51,53 @@ describe('vit-attention matmuls score blocks', () => {
     expectCasePasses(gpu(), vitAttentionCase({ batch: 3, tokens: 19, heads: 5, headDim: 12 }, { plan: 'matmuls', maskedKeys: 2, scoresBudgetBytes: 2 * perHead })));
   it('one head at a time (budget below one head)', () =>
     expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 19, heads: 3, headDim: 8 }, { plan: 'matmuls', scoresBudgetBytes: 16 })));
+});
+
+describe('vit-attention matmuls in pieces (paced encoding: QKᵀ, softmax and P·V per head)', () => {
+  const perHead = 19 * 20 * 4;
+  it('pieces of 1 head over 3 images, in blocks of 3 heads', () =>
+    expectCasePasses(
+      gpu(),
+      vitAttentionCase({ batch: 3, tokens: 19, heads: 5, headDim: 12 }, { plan: 'matmuls', maskedKeys: 2, scoresBudgetBytes: 3 * perHead, headsPerPiece: 1 }),
+    ));
+  it('pieces of 2 heads (the last of 1), ragged tokens', () =>
+    expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 37, heads: 5, headDim: 16 }, { plan: 'matmuls', maskedKeys: 3, headsPerPiece: 2 })));
+
+  // The encoder runs a piecewise step whole when unpaced and piece by piece when paced, possibly both
+  // within one encode: the two must give the same bits, and the same as attention prepared without pieces.
+  it('pieces, their wholes and no pieces give identical bits', async () => {
+    const g = gpu();
+    const shape: VitAttentionShape = { batch: 2, tokens: 45, heads: 6, headDim: 16 };
+    const rows = shape.batch * shape.tokens;
+    let seed = 7;
+    const qkv = new Float32Array(rows * 3 * shape.heads * shape.headDim).map(() => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1);
+    const mask = new Uint32Array(rows).fill(1);
+    mask[3] = 0;
+    mask[50] = 0;
+    const inputs = { qkv: g.upload(qkv, [rows, 3 * shape.heads * shape.headDim], 'qkv'), mask: g.upload(mask, [rows], 'mask', 'u32') };
+    const wholeOf = (d: Dispatch): Dispatch[] =>
+      d instanceof PiecewiseDispatch ? [d.whole] : d instanceof DispatchSequence ? d.parts.flatMap(wholeOf) : [d];
+    const run = async (headsPerPiece: number, form: 'pieces' | 'whole') => {
+      const out = g.createTensor([rows, shape.heads * shape.headDim], 'f32', 'out');
+      const d = await prepareVitAttention(g, { ...inputs, out }, shape, { plan: 'matmuls', headsPerPiece });
+      const encoder = g.device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      for (const leaf of form === 'whole' ? wholeOf(d) : [d]) leaf.encode(pass);
+      pass.end();
+      g.device.queue.submit([encoder.finish()]);
+      const result = await g.readF32(out);
+      d.release();
+      g.release(out);
+      return result;
+    };
+    const plain = await run(0, 'pieces');
+    const pieces = await run(1, 'pieces');
+    const wholes = await run(1, 'whole');
+    expect(Buffer.from(pieces.buffer).equals(Buffer.from(plain.buffer))).toBe(true);
+    expect(Buffer.from(wholes.buffer).equals(Buffer.from(plain.buffer))).toBe(true);
+    g.release(inputs.qkv);
+    g.release(inputs.mask);
+  });
 });
 
 describe('patch-embed', () => {
