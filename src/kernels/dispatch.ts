@@ -158,6 +158,28 @@ export class PiecewiseDispatch extends DispatchSequence {
   }
 }
 
+/**
+ * Prepare a step whole and, when there are two or more, in the given pieces (a PiecewiseDispatch); with
+ * fewer, the whole alone. If any preparation fails, what was already prepared is released.
+ */
+export async function preparePiecewise(
+  label: string,
+  whole: () => Promise<Dispatch>,
+  pieces: ReadonlyArray<() => Promise<Dispatch>>,
+): Promise<Dispatch> {
+  const w = await whole();
+  if (pieces.length < 2) return w;
+  const prepared: Dispatch[] = [];
+  try {
+    for (const make of pieces) prepared.push(await make());
+  } catch (e) {
+    w.release();
+    for (const d of prepared) d.release();
+    throw e;
+  }
+  return new PiecewiseDispatch(label, w, prepared);
+}
+
 /** The dispatches that reach the GPU, in order: sequences opened into their parts. */
 export function leafDispatches(dispatches: readonly Dispatch[]): Dispatch[] {
   return dispatches.flatMap((d) => (d instanceof DispatchSequence ? leafDispatches(d.parts) : [d]));

@@ -29,7 +29,7 @@ import type { Tensor } from '../gpu/tensor';
 import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { prepareBatchedMatmul } from './batched-matmul';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
-import { createDispatch, DispatchSequence, packParams, PiecewiseDispatch, type Dispatch, type ParamField } from './dispatch';
+import { createDispatch, DispatchSequence, packParams, preparePiecewise, type Dispatch, type ParamField } from './dispatch';
 
 export interface VitAttentionShape {
   batch: number;
@@ -190,32 +190,24 @@ async function prepareAsMatmuls(
     });
   try {
     for (let b = 0; b < batch; b++) {
-      const image = b * T * row; // first element of image b's rows in qkv
+      const qkvImage = b * T * row; // first element of image b's rows in qkv
       const keyMaskParams: ParamField[] = [['u32', T], ['u32', stride / 4], ['u32', b * T]];
       parts.push(await small('key-mask', keyMaskSource, [io.mask, keyOk], keyMaskParams, stride / 4, 4 * (T + stride)));
-      const image0 = b * T * H * D; // first element of image b's rows in out
+      const outImage = b * T * H * D; // first element of image b's rows in out
       for (let h0 = 0; h0 < H; h0 += block) {
         const n = Math.min(block, H - h0);
         // A step over heads h .. h + count - 1 of this block: whole, and in pieces of headsPerPiece heads when asked.
-        const piecewise = async (label: string, make: (h: number, count: number) => Promise<Dispatch>): Promise<Dispatch> => {
-          const whole = await make(0, n);
-          if (headsPerPiece === 0 || headsPerPiece >= n) return whole;
-          const pieces: Dispatch[] = [];
-          try {
-            for (let h = 0; h < n; h += headsPerPiece) pieces.push(await make(h, Math.min(headsPerPiece, n - h)));
-          } catch (e) {
-            whole.release();
-            for (const d of pieces) d.release();
-            throw e;
-          }
-          return new PiecewiseDispatch(label, whole, pieces);
+        const piecewise = (label: string, make: (h: number, count: number) => Promise<Dispatch>): Promise<Dispatch> => {
+          const pieces: Array<() => Promise<Dispatch>> = [];
+          if (headsPerPiece > 0) for (let h = 0; h < n; h += headsPerPiece) pieces.push(() => make(h, Math.min(headsPerPiece, n - h)));
+          return preparePiecewise(label, () => make(0, n), pieces);
         };
         parts.push(
           await small(
             'transpose-v',
             transposeSource,
             [io.qkv, vt],
-            [['u32', n], ['u32', D], ['u32', T], ['u32', stride / 4], ['u32', row], ['u32', image + (2 * H + h0) * D]],
+            [['u32', n], ['u32', D], ['u32', T], ['u32', stride / 4], ['u32', row], ['u32', qkvImage + (2 * H + h0) * D]],
             (n * D * stride) / 4,
             4 * n * D * (T + stride),
           ),
@@ -223,7 +215,7 @@ async function prepareAsMatmuls(
             'split-heads',
             splitHeadsSource,
             [io.qkv, qk],
-            [['u32', n], ['u32', T], ['u32', D / 4], ['u32', row / 4], ['u32', (image + h0 * D) / 4], ['u32', (image + (H + h0) * D) / 4]],
+            [['u32', n], ['u32', T], ['u32', D / 4], ['u32', row / 4], ['u32', (qkvImage + h0 * D) / 4], ['u32', (qkvImage + (H + h0) * D) / 4]],
             (2 * n * T * D) / 4,
             2 * 2 * 4 * n * T * D,
           ),
@@ -260,7 +252,7 @@ async function prepareAsMatmuls(
               {
                 a: { offset: h * T * stride, stride, batch: T * stride },
                 b: { offset: h * D * stride, stride, batch: D * stride },
-                c: { offset: image0 + (h0 + h) * D, stride: H * D, batch: D },
+                c: { offset: outImage + (h0 + h) * D, stride: H * D, batch: D },
               },
               { label: 'vit-attention:pv', workgroupSize: wg },
             ),

@@ -12,7 +12,7 @@
 import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { DispatchSequence, encodeDispatches, PiecewiseDispatch, type Dispatch } from '../kernels/dispatch';
+import { DispatchSequence, encodeDispatches, PiecewiseDispatch, preparePiecewise, type Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../encoder/piece-gate';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
@@ -167,16 +167,17 @@ export class VisionEncoder {
   }
 
   /** A matmul, cut into row blocks of rowsPerPiece rows when pieces are asked for (same math, row views). */
-  private async matmul(io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): Promise<Dispatch> {
+  private matmul(io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): Promise<Dispatch> {
     const step = this.rowsPerPiece;
-    if (step <= 0 || shape.M <= step) return prepareMatmul(this.gpu, io, shape, options);
-    const parts: Dispatch[] = [];
-    for (let r0 = 0; r0 < shape.M; r0 += step) {
-      const m = Math.min(step, shape.M - r0);
-      const rows = (t: typeof io.x, width: number) => ({ ...t, shape: [m, width], offsetBytes: t.offsetBytes + r0 * width * 4 });
-      parts.push(await prepareMatmul(this.gpu, { ...io, x: rows(io.x, shape.K), y: rows(io.y, shape.N) }, { ...shape, M: m }, options));
+    const pieces: Array<() => Promise<Dispatch>> = [];
+    if (step > 0) {
+      for (let r0 = 0; r0 < shape.M; r0 += step) {
+        const m = Math.min(step, shape.M - r0);
+        const rows = (t: typeof io.x, width: number) => ({ ...t, shape: [m, width], offsetBytes: t.offsetBytes + r0 * width * 4 });
+        pieces.push(() => prepareMatmul(this.gpu, { ...io, x: rows(io.x, shape.K), y: rows(io.y, shape.N) }, { ...shape, M: m }, options));
+      }
     }
-    return new PiecewiseDispatch('matmul:rows', await prepareMatmul(this.gpu, io, shape, options), parts);
+    return preparePiecewise('matmul:rows', () => prepareMatmul(this.gpu, io, shape, options), pieces);
   }
 
   private async planFor(batch: number): Promise<BatchBuffers> {
