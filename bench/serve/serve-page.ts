@@ -113,7 +113,7 @@ async function overlap() {
   const engine = await open({ decodePriority: on ? { encoderShare: num('share', 0.25) } : false });
   await engine.chat.completions.create(withImage(await captionImage(900), CAPTION_PROMPT, 1)); // compile vision + decode
   const aTokens = num('aTokens', on ? 1200 : 400);
-  const idleSteps = 20;
+  const idleSteps = num('idleSteps', 40); // A's steps alone before B arrives: the idle baseline
   const stepsBefore = engine.stats().scheduler.numSteps;
   const a = engine.chat.completions.create(text(storyPrompt(7), aTokens));
   // B arrives after A has decoded idleSteps tokens with nothing else running.
@@ -148,6 +148,7 @@ async function overlap() {
     bWindowMs: bEncoded - bSubmitted,
     aTokens: ra.tessera.tokenIds.length,
     grantedMs: s.decodePriority.grantedMs,
+    chargedMs: s.decodePriority.chargedMs,
   };
   log(`overlap (${on ? 'decode priority' : 'free encoder'}): ${alone.length} steps alone, ${during.length} during B's encode (${(r.bEncodeMs / 1000).toFixed(1)} s)`);
   return r;

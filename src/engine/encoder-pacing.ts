@@ -1,13 +1,17 @@
 // Decode priority: while requests are decoding, the encoder's GPU work runs only between model steps,
 // for a share of each step's time (DESIGN invariant 5, issue 7 item 6). With share s, a decode step that
-// took d ms is followed by about s·d ms of encoder pieces, so inter-token latency stays near (1 + s)·d
-// while an image encodes, and the encode goes at about s / (1 + s) of its unpaced speed. A piece can
-// overrun its grant; the overrun is taken from the next grants (credit), so the average holds.
+// takes d ms alone is followed by about s·d ms of encoder pieces, so inter-token latency stays near
+// (1 + s)·d while an image encodes, and the encode goes at about s / (1 + s) of its unpaced speed.
+//
+// What a grant costs decoding is measured where decoding sees it, not where the encoder does: the wall
+// time from granting to the grant's end on this thread (the encoder's own piece times plus messaging and
+// scheduling between the two), and how much slower the next step runs than a step after no grant (on a
+// CPU-emulated adapter the two devices share caches and threads). That cost is taken from a credit that
+// grows by s·d per step; a piece cannot be interrupted, so an overrun leaves a debt, and the steps that
+// pay it off run with no encoder work at all. The average holds: decode gets (1 + s)·d per token.
 //
 // Off (share undefined), the encoder works freely beside decoding: faster encodes, slower decode steps
 // while they run (on a CPU-emulated adapter both share the same cores).
-
-import type { MediaEncoder } from '../encoder/media-encoder';
 
 export interface DecodePriority {
   /** Encoder time per unit of decode step time while requests decode (default 0.25). */
@@ -16,14 +20,31 @@ export interface DecodePriority {
 
 export const DEFAULT_DECODE_PRIORITY: DecodePriority = { encoderShare: 0.25 };
 
+/** What pacing needs of the media encoder. */
+export interface PacedEncoder {
+  setPaced(paced: boolean): void;
+  /** Let the encoder run for about budgetMs; resolves with the time its pieces took (0: nothing to run). */
+  grant(budgetMs: number): Promise<number>;
+}
+
+/** Weight of the newest step in the running estimate of a step's time with no encoder work before it. */
+const BASELINE_WEIGHT = 0.25;
+
 export class EncoderPacing {
   private creditMs = 0;
-  /** Encoder time granted between steps (stats). */
+  /** Decode step time (ms) with no grant before it: a running estimate, undefined until one is seen. */
+  private baselineMs: number | undefined;
+  /** Whether the encoder ran between the previous step and this one. */
+  private grantedBefore = false;
+  /** Encoder time granted between steps, as the encoder timed its pieces (stats). */
   grantedMs = 0;
+  /** What those grants cost decoding: their wall time here plus the slow-down of the steps after them (stats). */
+  chargedMs = 0;
 
   constructor(
-    private readonly media: MediaEncoder,
+    private readonly media: PacedEncoder,
     readonly policy: DecodePriority | undefined,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Before a step's encodes start: pace them if the step decodes (so they wait for grants from the start). */
@@ -38,20 +59,35 @@ export class EncoderPacing {
       return;
     }
     this.media.setPaced(true);
+    if (this.grantedBefore) {
+      const slowdown = this.baselineMs === undefined ? 0 : Math.max(0, stepMs - this.baselineMs);
+      this.creditMs -= slowdown;
+      this.chargedMs += slowdown;
+    } else {
+      this.baselineMs = this.baselineMs === undefined ? stepMs : this.baselineMs + BASELINE_WEIGHT * (stepMs - this.baselineMs);
+    }
+    this.grantedBefore = false;
     if (!encoding) {
       this.creditMs = 0;
       return;
     }
-    this.creditMs = Math.min(this.creditMs + this.policy.encoderShare * stepMs, this.policy.encoderShare * stepMs * 4);
+    const share = this.policy.encoderShare * (this.baselineMs ?? stepMs);
+    this.creditMs = Math.min(this.creditMs + share, share * 4);
     if (this.creditMs <= 0) return;
+    const t0 = this.now();
     const spent = await this.media.grant(this.creditMs);
+    if (spent <= 0) return;
+    const cost = Math.max(spent, this.now() - t0);
     this.grantedMs += spent;
-    this.creditMs -= spent;
+    this.chargedMs += cost;
+    this.creditMs -= cost;
+    this.grantedBefore = true;
   }
 
   /** Nothing decodes (or the loop sleeps waiting for encodes): the encoder runs freely. */
   idle(): void {
     this.creditMs = 0;
+    this.grantedBefore = false;
     this.media.setPaced(false);
   }
 }

@@ -49,7 +49,7 @@ export function engineStats(s: StatsSources): EngineStats {
       numDoorstepStalls: sched.numDoorstepStalls,
       encodingEmbeddings: sched.encodingEmbeddings,
     },
-    decodePriority: { encoderShare: s.pacing.policy?.encoderShare ?? 0, grantedMs: s.pacing.grantedMs },
+    decodePriority: { encoderShare: s.pacing.policy?.encoderShare ?? 0, grantedMs: s.pacing.grantedMs, chargedMs: s.pacing.chargedMs },
     gpuPool: { numLive: pool.numLive, bytesLive: pool.bytesLive, bytesFree: pool.bytesFree },
     weightBytes: s.model.stats.weightBytes,
     kvCacheBytes: s.model.stats.kvCacheBytes,

@@ -211,8 +211,12 @@ export interface EngineStats {
     /** Image embeddings being encoded now (bounded by the encoder budget). */
     encodingEmbeddings: number;
   };
-  /** Decode priority: its share (0 when off) and the encoder time granted between model steps so far. */
-  decodePriority: { encoderShare: number; grantedMs: number };
+  /**
+   * Decode priority: its share (0 when off); the encoder time granted between model steps so far, as the
+   * encoder timed its pieces; and what those grants cost decoding (their wall time on the engine's thread
+   * plus the slow-down of the steps after them), which pacing holds to the share.
+   */
+  decodePriority: { encoderShare: number; grantedMs: number; chargedMs: number };
   gpuPool: { numLive: number; bytesLive: number; bytesFree: number };
   weightBytes: number;
   kvCacheBytes: number;
