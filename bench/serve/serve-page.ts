@@ -138,12 +138,16 @@ async function overlap() {
   const steps = ra.tessera.timings.decodeStepMs;
   const alone = steps.filter((_, i) => ends[i] < bSubmitted);
   const during = steps.filter((_, i) => ends[i] > bSubmitted && ends[i] <= bEncoded);
+  // A's steps after B's encode: alone again, but at a longer context than the first ones (a control for
+  // how much of the "during" growth is A's own context rather than B's encode).
+  const after = steps.filter((_, i) => ends[i] > bEncoded);
   const s = engine.stats();
   engine.destroy();
   const r = {
     priority: on ? s.decodePriority.encoderShare : 'off',
     alone,
     during,
+    after,
     bEncodeMs: rb.tessera.timings.encodeMs,
     bWindowMs: bEncoded - bSubmitted,
     aTokens: ra.tessera.tokenIds.length,

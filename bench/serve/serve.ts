@@ -71,7 +71,7 @@ async function main(): Promise<void> {
       result.prefix = { ...p, onOverOff: ratio };
     }
     if (scenarios.includes('overlap')) {
-      type Overlap = { alone: number[]; during: number[]; bEncodeMs: number; grantedMs: number; chargedMs: number; aTokens: number };
+      type Overlap = { alone: number[]; during: number[]; after: number[]; bEncodeMs: number; grantedMs: number; chargedMs: number; aTokens: number };
       const rows: Record<string, unknown> = {};
       console.log("\nRequest A's decode inter-token latency while request B's image encodes (encoder in a worker)");
       console.log('policy                  alone p50/p95          during p50/p95          ratio p50/p95      B encode');
@@ -84,6 +84,8 @@ async function main(): Promise<void> {
           duringP50Ms: percentile(o.during, 0.5),
           duringP95Ms: percentile(o.during, 0.95),
           duringSteps: o.during.length,
+          afterP50Ms: percentile(o.after, 0.5),
+          afterSteps: o.after.length,
           bEncodeMs: o.bEncodeMs,
           grantedMs: o.grantedMs,
           chargedMs: o.chargedMs,
@@ -91,7 +93,7 @@ async function main(): Promise<void> {
         const label = priority === 'on' ? `decode priority ${share}` : 'free encoder';
         console.log(
           `${label.padEnd(22)} ${f.aloneP50Ms.toFixed(0).padStart(7)} / ${f.aloneP95Ms.toFixed(0).padStart(6)} ms   ${f.duringP50Ms.toFixed(0).padStart(7)} / ${f.duringP95Ms.toFixed(0).padStart(6)} ms   ` +
-            `${(f.duringP50Ms / f.aloneP50Ms).toFixed(2).padStart(6)}x / ${(f.duringP95Ms / f.aloneP95Ms).toFixed(2).padStart(5)}x   ${s1(f.bEncodeMs).padStart(8)}  (${f.duringSteps} steps during${priority === 'on' ? `; encoder pieces ${s1(f.grantedMs)}, charged to decode ${s1(f.chargedMs)}` : ''})`,
+            `${(f.duringP50Ms / f.aloneP50Ms).toFixed(2).padStart(6)}x / ${(f.duringP95Ms / f.aloneP95Ms).toFixed(2).padStart(5)}x   ${s1(f.bEncodeMs).padStart(8)}  (${f.duringSteps} steps during; after it ${f.afterSteps} steps, p50 ${f.afterP50Ms.toFixed(0)} ms${priority === 'on' ? `; encoder pieces ${s1(f.grantedMs)}, charged to decode ${s1(f.chargedMs)}` : ''})`,
         );
         rows[priority === 'on' ? `on-${share}` : priority] = { ...f, share, p50Ratio: f.duringP50Ms / f.aloneP50Ms, p95Ratio: f.duringP95Ms / f.aloneP95Ms };
       }
