@@ -113,7 +113,12 @@ async function overlap() {
   const engine = await open({ decodePriority: on ? { encoderShare: num('share', 0.25) } : false });
   await engine.chat.completions.create(withImage(await captionImage(900), CAPTION_PROMPT, 1)); // compile vision + decode
   const aTokens = num('aTokens', on ? 1200 : 400);
-  const idleSteps = num('idleSteps', 40); // A's steps alone before B arrives: the idle baseline
+  const idleSteps = num('idleSteps', 40); // A's steps alone before B arrives
+  // A alone first, the same request with nothing beside it: a decode step grows with A's context (its step
+  // at position ~1000 is ~35% slower than at ~50 here), so each of A's steps while B encodes is compared
+  // with this run's step at the same position. Greedy: both runs decode the same tokens.
+  const solo = await engine.chat.completions.create(text(storyPrompt(7), aTokens));
+  const soloSteps = solo.tessera.timings.decodeStepMs;
   const stepsBefore = engine.stats().scheduler.numSteps;
   const a = engine.chat.completions.create(text(storyPrompt(7), aTokens));
   // B arrives after A has decoded idleSteps tokens with nothing else running.
@@ -137,7 +142,9 @@ async function overlap() {
   const ends = ra.tessera.timings.decodeStepEnd;
   const steps = ra.tessera.timings.decodeStepMs;
   const alone = steps.filter((_, i) => ends[i] < bSubmitted);
-  const during = steps.filter((_, i) => ends[i] > bSubmitted && ends[i] <= bEncoded);
+  const duringAt = steps.map((_, i) => i).filter((i) => ends[i] > bSubmitted && ends[i] <= bEncoded);
+  const during = duringAt.map((i) => steps[i]);
+  const soloAtSame = duringAt.filter((i) => i < soloSteps.length).map((i) => soloSteps[i]);
   // A's steps after B's encode: alone again, but at a longer context than the first ones (a control for
   // how much of the "during" growth is A's own context rather than B's encode).
   const after = steps.filter((_, i) => ends[i] > bEncoded);
@@ -148,6 +155,8 @@ async function overlap() {
     alone,
     during,
     after,
+    soloAtSame,
+    duringPositions: [duringAt[0] ?? 0, duringAt.at(-1) ?? 0],
     bEncodeMs: rb.tessera.timings.encodeMs,
     bWindowMs: bEncoded - bSubmitted,
     aTokens: ra.tessera.tokenIds.length,

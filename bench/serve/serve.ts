@@ -12,7 +12,7 @@
 // Flags: --scenarios=throughput,prefix,overlap,captions  --tokens=N (decode tokens, default 32)
 //        --captions=N (default 16)  --peer-captions=K (default N)  --no-peer
 //        --share=S1,S2 (decode-priority encoder shares the overlap scenario runs, default 0.25,0.1)
-//        --overlap=on,off (which decode-priority settings the overlap scenario runs)  --timeout-min=N (per page, default 240)
+//        --overlap=on,off (which decode-priority settings the overlap scenario runs)  --a-tokens=N (request A's tokens)  --timeout-min=N (per page, default 240)
 
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -34,6 +34,7 @@ const peerCaptions = process.argv.includes('--no-peer') ? 0 : Number(arg('peer-c
 // Decode-priority shares the overlap scenario runs (each is one "on" run), then the free encoder ("off").
 const shares = (arg('share') ?? '0.25,0.1').split(',').map(Number);
 const overlapPolicies = (arg('overlap') ?? 'on,off').split(',');
+const aTokens = arg('a-tokens'); // request A's max_tokens in the overlap scenario (default: the page's)
 const timeoutMs = Number(arg('timeout-min') ?? 240) * 60_000;
 const s1 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -71,16 +72,20 @@ async function main(): Promise<void> {
       result.prefix = { ...p, onOverOff: ratio };
     }
     if (scenarios.includes('overlap')) {
-      type Overlap = { alone: number[]; during: number[]; after: number[]; bEncodeMs: number; grantedMs: number; chargedMs: number; aTokens: number };
+      type Overlap = { alone: number[]; during: number[]; after: number[]; soloAtSame: number[]; duringPositions: [number, number]; bEncodeMs: number; grantedMs: number; chargedMs: number; aTokens: number };
       const rows: Record<string, unknown> = {};
       console.log("\nRequest A's decode inter-token latency while request B's image encodes (encoder in a worker)");
+      console.log("alone = A's steps at the same positions in a run with nothing beside it (a step grows with A's context)");
       console.log('policy                  alone p50/p95          during p50/p95          ratio p50/p95      B encode');
       const settings = overlapPolicies.flatMap((p) => (p === 'on' ? shares.map((share) => ({ priority: 'on', share })) : [{ priority: p, share: 0 }]));
       for (const { priority, share } of settings) {
-        const o = await run<Overlap>({ scenario: 'overlap', priority, share });
+        const o = await run<Overlap>({ scenario: 'overlap', priority, share, ...(aTokens ? { aTokens } : {}) });
         const f = {
-          aloneP50Ms: percentile(o.alone, 0.5),
-          aloneP95Ms: percentile(o.alone, 0.95),
+          // The idle baseline: A's steps in a run alone, at the positions of its steps during B's encode.
+          aloneP50Ms: percentile(o.soloAtSame, 0.5),
+          aloneP95Ms: percentile(o.soloAtSame, 0.95),
+          firstStepsP50Ms: percentile(o.alone, 0.5),
+          duringPositions: o.duringPositions,
           duringP50Ms: percentile(o.during, 0.5),
           duringP95Ms: percentile(o.during, 0.95),
           duringSteps: o.during.length,
@@ -93,7 +98,7 @@ async function main(): Promise<void> {
         const label = priority === 'on' ? `decode priority ${share}` : 'free encoder';
         console.log(
           `${label.padEnd(22)} ${f.aloneP50Ms.toFixed(0).padStart(7)} / ${f.aloneP95Ms.toFixed(0).padStart(6)} ms   ${f.duringP50Ms.toFixed(0).padStart(7)} / ${f.duringP95Ms.toFixed(0).padStart(6)} ms   ` +
-            `${(f.duringP50Ms / f.aloneP50Ms).toFixed(2).padStart(6)}x / ${(f.duringP95Ms / f.aloneP95Ms).toFixed(2).padStart(5)}x   ${s1(f.bEncodeMs).padStart(8)}  (${f.duringSteps} steps during; after it ${f.afterSteps} steps, p50 ${f.afterP50Ms.toFixed(0)} ms${priority === 'on' ? `; encoder pieces ${s1(f.grantedMs)}, charged to decode ${s1(f.chargedMs)}` : ''})`,
+            `${(f.duringP50Ms / f.aloneP50Ms).toFixed(2).padStart(6)}x / ${(f.duringP95Ms / f.aloneP95Ms).toFixed(2).padStart(5)}x   ${s1(f.bEncodeMs).padStart(8)}  (${f.duringSteps} steps during, tokens ${f.duringPositions[0]}-${f.duringPositions[1]}; A's first ${o.alone.length} steps p50 ${f.firstStepsP50Ms.toFixed(0)} ms, after the encode p50 ${f.afterP50Ms.toFixed(0)} ms${priority === 'on' ? `; encoder pieces ${s1(f.grantedMs)}, charged to decode ${s1(f.chargedMs)}` : ''})`,
         );
         rows[priority === 'on' ? `on-${share}` : priority] = { ...f, share, p50Ratio: f.duringP50Ms / f.aloneP50Ms, p95Ratio: f.duringP95Ms / f.aloneP95Ms };
       }
