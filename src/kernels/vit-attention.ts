@@ -101,6 +101,47 @@ export interface VitAttentionOptions {
    * for paced encoding: each becomes a PiecewiseDispatch (whole + pieces over the same buffers).
    */
   headsPerPiece?: number;
+  /**
+   * matmuls plan: the scratch to run in (from createVitAttentionScratch), shared by every attention of a
+   * forward pass since they run one after another; the caller releases it. Default: the dispatch owns its
+   * own, released with it.
+   */
+  scratch?: VitAttentionScratch;
+}
+
+/**
+ * The 'matmuls' plan's scratch for one shape: the score block (heads x tokens x tokens, padded to vec4s),
+ * Vᵀ and the head-major copies of Q and K of that many heads, and the key mask. One per forward pass: a
+ * ViT's layers share it (12 layers each holding their own 57 MB block was most of the engine's memory).
+ */
+export interface VitAttentionScratch {
+  tokens: number;
+  headDim: number;
+  /** Heads per score block. */
+  heads: number;
+  scores: Tensor;
+  vt: Tensor;
+  keyOk: Tensor;
+  qk: Tensor;
+}
+
+export function createVitAttentionScratch(gpu: GpuContext, shape: VitAttentionShape, budgetBytes?: number): VitAttentionScratch {
+  const { tokens: T, headDim: D } = shape;
+  const stride = Math.ceil(T / 4) * 4; // score rows and V columns padded to whole vec4s
+  const block = headsPerScoreBlock(gpu, shape, budgetBytes);
+  return {
+    tokens: T,
+    headDim: D,
+    heads: block,
+    scores: gpu.createTensor([block * T, stride], 'f32', 'vit-attention.scores'),
+    vt: gpu.createTensor([block * D, stride], 'f32', 'vit-attention.vt'),
+    keyOk: gpu.createTensor([stride], 'f32', 'vit-attention.key-ok'),
+    qk: gpu.createTensor([2 * block * T, D], 'f32', 'vit-attention.qk'),
+  };
+}
+
+export function releaseVitAttentionScratch(gpu: GpuContext, s: VitAttentionScratch): void {
+  for (const t of [s.scores, s.vt, s.keyOk, s.qk]) gpu.release(t);
 }
 
 export function chooseVitAttentionPlan(gpu: GpuContext, options: VitAttentionOptions = {}): VitAttentionPlan {
@@ -129,7 +170,7 @@ export async function prepareVitAttention(
   if (chooseVitAttentionPlan(gpu, options) === 'matmuls') {
     const per = options.headsPerPiece ?? 0;
     if (!Number.isInteger(per) || per < 0) throw new UnsupportedShapeError(`${kernel}: headsPerPiece must be a non-negative integer, got ${per}`);
-    return prepareAsMatmuls(gpu, io, shape, scale, wg, options.scoresBudgetBytes, per);
+    return prepareAsMatmuls(gpu, io, shape, scale, wg, options.scratch ?? options.scoresBudgetBytes, per);
   }
   const headCode = options.headCode ?? defaultHeadCode(headDim);
   return createDispatch(gpu, {
@@ -164,17 +205,23 @@ async function prepareAsMatmuls(
   shape: VitAttentionShape,
   scale: number,
   wg: number,
-  budgetBytes: number | undefined,
+  scratchOrBudget: VitAttentionScratch | number | undefined,
   headsPerPiece: number,
 ): Promise<Dispatch> {
   const { batch, tokens: T, heads: H, headDim: D } = shape;
   const stride = Math.ceil(T / 4) * 4; // score rows and V columns padded to whole vec4s
-  const block = headsPerScoreBlock(gpu, shape, budgetBytes);
-  const scores = gpu.createTensor([block * T, stride], 'f32', 'vit-attention.scores');
-  const vt = gpu.createTensor([block * D, stride], 'f32', 'vit-attention.vt');
-  const keyOk = gpu.createTensor([stride], 'f32', 'vit-attention.key-ok');
-  const qk = gpu.createTensor([2 * block * T, D], 'f32', 'vit-attention.qk');
-  const scratch = [scores, vt, keyOk, qk];
+  const given = typeof scratchOrBudget === 'object' ? scratchOrBudget : undefined;
+  if (given && (given.tokens !== T || given.headDim !== D)) {
+    throw new UnsupportedShapeError(
+      `vit-attention: the scratch given was made for ${given.tokens} tokens x head_dim ${given.headDim}, this attention has ${T} x ${D}`,
+    );
+  }
+  const own = given ? undefined : createVitAttentionScratch(gpu, shape, scratchOrBudget as number | undefined);
+  const { scores, vt, keyOk, qk } = given ?? own!;
+  const block = Math.min(H, (given ?? own!).heads);
+  const releaseOwn = () => {
+    if (own) releaseVitAttentionScratch(gpu, own);
+  };
   const row = 3 * H * D;
   const parts: Dispatch[] = [];
   // The plan's own small kernels: one element (a vec4 or a score row) per invocation, no arithmetic to speak of.
@@ -262,10 +309,8 @@ async function prepareAsMatmuls(
     }
   } catch (e) {
     for (const d of parts) d.release();
-    for (const t of scratch) gpu.release(t);
+    releaseOwn();
     throw e;
   }
-  return new DispatchSequence('vit-attention:matmuls', parts, () => {
-    for (const t of scratch) gpu.release(t);
-  });
+  return new DispatchSequence('vit-attention:matmuls', parts, releaseOwn);
 }

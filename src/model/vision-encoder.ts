@@ -21,7 +21,7 @@ import { prepareMatmul, type MatmulIO, type MatmulOptions, type MatmulShape } fr
 import { preparePatchEmbed } from '../kernels/patch-embed';
 import { preparePixelShuffle } from '../kernels/pixel-shuffle';
 import { prepareResidualAdd } from '../kernels/residual-add';
-import { prepareVitAttention } from '../kernels/vit-attention';
+import { chooseVitAttentionPlan, createVitAttentionScratch, prepareVitAttention, releaseVitAttentionScratch, type VitAttentionScratch } from '../kernels/vit-attention';
 import type { ModelConfig } from './config';
 import { visionPositionIds } from './vision-positions';
 import type { ModelWeights } from './weights';
@@ -55,6 +55,8 @@ interface BatchBuffers {
   shuffled: Tensor;
   out: Tensor;
   errors: Tensor;
+  /** The attention's scratch when it runs as matmuls: one for all layers (they run one after another). */
+  attentionScratch?: VitAttentionScratch;
   dispatches: Dispatch[];
 }
 
@@ -111,6 +113,8 @@ export class VisionEncoder {
       errors: t([2], 'errors', 'u32'),
       dispatches: [],
     };
+    const attentionShape = { batch, tokens: P, heads: v.numHeads, headDim: v.headDim };
+    if (chooseVitAttentionPlan(gpu) === 'matmuls') b.attentionScratch = createVitAttentionScratch(gpu, attentionShape);
     const d = b.dispatches;
     const eps = v.layerNormEps;
     d.push(
@@ -136,8 +140,8 @@ export class VisionEncoder {
         await prepareVitAttention(
           gpu,
           { qkv: b.qkv, mask: b.mask, out: b.attn },
-          { batch, tokens: P, heads: v.numHeads, headDim: v.headDim },
-          { headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0 },
+          attentionShape,
+          { headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0, scratch: b.attentionScratch },
         ),
         // The residual adds are the matmuls' epilogues: h += o(attn), h += fc2(mlp).
         await this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
@@ -191,6 +195,7 @@ export class VisionEncoder {
     if (!this.plan) return;
     for (const d of this.plan.dispatches) d.release();
     for (const t of Object.values(this.plan)) if (t && typeof t === 'object' && 'buffer' in t) this.gpu.release(t as Tensor);
+    if (this.plan.attentionScratch) releaseVitAttentionScratch(this.gpu, this.plan.attentionScratch);
     this.plan = undefined;
   }
 
