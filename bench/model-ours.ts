@@ -127,6 +127,7 @@ export async function measureOurs(engine: Engine, run: OursRun): Promise<OursFig
     sampled,
     sampling: { ...BENCH_SAMPLING, ...sampling },
     peakGpuBytes: engine.stats().gpuMemory.peakBytes,
+    peakGpuByArea: engine.stats().gpuMemory.peakByArea,
     weightBytes: stats.weightBytes,
     kvCacheBytes: stats.kvCacheBytes,
     decodeStep: stats.decodeStep,

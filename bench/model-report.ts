@@ -254,6 +254,11 @@ export function formatModelReport(r: ModelBenchResult): string {
   out.push(table(['figure', 'ours Node', 'ours browser', 'peer browser', 'ours/peer'], rows));
   out.push('');
   out.push(...formatProfiles(node, ours));
+  for (const o of [node, ours]) {
+    if (!o?.peakGpuByArea) continue;
+    const areas = Object.entries(o.peakGpuByArea).sort((a, b) => b[1] - a[1]);
+    out.push(`ours ${o.env}: GPU memory at the peak by area (MiB): ${areas.map(([k, v]) => `${k} ${(v / MiB).toFixed(1)}`).join(', ')}`);
+  }
   if (ours?.probePeakGpuBytes !== undefined) {
     out.push(`Cross-check: ours' peak GPU memory seen by the page probe ${(ours.probePeakGpuBytes / MiB).toFixed(0)} MiB (engine.stats() says ${(ours.peakGpuBytes / MiB).toFixed(0)} MiB).`);
   }

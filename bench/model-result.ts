@@ -62,6 +62,8 @@ export interface OursFigures {
   engineOptions: string;
   /** engine.stats().gpuMemory.peakBytes: every GPU buffer Tessera allocated, at the high-water mark. */
   peakGpuBytes: number;
+  /** engine.stats().gpuMemory.peakByArea: what held the peak, per buffer area (sums to peakGpuBytes). */
+  peakGpuByArea: Record<string, number>;
   weightBytes: number;
   kvCacheBytes: number;
   /** engine.stats().decodeStep after the measured request: one decode token's GPU work. */

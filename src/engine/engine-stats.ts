@@ -53,7 +53,7 @@ export function engineStats(s: StatsSources): EngineStats {
     gpuPool: { numLive: pool.numLive, bytesLive: pool.bytesLive, bytesFree: pool.bytesFree },
     weightBytes: s.model.stats.weightBytes,
     kvCacheBytes: s.model.stats.kvCacheBytes,
-    gpuMemory: { bytesLive: memory.bytesLive, peakBytes: memory.peakBytes },
+    gpuMemory: { bytesLive: memory.bytesLive, peakBytes: memory.peakBytes, byArea: memory.byArea, peakByArea: memory.peakByArea },
     decodeStep: {
       numTokens: step.numTokens,
       numPaddedTokens: step.numPaddedTokens,

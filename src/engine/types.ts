@@ -220,8 +220,12 @@ export interface EngineStats {
   gpuPool: { numLive: number; bytesLive: number; bytesFree: number };
   weightBytes: number;
   kvCacheBytes: number;
-  /** Every GPU buffer Tessera holds on the engine's device, now and at the high-water mark. */
-  gpuMemory: { bytesLive: number; peakBytes: number };
+  /**
+   * Every GPU buffer Tessera holds on the engine's device, now and at the high-water mark, in total and
+   * per area (the buffer label's first word: `weight`, `kv-cache`, `lm` for the decoder's step buffers,
+   * `vision` and `vit-attention` for the vision tower's scratch, ...); `peakByArea` sums to `peakBytes`.
+   */
+  gpuMemory: { bytesLive: number; peakBytes: number; byArea: Record<string, number>; peakByArea: Record<string, number> };
   encoder: import('../encoder/media-encoder').MediaEncoderStats;
   /** Media feature lifecycle transitions: ENCODING -> READY -> STAGED -> SPLICED -> PREFILLED -> released. */
   lifecycle: import('../encoder/media-encoder').LifecycleCounters;

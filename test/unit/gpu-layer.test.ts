@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceLimitError } from '../../src/errors';
 import { BufferPool, sizeClassBytes } from '../../src/gpu/buffer-pool';
-import { GpuMemory } from '../../src/gpu/memory';
+import { GpuMemory, memoryArea } from '../../src/gpu/memory';
 import type { GpuContext } from '../../src/gpu/context';
 import { pipelineKey } from '../../src/gpu/pipeline-cache';
 import { linearGrid } from '../../src/kernels/checks';
@@ -114,13 +114,23 @@ describe('GpuMemory', () => {
   it('counts live bytes and keeps the high-water mark', () => {
     const { device } = fakeDevice();
     const memory = new GpuMemory(device);
-    const a = memory.createBuffer({ size: 1000, usage: 0x80 });
-    const b = memory.createBuffer({ size: 24, usage: 0x80 });
+    const a = memory.createBuffer({ size: 1000, usage: 0x80, label: 'weight:text.embed' });
+    const b = memory.createBuffer({ size: 24, usage: 0x80, label: 'lm.h' });
     memory.destroyBuffer(a);
-    expect(memory.stats()).toEqual({ numBuffers: 1, bytesLive: 24, peakBytes: 1024 });
+    expect(memory.stats()).toEqual({ numBuffers: 1, bytesLive: 24, peakBytes: 1024, byArea: { lm: 24 }, peakByArea: { weight: 1000, lm: 24 } });
     memory.resetPeak();
     expect(memory.stats().peakBytes).toBe(24);
+    expect(memory.stats().peakByArea).toEqual({ lm: 24 });
     memory.destroyBuffer(b);
     expect(memory.stats().bytesLive).toBe(0);
+    expect(memory.stats().byArea).toEqual({});
+  });
+
+  it('names the area of a buffer by its label\'s first word', () => {
+    expect(memoryArea('kv-cache.3.k')).toBe('kv-cache');
+    expect(memoryArea('matmul:register-narrow:f32.params')).toBe('matmul');
+    expect(memoryArea('vit-attention.scores')).toBe('vit-attention');
+    expect(memoryArea('placeholder')).toBe('placeholder');
+    expect(memoryArea(undefined)).toBe('unlabelled');
   });
 });
