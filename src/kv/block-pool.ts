@@ -14,11 +14,18 @@
 //   needed). free() puts hashed blocks at the tail and unhashed ones at the head.
 //
 // Invariant: numFree == number of blocks with refCount 0 == length of the free queue.
+//
+// The pool may start smaller than it may become: numBlocks grows (doubling, up to maxBlocks) when an
+// allocation needs more blocks than are free, so one short request does not pay for the KV of many. Block
+// ids never change; new blocks join the head of the free queue. Whoever holds the GPU buffers reads
+// numBlocks before each step and grows them to match (src/model/kv-cache.ts).
 
 import { InternalError, KvCacheFullError } from '../errors';
 
 export interface BlockPoolStats {
+  /** Blocks now (the pool grows on demand up to maxBlocks). */
   numBlocks: number;
+  maxBlocks: number;
   numFree: number;
   /** Blocks whose prefix hash is registered (referenced or on the free queue). */
   numCached: number;
@@ -29,42 +36,58 @@ export interface BlockPoolStats {
 const NONE = -1;
 
 export class BlockPool {
-  private readonly refCount: Int32Array;
-  private readonly hashOf: (string | undefined)[];
+  private refCount = new Int32Array(0);
+  private readonly hashOf: (string | undefined)[] = [];
   private readonly byHash = new Map<string, number>();
   // The free queue as a doubly linked list over block ids (O(1) removal when a cached block is touched).
-  private readonly prev: Int32Array;
-  private readonly next: Int32Array;
+  private prev = new Int32Array(0);
+  private next = new Int32Array(0);
   private head = NONE;
   private tail = NONE;
   private free_ = 0;
   private evictions = 0;
+  private numBlocks_ = 0;
+  /** Most blocks the pool may grow to. */
+  readonly maxBlocks: number;
 
   constructor(
-    readonly numBlocks: number,
+    numBlocks: number,
     /** Tokens per block. */
     readonly blockSize: number,
+    /** Grow on demand up to this many blocks (default: numBlocks, a fixed pool). */
+    maxBlocks = numBlocks,
   ) {
     if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new InternalError(`BlockPool: numBlocks must be >= 1, got ${numBlocks}`);
     if (!Number.isInteger(blockSize) || blockSize < 1) throw new InternalError(`BlockPool: blockSize must be >= 1, got ${blockSize}`);
-    this.refCount = new Int32Array(numBlocks);
-    this.hashOf = new Array<string | undefined>(numBlocks).fill(undefined);
-    this.prev = new Int32Array(numBlocks).fill(NONE);
-    this.next = new Int32Array(numBlocks).fill(NONE);
-    for (let b = 0; b < numBlocks; b++) this.pushTail(b);
+    if (!Number.isInteger(maxBlocks) || maxBlocks < numBlocks) throw new InternalError(`BlockPool: maxBlocks must be an integer >= numBlocks (${numBlocks}), got ${maxBlocks}`);
+    this.maxBlocks = maxBlocks;
+    this.grow(numBlocks);
+  }
+
+  /** Blocks the pool has now. */
+  get numBlocks(): number {
+    return this.numBlocks_;
   }
 
   get numFree(): number {
     return this.free_;
   }
 
+  /** True when `numBlocks` blocks can be allocated now, growing the pool if it must. */
   canAllocate(numBlocks: number): boolean {
-    return numBlocks <= this.free_;
+    return numBlocks <= this.free_ + (this.maxBlocks - this.numBlocks_);
   }
 
-  /** Take `numBlocks` blocks from the head of the free queue (each with refCount 1). Throws KvCacheFullError. */
+  /**
+   * Take `numBlocks` blocks from the head of the free queue (each with refCount 1), first growing the pool
+   * (to twice its size, or what the request needs, at most maxBlocks) when too few are free. Throws
+   * KvCacheFullError.
+   */
   allocate(numBlocks: number): number[] {
-    if (!this.canAllocate(numBlocks)) throw new KvCacheFullError(numBlocks, this.free_, this.blockSize);
+    if (!this.canAllocate(numBlocks)) throw new KvCacheFullError(numBlocks, this.free_ + (this.maxBlocks - this.numBlocks_), this.blockSize);
+    if (numBlocks > this.free_) {
+      this.grow(Math.min(this.maxBlocks, Math.max(2 * this.numBlocks_, this.numBlocks_ + numBlocks - this.free_)));
+    }
     const out: number[] = [];
     for (let i = 0; i < numBlocks; i++) {
       const b = this.head;
@@ -131,7 +154,24 @@ export class BlockPool {
   }
 
   stats(): BlockPoolStats {
-    return { numBlocks: this.numBlocks, numFree: this.free_, numCached: this.byHash.size, evictions: this.evictions };
+    return { numBlocks: this.numBlocks_, maxBlocks: this.maxBlocks, numFree: this.free_, numCached: this.byHash.size, evictions: this.evictions };
+  }
+
+  /** Add blocks numBlocks .. toBlocks - 1 at the head of the free queue (they hold nothing yet). */
+  private grow(toBlocks: number): void {
+    const from = this.numBlocks_;
+    if (toBlocks <= from) return;
+    const widen = (a: Int32Array, fill: number) => {
+      const out = new Int32Array(toBlocks).fill(fill);
+      out.set(a);
+      return out;
+    };
+    this.refCount = widen(this.refCount, 0);
+    this.prev = widen(this.prev, NONE);
+    this.next = widen(this.next, NONE);
+    for (let b = from; b < toBlocks; b++) this.hashOf.push(undefined);
+    this.numBlocks_ = toBlocks;
+    for (let b = toBlocks - 1; b >= from; b--) this.pushHead(b);
   }
 
   /** Walk the free queue and compare with the refcounts (tests). */

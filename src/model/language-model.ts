@@ -82,6 +82,11 @@ export interface StepStats {
 export interface LanguageModelOptions {
   maxTokensPerStep: number;
   maxSeqs: number;
+  /**
+   * Blocks the KV accounting hands out now (its pool grows on demand): each step first grows the KV
+   * buffers to match. Default: the buffers' own size (a fixed pool).
+   */
+  kvBlocks?: () => number;
 }
 
 interface BodyPlan {
@@ -117,7 +122,6 @@ export class LanguageModel {
   private readonly bodies = new Map<number, BodyPlan>();
   private readonly heads = new Map<number, HeadPlan>();
   private readonly padSeq: number;
-  private readonly padSlot: number;
   private destroyed = false;
   lastStep: StepStats = { numTokens: 0, numPaddedTokens: 0, numHeadRows: 0, numDispatches: 0, numCommandBuffers: 0, numReadbacks: 0, readbackBytes: 0 };
 
@@ -129,13 +133,12 @@ export class LanguageModel {
     readonly options: LanguageModelOptions,
   ) {
     const c = config.text;
-    this.maxBlocksPerSeq = Math.ceil(Math.min(c.maxPositions, kv.numPoolSlots) / kv.blockSize);
+    this.maxBlocksPerSeq = Math.ceil(Math.min(c.maxPositions, kv.maxPoolSlots) / kv.blockSize);
     const C = options.maxTokensPerStep;
     const S = options.maxSeqs;
     this.tokenBuckets = rowBuckets(C);
     this.headBuckets = rowBuckets(S);
     this.padSeq = S;
-    this.padSlot = kv.padBlock * kv.blockSize;
     const H = c.hiddenSize;
     const qkvWidth = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
     const make = (name: string, shape: number[], dtype: 'f32' | 'u32' = 'f32') => {
@@ -166,10 +169,32 @@ export class LanguageModel {
     this.flagsBuffer = gpu.memory.createBuffer({ label: 'lm.flags+ids', size: Math.ceil(this.readBytes / 4) * 4, usage: STORAGE_USAGE });
     gpu.device.queue.writeBuffer(this.flagsBuffer, 0, new Uint8Array(Math.ceil(this.readBytes / 4) * 4));
     this.t.rope = gpu.upload(ropeCosSinTable(c.ropeTheta, c.headDim, c.maxPositions), [c.maxPositions, c.headDim], 'lm.rope');
-    // The pad sequence: every pad row attends to (and writes) the pad block's first slot only.
+    this.writePadTable();
+  }
+
+  /** The pad sequence's block table: every pad row attends to (and writes) the pad block's first slot only. */
+  private writePadTable(): void {
     const padTable = new Uint32Array(this.maxBlocksPerSeq);
-    padTable[0] = kv.padBlock;
-    gpu.device.queue.writeBuffer(this.t.blockTables.buffer, S * this.maxBlocksPerSeq * 4, padTable);
+    padTable[0] = this.kv.padBlock;
+    this.gpu.device.queue.writeBuffer(this.t.blockTables.buffer, this.options.maxSeqs * this.maxBlocksPerSeq * 4, padTable);
+  }
+
+  /** The slot pad rows write: the pad block's first. */
+  private get padSlot(): number {
+    return this.kv.padBlock * this.kv.blockSize;
+  }
+
+  /**
+   * Grow the KV buffers to the blocks the accounting hands out, if it grew: the body plans bind the old
+   * buffers and are rebuilt on their next use (pipelines come from the cache; only bind groups are new).
+   */
+  private syncKvSize(): void {
+    const want = this.options.kvBlocks?.() ?? this.kv.numBlocks;
+    if (want <= this.kv.numBlocks) return;
+    this.kv.grow(want);
+    for (const p of this.bodies.values()) for (const d of p.dispatches) d.release();
+    this.bodies.clear();
+    this.writePadTable();
   }
 
   /** A tensor's first `rows` rows, as a view with that shape. */
@@ -347,6 +372,7 @@ export class LanguageModel {
     for (const id of input.ids) {
       if (id >= c.vocabSize) throw new InternalError(`token id ${id} is outside the vocabulary of ${c.vocabSize}`);
     }
+    this.syncKvSize();
     const T = bucketFor(n, this.tokenBuckets);
     const body = await this.body(T);
     const Rb = R > 0 ? bucketFor(R, this.headBuckets) : 0;

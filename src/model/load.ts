@@ -14,10 +14,18 @@ import { loadWeights, type ModelWeights, type ProgressCallback, type TensorDiges
 import type { ComputePrecision, DtypeOption } from './weights/dtype';
 import type { WeightStore } from './weights/store';
 
+const DEFAULT_KV_CACHE_TOKENS = 4096;
+const DEFAULT_KV_CACHE_INITIAL_TOKENS = 512;
+
 export interface LoadModelOptions {
   onProgress?: ProgressCallback;
-  /** Tokens the paged KV cache holds across all sequences (default 4096). */
+  /**
+   * Most tokens the paged KV cache holds across all sequences (default 4096). The cache starts at
+   * kvCacheInitialTokens and grows (doubling) only when requests need more.
+   */
   kvCacheTokens?: number;
+  /** Tokens the KV cache holds at load, before it grows (default 512, at most kvCacheTokens). */
+  kvCacheInitialTokens?: number;
   /** Tokens per KV block (default 16). */
   blockSize?: number;
   /** Prefill chunk size = most tokens in one step (default 256). */
@@ -75,16 +83,18 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     store: options.weightStore,
   });
   const blockSize = options.blockSize ?? 16;
-  const numBlocks = Math.ceil((options.kvCacheTokens ?? 4096) / blockSize);
+  const maxBlocks = Math.ceil((options.kvCacheTokens ?? DEFAULT_KV_CACHE_TOKENS) / blockSize);
+  const numBlocks = Math.min(maxBlocks, Math.ceil((options.kvCacheInitialTokens ?? DEFAULT_KV_CACHE_INITIAL_TOKENS) / blockSize));
   let kvBuffers: KvCacheBuffers | undefined;
   let vision: VisionEncoder | undefined;
   try {
-    kvBuffers = new KvCacheBuffers(gpu, config.text, numBlocks, blockSize);
-    const kv = new KvManager(new BlockPool(numBlocks, blockSize));
+    kvBuffers = new KvCacheBuffers(gpu, config.text, numBlocks, blockSize, maxBlocks);
+    const kv = new KvManager(new BlockPool(numBlocks, blockSize, maxBlocks));
     if (withVision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
     const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
       maxSeqs: options.maxSeqs ?? 16,
+      kvBlocks: () => kv.pool.numBlocks,
     });
     const buffers = kvBuffers;
     const encoder = vision;
@@ -95,7 +105,13 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
       lm,
       kv,
       kvBuffers: buffers,
-      stats: { weightBytes: weights.sizeBytes, kvCacheBytes: buffers.sizeBytes, loadMs: performance.now() - t0 },
+      stats: {
+        weightBytes: weights.sizeBytes,
+        get kvCacheBytes() {
+          return buffers.sizeBytes;
+        },
+        loadMs: performance.now() - t0,
+      },
       destroy() {
         lm.destroy();
         encoder?.destroy();

@@ -108,8 +108,8 @@ export class Scheduler {
     if (need > this.config.contextWindow) throw new ContextLengthError(req.promptLength, req.maxTokens, this.config.contextWindow);
     // Reserve nothing, but refuse what the whole pool could never hold: with the others preempted, a
     // request that fits the pool always finishes.
-    const capacity = this.kv.pool.numBlocks * this.kv.blockSize;
-    if (this.kv.blocksFor(need) > this.kv.pool.numBlocks) {
+    const capacity = this.kv.pool.maxBlocks * this.kv.blockSize;
+    if (this.kv.blocksFor(need) > this.kv.pool.maxBlocks) {
       throw new KvCacheTooSmallError(req.promptLength, req.maxTokens, capacity);
     }
     req.extendBlockHashes(this.hasher, this.kv.blockSize);

@@ -146,6 +146,34 @@ describe('continuous batching', () => {
   });
 });
 
+describe('KV cache growth', () => {
+  it('a pool that starts at one block grows under load and gives the tokens of a pool sized up front', async () => {
+    const specs = mixedWorkload(6).map((s) => ({ ...s, maxTokens: 20 }));
+    const run = async (engine: Engine) => Promise.all(specs.map(async (s) => (await engine.chat.completions.create(await request(s))).tessera.tokenIds));
+    const fixed = await testEngine(gpu(), dir, { kvCacheTokens: 2048, kvCacheInitialTokens: 2048, maxTokensPerStep: 128, maxSeqs: 8 });
+    let expected: number[][];
+    try {
+      expect(fixed.stats().kv.numBlocks).toBe(128);
+      expected = await run(fixed);
+    } finally {
+      fixed.destroy();
+    }
+    const growing = await testEngine(gpu(), dir, { kvCacheTokens: 2048, kvCacheInitialTokens: 16, maxTokensPerStep: 128, maxSeqs: 8 });
+    try {
+      const before = growing.stats();
+      expect(before.kv.numBlocks).toBeLessThanOrEqual(2); // 1, or 2 when the warm-up's batched steps needed them
+      expect(await run(growing)).toEqual(expected);
+      const after = growing.stats();
+      expect(after.kv.numBlocks).toBeGreaterThan(before.kv.numBlocks);
+      expect(after.kvCacheBytes).toBeGreaterThan(before.kvCacheBytes);
+      expect(after.gpuMemory.byArea['kv-cache']).toBe(after.kvCacheBytes);
+      expectIdle(growing);
+    } finally {
+      growing.destroy();
+    }
+  });
+});
+
 describe('decode priority', () => {
   // The free-running encoder (decodePriority: false) is what every other engine test exercises.
   for (const decodePriority of [{ encoderShare: 0.25 }] as const) {

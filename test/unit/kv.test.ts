@@ -68,6 +68,55 @@ describe('BlockPool: refcounts and cached blocks', () => {
   });
 });
 
+describe('BlockPool: growing on demand', () => {
+  it('starts small, doubles when an allocation needs more than is free, and stops at maxBlocks', () => {
+    const pool = new BlockPool(2, 16, 9);
+    expect(pool.stats()).toMatchObject({ numBlocks: 2, maxBlocks: 9, numFree: 2 });
+    const a = pool.allocate(2);
+    expect(pool.numBlocks).toBe(2); // enough was free: no growth
+    expect(pool.canAllocate(7)).toBe(true);
+    expect(pool.canAllocate(8)).toBe(false);
+    const b = pool.allocate(1);
+    expect(pool.numBlocks).toBe(4); // doubled
+    expect(b).toEqual([2]); // new blocks come first, lowest id first
+    const c = pool.allocate(5);
+    expect(pool.numBlocks).toBe(8); // doubled again (1 free + 4 new)
+    const d = pool.allocate(1);
+    expect(pool.numBlocks).toBe(9); // doubling would pass maxBlocks: capped
+    expect(new Set([...a, ...b, ...c, ...d]).size).toBe(9);
+    expect(pool.numFree).toBe(0);
+    expect(() => pool.allocate(1)).toThrowError(/needs 1 more blocks of 16 tokens but only 0 are free/);
+    const e = new BlockPool(2, 16, 100);
+    e.allocate(7); // more than doubling gives: grows to what is needed
+    expect(e.numBlocks).toBe(7);
+    pool.checkInvariants();
+  });
+
+  it('keeps block ids, refcounts and cached prefixes across growth', () => {
+    const pool = new BlockPool(1, 4, 8);
+    const [a] = pool.allocate(1);
+    pool.cacheBlock(a, 'A');
+    pool.free([a]);
+    pool.allocate(2); // grows to 2: the never-cached new block goes first, then the cached one is evicted
+    expect(pool.numBlocks).toBe(2);
+    expect(pool.lookup('A')).toBeUndefined();
+    const pool2 = new BlockPool(1, 4, 8);
+    const [x] = pool2.allocate(1);
+    pool2.cacheBlock(x, 'X');
+    pool2.allocate(1); // x is still referenced: the pool grows and x keeps its prefix
+    expect(pool2.lookup('X')).toBe(x);
+    expect(pool2.refCountOf(x)).toBe(1);
+    pool2.checkInvariants();
+  });
+
+  it('a fixed pool (no maxBlocks) never grows', () => {
+    const pool = new BlockPool(2, 16);
+    pool.allocate(2);
+    expect(pool.canAllocate(1)).toBe(false);
+    expect(pool.stats().maxBlocks).toBe(2);
+  });
+});
+
 describe('KvManager', () => {
   it('maps token positions to slots through the block table', () => {
     const kv = new KvManager(new BlockPool(8, 4));
