@@ -17,10 +17,14 @@
 //               format: more columns share each load of x, which pays where unpacking is cheap to
 //               amortise, q4). For decode (M small).
 //   main_narrow_rows  one invocation = NARROW_ROWS rows (2 or 4) x 8 columns: each group of W is loaded
-//               and unpacked once (w_group) and multiplied by every row (w_group_dot), so a batched
-//               decode step (several sequences, one row each) reads its weights once per row block,
-//               not once per row. A row's result is bit-identical to main_narrow's (same dot products,
-//               same order).
+//               and unpacked once (w_group) and multiplied by every row (w_group_dot), or each vec4 quad
+//               (w_quad, w_quad_mul), so a batched decode step (several sequences, one row each) reads its
+//               weights once per row block, not once per row. A row's result is bit-identical to
+//               main_narrow's (same dot products, same order).
+// The decode entries take W by whole quantization groups or a vec4 at a time, as the format's lib says
+// (W_NARROW_GROUPS): groups pay where unpacking is shared (q4, q8); for f32 the per-vec4 loop is ~25%
+// faster on SwiftShader (a 1-row decode step's 121 matmuls of the SmolVLM-256M shape: 324 against 437 ms
+// median in Node; the group loop's extra work per group is not repaid when nothing needs unpacking).
 // In both, consecutive invocations walk the column blocks of one row block, so the lanes of a SIMD group
 // read the same x rows.
 //
@@ -212,8 +216,10 @@ fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   var a1 = vec4<f32>();
   var a2 = vec4<f32>();
   var a3 = vec4<f32>();
-  // Whole quantization groups first: one XGroup of x, then each format's cheapest group dot product.
-  let numGroups = p.K / (4u * W_GROUP_VEC4);
+  // Formats with W_NARROW_GROUPS: whole quantization groups first, one XGroup of x, then each format's
+  // cheapest group dot product. The others (f32) take every vec4 in the loop after it.
+  var numGroups = 0u;
+  if (W_NARROW_GROUPS) { numGroups = p.K / (4u * W_GROUP_VEC4); }
   for (var g = 0u; g < numGroups; g++) {
     let xb = x0 + g * W_GROUP_VEC4;
     let xg = x_group(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u], x[xb + 4u], x[xb + 5u], x[xb + 6u], x[xb + 7u]);
@@ -224,7 +230,7 @@ fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
       a3 += vec4<f32>(w_dot_group(w12, g, xg), w_dot_group(w13, g, xg), w_dot_group(w14, g, xg), w_dot_group(w15, g, xg));
     }
   }
-  // Then the vec4s of a last, partial group.
+  // Then the vec4s of a last, partial group (or every vec4).
   for (var k = numGroups * W_GROUP_VEC4; k < K4; k++) {
     let v = x[x0 + k];
     a0 += w_mul4(v, w0, w1, w2, w3, k);
@@ -273,7 +279,8 @@ fn main_narrow_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
   var a1_0 = vec4<f32>(); var a1_1 = vec4<f32>();
   var a2_0 = vec4<f32>(); var a2_1 = vec4<f32>();
   var a3_0 = vec4<f32>(); var a3_1 = vec4<f32>();
-  let numGroups = p.K / (4u * W_GROUP_VEC4);
+  var numGroups = 0u;
+  if (W_NARROW_GROUPS) { numGroups = p.K / (4u * W_GROUP_VEC4); }
   for (var g = 0u; g < numGroups; g++) {
     let xg0 = x_group_at(x0, g);
     let xg1 = x_group_at(x1, g);
@@ -296,17 +303,16 @@ fn main_narrow_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
       a1_1 += quad_dot(q0, q1, q2, q3, xg1);
     }
   }
-  // The vec4s of a last, partial group, as main_narrow takes them.
+  // The vec4s of a last, partial group (or every vec4), as main_narrow takes them: each quad of W loaded
+  // once for all the rows (w_quad_mul(x, w_quad(..)) is w_mul4).
   for (var k = numGroups * W_GROUP_VEC4; k < K4; k++) {
-    a0_0 += w_mul4(x[x0 + k], w0, w1, w2, w3, k);
-    a0_1 += w_mul4(x[x0 + k], w4, w5, w6, w7, k);
-    a1_0 += w_mul4(x[x1 + k], w0, w1, w2, w3, k);
-    a1_1 += w_mul4(x[x1 + k], w4, w5, w6, w7, k);
+    let q0 = w_quad(w0, w1, w2, w3, k);
+    let q1 = w_quad(w4, w5, w6, w7, k);
+    { let v = x[x0 + k]; a0_0 += w_quad_mul(v, q0); a0_1 += w_quad_mul(v, q1); }
+    { let v = x[x1 + k]; a1_0 += w_quad_mul(v, q0); a1_1 += w_quad_mul(v, q1); }
     if (NARROW_ROWS == 4u) {
-      a2_0 += w_mul4(x[x2 + k], w0, w1, w2, w3, k);
-      a2_1 += w_mul4(x[x2 + k], w4, w5, w6, w7, k);
-      a3_0 += w_mul4(x[x3 + k], w0, w1, w2, w3, k);
-      a3_1 += w_mul4(x[x3 + k], w4, w5, w6, w7, k);
+      { let v = x[x2 + k]; a2_0 += w_quad_mul(v, q0); a2_1 += w_quad_mul(v, q1); }
+      { let v = x[x3 + k]; a3_0 += w_quad_mul(v, q0); a3_1 += w_quad_mul(v, q1); }
     }
   }
   store4(r0, c0, a0_0); store4(r0, c0 + 4u, a0_1);

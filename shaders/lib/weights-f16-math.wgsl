@@ -7,6 +7,8 @@
 // The interface of every lib/weights-*.wgsl is listed in lib/weights-f32.wgsl.
 
 const W_GROUP_VEC4: u32 = 8u;
+// Decode kernels take W by whole groups (w_dot_group): the f16 products are summed pairwise per group.
+const W_NARROW_GROUPS: bool = true;
 
 @group(0) @binding(1) var<storage, read> w_data: array<vec4<f16>>;
 
@@ -28,9 +30,18 @@ fn w_load1(r: WRow, k: u32) -> f32 {
   return f32(w_data[r.d + k / 4u][k % 4u]);
 }
 
+alias WQuad = mat4x4<f16>;
+
+fn w_quad(r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> WQuad {
+  return mat4x4<f16>(w_data[r0.d + k4], w_data[r1.d + k4], w_data[r2.d + k4], w_data[r3.d + k4]);
+}
+
+fn w_quad_mul(x: vec4<f32>, q: WQuad) -> vec4<f32> {
+  return vec4<f32>(vec4<f16>(x) * q);
+}
+
 fn w_mul4(x: vec4<f32>, r0: WRow, r1: WRow, r2: WRow, r3: WRow, k4: u32) -> vec4<f32> {
-  let m = mat4x4<f16>(w_data[r0.d + k4], w_data[r1.d + k4], w_data[r2.d + k4], w_data[r3.d + k4]);
-  return vec4<f32>(vec4<f16>(x) * m);
+  return w_quad_mul(x, w_quad(r0, r1, r2, r3, k4));
 }
 
 // A group of W as f16 (lib/weights-group.wgsl's role, in this format's own precision).

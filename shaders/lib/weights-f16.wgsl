@@ -4,6 +4,8 @@
 // The interface of every lib/weights-*.wgsl is listed in lib/weights-f32.wgsl.
 
 const W_GROUP_VEC4: u32 = 8u;
+// Decode kernels take W by whole groups (w_dot_group).
+const W_NARROW_GROUPS: bool = true;
 
 @group(0) @binding(1) var<storage, read> w_data: array<vec2<u32>>;
 

@@ -11,6 +11,8 @@
 //   w_dequant(raw, s) -> vec4<f32>   raw * s.x + s.y (the formats without groups return raw)
 //   w_load4(r, k4) -> vec4<f32>      W[n, 4 k4 .. 4 k4 + 3]
 //   w_load1(r, k) -> f32             W[n, k]
+//   w_quad(r0, r1, r2, r3, k4) -> WQuad   those four rows of W at vec4 k4, loaded once (a mat4x4)
+//   w_quad_mul(x, q) -> vec4<f32>   (x · each of the quad's rows): w_mul4 with the loads shared by rows of x
 //   w_mul4(x, r0, r1, r2, r3, k4)    (x · W[r0, ..], x · W[r1, ..], x · W[r2, ..], x · W[r3, ..]) over one vec4
 //   x_group(v0, .., v7) -> XGroup    x[32 g .. 32 g + 32) prepared for w_dot_group (lib/x-group.wgsl)
 //   w_group(r, g) -> WGroup          W[n, 32 g .. 32 g + 32) loaded and unpacked once (lib/weights-group.wgsl)
@@ -18,8 +20,13 @@
 //   w_dot_group(r, g, x) -> f32      x · W[n, 32 g .. 32 g + 32): the two above together, the fast path of
 //                                    the decode kernels (whole groups: K / 32 of them)
 //   W_GROUP_VEC4                     vec4s per quantization group (scales change only at its multiples)
+//   W_NARROW_GROUPS                  whether decode kernels take W by whole groups (w_dot_group) or a vec4 at
+//                                    a time (w_quad): whichever the format runs faster
 
 const W_GROUP_VEC4: u32 = 8u;
+// Decode kernels take W a vec4 at a time (w_quad), not by whole groups: an f32 group has nothing to
+// unpack once, and on SwiftShader the group dot made 1-row decode ~25% slower (see matmul-register.wgsl).
+const W_NARROW_GROUPS: bool = false;
 
 @group(0) @binding(1) var<storage, read> w_data: array<vec4<f32>>;
 

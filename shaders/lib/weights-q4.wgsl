@@ -8,6 +8,8 @@
 // The interface of every lib/weights-*.wgsl is listed in lib/weights-f32.wgsl.
 
 const W_GROUP_VEC4: u32 = 8u;
+// Decode kernels take W by whole groups (w_dot_group): one 16-byte load per 32 weights, nibbles in place.
+const W_NARROW_GROUPS: bool = true;
 
 @group(0) @binding(1) var<storage, read> w_data: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> w_scales: array<u32>;
