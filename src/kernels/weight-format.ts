@@ -5,14 +5,17 @@
 //   format  bytes/weight        data (u32 words per row)      scales (per row)          W[n, k]
 //   f32     4                   K f32                         -                         as stored
 //   f16     2                   K / 2 (pairs)                 -                         as stored (f16)
+//   bf16    2                   K / 2 (pairs)                 -                         as stored (bfloat16)
 //   q8      1 + 4/32 = 1.125    Kp / 4  (4 int8 per word)     Kp / 32 f32                q * scale
 //   q4      0.5 + 4/32 = 0.625  Kp / 8  (8 nibbles per word)  Kp / 32 (f16 scale, f16 min) q * scale + min
 //
 // Groups of QUANT_GROUP = 32 along K (Kp = K rounded up to 32; the padding is stored as q = 0 and never
 // read). q8 is symmetric (llama.cpp Q8_0 with an f32 scale); q4 is asymmetric with a minimum per group
 // (llama.cpp Q4_1), which keeps one-signed groups (embedding rows, after RMSNorm folding) accurate at the
-// cost of 2 more bytes per group than a zero-point-free Q4_0. f16, q8 and q4 need K % 4 == 0 (kernels
-// read 4 values along K at a time); weights with other K stay f32.
+// cost of 2 more bytes per group than a zero-point-free Q4_0. f16, bf16, q8 and q4 need K % 4 == 0
+// (kernels read 4 values along K at a time); weights with other K stay f32. bf16 holds a BF16
+// checkpoint's values as they are (weights/dtype.ts: exact storage), so it is never packed on the GPU;
+// quantizeReference rounds to it (to nearest, ties to even) for tests.
 //
 // Quantization runs on the GPU at load time (quantize.wgsl); quantizeReference() below is the same
 // arithmetic on the host (f32 operations, round half to even) and the tests' source of packed weights.
@@ -23,8 +26,8 @@ import { InternalError } from '../errors';
 import type { Tensor } from '../gpu/tensor';
 import { floatToHalf, halfToFloat } from './f16';
 
-export type WeightFormat = 'f32' | 'f16' | 'q8' | 'q4';
-export const WEIGHT_FORMATS: readonly WeightFormat[] = ['f32', 'f16', 'q8', 'q4'];
+export type WeightFormat = 'f32' | 'f16' | 'bf16' | 'q8' | 'q4';
+export const WEIGHT_FORMATS: readonly WeightFormat[] = ['f32', 'f16', 'bf16', 'q8', 'q4'];
 export type PackedFormat = Exclude<WeightFormat, 'f32'>;
 
 /** Values per quantization group along K. */
@@ -68,7 +71,7 @@ export interface PackedLayout {
 
 export function packedLayout(format: WeightFormat, N: number, K: number): PackedLayout {
   const groups = Math.ceil(K / QUANT_GROUP);
-  const rowWords = format === 'f32' ? K : format === 'f16' ? Math.ceil(K / 2) : format === 'q8' ? groups * 8 : groups * 4;
+  const rowWords = format === 'f32' ? K : format === 'f16' || format === 'bf16' ? Math.ceil(K / 2) : format === 'q8' ? groups * 8 : groups * 4;
   const groupsPerRow = format === 'q8' || format === 'q4' ? groups : 0;
   return { rowWords, dataWords: rowWords * N, groupsPerRow, scaleWords: groupsPerRow * N };
 }
@@ -86,7 +89,7 @@ export function formatSupportsK(format: WeightFormat, K: number): boolean {
 
 export interface PackedHost {
   data: Uint32Array;
-  /** q8: f32 bits; q4: pack2x16float(scale, min); absent for f16. */
+  /** q8: f32 bits; q4: pack2x16float(scale, min); absent for f16 and bf16. */
   scales?: Uint32Array;
 }
 
@@ -99,19 +102,26 @@ function roundHalfEven(v: number): number {
 }
 
 const bitsOf = (v: number) => new Uint32Array(new Float32Array([v]).buffer)[0];
-const floatOf = (bits: number) => new Float32Array(new Uint32Array([bits]).buffer)[0];
+const floatOf = (bits: number) => new Float32Array(new Uint32Array([bits >>> 0]).buffer)[0];
+
+/** The bfloat16 bits nearest to a finite f32 value (ties to even): the top half of its f32 bits, rounded. */
+export function floatToBf16(v: number): number {
+  const bits = bitsOf(v);
+  return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
+}
 
 /** Pack W [N, K] (row-major f32) into `format` exactly as quantize.wgsl does (f32 arithmetic). */
 export function quantizeReference(format: PackedFormat, w: Float32Array, N: number, K: number): PackedHost {
   if (w.length !== N * K) throw new InternalError(`quantizeReference: ${w.length} values for [${N}, ${K}]`);
   const l = packedLayout(format, N, K);
   const data = new Uint32Array(l.dataWords);
-  if (format === 'f16') {
+  if (format === 'f16' || format === 'bf16') {
+    const half = format === 'f16' ? floatToHalf : floatToBf16;
     for (let n = 0; n < N; n++) {
       for (let i = 0; i < l.rowWords; i++) {
         const k = 2 * i;
-        const lo = floatToHalf(w[n * K + k]);
-        const hi = k + 1 < K ? floatToHalf(w[n * K + k + 1]) : 0;
+        const lo = half(w[n * K + k]);
+        const hi = k + 1 < K ? half(w[n * K + k + 1]) : 0;
         data[n * l.rowWords + i] = (lo | (hi << 16)) >>> 0;
       }
     }
@@ -164,9 +174,10 @@ export function dequantizeReference(format: PackedFormat, packed: PackedHost, N:
   for (let n = 0; n < N; n++) {
     for (let k = 0; k < K; k++) {
       let v: number;
-      if (format === 'f16') {
+      if (format === 'f16' || format === 'bf16') {
         const word = packed.data[n * l.rowWords + (k >> 1)];
-        v = halfToFloat(k & 1 ? word >>> 16 : word & 0xffff);
+        const bits = k & 1 ? word >>> 16 : word & 0xffff;
+        v = format === 'f16' ? halfToFloat(bits) : floatOf(bits << 16);
       } else {
         const gi = n * l.groupsPerRow + Math.floor(k / QUANT_GROUP);
         const s = packed.scales![gi];
@@ -194,6 +205,7 @@ export function quantizationBound(format: PackedFormat, groupValues: ArrayLike<n
   }
   const amax = Math.max(Math.abs(lo), Math.abs(hi));
   if (format === 'f16') return amax * 2 ** -11 + 2 ** -25;
+  if (format === 'bf16') return amax * 2 ** -8;
   if (format === 'q8') return (amax / 127) * 0.5 * (1 + 1e-5);
   // q4: half a step of the f16-rounded scale, plus the f16 rounding of the minimum (up to clamping).
   const scale = (hi - lo) / 15;

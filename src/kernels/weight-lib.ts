@@ -4,6 +4,7 @@
 
 import activationSource from '../../shaders/lib/activation.wgsl?raw';
 import f16MathSource from '../../shaders/lib/weights-f16-math.wgsl?raw';
+import bf16Source from '../../shaders/lib/weights-bf16.wgsl?raw';
 import f16Source from '../../shaders/lib/weights-f16.wgsl?raw';
 import f32ScalarSource from '../../shaders/lib/weights-f32-scalar.wgsl?raw';
 import f32Source from '../../shaders/lib/weights-f32.wgsl?raw';
@@ -54,6 +55,8 @@ function formatParts(format: WeightFormat, options: WeightLibOptions): { parts: 
       return options.f16Math
         ? { parts: [f16MathSource, unscaledSource, xPlainSource], enables: ['f16'] }
         : { parts: [f16Source, unscaledSource, mul4Source, xPlainSource, dotRaw4Source], enables: [] };
+    case 'bf16':
+      return { parts: [bf16Source, unscaledSource, mul4Source, xPlainSource, dotRaw4Source], enables: [] };
     case 'q8':
       return { parts: [q8Source, mul4Source, xPlainSource], enables: [] };
     case 'q4':

@@ -15,13 +15,13 @@
 import { CheckpointFormatError, InternalError, MissingTensorError, StoredWeightsMismatchError, TensorShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { isPacked, type Weight } from '../kernels/weight-format';
+import { isPacked, type Weight, type WeightFormat } from '../kernels/weight-format';
 import type { ModelConfig } from './config';
 import { checkCheckpointFileName } from '../io/checkpoint-path';
 import { openSafetensors, type SafetensorsHeader } from './safetensors';
 import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
-import { computePrecisionFor, formatFor, resolveDtype, type ComputePrecision, type DtypeOption, type DtypePlan } from './weights/dtype';
+import { computePrecisionFor, formatFor, resolveDtype, storageFormatFor, type ComputePrecision, type DtypeOption, type DtypePlan } from './weights/dtype';
 import { allocateWeight, entryFor, WeightWriter } from './weights/gpu-weights';
 import { blake3Hex, readStoredCopy, STORED_COPY_VERSION, storedCopyKey, writeStoredCopy, type StoredEntry, type StoredHeader, type TensorSum } from './weights/stored-copy';
 import type { WeightStore } from './weights/store';
@@ -162,15 +162,23 @@ export async function loadWeights(
     checkpoint: full.checkpoint.filter((t) => selects(selection, t.target)),
     aliases: Object.fromEntries(Object.entries(full.aliases).filter(([k]) => selects(selection, k))),
   };
-  const formats = new Map(layout.gpu.map((w) => [w.key, formatFor(plan, w)]));
-  const f16Math = [...formats.values()].includes('f16') && options.compute !== undefined && computePrecisionFor(gpu, options.compute) === 'f16';
+  const f16Math = layout.gpu.some((w) => formatFor(plan, w) === 'f16') && options.compute !== undefined && computePrecisionFor(gpu, options.compute) === 'f16';
   const byFile = await planFiles(source, layout.checkpoint);
   const weights = new Map<string, Weight>();
+  const formats = new Map<string, WeightFormat>();
   const buffers: GPUBuffer[] = [];
   let sizeBytes = 0;
-  const allocate = () => {
+  const partsOf = new Map<string, CheckpointTensorSpec[]>();
+  for (const t of layout.checkpoint) partsOf.set(t.target, [...(partsOf.get(t.target) ?? []), t]);
+  // Each GPU weight is allocated with the first file that holds one of its tensors, once that file's
+  // header has told their dtypes (an f32 matrix of BF16 tensors is stored as bf16: weights/dtype.ts).
+  const allocate = (header: SafetensorsHeader) => {
     for (const w of layout.gpu) {
-      const a = allocateWeight(gpu, { key: w.key, shape: w.shape, format: formats.get(w.key)!, f16Math });
+      const parts = partsOf.get(w.key) ?? [];
+      if (weights.has(w.key) || !parts.some((p) => header.tensors.has(p.name))) continue;
+      const format = storageFormatFor(plan, w, parts.map((p) => header.tensors.get(p.name)?.dtype));
+      const a = allocateWeight(gpu, { key: w.key, shape: w.shape, format, f16Math });
+      formats.set(w.key, format);
       weights.set(w.key, a.weight);
       buffers.push(...a.buffers);
       sizeBytes += a.sizeBytes;
@@ -196,11 +204,12 @@ export async function loadWeights(
       );
       try {
         checkHeader(file, st.header, specs);
-        if (weights.size === 0) allocate();
+        allocate(st.header);
         const entries = specs.map((s) =>
           entryFor(s.name, s.target, shapes.get(s.target)!, s.offsetElems, s.shape.reduce((a, b) => a * b, 1), formats.get(s.target)!),
         );
-        const packed = entries.some((e) => e.format !== 'f32');
+        // Stored copies are for formats packed at load (f16, q8, q4); f32 and bf16 hold the file's values.
+        const packed = entries.some((e) => e.format !== 'f32' && e.format !== 'bf16');
         const store = packed ? options.store : undefined;
         let header: StoredHeader | undefined;
         if (store) {
@@ -223,7 +232,8 @@ export async function loadWeights(
           status[file] = 'not stored';
         }
         const byName = new Map(entries.map((e) => [e.name, e]));
-        const packedTotal = entries.filter((e) => e.format !== 'f32').reduce((a, e) => a + e.rows * e.K * 4, 0);
+        const isPacking = (e: StoredEntry) => e.format !== 'f32' && e.format !== 'bf16';
+        const packedTotal = entries.filter(isPacking).reduce((a, e) => a + e.rows * e.K * 4, 0);
         let packedDone = 0;
         const tensorSums: TensorSum[] = [];
         for await (const { info, bytes } of st.tensors) {
@@ -232,7 +242,7 @@ export async function loadWeights(
           await writer.writeTensor(weights.get(entry.target)!, entry, info, bytes, file);
           const sum = await options.tensorDigest?.addBytes(info, bytes);
           if (sum !== undefined) tensorSums.push({ name: info.name, dtype: info.dtype, shape: info.shape, sum });
-          if (entry.format !== 'f32') {
+          if (isPacking(entry)) {
             packedDone += entry.rows * entry.K * 4;
             onProgressSafe(options.onProgress, { phase: 'quantize', file, loadedBytes: packedDone, totalBytes: packedTotal });
           }

@@ -52,7 +52,7 @@ describe('matmul', () => {
     it(`register-narrow ${M} rows x 41 x 100 +bias against the reference`, () =>
       expectCasePasses(gpu(), matmulCase({ M, N: 41, K: 100 }, { plan: 'register-narrow', bias: true })));
   }
-  for (const format of ['f32', 'f16', 'q8', 'q4'] as const) {
+  for (const format of ['f32', 'f16', 'bf16', 'q8', 'q4'] as const) {
     for (const [M, K] of [[2, 100], [3, 64], [4, 36], [8, 132]] as const) {
       it(`register-narrow ${format} ${M} rows: each row = that row alone (K=${K})`, () =>
         expectCasePasses(gpu(), matmulRowsCase({ M, N: 37, K }, { format, bias: true, activation: M === 4 ? 'silu' : 'none' })));

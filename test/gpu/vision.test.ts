@@ -111,7 +111,7 @@ describe('patch-embed', () => {
     expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 2, height: 9, width: 6, patch: 3, outDim: 5 })));
   it('patch 14 over a tile that is not a whole number of patches (the last 2 / 4 pixels unused)', () =>
     expectCasePasses(gpu(), patchEmbedCase({ batch: 2, channels: 3, height: 30, width: 46, patch: 14, outDim: 24 })));
-  for (const format of ['f16', 'q8', 'q4'] as const) {
+  for (const format of ['f16', 'bf16', 'q8', 'q4'] as const) {
     it(`patch 14 with ${format} weights (K = 588)`, () =>
       expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 42, width: 28, patch: 14, outDim: 40 }, { format })));
   }

@@ -21,6 +21,8 @@ import { expectCasePasses, useGpu } from './gpu';
 
 const gpu = useGpu();
 const PACKED: readonly PackedFormat[] = ['f16', 'q8', 'q4'];
+/** Every format kernels read besides f32: the packed ones and bf16 (a BF16 checkpoint's values, never packed here). */
+const READ: readonly PackedFormat[] = [...PACKED, 'bf16'];
 
 describe('quantize (load-time packing on the GPU)', () => {
   // The self-check's case (doctor, the demo page): every value within its group's rounding bound.
@@ -99,7 +101,7 @@ describe('matmul with packed weights (every plan, every format)', () => {
     { M: 17, N: 33, K: 64 },
     { M: 70, N: 65, K: 132 },
   ];
-  for (const format of PACKED) {
+  for (const format of READ) {
     for (const plan of ['register-wide', 'register-narrow', 'workgroup', 'gemv'] as const) {
       for (const shape of ragged) {
         if (plan === 'gemv' && shape.M > 8) continue;
@@ -132,7 +134,7 @@ describe('gemv (split-K decode rows for the workgroup variant)', () => {
 });
 
 describe('embedding gather from packed tables', () => {
-  for (const format of PACKED) {
+  for (const format of READ) {
     for (const wg of [32, 64, 256]) {
       it(`${format} WG=${wg}, a bad id flagged`, () =>
         expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 7, vocab: 50, dim: 36 }, { format, workgroupSize: wg, badId: true })));

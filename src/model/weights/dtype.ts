@@ -3,6 +3,9 @@
 //
 //   dtype: 'f32' | 'f16' | 'q8' | 'q4'           every weight matrix of the model
 //          { vision?: ..., text?: ... }           per part (vision tower + connector / decoder + LM head)
+//   'f32' means f32 values, stored exactly: a matrix whose checkpoint tensors are all BF16 keeps them as
+//   bf16 (its f32 values are those bf16 values, so nothing is rounded), in half the memory and with half
+//   the loads per weight; F32 and F16 tensors are stored as f32.
 //   Only 2-D weights the kernels read through lib/weights-*.wgsl are packed (linear layers, the patch
 //   embedding, the position and token embedding tables, the LM head); norms and biases stay f32, and so
 //   does any matrix whose row length K is not a multiple of 4 (the packed formats read 4 values at once).
@@ -15,8 +18,9 @@ import type { GpuContext } from '../../gpu/context';
 import { formatSupportsK, WEIGHT_FORMATS, type WeightFormat } from '../../kernels/weight-format';
 import type { GpuWeightSpec } from '../weight-layout';
 
-export type WeightDtype = WeightFormat;
-export const WEIGHT_DTYPES = WEIGHT_FORMATS;
+/** What a caller may ask for; bf16 is a storage format only (exact storage of BF16 tensors under 'f32'). */
+export type WeightDtype = Exclude<WeightFormat, 'bf16'>;
+export const WEIGHT_DTYPES: readonly WeightDtype[] = WEIGHT_FORMATS.filter((f): f is WeightDtype => f !== 'bf16');
 
 export type DtypeOption = WeightDtype | { vision?: WeightDtype; text?: WeightDtype };
 
@@ -73,11 +77,21 @@ export function partOf(gpuKey: string): 'vision' | 'text' {
   return gpuKey.startsWith('vision.') || gpuKey === 'connector.w' ? 'vision' : 'text';
 }
 
-/** The storage format of one GPU weight under `plan`. */
-export function formatFor(plan: DtypePlan, spec: GpuWeightSpec): WeightFormat {
+/** The storage format of one GPU weight under `plan`, before the checkpoint's dtypes are known. */
+export function formatFor(plan: DtypePlan, spec: GpuWeightSpec): WeightDtype {
   if (spec.shape.length !== 2) return 'f32';
   const format = plan[partOf(spec.key)];
   return formatSupportsK(format, spec.shape[1]) ? format : 'f32';
+}
+
+/**
+ * The storage format of one GPU weight, given the safetensors dtypes of the checkpoint tensors that fill
+ * it (undefined where not known yet): an f32 matrix filled only by BF16 tensors is stored as bf16 (exact).
+ */
+export function storageFormatFor(plan: DtypePlan, spec: GpuWeightSpec, partDtypes: readonly (string | undefined)[]): WeightFormat {
+  const format = formatFor(plan, spec);
+  if (format !== 'f32' || spec.shape.length !== 2 || !formatSupportsK('bf16', spec.shape[1])) return format;
+  return partDtypes.length > 0 && partDtypes.every((d) => d === 'BF16') ? 'bf16' : 'f32';
 }
 
 /** A short name for reports: 'q4', or 'vision f16 / text q4'. */

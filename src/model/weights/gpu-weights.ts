@@ -2,6 +2,8 @@
 // that fill it, from checkpoint bytes or from a stored copy. Packing happens here, on the GPU:
 //
 //   checkpoint tensor (F32/F16/BF16 bytes) ─► f32 target:  widened on the host, written as it is
+//                                          ─► bf16 target: BF16 bytes written as they are (only BF16
+//                                                          tensors get one: exact storage)
 //                                          ─► f16 target:  F16 bytes written as they are; others are
 //                                                          widened, staged, packed by quantize.wgsl
 //                                          ─► q8/q4:       widened, staged in chunks of rows, quantized
@@ -18,7 +20,7 @@ import type { Tensor } from '../../gpu/tensor';
 import { submitDispatches } from '../../kernels/dispatch';
 import { prepareQuantize } from '../../kernels/quantize';
 import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
-import { checkFiniteHalfWeights, checkFiniteWeights } from '../weight-checks';
+import { checkFiniteBf16Weights, checkFiniteHalfWeights, checkFiniteWeights } from '../weight-checks';
 import { toFloat32, type TensorInfo } from '../safetensors';
 import type { StoredEntry } from './stored-copy';
 
@@ -119,6 +121,13 @@ export class WeightWriter {
     if (entry.format === 'f16' && info.dtype === 'F16') {
       checkFiniteHalfWeights(bytes, info.name, file);
       this.writeBytes(target, entry, bytes); // already f16, in the packed order (pairs little-endian)
+      return;
+    }
+    if (entry.format === 'bf16') {
+      // Chosen only for BF16 tensors (weights/dtype.ts, exact storage): the bytes are the packed order.
+      if (info.dtype !== 'BF16') throw new InternalError(`weight ${entry.target}: bf16 storage chosen for ${info.name}, which is ${info.dtype}`);
+      checkFiniteBf16Weights(bytes, info.name, file);
+      this.writeBytes(target, entry, bytes);
       return;
     }
     const values = toFloat32(info, bytes);
