@@ -7,7 +7,8 @@
 //   prefill chunk  the prompt's first min(promptTokens, maxTokensPerStep) tokens as one step of a scratch
 //                  sequence; its image rows take the profiled tile's embeddings, repeated for every tile
 //                  (a kernel's time does not depend on the values).
-//   decode step    one greedy token right after that chunk.
+//   decode step    one greedy token right after that chunk; and, with decodePositions, one at each of those
+//                  positions (the scratch sequence's blocks grow to reach it), also as whole-step wall time.
 //
 // Each phase runs once untimed and then once timed, so first-use costs (pipeline compiles for a new row
 // bucket, first touches of buffers) stay out of the table. The scratch sequence's KV blocks are freed after
@@ -15,7 +16,7 @@
 // prefix block only when no uncached block is free, as any sequence's would). The engine runs this only while no
 // request is in flight (engine.ts), since a step's buffers are shared.
 
-import { KvCacheFullError } from '../errors';
+import { InvalidRequestError, KvCacheFullError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { adapterName } from '../gpu/adapter-info';
 import { DispatchTimer } from '../kernels/dispatch-timer';
@@ -28,10 +29,12 @@ import { chunkMediaRows } from './media-rows';
 import type { MediaPolicy } from './media-options';
 import { toProcessorMessages } from './message-images';
 import { summarizePhase } from './profile-report';
-import type { ChatContentPart, ProfileOptions, ProfilePhase, ProfileReport } from './types';
+import type { ChatContentPart, DecodeAtPosition, ProfileOptions, ProfilePhase, ProfileReport } from './types';
 
 /** Scratch sequence id: requests count from 1 and the warm-up uses -1. */
 const PROFILE_SEQ = -2;
+/** Whole decode steps timed per position of ProfileOptions.decodePositions (the median is reported). */
+const DECODE_POSITION_RUNS = 5;
 
 export const DEFAULT_PROFILE_PROMPT = 'Can you describe this image?';
 
@@ -61,6 +64,7 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
   content.push({ type: 'text', text: options.prompt ?? DEFAULT_PROFILE_PROMPT });
   const prepared = await processor.prepare(await toProcessorMessages([{ role: 'user', content }], deps.mediaPolicy));
   const phases: ProfilePhase[] = [];
+  const decodeAtPositions: DecodeAtPosition[] = [];
   const notes: string[] = [];
   // One timer for the three phases (one timestamp quantum); each phase is the slice of timings it added.
   const timer = new DispatchTimer(gpu, options.timing);
@@ -131,6 +135,22 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
     await lm.step(decode);
     const decodeTimings = await timed(() => lm.step(decode, { timer }));
     phases.push(summarizePhase('decode-step', `1 token at position ${T}, greedy head over ${config.text.vocabSize} logits`, decodeTimings));
+    for (const position of options.decodePositions ?? []) {
+      if (!Number.isInteger(position) || position < 1 || position >= lm.maxBlocksPerSeq * kv.blockSize) {
+        throw new InvalidRequestError('profile option decodePositions', position, `each must be an integer from 1 to ${lm.maxBlocksPerSeq * kv.blockSize - 1} (the context limit).`);
+      }
+      if (!kv.allocate(PROFILE_SEQ, position + 1)) throw new KvCacheFullError(kv.blocksFor(position + 1), kv.pool.numFree, kv.blockSize);
+      const at = flattenBatch([seq(position, Uint32Array.of(next), true)], lm.maxBlocksPerSeq, hidden);
+      await lm.step(at);
+      const runsMs: number[] = [];
+      for (let i = 0; i < DECODE_POSITION_RUNS; i++) {
+        const t0 = performance.now();
+        await lm.step(at);
+        runsMs.push(performance.now() - t0);
+      }
+      decodeAtPositions.push({ position, stepMs: [...runsMs].sort((a, b) => a - b)[Math.floor(runsMs.length / 2)], runsMs });
+      phases.push(summarizePhase('decode-step', `1 token at position ${position} (decodePositions)`, await timed(() => lm.step(at, { timer }))));
+    }
   } finally {
     kv.free(PROFILE_SEQ);
   }
@@ -145,6 +165,7 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
     kernelVariant: gpu.kernelVariant,
     dtype: describeDtype(model.weights.dtype),
     phases,
+    ...(options.decodePositions ? { decodeAtPositions } : {}),
     notes,
   };
 }

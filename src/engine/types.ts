@@ -256,6 +256,21 @@ export interface ProfileOptions {
   prompt?: string;
   /** Force a timing method (default: 'timestamp-query' when the device has it). */
   timing?: ProfileTiming;
+  /**
+   * Also time one decode step at each of these positions (a step's attention reads every earlier key, so
+   * its cost grows with the context): each as a profiled phase and as the wall time of whole steps
+   * (ProfileReport.decodeAtPositions). The scratch sequence's KV holds whatever the pool's blocks held;
+   * the time does not depend on the values.
+   */
+  decodePositions?: readonly number[];
+}
+
+/** A decode step's wall time at one position: the median of a few whole steps, no per-dispatch timing. */
+export interface DecodeAtPosition {
+  position: number;
+  /** Median over the runs, ms. */
+  stepMs: number;
+  runsMs: number[];
 }
 
 /** One kernel kind in a profiled phase. */
@@ -299,5 +314,7 @@ export interface ProfileReport {
   /** Weight storage of the text and vision parts, e.g. 'f32' or 'vision f16, text q4'. */
   dtype: string;
   phases: ProfilePhase[];
+  /** ProfileOptions.decodePositions, each one's whole-step wall time. */
+  decodeAtPositions?: DecodeAtPosition[];
   notes: string[];
 }
