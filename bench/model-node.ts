@@ -14,7 +14,7 @@ import type { WeightDtype } from '../src/model/weights/dtype';
 import { DirWeightStore } from '../src/model/weights/store-node';
 import { BENCH_ENCODER_OPTIONS, describeEncoderOptions } from './model-engine-options';
 import { measureAccuracy } from './model-dtypes';
-import { measureOurs, profileOurs } from './model-ours';
+import { measureContextCost, measureOurs, profileOurs } from './model-ours';
 import { BENCH_IMAGE } from './model-request';
 import type { OursFigures, Skipped } from './model-result';
 
@@ -73,6 +73,7 @@ async function runDtype(o: NodeRunOptions, dtype: WeightDtype, weightCacheDir: s
       log: o.log,
     };
     figures = await measureOurs(engine, run);
+    figures.contextCost = await measureContextCost(engine, run);
     if (o.profile) figures.profile = await profileOurs(engine, run);
   } finally {
     engine.destroy();

@@ -13,7 +13,7 @@
 import type { Engine } from '../src/engine/engine';
 import type { ProfileReport, TesseraInfo } from '../src/engine/types';
 import { BENCH_PROMPT, BENCH_SAMPLING, benchMessages } from './model-request';
-import type { OursFigures, RequestFigures, Skipped } from './model-result';
+import type { ContextCost, OursFigures, RequestFigures, Skipped } from './model-result';
 import { pngVariant } from './png-variant';
 
 export interface OursRun {
@@ -149,6 +149,33 @@ export async function profileOurs(engine: Engine, run: Pick<OursRun, 'env' | 'dt
     return report;
   } catch (e) {
     const skipped = { skipped: `profile failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
+    run.log(`ours (${run.env}, ${run.dtype}) ${skipped.skipped}`);
+    return skipped;
+  }
+}
+
+/** Positions of the context-cost figure: a decode step early in a chat and one ~1,000 tokens in. */
+export const CONTEXT_POSITIONS = [50, 1000] as const;
+
+/**
+ * What a decode step costs deeper in the context: engine.profile()'s whole-step wall time (median of 5)
+ * at positions 50 and 1000 of a scratch sequence. Run after the memory figures are taken (the scratch
+ * sequence's 1,000 tokens grow the KV cache).
+ */
+export async function measureContextCost(engine: Engine, run: Pick<OursRun, 'env' | 'dtype' | 'log'>): Promise<ContextCost | Skipped> {
+  try {
+    const report = await engine.profile({ prompt: BENCH_PROMPT, decodePositions: [...CONTEXT_POSITIONS] });
+    const [short, long] = report.decodeAtPositions ?? [];
+    const attention = (position: number) =>
+      report.phases.find((p) => p.name === 'decode-step' && p.description.startsWith(`1 token at position ${position} (`))?.rows.find((r) => r.kind === 'paged-attention')?.ms ?? null;
+    const cost: ContextCost = { short, long, ratio: long.stepMs / short.stepMs, attentionMs: { short: attention(short.position), long: attention(long.position) } };
+    run.log(
+      `ours (${run.env}, ${run.dtype}) decode step at position ${short.position}: ${short.stepMs.toFixed(1)} ms, at ${long.position}: ` +
+        `${long.stepMs.toFixed(1)} ms (${cost.ratio.toFixed(3)}x); paged attention ${cost.attentionMs.short?.toFixed(1)} -> ${cost.attentionMs.long?.toFixed(1)} ms`,
+    );
+    return cost;
+  } catch (e) {
+    const skipped = { skipped: `context cost failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
     run.log(`ours (${run.env}, ${run.dtype}) ${skipped.skipped}`);
     return skipped;
   }

@@ -13,7 +13,7 @@ import { UrlSource } from '../src/io/model-source';
 import type { WeightDtype } from '../src/model/weights/dtype';
 import { GpuProbe } from './gpu-probe';
 import { BENCH_ENCODER_OPTIONS, describeEncoderOptions } from './model-engine-options';
-import { measureOurs, profileOurs } from './model-ours';
+import { measureContextCost, measureOurs, profileOurs } from './model-ours';
 import { runPeer } from './model-peer';
 import type { BenchInput } from './model-request';
 import type { BrowserFigures, OursFigures, PeerFigures, Skipped } from './model-result';
@@ -83,6 +83,7 @@ async function runOurs(modelUrl: string, image: Uint8Array, tokens: number, reps
       log,
     });
     figures.probePeakGpuBytes = probe.snapshot().peakBytes;
+    figures.contextCost = await measureContextCost(engine, { env: 'browser', dtype, log });
     if (profile) figures.profile = await profileOurs(engine, { env: 'browser', dtype, image, log });
     return figures;
   } finally {

@@ -2,6 +2,7 @@
 // prints the JSON line itself.
 
 import { formatProfileReport } from '../src/engine/profile-report';
+import { oneRequestFigures, type BaselineComparison } from './model-baseline';
 import { isSkipped, type ModelBenchResult, type OursFigures, type PeerFigures, type Skipped } from './model-result';
 
 const MiB = 2 ** 20;
@@ -106,6 +107,69 @@ export function computeGoals(byDtype: Record<string, OursFigures | Skipped>): Mo
     q8Decode: goal('q8 decode tokens/s >= 1.5x f32', r.q8?.decodeTokensPerSecond, (v) => v >= 1.5),
     q4WeightMemory: goal('q4 GPU weight memory <= 35% of f32', r.q4?.weightBytes, (v) => v <= 0.35),
   };
+}
+
+type Goal = ModelBenchResult['goals'][string];
+
+const ratioOf = (c: OursFigures['contextCost']) => (c && !isSkipped(c) ? c.ratio : undefined);
+
+function goal(text: string, measured: number | null | undefined, ok: (v: number) => boolean): Goal {
+  return { goal: text, measured: measured ?? null, met: measured === null || measured === undefined ? null : ok(measured) };
+}
+
+/** The speed and memory goals of one request against the peer and the baseline (browser figures). */
+export function computeRunGoals(r: ModelBenchResult): ModelBenchResult['goals'] {
+  const ours = oneRequestFigures(r as unknown as Record<string, unknown>);
+  const base = r.baseline && !isSkipped(r.baseline) ? r.baseline : undefined;
+  const browserOurs = get(r.browser, (b) => get(b.ours, (o) => o));
+  return {
+    decode: goal(`one request's decode tokens/s (${ours?.env ?? 'browser'}, median of its greedy requests) >= 4.5`, ours?.decodeTokensPerSecond, (v) => v >= 4.5),
+    decodeVsBaseline: goal(`decode tokens/s >= 1.15x the baseline tree's${base ? ` (${base.ref})` : ' (--baseline)'}`, base?.ratios.decodeTokensPerSecond, (v) => v >= 1.15),
+    peakMemoryVsPeer: goal('peak GPU memory <= 1.0x transformers.js (peer bytes / ours >= 1)', r.ratios.peakGpuMemory, (v) => v >= 1),
+    visionWarmVsPeer: goal('vision tile >= 12x transformers.js, warm', r.ratios.encodePerTile_warm, (v) => v >= 12),
+    visionColdVsPeer: goal('vision tile >= 10x transformers.js, cold (first request: pipeline compiles)', r.ratios.encodePerTile_cold, (v) => v >= 10),
+    decodeAtLongContext: goal(
+      'a decode step at position ~1000 <= 1.1x one at position ~50 (step ms ratio)',
+      ratioOf(browserOurs?.contextCost) ?? ratioOf(isSkipped(r.node) ? undefined : r.node.contextCost),
+      (v) => v <= 1.1,
+    ),
+  };
+}
+
+function formatGoals(r: ModelBenchResult): string[] {
+  const rows = Object.values(r.goals).map((g) => [g.goal, g.measured === null ? '-' : g.measured.toFixed(2), g.met === null ? 'not measured' : g.met ? 'MET' : 'MISSED']);
+  return rows.length === 0 ? [] : ['Goals (measured on this machine in this run):', table(['goal', 'measured', ''], rows), ''];
+}
+
+function formatBaseline(c: BaselineComparison | Skipped | undefined): string[] {
+  if (!c) return [];
+  if (isSkipped(c)) return [`Baseline: ${c.skipped}`, ''];
+  const b = c.baseline;
+  const o = c.current;
+  const row = (label: string, v: (x: NonNullable<typeof b>) => number | null, digits: number, ratio: number | null) => [
+    label,
+    b ? f(v(b) ?? undefined, digits) : '-',
+    o ? f(v(o) ?? undefined, digits) : '-',
+    ratio === null ? '' : `${ratio.toFixed(2)}x`,
+  ];
+  const R = c.ratios;
+  return [
+    `Baseline ${c.ref} (${c.sha.slice(0, 12)}), run first in this invocation (${c.seconds.toFixed(0)} s), ${o?.env ?? ''}; ratio > 1 = this tree better:`,
+    table(
+      ['figure', 'baseline', 'this tree', 'ratio'],
+      [
+        row('load (s)', (x) => (x.loadMs === null ? null : x.loadMs / 1000), 1, R.load),
+        row('vision encode, ms per tile (warm)', (x) => x.encodeMsPerTileWarm, 0, R.encodePerTileWarm),
+        row('vision encode, ms per tile (cold)', (x) => x.encodeMsPerTileCold, 0, R.encodePerTileCold),
+        row('TTFT warm (ms)', (x) => x.ttftWarmMs, 0, R.ttftWarm),
+        row('TTFT cold (ms)', (x) => x.ttftColdMs, 0, R.ttftCold),
+        row('TTFT, same image again (ms)', (x) => x.ttftCacheHitMs, 0, R.ttftCacheHit),
+        row('decode tokens/s (median: cold, warm, cache hit)', (x) => x.decodeTokensPerSecond, 2, R.decodeTokensPerSecond),
+        row('peak GPU memory (MiB)', (x) => (x.peakGpuBytes === null ? null : x.peakGpuBytes / MiB), 0, R.peakGpuMemory),
+      ],
+    ),
+    '',
+  ];
 }
 
 function formatDtypes(r: ModelBenchResult): string[] {
@@ -243,6 +307,11 @@ export function formatModelReport(r: ModelBenchResult): string {
     const q = r.sampling.sampledOverGreedyDecode;
     add('  sampled ÷ greedy decode tokens/s (goal >= 0.91: sampling costs <= 10%)', cost(q.node), cost(q.browser), '-', '');
   }
+  const ctx = (o: OursFigures | undefined) => {
+    const c = o?.contextCost;
+    return !c ? '-' : isSkipped(c) ? 'failed' : `${f(c.short.stepMs, 0)} -> ${f(c.long.stepMs, 0)} (${c.ratio.toFixed(2)}x)`;
+  };
+  add('decode step ms at position 50 -> 1000 (median of 5 whole steps)', ctx(node), ctx(ours), '-', '');
   add('request total (ms)', f(node?.warm.totalMs), f(ours?.warm.totalMs), f(peer?.totalMs), '');
   add('peak GPU memory (MiB)', f(node && node.peakGpuBytes / MiB), f(ours && ours.peakGpuBytes / MiB), f(peer && peer.peakGpuBytes / MiB), ratio(R.peakGpuMemory));
   add('dispatches / decode token', f(node?.decodeStep.numDispatches), f(ours?.decodeStep.numDispatches), f(peer?.decodeStep.numDispatches, 1), ratio(R.dispatchesPerDecodeToken));
@@ -254,6 +323,8 @@ export function formatModelReport(r: ModelBenchResult): string {
   out.push(table(['figure', 'ours Node', 'ours browser', 'peer browser', 'ours/peer'], rows));
   out.push('');
   out.push(...formatProfiles(node, ours));
+  out.push(...formatBaseline(r.baseline));
+  out.push(...formatGoals(r));
   for (const o of [node, ours]) {
     if (!o?.peakGpuByArea) continue;
     const areas = Object.entries(o.peakGpuByArea).sort((a, b) => b[1] - a[1]);

@@ -76,6 +76,18 @@ export interface OursFigures {
    * figures above were taken): GPU time per kernel kind for one vision tile, one prefill chunk, one decode step.
    */
   profile?: import('../src/engine/types').ProfileReport | Skipped;
+  /** A decode step at position ~50 and ~1000 (model-ours.ts measureContextCost). */
+  contextCost?: ContextCost | Skipped;
+}
+
+/** Whole decode steps at two positions of one sequence: what the context's length costs a step. */
+export interface ContextCost {
+  short: import('../src/engine/types').DecodeAtPosition;
+  long: import('../src/engine/types').DecodeAtPosition;
+  /** long.stepMs / short.stepMs */
+  ratio: number;
+  /** Paged attention's GPU ms in each step (timed per dispatch), or null when the profile did not list it. */
+  attentionMs: { short: number | null; long: number | null };
 }
 
 /** transformers.js in the browser (one cold request: its vision encoder alone takes minutes on SwiftShader). */
@@ -170,6 +182,10 @@ export interface ModelBenchResult {
   /** ours / peer: > 1 means ours is faster (times: peer ms / ours ms; rates: ours / peer). */
   ratios: Record<string, number | null>;
   tokenAgreement: Record<string, boolean | null>;
+  /** --baseline=<ref>: the same suite on that tree, run first in the same invocation (model-baseline.ts). */
+  baseline?: import('./model-baseline').BaselineComparison | Skipped;
+  /** The speed and memory goals on this machine, each with its measured figure and whether it was met. */
+  goals: Record<string, { goal: string; measured: number | null; met: boolean | null }>;
   machine: { cpus: number; loadAverageAtStart: number[]; loadAverageAtEnd: number[] };
   totalSeconds: number;
 }

@@ -15,6 +15,8 @@
 //        --dtypes=f32,f16,q8,q4 (Node; default all)  --browser-dtypes=f32 (default f32: each dtype in the
 //        browser is another ~5 minutes here)  --no-accuracy (skip the dtypes' accuracy against f32)
 //        --no-profile (skip engine.profile(): per-kernel-kind GPU time, printed beside the tables)
+//        --baseline=<git-ref> (the same request on that tree first, in a worktree under .cache/baseline/,
+//        printed beside this tree's figures with ratios: a change measured against the tree before it)
 
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -24,11 +26,13 @@ import { chromium, type Browser, type ConsoleMessage } from 'playwright-core';
 import { createServer, type ViteDevServer } from 'vite';
 import { chromiumLaunchOptions } from '../scripts/chromium';
 import { BENCH_LONGEST_EDGE, BENCH_MODEL_DIR, ensureBenchModel } from '../scripts/make-bench-model';
+import { runBaseline } from './harness/baseline';
+import { compareWithBaseline } from './model-baseline';
 import { ensureOnnxExport } from './model-export';
 import { writeBenchInput } from './model-inputs';
 import { resolveDtype, type WeightDtype } from '../src/model/weights/dtype';
 import type { NodeRunOptions, NodeRunResult } from './model-node';
-import { computeAgreement, computeDtypeRatios, computeGoals, computeRatios, formatModelReport, sampledOverGreedy } from './model-report';
+import { computeAgreement, computeDtypeRatios, computeGoals, computeRatios, computeRunGoals, formatModelReport, sampledOverGreedy } from './model-report';
 import { BENCH_SAMPLING } from './model-request';
 import { isSkipped, type BrowserFigures, type ExportFigures, type ModelBenchResult, type OursFigures, type Skipped } from './model-result';
 
@@ -52,6 +56,7 @@ interface Args {
   ownPixels: boolean;
   forceExport: boolean;
   timeoutMs: number;
+  baseline: string | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -71,6 +76,7 @@ function parseArgs(argv: string[]): Args {
     ownPixels: argv.includes('--peer-own-pixels'),
     forceExport: argv.includes('--force-export'),
     timeoutMs: Number(value('timeout-min') ?? 90) * 60_000,
+    baseline: value('baseline'),
   };
   if (!Number.isInteger(args.tokens) || args.tokens < 2) throw new BenchError(`--tokens must be an integer >= 2, got ${value('tokens')}`);
   if (!Number.isInteger(args.reps) || args.reps < 1) throw new BenchError(`--reps must be a positive integer, got ${value('reps')}`);
@@ -184,6 +190,21 @@ async function main(): Promise<void> {
     referenceTokens = null; // no export yet: nothing to compare with
   }
 
+  // The baseline first: the same request on the other tree (its own bench model, no peer), so that both
+  // run in the same hour on the same machine.
+  let baseline: Awaited<ReturnType<typeof runBaseline<Record<string, unknown>>>> | { skipped: string } | undefined;
+  if (args.baseline) {
+    const passOn = [`--tokens=${args.tokens}`, `--reps=${args.reps}`, '--no-peer', '--no-profile', `--dtypes=f32`, '--no-accuracy'];
+    if (!args.node) passOn.push('--no-node');
+    if (!args.browser) passOn.push('--no-browser');
+    try {
+      baseline = await runBaseline<Record<string, unknown>>(repoRoot, args.baseline, 'bench:model', passOn, log);
+    } catch (e) {
+      baseline = { skipped: `baseline failed: ${errorText(e)}` };
+      log(baseline.skipped);
+    }
+  }
+
   const { server, url } = await startServer(join(BENCH_MODEL_DIR, '..'));
   let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
   let browser: BrowserFigures | Skipped = { skipped: 'not requested (--no-browser)' };
@@ -254,9 +275,12 @@ async function main(): Promise<void> {
       goals: computeGoals(nodeRun.byDtype),
     },
     tokenAgreement: computeAgreement(partial),
+    goals: {},
     machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() },
     totalSeconds: (Date.now() - started) / 1000,
   };
+  if (baseline) result.baseline = 'skipped' in baseline ? baseline : compareWithBaseline(result, baseline);
+  result.goals = computeRunGoals(result);
   console.log('');
   console.log(formatModelReport(result));
   console.log(`Total time: ${result.totalSeconds.toFixed(1)} s`);
