@@ -5,7 +5,8 @@
 //
 //   key k of sequence s  ->  slot = blockTables[s, k / blockSize] * blockSize + k % blockSize
 //
-// One invocation per (token, query head) streams the keys with an online softmax (lib/online-softmax.wgsl),
+// The 'stream' plan: one invocation per (token, query head) streams the keys with an online softmax
+// (lib/online-softmax.wgsl),
 // 4 at a time; kv head = query head / (numHeads / numKvHeads). Any head_dim D (multiple of 4): `Head` and
 // the head_* functions are generated for D by src/kernels/attention-head.ts and prepended, reading Q from
 // `qkv`, K from `kCache`, V from `vCache` and writing `out`. The keys of this step must already be in
@@ -37,11 +38,7 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(7) var<uniform> p: Params;
 
-/** First vec4 of key/value k (of kv head kvh) of the sequence whose block table starts at `table`. */
-fn kv_base(table: u32, k: u32, kvh: u32) -> u32 {
-  let slot = blockTables[table + k / p.blockSize] * p.blockSize + k % p.blockSize;
-  return (slot * p.numKvHeads + kvh) * HEAD_VEC4;
-}
+// kv_base(table, k, kvh): lib/paged-kv.wgsl, appended by src/kernels/paged-attention.ts.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -4,15 +4,50 @@
 //   out: [numTokens, numHeads * headDim] f32
 // Any head_dim that is a multiple of 4 up to MAX_HEAD_DIM (SmolVLM 64, Idefics3-8B 128); the head code is
 // generated for it (attention-head.ts) and prepended with lib/online-softmax.wgsl.
+//
+// Two plans; every step of a model uses the same one, so a row's result does not depend on the step it
+// runs in (a decode row alone or beside a prefill chunk gives the same token):
+//   split   (default) paged-attention-split.wgsl + paged-attention-combine.wgsl: a row's keys cut into at
+//           most MAX_SPLITS runs (lib/paged-splits.wgsl), one invocation per (run, row, kv head, group of
+//           query heads), the query heads of a kv head sharing each K/V load, then the runs merged. A
+//           decode step's few rows fill the device and its cost no longer grows with the context on one
+//           core: on SwiftShader a SmolVLM-256M decode step at position 1000 took 1.38x the step at 50 with
+//           the stream plan (paged attention 30 -> 140 ms of it).
+//   stream  paged-attention.wgsl: one invocation per (row, query head) streams all the row's keys.
 
 import source from '../../shaders/paged-attention.wgsl?raw';
+import splitSource from '../../shaders/paged-attention-split.wgsl?raw';
+import combineSource from '../../shaders/paged-attention-combine.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
+import pagedKvSource from '../../shaders/lib/paged-kv.wgsl?raw';
+import splitsSource from '../../shaders/lib/paged-splits.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
-import { createDispatch, packParams, type DispatchCost, type KernelDispatch } from './dispatch';
+import { attentionGroupSource, attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
+import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
+import { createDispatch, DispatchSequence, packParams, type Dispatch, type DispatchCost } from './dispatch';
+
+export type PagedAttentionPlan = 'split' | 'stream';
+export const PAGED_ATTENTION_PLANS: readonly PagedAttentionPlan[] = ['split', 'stream'];
+
+/** Most runs a row's keys are cut into by the split plan (lib/paged-splits.wgsl). */
+export const MAX_SPLITS = wgslConstant(splitsSource, 'MAX_SPLITS');
+const MIN_SPLIT_KEYS = wgslConstant(splitsSource, 'MIN_SPLIT_KEYS');
+/** Query heads one split invocation holds at most (each a Head of registers for q and for its accumulator). */
+const MAX_GROUP_HEADS = 8;
+
+/** Keys per run of a row with `ctx` keys (lib/paged-splits.wgsl split_keys). */
+export function splitKeys(ctx: number): number {
+  return Math.max(MIN_SPLIT_KEYS, Math.ceil(ctx / (4 * MAX_SPLITS)) * 4);
+}
+
+/** Query heads per split invocation: the largest divisor of the heads per kv head up to MAX_GROUP_HEADS. */
+export function groupHeads(numHeads: number, numKvHeads: number): number {
+  const g = numHeads / numKvHeads;
+  for (let d = Math.min(g, MAX_GROUP_HEADS); d > 1; d--) if (g % d === 0) return d;
+  return 1;
+}
 
 export interface PagedAttentionShape {
   numTokens: number;
@@ -86,12 +121,31 @@ export function pagedAttentionCost(shape: PagedAttentionShape, keys: PagedAttent
   return { flops: 4 * H * D * keys.attended, bytes: 4 * (T * (2 * H * D + 2) + 2 * KH * D * keys.distinct) };
 }
 
+export interface PagedAttentionOptions {
+  /** Default 'split' (see the header). */
+  plan?: PagedAttentionPlan;
+  /** Invocations per workgroup of the main kernel (default 64 for stream; 8 for split: a decode row's runs spread over several workgroups, so over every core). */
+  workgroupSize?: number;
+  scale?: number;
+  headCode?: HeadCode;
+  /**
+   * split plan: the partials' scratch (pagedAttentionPartialShape), shared by the layers of a step since
+   * they run one after another; the caller releases it. Default: the dispatch owns its own.
+   */
+  partial?: Tensor;
+}
+
+/** The split plan's partials for `numTokens` rows: [numTokens * numHeads * MAX_SPLITS * (1 + headDim / 4), 4] f32. */
+export function pagedAttentionPartialShape(numTokens: number, numHeads: number, headDim: number): [number, number] {
+  return [numTokens * numHeads * MAX_SPLITS * (1 + headDim / 4), 4];
+}
+
 export async function preparePagedAttention(
   gpu: GpuContext,
   io: { qkv: Tensor; tokenSeq: Tensor; tokenPos: Tensor; blockTables: Tensor; kCache: Tensor; vCache: Tensor; out: Tensor },
   shape: PagedAttentionShape,
-  options: { workgroupSize?: number; scale?: number; headCode?: HeadCode } = {},
-): Promise<KernelDispatch> {
+  options: PagedAttentionOptions = {},
+): Promise<Dispatch> {
   const kernel = 'paged-attention';
   const { numTokens, numHeads, numKvHeads, headDim, rowStride, numSeqs, maxBlocksPerSeq, blockSize, numSlots } = shape;
   for (const [name, value] of Object.entries(shape)) expectPositiveInt(kernel, name, value);
@@ -101,7 +155,8 @@ export async function preparePagedAttention(
     throw new UnsupportedShapeError(`paged-attention: ${numHeads} query heads are not a multiple of ${numKvHeads} kv heads`);
   }
   if (rowStride % 4 !== 0) throw new UnsupportedShapeError(`paged-attention: qkv row stride ${rowStride} must be a multiple of 4`);
-  const wg = options.workgroupSize ?? 64;
+  const plan = options.plan ?? 'split';
+  const wg = options.workgroupSize ?? (plan === 'split' ? 8 : 64);
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'qkv', io.qkv, [numTokens, rowStride]);
   expectTensor(gpu, kernel, 'tokenSeq', io.tokenSeq, [numTokens], 'u32');
@@ -110,20 +165,82 @@ export async function preparePagedAttention(
   expectTensor(gpu, kernel, 'kCache', io.kCache, [numSlots, numKvHeads, headDim]);
   expectTensor(gpu, kernel, 'vCache', io.vCache, [numSlots, numKvHeads, headDim]);
   expectTensor(gpu, kernel, 'out', io.out, [numTokens, numHeads * headDim]);
-  return createDispatch(gpu, {
-    label: `${kernel}[D=${headDim},${headCode}]`,
-    code: [attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'kCache', v: 'vCache', out: 'out' }), onlineSoftmax, source].join('\n'),
-    constants: { WG: wg },
-    resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, io.out],
-    params: packParams([
-      ['u32', numTokens],
-      ['u32', numHeads],
-      ['u32', numKvHeads],
-      ['u32', rowStride],
-      ['u32', maxBlocksPerSeq],
-      ['u32', blockSize],
-      ['f32', options.scale ?? 1 / Math.sqrt(headDim)],
-    ]),
-    grid: linearGrid(gpu, kernel, Math.ceil((numTokens * numHeads) / wg)),
-  });
+  // head_store writes `out` (stream plan); the split kernel writes partials through the group code instead.
+  const head = attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'kCache', v: 'vCache', out: plan === 'stream' ? 'out' : 'partial' });
+  const scale = options.scale ?? 1 / Math.sqrt(headDim);
+  if (plan === 'stream') {
+    return createDispatch(gpu, {
+      label: `${kernel}[D=${headDim},${headCode}]`,
+      code: [head, onlineSoftmax, pagedKvSource, source].join('\n'),
+      constants: { WG: wg },
+      resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, io.out],
+      params: packParams([
+        ['u32', numTokens],
+        ['u32', numHeads],
+        ['u32', numKvHeads],
+        ['u32', rowStride],
+        ['u32', maxBlocksPerSeq],
+        ['u32', blockSize],
+        ['f32', scale],
+      ]),
+      grid: linearGrid(gpu, kernel, Math.ceil((numTokens * numHeads) / wg)),
+    });
+  }
+  const group = groupHeads(numHeads, numKvHeads);
+  const groupsPerKvHead = numHeads / numKvHeads / group;
+  // [numTokens, numHeads, MAX_SPLITS, 1 + D/4] vec4 (a view of the caller's when given: its first rows).
+  const partialShape = pagedAttentionPartialShape(numTokens, numHeads, headDim);
+  const own = options.partial ? undefined : gpu.createTensor(partialShape, 'f32', `${kernel}.partial`);
+  if (options.partial && options.partial.shape[0] * options.partial.shape[1] < partialShape[0] * partialShape[1]) {
+    throw new UnsupportedShapeError(`paged-attention: the partials scratch given holds ${options.partial.shape[0]} vec4s, this step needs ${partialShape[0]}`);
+  }
+  const partial: Tensor = own ?? { ...options.partial!, shape: partialShape };
+  const releaseOwn = () => {
+    if (own) gpu.release(own);
+  };
+  const made: Dispatch[] = [];
+  try {
+    made.push(
+      await createDispatch(gpu, {
+        label: `${kernel}[D=${headDim},${headCode},G=${group}]`,
+        code: [head, attentionGroupSource(headDim, headCode, group, { k: 'kCache', v: 'vCache', partial: 'partial' }), onlineSoftmax, pagedKvSource, splitsSource, splitSource].join('\n'),
+        constants: { WG: wg },
+        resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, partial],
+        params: packParams([
+          ['u32', numTokens],
+          ['u32', numHeads],
+          ['u32', numKvHeads],
+          ['u32', rowStride],
+          ['u32', maxBlocksPerSeq],
+          ['u32', blockSize],
+          ['f32', scale],
+          ['u32', groupsPerKvHead],
+        ]),
+        grid: linearGrid(gpu, kernel, Math.ceil((MAX_SPLITS * numTokens * numKvHeads * groupsPerKvHead) / wg)),
+      }),
+    );
+    const combineWg = 64;
+    made.push(
+      await createDispatch(gpu, {
+        label: `${kernel}:combine`,
+        code: [splitsSource, combineSource].join('\n'),
+        constants: { WG: combineWg },
+        resources: [io.tokenPos, partial, io.out],
+        params: packParams([
+          ['u32', numTokens],
+          ['u32', numHeads],
+          ['u32', headDim / 4],
+          ['u32', 0],
+        ]),
+        grid: linearGrid(gpu, kernel, Math.ceil((numTokens * numHeads) / combineWg)),
+        // out written once; the partials it reads depend on each step's contexts (a lower bound, as costs are).
+        cost: { flops: 0, bytes: 4 * numTokens * numHeads * headDim },
+      }),
+    );
+  } catch (e) {
+    for (const d of made) d.release();
+    releaseOwn();
+    throw e;
+  }
+  return new DispatchSequence(`${kernel}:split`, made, releaseOwn);
 }

@@ -23,12 +23,12 @@ import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
 import { NON_FINITE_TOKEN, prepareArgmax } from '../kernels/argmax';
-import { encodeDispatches, packParams, type Dispatch, type DispatchCost, type KernelDispatch } from '../kernels/dispatch';
+import { encodeDispatches, leafDispatches, packParams, type Dispatch, type DispatchCost, type KernelDispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
 import { prepareMatmul } from '../kernels/matmul';
-import { pagedAttentionCost, preparePagedAttention, type PagedAttentionShape } from '../kernels/paged-attention';
+import { pagedAttentionCost, pagedAttentionPartialShape, preparePagedAttention, type PagedAttentionShape } from '../kernels/paged-attention';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, type SamplingParams } from '../kernels/sample';
@@ -157,6 +157,8 @@ export class LanguageModel {
     make('x', [C, H]);
     make('qkv', [C, qkvWidth]);
     make('attn', [C, c.numHeads * c.headDim]);
+    // Paged attention's split plan leaves partial results here; every layer's attention reuses it.
+    make('attnPartial', pagedAttentionPartialShape(C, c.numHeads, c.headDim));
     make('gu', [C, 2 * c.intermediateSize]);
     make('act', [C, c.intermediateSize]);
     make('hl', [S, H]);
@@ -289,8 +291,9 @@ export class LanguageModel {
           out: v('attn'),
         },
         attentionShape,
+        { partial: this.t.attnPartial },
       );
-      attention.add(attn);
+      attention.add(leafDispatches([attn])[0]); // the kernel that reads the keys (the split plan's combine follows it)
       d.push(
         attn,
         // The residual adds are the matmuls' epilogues: h += a·Woᵀ, h += act·Wdownᵀ.
@@ -410,7 +413,7 @@ export class LanguageModel {
       gpu.write(this.rows('rowParams', Rb), new Uint32Array(packRowParams(params)));
       dispatches.push(...(input.sampling.some((p) => p.temperature > 0) ? head.dispatches : head.dispatches.slice(0, -1)));
     }
-    this.lastStep = { numTokens: n, numPaddedTokens: T, numHeadRows: R, numDispatches: dispatches.length, numCommandBuffers: 1, numReadbacks: 1, readbackBytes: this.readBytes };
+    this.lastStep = { numTokens: n, numPaddedTokens: T, numHeadRows: R, numDispatches: leafDispatches(dispatches).length, numCommandBuffers: 1, numReadbacks: 1, readbackBytes: this.readBytes };
     // One command buffer: the layers, the head, and the copy of flags + sampled ids to a staging buffer.
     let bytes: Uint8Array;
     if (options.timer) {

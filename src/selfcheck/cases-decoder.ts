@@ -3,7 +3,7 @@
 import type { GpuContext } from '../gpu/context';
 import { kvWriteReference, prepareKvWrite, type KvWriteShape } from '../kernels/kv-write';
 import type { HeadCode } from '../kernels/attention-head';
-import { pagedAttentionReference, preparePagedAttention } from '../kernels/paged-attention';
+import { pagedAttentionReference, preparePagedAttention, type PagedAttentionPlan } from '../kernels/paged-attention';
 import { argmaxReference } from '../kernels/argmax';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, sampleReference, type SampleShape, type SamplingParams } from '../kernels/sample';
 import { prepareSplice, spliceReference, type SpliceShape } from '../kernels/splice';
@@ -55,7 +55,7 @@ export function kvWriteCase(
  */
 export function pagedAttentionCase(
   shape: { numHeads: number; numKvHeads: number; chunks: Array<[number, number]>; blockSize?: number; headDim?: number },
-  o: CommonOptions & { headCode?: HeadCode } = {},
+  o: CommonOptions & { headCode?: HeadCode; plan?: PagedAttentionPlan } = {},
 ): KernelCase {
   const { numHeads, numKvHeads, chunks } = shape;
   const blockSize = shape.blockSize ?? 16;
@@ -69,7 +69,7 @@ export function pagedAttentionCase(
   const numTokens = chunks.reduce((a, [, n]) => a + n, 0);
   return {
     kernel: 'paged-attention',
-    label: `paged-attention heads=${numHeads}/${numKvHeads} chunks=${chunks.map(([c, n]) => `${n}@${c}`).join(',')} block=${blockSize} headDim=${headDim}${o.headCode ? ` ${o.headCode}` : ''}${wgLabel(o)}`,
+    label: `paged-attention heads=${numHeads}/${numKvHeads} chunks=${chunks.map(([c, n]) => `${n}@${c}`).join(',')} block=${blockSize} headDim=${headDim}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
     execute: (gpu) =>
@@ -100,7 +100,7 @@ export function pagedAttentionCase(
           vCache: s.upload(vCache, [numSlots, numKvHeads, headDim], 'vCache'),
           out: s.zeros([numTokens, numHeads * headDim], 'f32', 'out'),
         };
-        const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode });
+        const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode, plan: o.plan });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: pagedAttentionReference(qkv, tokenSeq, tokenPos, blockTables, kCache, vCache, full) };
       }),

@@ -48,6 +48,20 @@ describe('paged-attention', () => {
     expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 2, numKvHeads: 2, chunks: [[9, 3], [6, 6]], blockSize: 4 })));
   it('SmolLM2 shape: 9/3 heads, a 300-token prefill', () =>
     expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 300]] })));
+
+  // The two plans (the cases above run the default, split). Split cuts a row's keys into at most 16 runs
+  // of >= 32 keys: contexts of 1, 31, 33, 1000 and 4100 keys give 1, 1, 2, 16 and 16 runs; the query heads
+  // of a kv head share each load in groups of up to 8 (12 per kv head -> 2 groups of 6; 5 -> 1 group of 5).
+  for (const plan of ['split', 'stream'] as const) {
+    it(`${plan}: decode rows at contexts of 1, 31, 33, 1000 and 4100 keys (GQA 9/3)`, () =>
+      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1, 1], [31, 1], [33, 1], [1000, 1], [4100, 1]] }, { plan })));
+    it(`${plan}: 12 query heads per kv head, a prefill chunk and a decode row`, () =>
+      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 24, numKvHeads: 2, chunks: [[70, 9], [130, 1]], headDim: 16 }, { plan })));
+    it(`${plan}: 5 query heads per kv head, loop head code`, () =>
+      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 10, numKvHeads: 2, chunks: [[90, 2]], headDim: 72 }, { plan, headCode: 'loop' })));
+    it(`${plan}: no GQA (1 query head per kv head)`, () =>
+      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 2, numKvHeads: 2, chunks: [[200, 1], [3, 3]] }, { plan })));
+  }
 });
 
 describe('splice', () => {

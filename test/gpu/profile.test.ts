@@ -93,8 +93,9 @@ describe('engine.profile', () => {
 
   it('counts every dispatch of the prefill chunk and the decode step, by kind', () => {
     const L = engine.model.config.text.numLayers;
-    // The residual adds are the o_proj and down_proj matmuls' epilogues.
-    const layer = { 'rms-norm': 2 * L, matmul: 4 * L, rope: L, 'kv-write': L, 'paged-attention': L, swiglu: L };
+    // The residual adds are the o_proj and down_proj matmuls' epilogues; paged attention's split plan is
+    // two dispatches (the runs of keys, then their combination).
+    const layer = { 'rms-norm': 2 * L, matmul: 4 * L, rope: L, 'kv-write': L, 'paged-attention': 2 * L, swiglu: L };
     // 252 prompt tokens, 128 per step: the first chunk splices image rows and does not sample.
     expect(counts(phase('prefill-chunk'))).toEqual({ ...layer, 'embedding-gather': 1, splice: 1 });
     // Decode: no splice; the head gathers the row, norms it, projects to the vocabulary and takes the argmax.
