@@ -70,9 +70,14 @@ export async function warmUpLanguageModel(
   if (!kv.allocate(WARM_UP_SEQ, numTokens)) return { numSteps: 0, numPipelinesCompiled: 0, ms: 0 };
   const hidden = model.config.text.hiddenSize;
   try {
+    // Every plan the steps below need, built at once: their pipelines compile concurrently (on a CPU
+    // adapter each takes up to seconds); the steps then run on them.
+    // The first step's progress goes out before it: most of the compiling happens here.
+    onProgress?.({ phase: 'compile', step: steps[0].name, done: 0, total: steps.length });
+    await lm.warmUp(steps.map((s) => s.numTokens));
     let pos = 0;
     for (const [i, s] of steps.entries()) {
-      onProgress?.({ phase: 'compile', step: s.name, done: i, total: steps.length });
+      if (i > 0) onProgress?.({ phase: 'compile', step: s.name, done: i, total: steps.length });
       const T = s.numTokens;
       const seq = {
         tokenIds: new Uint32Array(T), // token 0: any valid id will do

@@ -180,6 +180,19 @@ export async function preparePiecewise(
   return new PiecewiseDispatch(label, w, prepared);
 }
 
+/**
+ * Await preparations started together (their pipelines compile concurrently: on a CPU adapter each takes
+ * up to seconds, and a plan's first layer meets most of them). If any fails, the others' dispatches are
+ * released once they settle, and the first failure is thrown.
+ */
+export async function prepareAll<T extends Dispatch>(preparing: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(preparing);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (!failed) return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+  for (const r of settled) if (r.status === 'fulfilled') r.value.release();
+  throw failed.reason;
+}
+
 /** The dispatches that reach the GPU, in order: sequences opened into their parts. */
 export function leafDispatches(dispatches: readonly Dispatch[]): Dispatch[] {
   return dispatches.flatMap((d) => (d instanceof DispatchSequence ? leafDispatches(d.parts) : [d]));

@@ -23,7 +23,7 @@ import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
 import { NON_FINITE_TOKEN, prepareArgmax } from '../kernels/argmax';
-import { encodeDispatches, leafDispatches, packParams, type Dispatch, type DispatchCost, type KernelDispatch } from '../kernels/dispatch';
+import { encodeDispatches, leafDispatches, packParams, prepareAll, type Dispatch, type DispatchCost, type KernelDispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
@@ -121,6 +121,8 @@ export class LanguageModel {
   private readonly readBytes: number;
   private readonly bodies = new Map<number, BodyPlan>();
   private readonly heads = new Map<number, HeadPlan>();
+  /** Plans being built (keyed 'body:T' / 'head:key'), so concurrent callers share one build. */
+  private readonly building = new Map<string, Promise<BodyPlan | HeadPlan>>();
   private readonly padSeq: number;
   private destroyed = false;
   lastStep: StepStats = { numTokens: 0, numPaddedTokens: 0, numHeadRows: 0, numDispatches: 0, numCommandBuffers: 0, numReadbacks: 0, readbackBytes: 0 };
@@ -222,19 +224,22 @@ export class LanguageModel {
     const qkvWidth = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
     const v = (name: string) => this.rows(name, T);
     const d: Dispatch[] = [];
-    d.push(
-      await prepareEmbeddingGather(
+    const release = () => d.forEach((x) => x.release());
+    // Each group of preparations starts together, so the pipelines they need compile concurrently.
+    const [gather, splice] = await prepareAll([
+      prepareEmbeddingGather(
         gpu,
         { ids: v('ids'), table: weights.matrix('text.embed'), out: v('h'), errors: this.flags('embedding-gather') },
         { numTokens: T, vocab: c.vocabSize, dim: H },
       ),
-    );
-    // Built for T rows; each step writes how many rows it really splices (numRows in the uniform).
-    const splice = await prepareSplice(
-      gpu,
-      { src: this.t.staged, rows: v('spliceRows'), dst: v('h'), errors: this.flags('splice') },
-      { numRows: T, dim: H, numDstRows: T, numSrcRows: this.options.maxTokensPerStep },
-    );
+      // Built for T rows; each step writes how many rows it really splices (numRows in the uniform).
+      prepareSplice(
+        gpu,
+        { src: this.t.staged, rows: v('spliceRows'), dst: v('h'), errors: this.flags('splice') },
+        { numRows: T, dim: H, numDstRows: T, numSrcRows: this.options.maxTokensPerStep },
+      ),
+    ]);
+    d.push(gather);
     const spliceIndex = d.push(splice) - 1;
     const eps = c.rmsNormEps;
     const attention = new Set<Dispatch>();
@@ -252,10 +257,10 @@ export class LanguageModel {
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
       const m = (name: string) => weights.matrix(`text.layers.${l}.${name}`); // in the loaded dtype
-      d.push(
-        await prepareRmsNorm(gpu, { x: v('h'), weight: w('ln1'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        await prepareMatmul(gpu, { x: v('x'), weight: m('qkv'), y: v('qkv') }, { M: T, N: qkvWidth, K: H }),
-        await prepareRope(
+      const layer = prepareAll([
+        prepareRmsNorm(gpu, { x: v('h'), weight: w('ln1'), y: v('x') }, { rows: T, dim: H }, { eps }),
+        prepareMatmul(gpu, { x: v('x'), weight: m('qkv'), y: v('qkv') }, { M: T, N: qkvWidth, K: H }),
+        prepareRope(
           gpu,
           {
             x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
@@ -265,7 +270,7 @@ export class LanguageModel {
           },
           { numTokens: T, numHeads: c.numHeads + 2 * c.numKvHeads, headDim: c.headDim, maxPositions: c.maxPositions, rotaryHeads: c.numHeads + c.numKvHeads },
         ),
-        await prepareKvWrite(
+        prepareKvWrite(
           gpu,
           { qkv: v('qkv'), slots: v('slots'), kCache: this.kv.k[l], vCache: this.kv.v[l], errors: this.flags('kv-write') },
           {
@@ -278,31 +283,33 @@ export class LanguageModel {
             numSlots: this.kv.numSlots,
           },
         ),
-      );
-      const attn = await preparePagedAttention(
-        gpu,
-        {
-          qkv: v('qkv'),
-          tokenSeq: v('tokenSeq'),
-          tokenPos: v('positions'),
-          blockTables: this.t.blockTables,
-          kCache: this.kv.k[l],
-          vCache: this.kv.v[l],
-          out: v('attn'),
-        },
-        attentionShape,
-        { partial: this.t.attnPartial },
-      );
-      attention.add(leafDispatches([attn])[0]); // the kernel that reads the keys (the split plan's combine follows it)
-      d.push(
-        attn,
+        preparePagedAttention(
+          gpu,
+          {
+            qkv: v('qkv'),
+            tokenSeq: v('tokenSeq'),
+            tokenPos: v('positions'),
+            blockTables: this.t.blockTables,
+            kCache: this.kv.k[l],
+            vCache: this.kv.v[l],
+            out: v('attn'),
+          },
+          attentionShape,
+          { partial: this.t.attnPartial },
+        ),
         // The residual adds are the matmuls' epilogues: h += a·Woᵀ, h += act·Wdownᵀ.
-        await prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('h') }, { M: T, N: H, K: c.numHeads * c.headDim }, { accumulate: true }),
-        await prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        await prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
-        await prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
-        await prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('h') }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
-      );
+        prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('h') }, { M: T, N: H, K: c.numHeads * c.headDim }, { accumulate: true }),
+        prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
+        prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
+        prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
+        prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('h') }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
+      ]);
+      const prepared = await layer.catch((e: unknown) => {
+        release();
+        throw e;
+      });
+      d.push(...prepared);
+      attention.add(leafDispatches([prepared[4]])[0]); // the kernel that reads the keys (the split plan's combine follows it)
     }
     return { dispatches: d, spliceIndex, splice, attention, attentionShape };
   }
@@ -311,49 +318,64 @@ export class LanguageModel {
     const { gpu, weights } = this;
     const c = this.config.text;
     const H = c.hiddenSize;
-    const d: Dispatch[] = [
-      await prepareEmbeddingGather(
+    const d: Dispatch[] = await prepareAll<Dispatch>([
+      prepareEmbeddingGather(
         gpu,
         { ids: this.rows('headRows', R), table: this.rows('h', T), out: this.rows('hl', R), errors: this.flags('head-gather') },
         { numTokens: R, vocab: T, dim: H },
       ),
-      await prepareRmsNorm(gpu, { x: this.rows('hl', R), weight: weights.get('text.norm'), y: this.rows('xl', R) }, { rows: R, dim: H }, { eps: c.rmsNormEps }),
-      await prepareMatmul(gpu, { x: this.rows('xl', R), weight: weights.matrix('text.lm_head'), y: this.rows('logits', R) }, { M: R, N: c.vocabSize, K: H }),
-      await prepareArgmax(gpu, { x: this.rows('logits', R), out: this.nextIds(R) }, { rows: R, cols: c.vocabSize }),
-    ];
-    const sample = await prepareSample(
-      gpu,
-      { logits: this.rows('logits', R), rowParams: this.rows('rowParams', R), out: this.nextIds(R) },
-      { rows: R, vocab: c.vocabSize },
-    );
-    d.push(sample);
-    return { dispatches: d, sample };
+      prepareRmsNorm(gpu, { x: this.rows('hl', R), weight: weights.get('text.norm'), y: this.rows('xl', R) }, { rows: R, dim: H }, { eps: c.rmsNormEps }),
+      prepareMatmul(gpu, { x: this.rows('xl', R), weight: weights.matrix('text.lm_head'), y: this.rows('logits', R) }, { M: R, N: c.vocabSize, K: H }),
+      prepareArgmax(gpu, { x: this.rows('logits', R), out: this.nextIds(R) }, { rows: R, cols: c.vocabSize }),
+      prepareSample(
+        gpu,
+        { logits: this.rows('logits', R), rowParams: this.rows('rowParams', R), out: this.nextIds(R) },
+        { rows: R, vocab: c.vocabSize },
+      ),
+    ]);
+    return { dispatches: d, sample: d[d.length - 1] as KernelDispatch };
   }
 
-  private async body(T: number): Promise<BodyPlan> {
-    let p = this.bodies.get(T);
-    if (!p) this.bodies.set(T, (p = await this.buildBody(T)));
-    return p;
+  private body(T: number): Promise<BodyPlan> {
+    return this.cached(this.bodies, T, () => this.buildBody(T));
   }
 
   /** The head reads rows of h as a table of T rows, so its plan depends on the body's bucket too. */
-  private async head(T: number, R: number): Promise<HeadPlan> {
-    const key = T * 65536 + R;
-    let p = this.heads.get(key);
-    if (!p) this.heads.set(key, (p = await this.buildHead(T, R)));
-    return p;
+  private head(T: number, R: number): Promise<HeadPlan> {
+    return this.cached(this.heads, T * 65536 + R, () => this.buildHead(T, R));
   }
 
-  /** Compile the plans (pipelines, bind groups) of the given row buckets now rather than on first use. */
-  async warmUp(tokenBuckets: readonly number[] = [this.tokenBuckets[0]], onPlan?: (done: number, total: number) => void): Promise<void> {
-    const total = tokenBuckets.length * 2;
-    let done = 0;
-    for (const T of tokenBuckets) {
-      await this.body(bucketFor(T, this.tokenBuckets));
-      onPlan?.(++done, total);
-      await this.head(bucketFor(T, this.tokenBuckets), 1);
-      onPlan?.(++done, total);
+  /**
+   * A plan from `plans`, built once: callers that ask while it is being built wait for the same build.
+   * (Steps run one at a time, so the KV buffers never grow while a body plan is being built.)
+   */
+  private async cached<P extends BodyPlan | HeadPlan>(plans: Map<number, P>, key: number, build: () => Promise<P>): Promise<P> {
+    const ready = plans.get(key);
+    if (ready) return ready;
+    const buildKey = `${plans === (this.bodies as Map<number, unknown>) ? 'body' : 'head'}:${key}`;
+    let building = this.building.get(buildKey) as Promise<P> | undefined;
+    if (!building) {
+      building = build()
+        .then((plan) => {
+          plans.set(key, plan);
+          return plan;
+        })
+        .finally(() => this.building.delete(buildKey));
+      this.building.set(buildKey, building);
     }
+    return building;
+  }
+
+  /**
+   * Compile the plans (pipelines, bind groups) of the given row buckets now rather than on first use, all
+   * at once: their pipelines compile concurrently.
+   */
+  async warmUp(tokenBuckets: readonly number[] = [this.tokenBuckets[0]], onPlan?: (done: number, total: number) => void): Promise<void> {
+    const buckets = [...new Set(tokenBuckets.map((T) => bucketFor(T, this.tokenBuckets)))];
+    const total = buckets.length * 2;
+    let done = 0;
+    const count = () => onPlan?.(++done, total);
+    await Promise.all(buckets.flatMap((T) => [this.body(T).then(count), this.head(T, 1).then(count)]));
   }
 
   /**

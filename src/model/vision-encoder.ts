@@ -12,7 +12,7 @@
 import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { DispatchSequence, encodeDispatches, PiecewiseDispatch, preparePiecewise, type Dispatch } from '../kernels/dispatch';
+import { DispatchSequence, encodeDispatches, PiecewiseDispatch, prepareAll, preparePiecewise, type Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../encoder/piece-gate';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
@@ -89,7 +89,7 @@ export class VisionEncoder {
   }
 
   private async buildPlan(batch: number): Promise<BatchBuffers> {
-    const { gpu, weights } = this;
+    const { gpu } = this;
     const v = this.config.vision;
     const D = v.hiddenSize;
     const P = this.patchesPerTile;
@@ -113,61 +113,90 @@ export class VisionEncoder {
       errors: t([2], 'errors', 'u32'),
       dispatches: [],
     };
+    try {
+      await this.prepareDispatches(b);
+    } catch (e) {
+      this.releaseBuffers(b); // what was prepared and allocated for the plan, not only on success
+      throw e;
+    }
+    return b;
+  }
+
+  /** The forward pass's dispatches over a plan's buffers, into b.dispatches (and its attention scratch). */
+  private async prepareDispatches(b: BatchBuffers): Promise<void> {
+    const { gpu, weights } = this;
+    const v = this.config.vision;
+    const D = v.hiddenSize;
+    const P = this.patchesPerTile;
+    const batch = b.batch;
+    const rows = batch * P;
+    const s = this.config.scaleFactor;
+    const H = this.config.text.hiddenSize;
     const attentionShape = { batch, tokens: P, heads: v.numHeads, headDim: v.headDim };
     if (chooseVitAttentionPlan(gpu) === 'matmuls') b.attentionScratch = createVitAttentionScratch(gpu, attentionShape);
     const d = b.dispatches;
     const eps = v.layerNormEps;
-    d.push(
-      await preparePatchEmbed(
+    // Each group of preparations starts together, so the pipelines they need compile concurrently; a
+    // failure releases what the plan prepared so far.
+    const add = async (preparing: Promise<Dispatch>[]) => {
+      d.push(
+        ...(await prepareAll(preparing).catch((e: unknown) => {
+          for (const x of d) x.release();
+          d.length = 0;
+          throw e;
+        })),
+      );
+    };
+    await add([
+      preparePatchEmbed(
         gpu,
         { pixels: b.pixels, weight: weights.matrix('vision.patch.w'), bias: weights.get('vision.patch.b'), y: b.h },
         { batch, channels: v.numChannels, height: v.imageSize, width: v.imageSize, patch: v.patchSize, outDim: D },
       ),
-      await prepareEmbeddingGather(
+      prepareEmbeddingGather(
         gpu,
         { ids: b.posIds, table: weights.matrix('vision.pos'), out: b.pos, errors: b.errors },
         { numTokens: rows, vocab: P, dim: D },
       ),
-      await prepareResidualAdd(gpu, { acc: b.h, x: b.pos }),
-    );
+      prepareResidualAdd(gpu, { acc: b.h, x: b.pos }),
+    ]);
     for (let l = 0; l < v.numLayers; l++) {
       const w = (name: string) => weights.get(`vision.layers.${l}.${name}`);
       const m = (name: string) => weights.matrix(`vision.layers.${l}.${name}`); // in the loaded dtype
-      d.push(
-        await prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
-        await this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
+      await add([
+        prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
+        this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
         // Paced pieces of attention: its products and softmax one head at a time (as short as a row block).
-        await prepareVitAttention(
+        prepareVitAttention(
           gpu,
           { qkv: b.qkv, mask: b.mask, out: b.attn },
           attentionShape,
           { headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0, scratch: b.attentionScratch },
         ),
         // The residual adds are the matmuls' epilogues: h += o(attn), h += fc2(mlp).
-        await this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
-        await prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
-        await this.matmul(
+        this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
+        prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
+        this.matmul(
           { x: b.x, weight: m('fc1.w'), bias: w('fc1.b'), y: b.mlp },
           { M: rows, N: v.intermediateSize, K: D },
           { activation: 'gelu_tanh' },
         ),
-        await this.matmul({ x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.h }, { M: rows, N: D, K: v.intermediateSize }, { accumulate: true }),
-      );
+        this.matmul({ x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.h }, { M: rows, N: D, K: v.intermediateSize }, { accumulate: true }),
+      ]);
     }
-    d.push(
-      await prepareLayerNorm(
+    await add([
+      prepareLayerNorm(
         gpu,
         { x: b.h, weight: weights.get('vision.post_ln.w'), bias: weights.get('vision.post_ln.b'), y: b.x },
         { rows, dim: D },
         { eps },
       ),
-      await preparePixelShuffle(gpu, { x: { ...b.x, shape: [batch, P, D] }, out: b.shuffled }, { batch, seq: P, embed: D, scale: s }),
-      await this.matmul(
+      preparePixelShuffle(gpu, { x: { ...b.x, shape: [batch, P, D] }, out: b.shuffled }, { batch, seq: P, embed: D, scale: s }),
+      this.matmul(
         { x: { ...b.shuffled, shape: [batch * (P / (s * s)), D * s * s] }, weight: weights.matrix('connector.w'), y: b.out },
         { M: batch * (P / (s * s)), N: H, K: D * s * s },
       ),
-    );
-    return b;
+    ]);
   }
 
   /** A matmul, cut into row blocks of rowsPerPiece rows when pieces are asked for (same math, row views). */
@@ -193,10 +222,14 @@ export class VisionEncoder {
 
   private releasePlan(): void {
     if (!this.plan) return;
-    for (const d of this.plan.dispatches) d.release();
-    for (const t of Object.values(this.plan)) if (t && typeof t === 'object' && 'buffer' in t) this.gpu.release(t as Tensor);
-    if (this.plan.attentionScratch) releaseVitAttentionScratch(this.gpu, this.plan.attentionScratch);
+    this.releaseBuffers(this.plan);
     this.plan = undefined;
+  }
+
+  private releaseBuffers(plan: BatchBuffers): void {
+    for (const d of plan.dispatches) d.release();
+    for (const t of Object.values(plan)) if (t && typeof t === 'object' && 'buffer' in t) this.gpu.release(t as Tensor);
+    if (plan.attentionScratch) releaseVitAttentionScratch(this.gpu, plan.attentionScratch);
   }
 
   /**
