@@ -72,16 +72,29 @@ export class KernelDispatch implements Dispatch {
     readonly label: string,
     private readonly pipeline: GPUComputePipeline,
     private readonly bindGroup: GPUBindGroup,
-    readonly grid: Grid,
+    /** Workgroups dispatched; a kernel whose useful work varies per step may shrink it (setGrid). */
+    private grid_: Grid,
     private readonly uniform: GPUBuffer | undefined,
     /** Set by the prepare function (for a kernel with several plans, once after the plan is built). */
     public cost: DispatchCost | undefined = undefined,
   ) {}
 
+  get grid(): Grid {
+    return this.grid_;
+  }
+
+  /**
+   * Dispatch this grid from now on (bindings and uniform unchanged): for a kernel whose invocations past
+   * some count would only return, the count a step needs.
+   */
+  setGrid(grid: Grid): void {
+    this.grid_ = grid;
+  }
+
   encode(pass: GPUComputePassEncoder): void {
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, this.bindGroup);
-    pass.dispatchWorkgroups(this.grid[0], this.grid[1], this.grid[2]);
+    pass.dispatchWorkgroups(this.grid_[0], this.grid_[1], this.grid_[2]);
   }
 
   /** Overwrite the params uniform (same layout as at build time), e.g. a new position per decode step. */

@@ -51,7 +51,7 @@ export interface MatmulOptions {
   variant?: KernelVariant;
   /** Force a plan (tests cover each). */
   plan?: MatmulPlan;
-  /** Invocations per workgroup for the register and gemv plans (power of two, default 64). */
+  /** Invocations per workgroup for the register and gemv plans (power of two; default: registerWorkgroupSize for register plans, 64 for gemv). */
   workgroupSize?: number;
   /** gemv: reduce with subgroup operations (default: when the device has `subgroups`). */
   subgroups?: boolean;
@@ -230,9 +230,9 @@ async function prepareMatmulPlan(
       grid: tileGrid(gpu, kernel, Math.ceil(N / TILE), Math.ceil(M / TILE)),
     });
   }
-  const wg = options.workgroupSize ?? 64;
-  expectWorkgroupSize(gpu, kernel, wg);
   if (plan === 'gemv') {
+    const wg = options.workgroupSize ?? 64;
+    expectWorkgroupSize(gpu, kernel, wg);
     const subgroups = options.subgroups ?? gpu.hasFeature('subgroups');
     return createDispatch(gpu, {
       label: `${label}${subgroups ? ':subgroups' : ''}`,
@@ -249,12 +249,14 @@ async function prepareMatmulPlan(
       grid: linearGrid(gpu, kernel, Math.ceil(N / GEMV_COLS)),
     });
   }
-  const { entryPoint, constants, numInvocations } = registerEntry(plan, format, M, N, wg, epilogue);
+  const { entryPoint, constants, numInvocations } = registerEntry(plan, format, M, N, epilogue);
+  const wg = options.workgroupSize ?? registerWorkgroupSize(numInvocations);
+  expectWorkgroupSize(gpu, kernel, wg);
   return createDispatch(gpu, {
     label,
     code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.y, denseLayout(shape).y)),
     entryPoint,
-    constants,
+    constants: { ...constants, WG: wg },
     resources,
     params,
     grid: linearGrid(gpu, kernel, Math.ceil(numInvocations / wg)),
@@ -269,24 +271,33 @@ export function narrowRows(M: number): 1 | 2 | 4 {
   return M === 1 ? 1 : M === 2 ? 2 : 4;
 }
 
-/** Entry point, override constants and invocation count of a register-kernel matmul. */
+/**
+ * Invocations per workgroup of a register-kernel matmul: 64, or 8 when there are fewer than 1024
+ * invocations. A CPU adapter runs a workgroup on one core, so a matmul of few invocations (a decode row's
+ * 576 columns are 72; a 16-row batch's wide tiles over them 36) in workgroups of 64 ran on one core of
+ * two; in eights they spread over every core. Two sizes only: each is a pipeline of its own to compile.
+ */
+export function registerWorkgroupSize(numInvocations: number): number {
+  return numInvocations >= 1024 ? 64 : 8;
+}
+
+/** Entry point, override constants (but WG) and invocation count of a register-kernel matmul. */
 function registerEntry(
   plan: MatmulPlan,
   format: WeightFormat,
   M: number,
   N: number,
-  wg: number,
   epilogue: number,
 ): { entryPoint: string; constants: Record<string, number>; numInvocations: number } {
   if (plan === 'register-wide') {
     // A pipeline per epilogue (matmul-register.wgsl EPILOGUE): the wide kernel's 64 stores shrink to the
     // epilogue they do; the narrow ones read it from the uniform (one pipeline for every layer).
-    return { entryPoint: 'main', constants: { WG: wg, EPILOGUE: epilogue }, numInvocations: Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS) };
+    return { entryPoint: 'main', constants: { EPILOGUE: epilogue }, numInvocations: Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS) };
   }
   const rows = narrowRows(M);
   if (rows === 1) {
     const quads = narrowQuads(format);
-    return { entryPoint: 'main_narrow', constants: { WG: wg, NARROW_QUADS: quads }, numInvocations: M * Math.ceil(N / (4 * quads)) };
+    return { entryPoint: 'main_narrow', constants: { NARROW_QUADS: quads }, numInvocations: M * Math.ceil(N / (4 * quads)) };
   }
-  return { entryPoint: 'main_narrow_rows', constants: { WG: wg, NARROW_ROWS: rows }, numInvocations: Math.ceil(M / rows) * Math.ceil(N / NARROW_ROWS_COLS) };
+  return { entryPoint: 'main_narrow_rows', constants: { NARROW_ROWS: rows }, numInvocations: Math.ceil(M / rows) * Math.ceil(N / NARROW_ROWS_COLS) };
 }

@@ -26,7 +26,7 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { attentionGroupSource, attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
-import { createDispatch, DispatchSequence, packParams, type Dispatch, type DispatchCost } from './dispatch';
+import { createDispatch, DispatchSequence, packParams, type Dispatch, type DispatchCost, type Grid, type KernelDispatch } from './dispatch';
 
 export type PagedAttentionPlan = 'split' | 'stream';
 export const PAGED_ATTENTION_PLANS: readonly PagedAttentionPlan[] = ['split', 'stream'];
@@ -40,6 +40,32 @@ const MAX_GROUP_HEADS = 8;
 /** Keys per run of a row with `ctx` keys (lib/paged-splits.wgsl split_keys). */
 export function splitKeys(ctx: number): number {
   return Math.max(MIN_SPLIT_KEYS, Math.ceil(ctx / (4 * MAX_SPLITS)) * 4);
+}
+
+/** Runs the split plan cuts a row of `ctx` keys into (lib/paged-splits.wgsl). */
+export function splitRuns(ctx: number): number {
+  return Math.ceil(ctx / splitKeys(ctx));
+}
+
+/**
+ * The split plan's two dispatches. The runs kernel's grid covers MAX_SPLITS runs of every row; a step whose
+ * longest row has fewer runs dispatches only those (invocations past a row's runs would only return, and
+ * on a CPU adapter each empty workgroup still costs a launch): setContext before encoding a step.
+ */
+export class PagedAttentionSplit extends DispatchSequence {
+  constructor(
+    private readonly runs: KernelDispatch,
+    combine: KernelDispatch,
+    onRelease: () => void,
+    private readonly gridFor: (numRuns: number) => Grid,
+  ) {
+    super('paged-attention:split', [runs, combine], onRelease);
+  }
+
+  /** Dispatch the runs of rows whose contexts are at most `maxCtx` keys (the step's longest row). */
+  setContext(maxCtx: number): void {
+    this.runs.setGrid(this.gridFor(Math.min(MAX_SPLITS, splitRuns(Math.max(1, maxCtx)))));
+  }
 }
 
 /** Query heads per split invocation: the largest divisor of the heads per kv head up to MAX_GROUP_HEADS. */
@@ -198,7 +224,9 @@ export async function preparePagedAttention(
   const releaseOwn = () => {
     if (own) gpu.release(own);
   };
-  const made: Dispatch[] = [];
+  const made: KernelDispatch[] = [];
+  const rowsPerRun = numTokens * numKvHeads * groupsPerKvHead;
+  const gridFor = (numRuns: number) => linearGrid(gpu, kernel, Math.ceil((numRuns * rowsPerRun) / wg));
   try {
     made.push(
       await createDispatch(gpu, {
@@ -216,7 +244,7 @@ export async function preparePagedAttention(
           ['f32', scale],
           ['u32', groupsPerKvHead],
         ]),
-        grid: linearGrid(gpu, kernel, Math.ceil((MAX_SPLITS * numTokens * numKvHeads * groupsPerKvHead) / wg)),
+        grid: gridFor(MAX_SPLITS),
       }),
     );
     const combineWg = 64;
@@ -242,5 +270,5 @@ export async function preparePagedAttention(
     releaseOwn();
     throw e;
   }
-  return new DispatchSequence(`${kernel}:split`, made, releaseOwn);
+  return new PagedAttentionSplit(made[0], made[1], releaseOwn, gridFor);
 }

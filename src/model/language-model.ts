@@ -28,7 +28,7 @@ import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
 import { prepareMatmul } from '../kernels/matmul';
-import { pagedAttentionCost, pagedAttentionPartialShape, preparePagedAttention, type PagedAttentionShape } from '../kernels/paged-attention';
+import { pagedAttentionCost, pagedAttentionPartialShape, PagedAttentionSplit, preparePagedAttention, type PagedAttentionShape } from '../kernels/paged-attention';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, type SamplingParams } from '../kernels/sample';
@@ -97,6 +97,8 @@ interface BodyPlan {
   /** The paged-attention dispatches (one per layer) and their shape: their work depends on each step's positions. */
   attention: ReadonlySet<Dispatch>;
   attentionShape: PagedAttentionShape;
+  /** The layers' attention when it runs as the split plan: each step dispatches only the runs it needs. */
+  attentionSplits: PagedAttentionSplit[];
 }
 
 interface HeadPlan {
@@ -243,6 +245,7 @@ export class LanguageModel {
     const spliceIndex = d.push(splice) - 1;
     const eps = c.rmsNormEps;
     const attention = new Set<Dispatch>();
+    const attentionSplits: PagedAttentionSplit[] = [];
     const attentionShape: PagedAttentionShape = {
       numTokens: T,
       numHeads: c.numHeads,
@@ -310,8 +313,9 @@ export class LanguageModel {
       });
       d.push(...prepared);
       attention.add(leafDispatches([prepared[4]])[0]); // the kernel that reads the keys (the split plan's combine follows it)
+      if (prepared[4] instanceof PagedAttentionSplit) attentionSplits.push(prepared[4]);
     }
-    return { dispatches: d, spliceIndex, splice, attention, attentionShape };
+    return { dispatches: d, spliceIndex, splice, attention, attentionShape, attentionSplits };
   }
 
   private async buildHead(T: number, R: number): Promise<HeadPlan> {
@@ -415,6 +419,11 @@ export class LanguageModel {
     gpu.write(this.rows('positions', T), pad(input.positions, 0));
     gpu.write(this.rows('slots', T), pad(input.slots, this.padSlot));
     gpu.write(this.rows('blockTables', S), input.blockTables);
+    // The longest context among the rows (pad rows attend to one key) sets how many runs of keys the
+    // split attention dispatches this step.
+    let maxCtx = 1;
+    for (const p of input.positions) maxCtx = Math.max(maxCtx, p + 1);
+    for (const a of body.attentionSplits) a.setContext(maxCtx);
     const dispatches = [...body.dispatches];
     const spliceRows = input.splice?.rows.length ?? 0;
     if (spliceRows > 0) {

@@ -3,7 +3,7 @@
 import type { GpuContext } from '../gpu/context';
 import { kvWriteReference, prepareKvWrite, type KvWriteShape } from '../kernels/kv-write';
 import type { HeadCode } from '../kernels/attention-head';
-import { pagedAttentionReference, preparePagedAttention, type PagedAttentionPlan } from '../kernels/paged-attention';
+import { pagedAttentionReference, PagedAttentionSplit, preparePagedAttention, type PagedAttentionPlan } from '../kernels/paged-attention';
 import { argmaxReference } from '../kernels/argmax';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, sampleReference, type SampleShape, type SamplingParams } from '../kernels/sample';
 import { prepareSplice, spliceReference, type SpliceShape } from '../kernels/splice';
@@ -101,6 +101,8 @@ export function pagedAttentionCase(
           out: s.zeros([numTokens, numHeads * headDim], 'f32', 'out'),
         };
         const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode, plan: o.plan });
+        // As the language model does: dispatch only the runs of keys the longest row needs.
+        if (d instanceof PagedAttentionSplit) d.setContext(Math.max(...chunks.map(([ctx]) => ctx)));
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         return { ...r, want: pagedAttentionReference(qkv, tokenSeq, tokenPos, blockTables, kCache, vCache, full) };
       }),
