@@ -64,12 +64,20 @@ async function throughput() {
     const decodeTokens = infos.reduce((a, i) => a + Math.max(0, i.tokenIds.length - 1), 0);
     const start = Math.min(...infos.map(firstTokenAt));
     const end = Math.max(...infos.map((i) => i.timings.decodeStepEnd.at(-1) ?? 0));
+    // Steady state: from the moment every request decodes (the last first token: the others' prompts
+    // were prefilled by then) to the end, the tokens decoded in that window. The whole window above also
+    // holds the prefill steps of the requests that arrived a moment after the first.
+    const steadyStart = Math.max(...infos.map(firstTokenAt));
+    const steadyTokens = infos.reduce((a, i) => a + i.timings.decodeStepEnd.filter((t) => t > steadyStart).length, 0);
     const s = engine.stats();
     const row = {
       concurrent: n,
       decodeTokens,
       decodeWindowMs: end - start,
       aggregateDecodeTokensPerSecond: (decodeTokens * 1000) / (end - start),
+      steadyDecodeTokens: steadyTokens,
+      steadyWindowMs: end - steadyStart,
+      steadyDecodeTokensPerSecond: (steadyTokens * 1000) / (end - steadyStart),
       wallMs,
       batchSeqsMax: s.scheduler.batchSeqs.max,
       perRequestDecodeTokensPerSecond: infos.map((i) => i.timings.decodeTokensPerSecond),
@@ -103,9 +111,28 @@ async function prefix() {
       turn2CachedTokens: b.tessera.cachedTokens,
       imageSource: b.tessera.media[0]?.source,
     };
+    if (caching) out.floor = await prefillFloor(engine, b.tessera.promptTokens - b.tessera.cachedTokens);
     engine.destroy();
   }
   return out;
+}
+
+/**
+ * The floor of a cached turn's TTFT: a text request of exactly `numTokens` prompt tokens, none of them
+ * cached (a word no other prompt has), on the same engine: the time to prefill that many tokens alone,
+ * with a text request's own fixed costs. Its prompt is grown word by word until the processor says it
+ * has that many tokens.
+ */
+async function prefillFloor(engine: Engine, numTokens: number) {
+  const prompt = (words: number) => `Zyxwv ${Array.from({ length: words }, (_, i) => `w${i}`).join(' ')}`;
+  let words = 0;
+  for (; words < 4 * numTokens; words++) {
+    const plan = (await engine.processor.prepare([{ role: 'user', content: [{ type: 'text', text: prompt(words) }] }])).plan;
+    if (plan.tokenIds.length >= numTokens) break;
+  }
+  const r = await engine.chat.completions.create(text(prompt(words), 1));
+  log(`prefill floor: a text request of ${r.tessera.promptTokens} prompt tokens (${r.tessera.cachedTokens} cached): TTFT ${r.tessera.timings.ttftMs.toFixed(0)} ms (prefill ${r.tessera.timings.prefillMs.toFixed(0)} ms)`);
+  return { promptTokens: r.tessera.promptTokens, cachedTokens: r.tessera.cachedTokens, ttftMs: r.tessera.timings.ttftMs, prefillMs: r.tessera.timings.prefillMs };
 }
 
 async function overlap() {

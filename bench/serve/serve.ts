@@ -13,11 +13,14 @@
 //        --captions=N (default 16)  --peer-captions=K (default N)  --no-peer
 //        --share=S1,S2 (decode-priority encoder shares the overlap scenario runs, default 0.25,0.1)
 //        --overlap=on,off (which decode-priority settings the overlap scenario runs)  --a-tokens=N (request A's tokens)  --timeout-min=N (per page, default 240)
+//        --baseline=<git-ref> (the same scenarios on that tree first, in a worktree under .cache/baseline/;
+//        its figures beside this tree's)
 
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BENCH_LONGEST_EDGE, BENCH_MODEL_DIR, ensureBenchModel } from '../../scripts/make-bench-model';
+import { runBaseline } from '../harness/baseline';
 import { openBenchBrowser, percentile, runBenchPage } from '../harness/browser';
 import { ensureOnnxExport } from '../model-export';
 import { writeBenchInput } from '../model-inputs';
@@ -36,12 +39,82 @@ const shares = (arg('share') ?? '0.25,0.1').split(',').map(Number);
 const overlapPolicies = (arg('overlap') ?? 'on,off').split(',');
 const aTokens = arg('a-tokens'); // request A's max_tokens in the overlap scenario (default: the page's)
 const timeoutMs = Number(arg('timeout-min') ?? 240) * 60_000;
+const baselineRef = arg('baseline');
 const s1 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+type Goal = { goal: string; measured: number | null; met: boolean | null };
+const goal = (text: string, measured: number | null | undefined, ok: (v: number) => boolean): Goal => ({
+  goal: text,
+  measured: measured ?? null,
+  met: measured === null || measured === undefined || !Number.isFinite(measured) ? null : ok(measured),
+});
+type Loose = Record<string, any>; // a JSON line of this or an older tree: read defensively
+
+/** The scenario figures the goals and the baseline table compare (older trees lack some: null). */
+function keyFigures(r: Loose): Record<string, number | null> {
+  const rows: Loose[] = r.throughput?.rows ?? [];
+  const at = (n: number) => rows.find((x) => x.concurrent === n);
+  const steady = (n: number) => at(n)?.steadyDecodeTokensPerSecond ?? null;
+  const on = r.prefix?.on;
+  const o = r.overlap?.['on-0.25'];
+  return {
+    oneAtOnceTokPerS: at(1)?.aggregateDecodeTokensPerSecond ?? null,
+    sixteenAtOnceTokPerS: at(16)?.aggregateDecodeTokensPerSecond ?? null,
+    sixteenOverOne: r.throughput?.ratio16 ?? null,
+    steadySixteenOverOne: steady(16) !== null && steady(1) !== null ? steady(16)! / steady(1)! : null,
+    cachedTurnTtftMs: on?.turn2TtftMs ?? null,
+    uncachedTurnTtftMs: r.prefix?.off?.turn2TtftMs ?? null,
+    prefillFloorTtftMs: r.prefix?.floor?.ttftMs ?? null,
+    cachedTurnOverFloor: on?.turn2TtftMs && r.prefix?.floor?.ttftMs ? on.turn2TtftMs / r.prefix.floor.ttftMs : null,
+    overlapP50: o?.p50Ratio ?? null,
+    overlapP95: o?.p95Ratio ?? null,
+    overlapBEncodeMs: o?.bEncodeMs ?? null,
+  };
+}
+
+function serveGoals(r: Loose): Record<string, Goal> {
+  const k = keyFigures(r);
+  return {
+    batchedDecode: goal('16 requests at once >= 3x one at a time (steady-state decode tok/s: every request decoding)', k.steadySixteenOverOne, (v) => v >= 3),
+    cachedTurn: goal('cached second turn TTFT <= 1.15x the TTFT of prefilling its new tokens alone', k.cachedTurnOverFloor, (v) => v <= 1.15),
+    overlapP50: goal("A's decode step while B's image encodes <= 1.25x alone, p50 (decode priority 0.25)", k.overlapP50, (v) => v <= 1.25),
+    overlapP95: goal("A's decode step while B's image encodes <= 1.25x alone, p95 (decode priority 0.25)", k.overlapP95, (v) => v <= 1.25),
+  };
+}
+
+function printGoalsAndBaseline(result: Loose): void {
+  const goals = result.goals as Record<string, Goal>;
+  console.log('\nGoals (measured on this machine in this run):');
+  for (const g of Object.values(goals)) console.log(`  ${g.goal}: ${g.measured === null ? '-' : g.measured.toFixed(2)}  ${g.met === null ? 'not measured' : g.met ? 'MET' : 'MISSED'}`);
+  const b = result.baseline as Loose | undefined;
+  if (!b) return;
+  if (b.skipped) {
+    console.log(`\nBaseline: ${b.skipped}`);
+    return;
+  }
+  console.log(`\nBaseline ${b.ref} (${String(b.sha).slice(0, 12)}), run first in this invocation (${b.seconds.toFixed(0)} s): figure, baseline, this tree`);
+  const mine = keyFigures(result);
+  for (const [name, v] of Object.entries(b.figures as Record<string, number | null>)) {
+    const f = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+    console.log(`  ${name.padEnd(24)} ${f(v).padStart(10)} ${f(mine[name]).padStart(10)}`);
+  }
+}
 
 async function main(): Promise<void> {
   const started = Date.now();
   log(`bench model = SmolVLM-256M-Instruct shape, random weights, size.longest_edge ${BENCH_LONGEST_EDGE} (one 512x512 tile, 64 image tokens per image)`);
   log(`machine: ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at start`);
+  let baseline: Loose | undefined;
+  if (baselineRef) {
+    const passOn = process.argv.slice(2).filter((a) => !a.startsWith('--baseline=') && !a.startsWith('--peer-captions')).concat(['--no-peer']);
+    try {
+      const run = await runBaseline<Loose>(repoRoot, baselineRef, 'bench:serve', passOn, log);
+      baseline = { ref: run.ref, sha: run.sha, seconds: run.seconds, figures: keyFigures(run.result), result: run.result };
+    } catch (e) {
+      baseline = { skipped: `baseline failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
+      log(baseline.skipped);
+    }
+  }
   await ensureBenchModel(log);
   if (scenarios.includes('captions') && peerCaptions > 0) {
     await writeBenchInput(BENCH_MODEL_DIR, repoRoot);
@@ -54,22 +127,36 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = { bench: 'serve', adapter: 'headless Chromium, WebGPU', model: 'SmolVLM-256M shape, random weights', cores: cpus().length };
   try {
     if (scenarios.includes('throughput')) {
-      const t = await run<{ rows: Array<{ concurrent: number; aggregateDecodeTokensPerSecond: number; decodeTokens: number; decodeWindowMs: number; batchSeqsMax: number }> }>({ scenario: 'throughput', tokens });
+      const t = await run<{ rows: Array<{ concurrent: number; aggregateDecodeTokensPerSecond: number; decodeTokens: number; decodeWindowMs: number; batchSeqsMax: number; steadyDecodeTokensPerSecond: number; steadyWindowMs: number }> }>({ scenario: 'throughput', tokens });
       const base = t.rows[0].aggregateDecodeTokensPerSecond;
       console.log(`\nAggregate decode throughput (${tokens} tokens per request, text prompts)`);
-      console.log('requests at once   decode tok/s   ratio to 1   tokens   window    largest batch');
+      console.log('whole window: from the first request\'s first token (the later prompts\' prefill inside it); steady: from the moment all decode');
+      console.log('requests at once   decode tok/s   ratio to 1   tokens   window    steady tok/s   ratio to 1   steady window   largest batch');
+      const steadyBase = t.rows[0].steadyDecodeTokensPerSecond;
       for (const r of t.rows) {
-        console.log(`${String(r.concurrent).padStart(16)}   ${r.aggregateDecodeTokensPerSecond.toFixed(2).padStart(12)}   ${(r.aggregateDecodeTokensPerSecond / base).toFixed(2).padStart(9)}x   ${String(r.decodeTokens).padStart(6)}   ${s1(r.decodeWindowMs).padStart(7)}   ${String(r.batchSeqsMax).padStart(6)}`);
+        console.log(
+          `${String(r.concurrent).padStart(16)}   ${r.aggregateDecodeTokensPerSecond.toFixed(2).padStart(12)}   ${(r.aggregateDecodeTokensPerSecond / base).toFixed(2).padStart(9)}x   ${String(r.decodeTokens).padStart(6)}   ${s1(r.decodeWindowMs).padStart(7)}   ` +
+            `${r.steadyDecodeTokensPerSecond.toFixed(2).padStart(12)}   ${(r.steadyDecodeTokensPerSecond / steadyBase).toFixed(2).padStart(9)}x   ${s1(r.steadyWindowMs).padStart(13)}   ${String(r.batchSeqsMax).padStart(6)}`,
+        );
       }
-      result.throughput = { ...t, ratio16: t.rows[2].aggregateDecodeTokensPerSecond / base, ratio4: t.rows[1].aggregateDecodeTokensPerSecond / base };
+      result.throughput = { ...t, ratio16: t.rows[2].aggregateDecodeTokensPerSecond / base, ratio4: t.rows[1].aggregateDecodeTokensPerSecond / base, steadyRatio16: t.rows[2].steadyDecodeTokensPerSecond / steadyBase };
     }
     if (scenarios.includes('prefix')) {
-      const p = await run<{ on: { turn2TtftMs: number; turn2CachedTokens: number; turn2PromptTokens: number }; off: { turn2TtftMs: number; turn2PromptTokens: number } }>({ scenario: 'prefix' });
+      const p = await run<{
+        on: { turn2TtftMs: number; turn2CachedTokens: number; turn2PromptTokens: number };
+        off: { turn2TtftMs: number; turn2PromptTokens: number };
+        floor: { promptTokens: number; ttftMs: number; prefillMs: number };
+      }>({ scenario: 'prefix' });
       const ratio = p.on.turn2TtftMs / p.off.turn2TtftMs;
       console.log('\nSecond chat turn about the same image (image embeddings cached either way)');
       console.log(`prefix caching off: TTFT ${p.off.turn2TtftMs.toFixed(0)} ms (all ${p.off.turn2PromptTokens} prompt tokens prefilled)`);
       console.log(`prefix caching on:  TTFT ${p.on.turn2TtftMs.toFixed(0)} ms (${p.on.turn2CachedTokens} of ${p.on.turn2PromptTokens} prompt tokens from the cache) = ${(ratio * 100).toFixed(1)}% of off`);
-      result.prefix = { ...p, onOverOff: ratio };
+      const floorRatio = p.on.turn2TtftMs / p.floor.ttftMs;
+      console.log(
+        `its floor: a text request of ${p.floor.promptTokens} new prompt tokens alone: TTFT ${p.floor.ttftMs.toFixed(0)} ms (prefill ${p.floor.prefillMs.toFixed(0)} ms); ` +
+          `the cached turn takes ${floorRatio.toFixed(2)}x its floor`,
+      );
+      result.prefix = { ...p, onOverOff: ratio, onOverFloor: floorRatio };
     }
     if (scenarios.includes('overlap')) {
       type Overlap = { alone: number[]; during: number[]; after: number[]; soloAtSame: number[]; duringPositions: [number, number]; bEncodeMs: number; grantedMs: number; chargedMs: number; aTokens: number };
@@ -122,6 +209,9 @@ async function main(): Promise<void> {
   } finally {
     await b.close();
   }
+  result.goals = serveGoals(result);
+  if (baseline) result.baseline = baseline;
+  printGoalsAndBaseline(result);
   result.totalSeconds = (Date.now() - started) / 1000;
   result.loadAverageEnd = loadavg();
   console.log(JSON.stringify(result));
