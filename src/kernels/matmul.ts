@@ -250,7 +250,7 @@ async function prepareMatmulPlan(
     });
   }
   const { entryPoint, constants, numInvocations } = registerEntry(plan, format, M, N, epilogue);
-  const wg = options.workgroupSize ?? registerWorkgroupSize(numInvocations);
+  const wg = options.workgroupSize ?? registerWorkgroupSize(plan, numInvocations);
   expectWorkgroupSize(gpu, kernel, wg);
   return createDispatch(gpu, {
     label,
@@ -272,13 +272,15 @@ export function narrowRows(M: number): 1 | 2 | 4 {
 }
 
 /**
- * Invocations per workgroup of a register-kernel matmul: 64, or 8 when there are fewer than 1024
- * invocations. A CPU adapter runs a workgroup on one core, so a matmul of few invocations (a decode row's
- * 576 columns are 72; a 16-row batch's wide tiles over them 36) in workgroups of 64 ran on one core of
- * two; in eights they spread over every core. Two sizes only: each is a pipeline of its own to compile.
+ * Invocations per workgroup of a register-kernel matmul. A CPU adapter runs a workgroup on one core, so a
+ * matmul of few invocations (a decode row's 576 columns are 72; a 16-row batch's wide tiles over them 36)
+ * in workgroups of 64 ran on one core of two; in eights they spread over every core. The wide plan always
+ * takes 8 (its invocations are long; at ViT shapes 8 and 64 measured the same within noise on SwiftShader),
+ * so it stays one pipeline per epilogue; the narrow plans take 64 from 1024 invocations (the LM head's
+ * 49280 columns), both sizes compiled by the engine's warm-up. Each size is a pipeline of its own.
  */
-export function registerWorkgroupSize(numInvocations: number): number {
-  return numInvocations >= 1024 ? 64 : 8;
+export function registerWorkgroupSize(plan: MatmulPlan, numInvocations: number): number {
+  return plan === 'register-narrow' && numInvocations >= 1024 ? 64 : 8;
 }
 
 /** Entry point, override constants (but WG) and invocation count of a register-kernel matmul. */
