@@ -371,15 +371,20 @@ export class LanguageModel {
   }
 
   /**
-   * Compile the plans (pipelines, bind groups) of the given row buckets now rather than on first use, all
-   * at once: their pipelines compile concurrently.
+   * Compile the plans (pipelines, bind groups) of steps of these shapes now rather than on first use, all
+   * at once: their pipelines compile concurrently. `headRows` (default 1): rows that sample, one per
+   * sequence (a batched decode step of 4 sequences samples 4 rows).
    */
-  async warmUp(tokenBuckets: readonly number[] = [this.tokenBuckets[0]], onPlan?: (done: number, total: number) => void): Promise<void> {
-    const buckets = [...new Set(tokenBuckets.map((T) => bucketFor(T, this.tokenBuckets)))];
-    const total = buckets.length * 2;
+  async warmUp(steps: ReadonlyArray<{ rows: number; headRows?: number }> = [{ rows: this.tokenBuckets[0] }], onPlan?: (done: number, total: number) => void): Promise<void> {
+    const bodies = [...new Set(steps.map((s) => bucketFor(s.rows, this.tokenBuckets)))];
+    const heads = [...new Map(steps.map((s) => [`${s.rows},${s.headRows ?? 1}`, s])).values()].map((s) => ({
+      T: bucketFor(s.rows, this.tokenBuckets),
+      R: bucketFor(s.headRows ?? 1, this.headBuckets),
+    }));
+    const total = bodies.length + heads.length;
     let done = 0;
     const count = () => onPlan?.(++done, total);
-    await Promise.all(buckets.flatMap((T) => [this.body(T).then(count), this.head(T, 1).then(count)]));
+    await Promise.all([...bodies.map((T) => this.body(T).then(count)), ...heads.map(({ T, R }) => this.head(T, R).then(count))]);
   }
 
   /**
