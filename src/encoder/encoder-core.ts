@@ -97,6 +97,9 @@ export class EncoderCore implements EncoderWorkerApi {
       const processor = await loadProcessorConfig(source);
       const weights = new WeightsDigest();
       const model = await this.loadModel(gpu, source, init, weights);
+      // Compiled before the encoder reports ready (the engine starts it beside its own warm-up), so the
+      // first image does not wait seconds for pipelines on a CPU adapter.
+      await model.vision.compile();
       this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
       return {
         identity: await this.identity(processor.image.longestEdge),

@@ -183,13 +183,15 @@ export class Engine {
     });
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
     let media: MediaEncoder;
-    try {
-      await warmUpLanguageModel(deps.gpu, model, onProgress); // compile pipelines now, not in the first TTFT
-      media = await deps.startEncoder(modelId, lifecycle);
-    } catch (e) {
+    // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
+    // (loading the vision tower and compiling its pipelines: on a CPU adapter both take seconds).
+    const [warm, started] = await Promise.allSettled([warmUpLanguageModel(deps.gpu, model, onProgress), deps.startEncoder(modelId, lifecycle)]);
+    if (warm.status === 'rejected' || started.status === 'rejected') {
+      if (started.status === 'fulfilled') started.value.destroy();
       model.destroy();
-      throw e;
+      throw warm.status === 'rejected' ? warm.reason : (started as PromiseRejectedResult).reason;
     }
+    media = started.value;
     let engine: Engine | undefined;
     // The runtime's loop calls back into the engine (encode failures, device loss), which exists by then.
     const rt = await Engine.runtime(deps.gpu, model, options, media, lifecycle, () => engine!);

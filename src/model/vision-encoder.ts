@@ -213,6 +213,17 @@ export class VisionEncoder {
     return preparePiecewise('matmul:rows', () => prepareMatmul(this.gpu, io, shape, options), pieces);
   }
 
+  /**
+   * Compile the forward pass's pipelines now (a plan for one tile is built and released: the pipelines
+   * stay in the device's cache, the buffers are allocated again by the first encode). On a CPU adapter
+   * the compiles take seconds, which the first image would otherwise wait for; every batch size uses the
+   * same pipelines.
+   */
+  async compile(): Promise<void> {
+    if (this.plan) return;
+    this.releaseBuffers(await this.buildPlan(1));
+  }
+
   private async planFor(batch: number): Promise<BatchBuffers> {
     if (this.plan && this.plan.batch === batch) return this.plan;
     this.releasePlan();

@@ -1,6 +1,6 @@
-// preparePiecewise: a step prepared whole and in pieces, with nothing left held when a piece fails.
+// preparePiecewise: a step prepared whole and in pieces, with nothing left held when a piece fails; prepareAll: preparations started together.
 import { describe, expect, it } from 'vitest';
-import { leafDispatches, PiecewiseDispatch, preparePiecewise, type Dispatch } from '../../src/kernels/dispatch';
+import { leafDispatches, PiecewiseDispatch, prepareAll, preparePiecewise, type Dispatch } from '../../src/kernels/dispatch';
 
 /** A dispatch that records what was encoded and whether it was released (no GPU). */
 function recorder(label: string, log: string[], released: Set<string>): Dispatch {
@@ -45,5 +45,34 @@ describe('preparePiecewise', () => {
     });
     await expect(preparePiecewise('step', async () => recorder('whole', [], released), pieces)).rejects.toThrow('piece 2 failed');
     expect([...released].sort()).toEqual(['piece0', 'piece1', 'whole']);
+  });
+});
+
+describe('prepareAll', () => {
+  it('starts every preparation at once and keeps their order', async () => {
+    const started: string[] = [];
+    const released = new Set<string>();
+    let open = 0;
+    let most = 0;
+    const make = (label: string, ms: number) =>
+      (async () => {
+        started.push(label);
+        most = Math.max(most, ++open);
+        await new Promise((r) => setTimeout(r, ms));
+        open--;
+        return recorder(label, [], released);
+      })();
+    const out = await prepareAll([make('a', 30), make('b', 10), make('c', 20)]);
+    expect(out.map((d) => d.label)).toEqual(['a', 'b', 'c']);
+    expect(most).toBe(3); // all three were in flight together
+    expect(released.size).toBe(0);
+  });
+
+  it('releases what was prepared when one fails, after the others settle, and throws the failure', async () => {
+    const released = new Set<string>();
+    const slow = new Promise<Dispatch>((r) => setTimeout(() => r(recorder('slow', [], released)), 20));
+    const err = await prepareAll([Promise.resolve(recorder('fast', [], released)), Promise.reject(new Error('no pipeline')), slow]).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('no pipeline');
+    expect([...released].sort()).toEqual(['fast', 'slow']);
   });
 });
