@@ -74,8 +74,10 @@ export async function warmUpLanguageModel(
     // adapter each takes up to seconds); the steps then run on them.
     // The first step's progress goes out before it: most of the compiling happens here.
     onProgress?.({ phase: 'compile', step: steps[0].name, done: 0, total: steps.length });
-    // A batched decode step samples every row (one per sequence): its head is built for that many rows too.
-    await lm.warmUp(steps.flatMap((s) => [{ rows: s.numTokens }, ...(s.name === 'batch' ? [{ rows: s.numTokens, headRows: s.numTokens }] : [])]));
+    // A batched decode step samples every row (one per sequence): its head is built for that many rows too,
+    // where that many sequences can share a step (maxSeqs).
+    const batchHead = (s: WarmUpStep) => (s.name === 'batch' && s.numTokens <= lm.options.maxSeqs ? [{ rows: s.numTokens, headRows: s.numTokens }] : []);
+    await lm.warmUp(steps.flatMap((s) => [{ rows: s.numTokens }, ...batchHead(s)]));
     let pos = 0;
     for (const [i, s] of steps.entries()) {
       if (i > 0) onProgress?.({ phase: 'compile', step: s.name, done: i, total: steps.length });
