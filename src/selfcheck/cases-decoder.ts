@@ -69,6 +69,8 @@ export function pagedAttentionCase(
   const numTokens = chunks.reduce((a, [, n]) => a + n, 0);
   return {
     kernel: 'paged-attention',
+    // The split plan (the default) runs its own two shaders: runs of keys per workgroup, then their combine.
+    shaders: (o.plan ?? 'split') === 'split' ? ['paged-attention-split', 'paged-attention-combine'] : ['paged-attention'],
     label: `paged-attention heads=${numHeads}/${numKvHeads} chunks=${chunks.map(([c, n]) => `${n}@${c}`).join(',')} block=${blockSize} headDim=${headDim}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },

@@ -58,6 +58,7 @@ export function defaultKernelCases(): KernelCase[] {
     kvWriteCase({ numTokens: 8, numKvHeads: 3, headDim: 64, numSlots: 64, numQHeads: 9 }),
     pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[40, 40], [70, 1]] }),
     pagedAttentionCase({ numHeads: 4, numKvHeads: 2, chunks: [[30, 30], [9, 1]], headDim: 128 }),
+    pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 1], [40, 8]] }, { plan: 'stream' }),
     spliceCase({ numRows: 64, dim: 576, numDstRows: 100 }),
     sampleCase({ rows: 1, vocab: 49280 }, { temperature: 0.7, topK: 50, topP: 0.9, seed: 42, step: 0 }),
   ];
