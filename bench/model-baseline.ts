@@ -3,7 +3,6 @@
 // print fewer fields; what a tree did not measure is null. Ratios are this tree over the baseline, oriented
 // so that > 1 is better (times and bytes: baseline ÷ this; rates: this ÷ baseline).
 
-import type { ModelBenchResult } from './model-result';
 
 /** One side's figures (browser when it ran, else Node). */
 export interface OneRequestFigures {
@@ -61,7 +60,7 @@ export function oneRequestFigures(r: Loose): OneRequestFigures | null {
 
 const div = (a: number | null | undefined, b: number | null | undefined) => (a == null || b == null || b === 0 ? null : a / b);
 
-export function compareWithBaseline(current: ModelBenchResult, base: { ref: string; sha: string; seconds: number; result: Loose }): BaselineComparison {
+export function compareWithBaseline(current: Loose, base: { ref: string; sha: string; seconds: number; result: Loose }): BaselineComparison {
   const c = oneRequestFigures(current as unknown as Loose);
   const b = oneRequestFigures(base.result);
   return {

@@ -2,21 +2,9 @@
 // runner (window.__benchResult), which prints it as a table and as one JSON line. Types only.
 
 import type { SampleFigures } from './sample-runs';
-import type { Timing } from './timing';
+import type { Measured } from './timing';
 
-/** One timed kernel or peer session. */
-export interface Measured extends Timing {
-  /** What ran: our dispatch label (e.g. 'matmul:register-wide') or the peer's op and EP. */
-  label: string;
-  /** GFLOP/s at the median (compute kernels). */
-  gflops?: number;
-  /** GB/s at the median, read + write bytes (bandwidth kernels). */
-  gbps?: number;
-  /** The peer's compute dispatches in one run: pipeline label [workgroups x,y,z] (peers only). */
-  dispatches?: string[];
-  /** Largest |output - float64 CPU reference| over the checked outputs (see BenchResult.checked). */
-  maxAbsErr?: number;
-}
+export type { Measured };
 
 /** A run that did not happen; the message says why. */
 export interface Skipped {

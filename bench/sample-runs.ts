@@ -13,7 +13,7 @@ import { argmaxReference, prepareArgmax } from '../src/kernels/argmax';
 import { submitDispatches } from '../src/kernels/dispatch';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, sampleReference, type SamplingParams } from '../src/kernels/sample';
 import { mulberry32, randomUniform } from '../src/selfcheck/random';
-import type { Measured } from './result';
+import type { Measured } from './timing';
 import { median } from './timing';
 
 export const SAMPLE_VOCAB = 49280;

@@ -27,6 +27,20 @@ export interface Timing {
   warmupMs: number;
 }
 
+/** One timed kernel or peer session. */
+export interface Measured extends Timing {
+  /** What ran: our dispatch label (e.g. 'matmul:register-wide') or the peer's op and EP. */
+  label: string;
+  /** GFLOP/s at the median (compute kernels). */
+  gflops?: number;
+  /** GB/s at the median, read + write bytes (bandwidth kernels). */
+  gbps?: number;
+  /** The peer's compute dispatches in one run: pipeline label [workgroups x,y,z] (peers only). */
+  dispatches?: string[];
+  /** Largest |output - float64 CPU reference| over the checked outputs (see BenchResult.checked). */
+  maxAbsErr?: number;
+}
+
 export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

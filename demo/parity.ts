@@ -56,10 +56,10 @@ window.tesseraParity = async (model, maxNewTokens, options = {}) => {
       const connector = await gpu.readF32(vision.embeddings);
       let logits: Float32Array | undefined;
       const tokenIds: number[] = [];
-      for await (const t of generate(loaded.lm, loaded.kv, 1, {
+      for await (const t of generate(loaded.runner, 1, {
         promptIds: prepared.plan.tokenIds,
         placeholders: prepared.plan.placeholders.flatMap((p) => p.runs),
-        mediaEmbeddings: vision.embeddings,
+        mediaEmbeddings: connector,
         maxNewTokens,
         stopIds: new Set(processor.stopTokenIds),
         chunkSize: 100,

@@ -23,8 +23,8 @@ import { createReadStream } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeSafetensors } from '../src/model/safetensors-writer';
-import { sha256, tensorsFor, writeJson } from './make-tiny';
+import { writeSafetensors } from '../src/model/weights/safetensors-writer';
+import { sha256, tensorsFor, writeJson } from './tiny-weights';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');

@@ -10,8 +10,8 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeSafetensors } from '../src/model/safetensors-writer';
-import { sha256, tensorsFor, tinyConfig, writeJson, TINY } from './make-tiny';
+import { writeSafetensors } from '../src/model/weights/safetensors-writer';
+import { sha256, tensorsFor, tinyConfig, writeJson, TINY } from './tiny-weights';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM2-500M-Video-Instruct');

@@ -19,38 +19,16 @@
 // each checkpoint's files and what it is, for the demo's model picker (which then requests no file that
 // is absent: see UrlSourceOptions.files).
 
-import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseModelConfig } from '../src/model/config';
-import { writeSafetensors, type TensorToWrite } from '../src/model/safetensors-writer';
-import { weightLayout } from '../src/model/weight-layout';
-import { mulberry32 } from '../src/selfcheck/random';
+import { writeSafetensors, type TensorToWrite } from '../src/model/weights/safetensors-writer';
 import { makeTinyVideo, TINY_VIDEO } from './make-tiny-video';
+import { sha256, tensorsFor, tinyConfig, TINY, writeJson, type TinySizes } from './tiny-weights';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');
 const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'added_tokens.json', 'generation_config.json'];
-
-/** Reduced sizes of one tiny checkpoint; everything else is the real SmolVLM-256M-Instruct config. */
-export interface TinySizes {
-  vision: Record<string, number>;
-  text: Record<string, number>;
-  scale_factor: number;
-  /** Processor: tiles of max_image_size px (the vision tower's image_size), images resized to a longest edge. */
-  max_image_size: number;
-  longest_edge: number;
-}
-
-/** smolvlm-tiny: tiles of 128 px, images resized to a longest edge of 512. */
-export const TINY: TinySizes = {
-  vision: { hidden_size: 128, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 2, image_size: 128, patch_size: 16 },
-  text: { hidden_size: 192, intermediate_size: 384, num_hidden_layers: 2, num_attention_heads: 3, num_key_value_heads: 1, head_dim: 64, max_position_embeddings: 2048 },
-  scale_factor: 2,
-  max_image_size: 128,
-  longest_edge: 512,
-};
 
 /** The head- and patch-size variants (issue 8): each has its own PyTorch goldens. */
 export const TINY_SHAPES: Record<string, { sizes: TinySizes; modelType: string; dtype: TensorToWrite['dtype']; note: string }> = {
@@ -83,77 +61,6 @@ export const TINY_SHAPES: Record<string, { sizes: TinySizes; modelType: string; 
     note: 'Small heads: vision head_dim 16 (64 / 4 heads), text head_dim 8 (12 heads, 4 kv heads). F16.',
   },
 };
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
-/** n normal samples (Box-Muller) from a PRNG seeded by `name`. */
-function normal(name: string, n: number, mean: number, std: number): Float32Array {
-  const next = mulberry32(fnv1a(name));
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i += 2) {
-    const u = Math.max(next(), 1e-12);
-    const v = next();
-    const r = Math.sqrt(-2 * Math.log(u));
-    out[i] = mean + std * r * Math.cos(2 * Math.PI * v);
-    if (i + 1 < n) out[i + 1] = mean + std * r * Math.sin(2 * Math.PI * v);
-  }
-  return out;
-}
-
-/**
- * Initialisation chosen so activations stay O(1) through the layers and logits are spread out
- * (std about 3), which keeps greedy decoding far from ties: fan-in scaled linear weights, norm weights
- * near 1, small biases. With tied embeddings the token embeddings are smaller (std 0.4): at std 1 a
- * token's own embedding dominates the last hidden state. (Greedy decoding of the tied variant still
- * settles on one repeated token; its first-step logits are the golden that exercises the tied head.)
- */
-function initTensor(name: string, shape: number[], tied: boolean): Float32Array {
-  const n = shape.reduce((a, b) => a * b, 1);
-  if (/norm|layer_norm/.test(name) && name.endsWith('.weight')) return normal(name, n, 1, 0.1);
-  if (name.endsWith('.bias')) return normal(name, n, 0, 0.05);
-  if (name.includes('embed_tokens')) return normal(name, n, 0, tied ? 0.4 : 1);
-  if (name.includes('position_embedding')) return normal(name, n, 0, 0.5);
-  if (name === 'lm_head.weight') return normal(name, n, 0, 3 / Math.sqrt(shape[1]));
-  const fanIn = shape.slice(1).reduce((a, b) => a * b, 1);
-  return normal(name, n, 0, 1 / Math.sqrt(fanIn));
-}
-
-export function tinyConfig(base: Record<string, any>, modelType: string, tied: boolean, sizes: TinySizes = TINY): Record<string, any> {
-  const c = structuredClone(base);
-  c.model_type = modelType;
-  c.scale_factor = sizes.scale_factor;
-  c.tie_word_embeddings = tied;
-  c.text_config = { ...c.text_config, ...sizes.text, tie_word_embeddings: tied };
-  c.vision_config = {
-    ...c.vision_config,
-    ...sizes.vision,
-    max_image_size: { longest_edge: sizes.max_image_size },
-    size: { longest_edge: sizes.longest_edge },
-  };
-  c._tessera = 'Random weights at reduced sizes, made by `npm run make:tiny`. Not a trained model.';
-  return c;
-}
-
-export function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
-}
-
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
-export function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype']): TensorToWrite[] {
-  const parsed = parseModelConfig(config);
-  const layout = weightLayout(parsed);
-  return layout.checkpoint.map((t) => ({ name: t.name, shape: t.shape, dtype, data: initTensor(t.name, t.shape, parsed.tieWordEmbeddings) }));
-}
 
 function copyProcessorFiles(dir: string, sizes: TinySizes = TINY): void {
   for (const f of TOKENIZER_FILES) copyFileSync(join(REAL, f), join(dir, f));

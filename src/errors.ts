@@ -236,15 +236,29 @@ export class KvCacheFullError extends TesseraError {
 export class ContextLengthError extends TesseraError {
   override readonly name = 'ContextLengthError';
   readonly code = 'CONTEXT_LENGTH';
+  /** The model's own limit (max_position_embeddings in config.json), when known. */
+  readonly modelPositions?: number;
+  /** The tokens the engine's KV cache may hold (the engine option kvCacheTokens), when known. */
+  readonly kvCacheTokens?: number;
   constructor(
     readonly promptTokens: number,
     readonly maxNewTokens: number,
     readonly contextWindow: number,
+    limits?: { modelPositions: number; kvCacheTokens: number },
   ) {
-    super(
-      `the prompt has ${promptTokens} tokens and ${maxNewTokens} more were asked for, but the context window is ` +
-        `${contextWindow} tokens; shorten the prompt, use a smaller image, or lower the request option max_tokens.`,
-    );
+    const asked = `the prompt has ${promptTokens} tokens and ${maxNewTokens} more were asked for, but the context window is ${contextWindow} tokens`;
+    const fixes = 'shorten the prompt, use a smaller image, or lower the request option max_tokens';
+    let why = '';
+    if (limits && limits.kvCacheTokens < limits.modelPositions) {
+      why = ` (the engine option kvCacheTokens, ${limits.kvCacheTokens}, is below the model's limit of ${limits.modelPositions}: raise kvCacheTokens up to ${limits.modelPositions}, or ${fixes})`;
+    } else if (limits) {
+      why = ` (the model's limit, max_position_embeddings in its config.json: ${fixes})`;
+    }
+    super(`${asked}${why}${why ? '.' : `; ${fixes}.`}`);
+    if (limits) {
+      this.modelPositions = limits.modelPositions;
+      this.kvCacheTokens = limits.kvCacheTokens;
+    }
   }
 }
 
@@ -595,7 +609,7 @@ function describeValue(v: unknown): string {
   return `a ${Array.isArray(v) ? 'array' : typeof v}`;
 }
 
-// ---- Video (issue 10) -------------------------------------------------------------------------------
+// ---- Video -------------------------------------------------------------------------------------
 
 /** A video part was sent to a checkpoint without video settings (no `video_sampling`: not SmolVLM2). */
 export class VideoNotSupportedError extends TesseraError {
@@ -673,7 +687,7 @@ export class FfmpegMissingError extends TesseraError {
   }
 }
 
-// ---- Shapes and weight dtypes (issue 8) ------------------------------------------------------------
+// ---- Shapes and weight dtypes ------------------------------------------------------------------
 
 /**
  * An attention head size the kernels cannot run: head_dim must be a multiple of 4 (the kernels read vec4s)

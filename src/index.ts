@@ -16,6 +16,6 @@ export { Engine, type EngineOptions } from './engine/engine';
 export { createEngine, browserModelSource, type BrowserModelInput, type BrowserEngineOptions } from './engine/create-browser';
 export type { EncoderOptions } from './engine/encoder-options';
 export type * from './engine/types';
-export type { MediaOptions } from './engine/media-options';
+export type { MediaOptions } from './engine/intake/media-options';
 export { UrlSource, FileListSource, DirectoryHandleSource, MemorySource, type ModelSource } from './io/model-source';
 export * as processor from './processor/index';

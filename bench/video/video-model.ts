@@ -8,7 +8,7 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_MODEL_DIR, ensureBenchModel } from '../../scripts/make-bench-model';
-import { writeJson } from '../../scripts/make-tiny';
+import { writeJson } from '../../scripts/tiny-weights';
 
 const root = join(import.meta.dirname, '../..');
 const SMOLVLM2 = join(root, 'test/fixtures/models/SmolVLM2-500M-Video-Instruct');

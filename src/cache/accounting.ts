@@ -1,4 +1,4 @@
-// Byte accounting for the in-memory encoder cache (DESIGN invariants 4 and 7). Pure integers: it holds no
+// Byte accounting for the in-memory encoder cache (docs/design.md invariants 4 and 7). Pure integers: it holds no
 // embeddings, only which keys exist, how many bytes each takes, and which requests reference them. The
 // owner (memory-cache.ts) stores the values and deletes whatever admit() reports as evicted.
 // Follows vLLM `EncoderCacheManager`: unreferenced entries are not dropped but parked on a lazy LRU

@@ -1,4 +1,4 @@
-// Content keys for the encoder cache (DESIGN invariant 3): a key names everything an embedding depends on,
+// Content keys for the encoder cache (docs/design.md invariant 3): a key names everything an embedding depends on,
 // so two different images (or one image under two configs) never share an entry, and the same image sent by
 // two requests, workers or tabs always does. blake3 via hash-wasm, which runs the same WASM in browsers,
 // workers and Node. Follows vLLM `MultiModalHasher`: hash the canonical bytes, never a name.

@@ -1,4 +1,4 @@
-// What the persistent encoder cache writes, and how it checks what it reads back (DESIGN invariant 4:
+// What the persistent encoder cache writes, and how it checks what it reads back (docs/design.md invariant 4:
 // "entries verified on read"). A store may hand back anything: a half-written value, an entry from another
 // model, a future format, a file with a flipped bit. Nothing read is trusted until verifyEntry() says so.
 //

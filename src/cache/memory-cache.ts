@@ -7,7 +7,7 @@
 //     key in flight ........................... join: ref (or note req), await     -> source 'inflight'
 //     otherwise ............................... start produce()                    -> source 'produced'
 //
-//   size known up front (a number, DESIGN invariant 2 "counts before work"):
+//   size known up front (a number, docs/design.md invariant 2 "counts before work"):
 //     admit(key, size, PIN) ─ ref(key, req) ─ produce() ─ ok ──► store value, unref(PIN)
 //        │ no room: EncoderCacheFullError,                └ fails ► unref every joined req and PIN,
 //        │ nothing produced                                         remove(key): no entry, no refs

@@ -1,4 +1,4 @@
-// The persistent encoder cache tier (DESIGN invariant 4): embeddings that survive reloads and restarts, in
+// The persistent encoder cache tier (docs/design.md invariant 4): embeddings that survive reloads and restarts, in
 // IndexedDB (idb-store.ts) or a directory (fs-store.ts), behind the KeyValueStore interface.
 //
 //   get(key)  store.get ─► verifyEntry ─ ok ──────► hit: move to the LRU tail, lastUsedAt = now (in memory)

@@ -3,7 +3,7 @@
 // Web Lock per key while one of them encodes). The encoding itself happens in a backend: encoder workers
 // (EncoderWorkerPool) or, with the same code, an EncoderCore on this thread.
 //
-// Two calls, so that the scheduler decides when encoder work starts (DESIGN invariant 5):
+// Two calls, so that the scheduler decides when encoder work starts (docs/design.md invariant 5):
 //   lookup(item)        memory tier hit ──────────────────────────────────────────────► 'memory'
 //                       persistent tier verified hit (copied into memory) ─────────────► 'persistent'
 //                       otherwise undefined: nothing referenced, nothing started (an item another
@@ -12,7 +12,7 @@
 //                       the rest, together: lock(keys) ─► persistent again (another tab) ► 'persistent'
 //                                                      └ one backend batch ─► store ───► 'encoded'
 //
-// Video (issue 10): prepareVideo() has the backend sample and decode a clip; each sampled frame is then an
+// Video: prepareVideo() has the backend sample and decode a clip; each sampled frame is then an
 // ordinary item (its own key and placeholder run) for lookup/encodeBatch. A clip index (whole-clip key ->
 // frame keys, timestamps, metadata) lets a repeat skip demuxing and decoding whenever every frame's
 // embeddings are still in a tier. With pruning (EVS), a video is one composite item whose parts are its

@@ -1,4 +1,4 @@
-// When the encoder may run the next piece of its GPU work (decode priority, DESIGN invariant 5 / issue 7).
+// When the encoder may run the next piece of its GPU work (decode priority, docs/design.md invariant 5).
 //
 //   free   (default; nothing is decoding): every piece runs at once.
 //   paced  (requests are decoding): pieces run only inside grants. The serve loop grants a time budget

@@ -16,7 +16,7 @@ import type { ModelRef } from '../protocol/encoder';
 import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/store';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
-import { mediaPolicy, type MediaOptions } from './media-options';
+import { mediaPolicy, type MediaOptions } from './intake/media-options';
 
 export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
 

@@ -18,8 +18,8 @@ import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
-import { mediaPolicy, type MediaOptions } from './media-options';
-import { resolveHostNode } from './resolve-host-node';
+import { mediaPolicy, type MediaOptions } from './intake/media-options';
+import { resolveHostNode } from './intake/resolve-host-node';
 
 export function nodeModelSource(model: string | ModelSource): ModelSource {
   if (typeof model !== 'string') return model;

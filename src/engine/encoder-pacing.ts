@@ -1,5 +1,5 @@
 // Decode priority: while requests are decoding, the encoder's GPU work runs only between model steps,
-// for a share of each step's time (DESIGN invariant 5, issue 7 item 6). With share s, a decode step that
+// for a share of each step's time (docs/design.md invariant 5). With share s, a decode step that
 // takes d ms alone is followed by about s·d ms of encoder pieces, so inter-token latency stays near
 // (1 + s)·d while an image encodes, and the encode goes at about s / (1 + s) of its unpaced speed.
 //

@@ -5,13 +5,13 @@
 //   caller ◄── result / error  ◄── finish(cause) / fail(error)
 
 import { InternalError, InvalidMessageError } from '../errors';
-import type { SamplingParams } from '../kernels/sample';
+import type { SamplingParams } from '../model/runner/model-runner';
 import type { StreamingDetokenizer } from '../processor/detokenizer';
 import type { ChatMessage } from '../processor/messages';
 import type { PromptPlan } from '../processor/prompt';
 import type { FinishCause, SchedRequest } from '../scheduler/request';
-import type { RequestMedia } from './intake';
-import { videoInfo, type RequestVideo } from './intake-video';
+import type { RequestMedia } from './intake/request-media';
+import { videoInfo, type RequestVideo } from './intake/intake-video';
 import type { ChatCompletionRequest, FinishReason, RequestTimings, TesseraInfo } from './types';
 
 export interface RunResult {

@@ -28,10 +28,10 @@ function medianAndMax(values: number[]): { p50: number; max: number } {
 }
 
 export function engineStats(s: StatsSources): EngineStats {
-  const kv = s.model.kv.stats();
+  const kv = s.model.runner.kv.stats();
   const pool = s.gpu.pool.stats();
   const memory = s.gpu.memory.stats();
-  const step = s.model.lm.lastStep;
+  const step = s.model.runner.lastStep;
   const sched = s.scheduler.stats();
   return {
     ...s.counters,

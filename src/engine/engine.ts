@@ -11,7 +11,7 @@
 // requests continue. Cancellation (AbortSignal) takes a request out at the next step boundary, or at once
 // while it waits.
 //
-// Device loss (DESIGN invariant 8): the requests in flight fail with DeviceLostError; the next request
+// Device loss (docs/design.md invariant 8): the requests in flight fail with DeviceLostError; the next request
 // recreates the GPU device, the language model and the scheduler (KV and prefix cache start empty) and
 // answers. The encoder cache is kept; an in-process encoder (which shared the lost device) gets a new
 // backend, encoder workers keep theirs (each has its own device).
@@ -29,15 +29,15 @@ import { Scheduler } from '../scheduler/scheduler';
 import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './encoder-pacing';
 import { EngineRequest, type RunResult } from './engine-request';
 import { engineStats } from './engine-stats';
-import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake';
-import { videoInfo } from './intake-video';
-import { mediaPolicy, type MediaPolicy } from './media-options';
+import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake/intake';
+import { videoInfo } from './intake/intake-video';
+import { mediaPolicy, type MediaPolicy } from './intake/media-options';
 import { profileModel } from './profile';
-import { fetchVideoUrl, videoSourceOf } from './message-videos';
-import { toProcessorMessages } from './message-images';
+import { fetchVideoUrl, videoSourceOf } from './intake/message-videos';
+import { toProcessorMessages } from './intake/message-images';
 import { ServeLoop } from './serve-loop';
-import { validateRequest } from './validate-request';
-import { videoOptionsOf } from './video-request';
+import { validateRequest } from './intake/validate-request';
+import { videoOptionsOf } from './intake/video-request';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -51,7 +51,6 @@ import type {
   TesseraInfo,
   VideoInfo,
 } from './types';
-import { warmUpLanguageModel } from './warm-up';
 
 export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision' | 'weightStore'> {
   onProgress?: (p: EngineProgress) => void;
@@ -145,7 +144,7 @@ export class Engine {
     this.pacing = new EncoderPacing(media, decodePriority);
     this.mediaPolicy = deps.media ?? mediaPolicy();
     this.rt = rt;
-    this.intakeDeps = { processor, media, contextWindow: rt.scheduler.config.contextWindow };
+    this.intakeDeps = { processor, media, contextWindow: rt.scheduler.config.contextWindow, contextLimits: rt.scheduler.config.contextLimits };
   }
 
   /** The loaded language model on the current device. */
@@ -185,7 +184,7 @@ export class Engine {
     let media: MediaEncoder;
     // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
     // (loading the vision tower and compiling its pipelines: on a CPU adapter both take seconds).
-    const [warm, started] = await Promise.allSettled([warmUpLanguageModel(deps.gpu, model, onProgress), deps.startEncoder(modelId, lifecycle)]);
+    const [warm, started] = await Promise.allSettled([model.runner.warmUp(onProgress ? (p) => onProgress({ phase: 'compile', ...p }) : undefined), deps.startEncoder(modelId, lifecycle)]);
     if (warm.status === 'rejected' || started.status === 'rejected') {
       if (started.status === 'fulfilled') started.value.destroy();
       model.destroy();
@@ -206,19 +205,19 @@ export class Engine {
     const c = model.config;
     const scheduler = new Scheduler(
       {
-        maxTokensPerStep: model.lm.options.maxTokensPerStep,
-        maxRunning: model.lm.options.maxSeqs,
+        maxTokensPerStep: model.runner.limits.maxTokensPerStep,
+        maxRunning: model.runner.limits.maxSeqs,
         encoderBudget: options.encoderBudget ?? DEFAULT_ENCODER_BUDGET_TILES * c.imageSeqLen,
-        contextWindow: Math.min(c.text.maxPositions, model.lm.maxBlocksPerSeq * model.kv.blockSize),
+        contextWindow: model.runner.limits.contextWindow,
+        contextLimits: { modelPositions: model.runner.limits.modelPositions, kvCacheTokens: model.runner.limits.kvCacheTokens },
       },
-      model.kv,
+      model.runner.kv,
       await createBlockHasher(),
       options.prefixCaching ?? true,
     );
     const loop = new ServeLoop({
       scheduler,
-      kv: model.kv,
-      lm: model.lm,
+      runner: model.runner,
       media,
       lifecycle,
       onEncodeFailure: (r, error) => void engine().onEncodeFailure(r, error),
@@ -364,7 +363,7 @@ export class Engine {
   }
 
   /**
-   * An encode failed (DESIGN invariant 8): a GPU out-of-memory with tessera.allowReducedResolution retries
+   * An encode failed (docs/design.md invariant 8): a GPU out-of-memory with tessera.allowReducedResolution retries
    * once at half the longest edge; tessera.textOnlyFallback answers without the images (flagged); else the
    * request fails with the encoder's error.
    */

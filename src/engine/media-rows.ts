@@ -9,17 +9,11 @@
 // The scheduler's doorstep clamp guarantees every item overlapping a chunk is ready (its data present).
 
 import { InternalError } from '../errors';
-import type { RequestMedia } from './intake';
+import type { MediaRows } from '../model/runner/model-runner';
+import type { RequestMedia } from './intake/request-media';
 
-export interface ChunkSegment {
-  /** Row of the chunk (0-based) the segment starts at. */
-  offset: number;
-  /** [rows, hidden] f32: a view into the item's embeddings. */
-  data: Float32Array;
-}
-
-export function chunkMediaRows(media: ReadonlyArray<Pick<RequestMedia, 'placeholder' | 'data'>>, c0: number, c1: number, hidden: number): ChunkSegment[] {
-  const out: ChunkSegment[] = [];
+export function chunkMediaRows(media: ReadonlyArray<Pick<RequestMedia, 'placeholder' | 'data'>>, c0: number, c1: number, hidden: number): MediaRows[] {
+  const out: MediaRows[] = [];
   for (const m of media) {
     const p = m.placeholder;
     const last = p.runs[p.runs.length - 1];

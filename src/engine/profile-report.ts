@@ -8,7 +8,7 @@
 //   rms-norm, residual-add, ...               -> themselves
 // The full labels stay in each row's `labels`.
 
-import type { DispatchTiming, TimingMethod } from '../kernels/dispatch-timer';
+import type { DispatchTiming, TimingMethod } from '../model/runner/model-runner';
 import type { ProfilePhase, ProfileReport, ProfileRow } from './types';
 
 /** The kernel kind of a dispatch label: its kernel name, and for matmul its plan. */

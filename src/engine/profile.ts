@@ -12,27 +12,24 @@
 //
 // Each phase runs once untimed and then once timed, so first-use costs (pipeline compiles for a new row
 // bucket, first touches of buffers) stay out of the table. The scratch sequence's KV blocks are freed after
-// (invariant 7); nothing enters the prefix cache or the encoder cache (the scratch blocks take a cached
+// (docs/design.md invariant 7); nothing enters the prefix cache or the encoder cache (the scratch blocks take a cached
 // prefix block only when no uncached block is free, as any sequence's would). The engine runs this only while no
 // request is in flight (engine.ts), since a step's buffers are shared.
 
 import { InvalidRequestError, KvCacheFullError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { adapterName } from '../gpu/adapter-info';
-import { DispatchTimer } from '../kernels/dispatch-timer';
-import { flattenBatch, type BatchSeq } from '../model/batch';
+import type { MediaRows, RunnerSeq } from '../model/runner/model-runner';
 import type { LoadedModel, LoadedVisionModel } from '../model/load';
 import { describeDtype } from '../model/weights/dtype';
 import type { Idefics3Processor } from '../processor/processor';
 import type { ImagePlaceholder } from '../processor/prompt';
 import { chunkMediaRows } from './media-rows';
-import type { MediaPolicy } from './media-options';
-import { toProcessorMessages } from './message-images';
+import type { MediaPolicy } from './intake/media-options';
+import { toProcessorMessages } from './intake/message-images';
 import { summarizePhase } from './profile-report';
 import type { ChatContentPart, DecodeAtPosition, ProfileOptions, ProfilePhase, ProfileReport } from './types';
 
-/** Scratch sequence id: requests count from 1 and the warm-up uses -1. */
-const PROFILE_SEQ = -2;
 /** Whole decode steps timed per position of ProfileOptions.decodePositions (the median is reported). */
 const DECODE_POSITION_RUNS = 5;
 
@@ -40,7 +37,7 @@ export const DEFAULT_PROFILE_PROMPT = 'Can you describe this image?';
 
 export interface ProfileDeps {
   gpu: GpuContext;
-  model: Pick<LoadedModel, 'lm' | 'kv' | 'config' | 'weights'>;
+  model: Pick<LoadedModel, 'runner' | 'config' | 'weights'>;
   processor: Idefics3Processor;
   mediaPolicy: MediaPolicy;
   /** The vision tower and connector on `gpu`, in the engine's dtype (destroyed by the caller's profile). */
@@ -56,7 +53,8 @@ function repeatTile(tile: Float32Array, placeholder: ImagePlaceholder, hidden: n
 
 export async function profileModel(deps: ProfileDeps, options: ProfileOptions = {}): Promise<ProfileReport> {
   const { gpu, model, processor } = deps;
-  const { lm, kv, config } = model;
+  const { runner, config } = model;
+  const { kv } = runner;
   const hidden = config.text.hiddenSize;
   const content: ChatContentPart[] = [];
   if (typeof options.image === 'string') content.push({ type: 'image_url', image_url: { url: options.image } });
@@ -67,7 +65,7 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
   const decodeAtPositions: DecodeAtPosition[] = [];
   const notes: string[] = [];
   // One timer for the three phases (one timestamp quantum); each phase is the slice of timings it added.
-  const timer = new DispatchTimer(gpu, options.timing);
+  const timer = runner.createTimer(options.timing);
   const timed = async (run: () => Promise<unknown>) => {
     const first = timer.timings.length;
     await run();
@@ -102,58 +100,51 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
 
   // Prefill chunk and decode step on a scratch sequence.
   const ids = prepared.plan.tokenIds;
-  const T = Math.min(ids.length, lm.options.maxTokensPerStep);
-  if (!kv.allocate(PROFILE_SEQ, T + 1)) throw new KvCacheFullError(kv.blocksFor(T + 1), kv.pool.numFree, kv.blockSize);
-  try {
+  const T = Math.min(ids.length, runner.limits.maxTokensPerStep);
+  const contextWindow = runner.limits.contextWindow;
+  await runner.withScratchSequence(T + 1, async (seqId) => {
     const media = prepared.plan.placeholders.map((p) => ({ placeholder: p, data: tile ? repeatTile(tile, p, hidden) : new Float32Array(p.length * hidden) }));
     const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };
-    const seq = (start: number, tokenIds: Uint32Array, last: boolean, segments?: BatchSeq['media']): BatchSeq => ({
-      tokenIds,
-      start,
-      slots: kv.slots(PROFILE_SEQ, start, tokenIds.length),
-      blockTable: kv.blockTable(PROFILE_SEQ),
-      sample: last ? greedy : undefined,
-      media: segments && segments.length > 0 ? segments : undefined,
-    });
+    const seq = (start: number, tokenIds: Uint32Array, last: boolean, segments?: MediaRows[]): RunnerSeq[] => [
+      { seqId, tokenIds, start, sample: last ? greedy : undefined, media: segments },
+    ];
     const segments = chunkMediaRows(media, 0, T, hidden);
-    const prefill = flattenBatch([seq(0, ids.slice(0, T), T === ids.length, segments)], lm.maxBlocksPerSeq, hidden);
-    await lm.step(prefill);
-    let sampled = 0;
-    const prefillTimings = await timed(async () => (sampled = (await lm.step(prefill, { timer })).ids[0]));
-    const spliced = prefill.splice?.rows.length ?? 0;
+    const prefill = seq(0, ids.slice(0, T), T === ids.length, segments);
+    await runner.run(prefill);
+    let sampled: number | null = 0;
+    const prefillTimings = await timed(async () => (sampled = (await runner.run(prefill, { timer })).tokens[0] ?? null));
+    const spliced = segments.reduce((a, m) => a + m.data.length / hidden, 0);
     phases.push(
       summarizePhase(
         'prefill-chunk',
-        `${T} of the prompt's ${ids.length} tokens (${lm.lastStep.numPaddedTokens} rows after padding to the step bucket), ${spliced} image rows spliced` +
+        `${T} of the prompt's ${ids.length} tokens (${runner.lastStep.numPaddedTokens} rows after padding to the step bucket), ${spliced} image rows spliced` +
           (T === ids.length ? ', greedy head on the last row' : ''),
         prefillTimings,
       ),
     );
-    // The sampled id, or the next prompt token (a non-finite row's marker is no token: any id will do).
-    const next = T < ids.length ? ids[T] : sampled < config.text.vocabSize ? sampled : 0;
-    const decode = flattenBatch([seq(T, Uint32Array.of(next), true)], lm.maxBlocksPerSeq, hidden);
-    await lm.step(decode);
-    const decodeTimings = await timed(() => lm.step(decode, { timer }));
+    // The sampled id, or the next prompt token (non-finite logits give no token: any id will do).
+    const next = T < ids.length ? ids[T] : (sampled ?? 0);
+    const decode = seq(T, Uint32Array.of(next), true);
+    await runner.run(decode);
+    const decodeTimings = await timed(() => runner.run(decode, { timer }));
     phases.push(summarizePhase('decode-step', `1 token at position ${T}, greedy head over ${config.text.vocabSize} logits`, decodeTimings));
     for (const position of options.decodePositions ?? []) {
-      if (!Number.isInteger(position) || position < 1 || position >= lm.maxBlocksPerSeq * kv.blockSize) {
-        throw new InvalidRequestError('profile option decodePositions', position, `each must be an integer from 1 to ${lm.maxBlocksPerSeq * kv.blockSize - 1} (the context limit).`);
+      if (!Number.isInteger(position) || position < 1 || position >= contextWindow) {
+        throw new InvalidRequestError('profile option decodePositions', position, `each must be an integer from 1 to ${contextWindow - 1} (the context limit).`);
       }
-      if (!kv.allocate(PROFILE_SEQ, position + 1)) throw new KvCacheFullError(kv.blocksFor(position + 1), kv.pool.numFree, kv.blockSize);
-      const at = flattenBatch([seq(position, Uint32Array.of(next), true)], lm.maxBlocksPerSeq, hidden);
-      await lm.step(at);
+      if (!kv.allocate(seqId, position + 1)) throw new KvCacheFullError(kv.blocksNeeded(seqId, position + 1), kv.pool.numFree, kv.blockSize);
+      const at = seq(position, Uint32Array.of(next), true);
+      await runner.run(at);
       const runsMs: number[] = [];
       for (let i = 0; i < DECODE_POSITION_RUNS; i++) {
         const t0 = performance.now();
-        await lm.step(at);
+        await runner.run(at);
         runsMs.push(performance.now() - t0);
       }
       decodeAtPositions.push({ position, stepMs: [...runsMs].sort((a, b) => a - b)[Math.floor(runsMs.length / 2)], runsMs });
-      phases.push(summarizePhase('decode-step', `1 token at position ${position} (decodePositions)`, await timed(() => lm.step(at, { timer }))));
+      phases.push(summarizePhase('decode-step', `1 token at position ${position} (decodePositions)`, await timed(() => runner.run(at, { timer }))));
     }
-  } finally {
-    kv.free(PROFILE_SEQ);
-  }
+  });
   if (image) notes.push("prefill chunk: image rows take the profiled tile's embeddings for every tile (kernel time does not depend on the values)");
   notes.push('each phase ran once untimed before the timed run (pipeline compiles and first buffer touches are not in the table)');
   notes.push('GB/s counts each operand read once and each result written once: a lower bound on the traffic');

@@ -2,7 +2,7 @@
 //
 //   while requests:  step = scheduler.schedule()          which rows, which encodes start (integers)
 //                    start step.encode as one batch        (workers; settle later, wake the loop)
-//                    runner: lm.step(flattened rows)       one command buffer, one readback
+//                    runner.run(the step's sequences)      one command buffer, one readback
 //                    scheduler.update(step, sampled ids)   outputs, stops, finished requests
 //                    stream deltas, finish requests
 //
@@ -13,10 +13,7 @@
 
 import { DeviceLostError, NonFiniteLogitsError } from '../errors';
 import { isComposite, type LifecycleCounters, type MediaEncoder } from '../encoder/media-encoder';
-import { NON_FINITE_TOKEN } from '../kernels/argmax';
-import type { KvManager } from '../kv/kv-manager';
-import { flattenBatch, type BatchSeq } from '../model/batch';
-import type { LanguageModel } from '../model/language-model';
+import type { ModelRunner, RunnerSeq } from '../model/runner/model-runner';
 import type { SchedMediaItem } from '../scheduler/request';
 import type { MediaStart, Scheduler, SchedulerStep } from '../scheduler/scheduler';
 import type { EngineRequest } from './engine-request';
@@ -26,8 +23,7 @@ import type { MediaInfo } from './types';
 
 export interface ServeLoopDeps {
   scheduler: Scheduler;
-  kv: KvManager;
-  lm: LanguageModel;
+  runner: ModelRunner;
   media: MediaEncoder;
   lifecycle: LifecycleCounters;
   /** An encode failed for `req`: retry, fall back or fail it (the engine's policy). */
@@ -172,10 +168,10 @@ export class ServeLoop {
   }
 
   private async runStep(step: SchedulerStep): Promise<void> {
-    const { lm, scheduler, lifecycle } = this.deps;
-    const hidden = lm.config.text.hiddenSize;
+    const { runner, scheduler, lifecycle } = this.deps;
+    const hidden = runner.text.hiddenSize;
     const t0 = performance.now();
-    const seqs: BatchSeq[] = [];
+    const seqs: RunnerSeq[] = [];
     const samplers: EngineRequest[] = [];
     for (const s of step.seqs) {
       const r = this.requests.get(s.req.id)!;
@@ -198,22 +194,19 @@ export class ServeLoop {
         }
       });
       seqs.push({
+        seqId: s.req.id,
         tokenIds: s.req.tokens(s.start, s.numTokens),
         start: s.start,
-        slots: this.deps.kv.slots(s.req.id, s.start, s.numTokens),
-        blockTable: this.deps.kv.blockTable(s.req.id),
         sample: s.sample ? { ...(r.sampling ?? { temperature: 0, topK: 0, topP: 1, seed: 0 }), step: s.req.outputIds.length } : undefined,
         media,
       });
       if (s.sample) samplers.push(r);
     }
-    let ids: Uint32Array;
+    let tokens: Array<number | null>;
     try {
-      ids = (await lm.step(flattenBatch(seqs, lm.maxBlocksPerSeq, hidden))).ids;
-    } catch (caught) {
-      // A lost device makes the step fail in whatever way the driver reports (a rejected map, a
-      // validation error); name it for what it is.
-      const e = (await lm.gpu.lostWithin(250)) ?? caught;
+      tokens = (await runner.run(seqs)).tokens;
+    } catch (e) {
+      // The runner names a lost device for what it is (DeviceLostError), whatever the driver reported.
       for (const s of step.seqs) {
         const r = this.requests.get(s.req.id);
         if (r && !r.isSettled) this.drop(r, e);
@@ -227,8 +220,9 @@ export class ServeLoop {
     const sampled = new Map<number, number>();
     samplers.forEach((r, i) => {
       if (r.isSettled) return; // cancelled while the step ran
-      if (ids[i] === NON_FINITE_TOKEN) this.drop(r, new NonFiniteLogitsError(r.sched!.outputIds.length));
-      else sampled.set(r.id, ids[i]);
+      const token = tokens[i];
+      if (token === null) this.drop(r, new NonFiniteLogitsError(r.sched!.outputIds.length));
+      else sampled.set(r.id, token);
     });
     const update = scheduler.update(step, sampled);
     for (const { req, token } of update.tokens) {

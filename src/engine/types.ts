@@ -2,7 +2,7 @@
 // plus a `tessera` block with token ids and timings.
 
 import type { KernelVariant } from '../gpu/adapter-info';
-import type { TimingMethod } from '../kernels/dispatch-timer';
+import type { TimingMethod } from '../model/runner/model-runner';
 import type { RawImage } from '../processor/image-decode';
 import type { FrameThumbnail } from '../processor/video-frames';
 import type { VideoMetaInfo } from '../protocol/encoder';

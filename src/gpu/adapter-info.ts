@@ -2,7 +2,7 @@
 //
 // Kernel variants: CPU-emulated adapters (SwiftShader, lavapipe, WARP) run each workgroup's invocations
 // as SIMD lanes on one CPU thread, so workgroup barriers are costly and register tiling wins by ~8x;
-// real GPUs want workgroup-memory tiling. See DESIGN.md, "Kernels".
+// real GPUs want workgroup-memory tiling. See docs/design.md, "Kernels".
 
 export type KernelVariant = 'register' | 'workgroup';
 

@@ -1,4 +1,4 @@
-// Scatter media embeddings into their placeholder rows of the token-embedding buffer (DESIGN.md:
+// Scatter media embeddings into their placeholder rows of the token-embedding buffer (docs/design.md:
 // "splice"): dst[rows[i]] = src[srcRowOffset + i]. Bad rows are skipped and counted in `errors`.
 //   src: [numSrcRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32   errors: [2] u32
 

@@ -1,4 +1,4 @@
-// Prefix-cache hashes of full KV blocks (DESIGN invariant 6; vLLM `hash_block_tokens` with multimodal
+// Prefix-cache hashes of full KV blocks (docs/design.md invariant 6; vLLM `hash_block_tokens` with multimodal
 // extra keys). A block's hash chains its parent's hash, its token ids, and for every media item whose
 // placeholders overlap the block, (media key, item start - block start):
 //

@@ -1,6 +1,6 @@
 // Generation for ONE sequence, outside the engine's scheduler: chunked prefill with the image embeddings
 // spliced in, then decode until a stop token or the token budget. For tests, parity harnesses and tools;
-// the engine serves many requests through src/scheduler and the same LanguageModel.step.
+// the engine serves many requests through src/scheduler and the same ModelRunner.run.
 // KV blocks are taken as the sequence grows and freed when the generator finishes, fails or is abandoned.
 //
 //   prompt:  [ text ... <fake> <row_1_col_1> <image> x N ... <fake> ... text ]
@@ -8,12 +8,7 @@
 //   splice:  the <image> rows falling in a chunk take the next rows of the image embeddings, in order
 
 import { ContextLengthError, ImageTokenMismatchError, KvCacheFullError, NonFiniteLogitsError, RequestAbortedError } from '../errors';
-import type { Tensor } from '../gpu/tensor';
-import { NON_FINITE_TOKEN } from '../kernels/argmax';
-import type { SamplingParams } from '../kernels/sample';
-import type { KvManager } from '../kv/kv-manager';
-import { flattenBatch, type BatchSeq } from './batch';
-import type { LanguageModel } from './language-model';
+import type { MediaRows, ModelRunner, SamplingParams } from './runner/model-runner';
 
 export interface Placeholder {
   /** First token index of the run in the prompt. */
@@ -25,8 +20,8 @@ export interface Placeholder {
 export interface GenerateRequest {
   promptIds: Uint32Array;
   placeholders: readonly Placeholder[];
-  /** [sum of placeholder lengths, hidden] rows in placeholder order (on the GPU or the host). Omit for text-only prompts. */
-  mediaEmbeddings?: Tensor | Float32Array;
+  /** [sum of placeholder lengths, hidden] rows in placeholder order. Omit for text-only prompts. */
+  mediaEmbeddings?: Float32Array;
   maxNewTokens: number;
   stopIds: ReadonlySet<number>;
   /** undefined = greedy. `step` is filled in per token. */
@@ -58,8 +53,8 @@ export function mediaRowOf(promptLength: number, placeholders: readonly Placehol
 }
 
 /** The media rows of tokens [c0, c1) as contiguous segments of `embeddings` (hidden floats per row). */
-function mediaSegments(mediaRows: Int32Array, c0: number, c1: number, embeddings: Float32Array, hidden: number): BatchSeq['media'] {
-  const out: Array<{ offset: number; data: Float32Array }> = [];
+function mediaSegments(mediaRows: Int32Array, c0: number, c1: number, embeddings: Float32Array, hidden: number): MediaRows[] {
+  const out: MediaRows[] = [];
   for (let p = c0; p < c1; ) {
     if (mediaRows[p] < 0) {
       p++;
@@ -73,18 +68,13 @@ function mediaSegments(mediaRows: Int32Array, c0: number, c1: number, embeddings
   return out;
 }
 
-export async function* generate(
-  lm: LanguageModel,
-  kv: KvManager,
-  seqId: number,
-  req: GenerateRequest,
-  timings?: GenerateTimings,
-): AsyncGenerator<number, void, undefined> {
+export async function* generate(runner: ModelRunner, seqId: number, req: GenerateRequest, timings?: GenerateTimings): AsyncGenerator<number, void, undefined> {
   const n = req.promptIds.length;
-  const hidden = lm.config.text.hiddenSize;
-  const contextWindow = Math.min(lm.config.text.maxPositions, lm.maxBlocksPerSeq * kv.blockSize);
-  if (n + req.maxNewTokens > contextWindow) throw new ContextLengthError(n, req.maxNewTokens, contextWindow);
-  const embeddings = req.mediaEmbeddings === undefined ? new Float32Array(0) : isTensor(req.mediaEmbeddings) ? await lm.gpu.readF32(req.mediaEmbeddings) : req.mediaEmbeddings;
+  const { kv } = runner;
+  const hidden = runner.text.hiddenSize;
+  const { contextWindow, modelPositions, kvCacheTokens } = runner.limits;
+  if (n + req.maxNewTokens > contextWindow) throw new ContextLengthError(n, req.maxNewTokens, contextWindow, { modelPositions, kvCacheTokens });
+  const embeddings = req.mediaEmbeddings ?? new Float32Array(0);
   const mediaRows = mediaRowOf(n, req.placeholders, embeddings.length / hidden);
   const checkAbort = () => {
     if (req.signal?.aborted) throw new RequestAbortedError(req.signal.reason);
@@ -93,29 +83,21 @@ export async function* generate(
     if (!kv.allocate(seqId, start + tokens.length)) {
       throw new KvCacheFullError(kv.blocksNeeded(seqId, start + tokens.length), kv.pool.numFree, kv.blockSize);
     }
-    const seq: BatchSeq = {
-      tokenIds: tokens,
-      start,
-      slots: kv.slots(seqId, start, tokens.length),
-      blockTable: kv.blockTable(seqId),
-      sample,
-      media: start < n ? mediaSegments(mediaRows, start, start + tokens.length, embeddings, hidden) : undefined,
-    };
-    const out = await lm.step(flattenBatch([seq], lm.maxBlocksPerSeq, hidden), { readLogits });
-    return out;
+    const media = start < n ? mediaSegments(mediaRows, start, start + tokens.length, embeddings, hidden) : undefined;
+    return runner.run([{ seqId, tokenIds: tokens, start, sample, media }], { readLogits });
   };
   const params = (step: number): SamplingParams => (req.sampling ? { ...req.sampling, step } : { temperature: 0, topK: 0, topP: 1, seed: 0, step });
   try {
     // Prefill, chunk by chunk.
     const t0 = performance.now();
-    let next = 0;
+    let next: number | null = 0;
     for (let c0 = 0; c0 < n; c0 += req.chunkSize) {
       checkAbort();
       const c1 = Math.min(n, c0 + req.chunkSize);
       const last = c1 === n;
       const out = await run(req.promptIds.subarray(c0, c1), c0, last ? params(0) : undefined, last && req.onFirstLogits !== undefined);
       if (last) {
-        next = out.ids[0];
+        next = out.tokens[0];
         if (out.logits) req.onFirstLogits?.(out.logits);
       }
       if (timings) timings.numPrefillChunks++;
@@ -123,7 +105,7 @@ export async function* generate(
     if (timings) timings.prefillMs = performance.now() - t0;
     // Decode.
     for (let i = 0; i < req.maxNewTokens; i++) {
-      if (next === NON_FINITE_TOKEN) throw new NonFiniteLogitsError(i);
+      if (next === null) throw new NonFiniteLogitsError(i);
       yield next;
       if (req.stopIds.has(next) || i + 1 === req.maxNewTokens) return;
       checkAbort();
@@ -132,13 +114,9 @@ export async function* generate(
       const s1 = performance.now();
       timings?.decodeStepMs.push(s1 - s0);
       timings?.decodeStepEnd?.push(s1);
-      next = out.ids[0];
+      next = out.tokens[0];
     }
   } finally {
     kv.free(seqId);
   }
-}
-
-function isTensor(x: Tensor | Float32Array): x is Tensor {
-  return (x as Tensor).buffer !== undefined && (x as Tensor).shape !== undefined;
 }

@@ -37,6 +37,7 @@ import { prepareSwiglu } from '../kernels/swiglu';
 import type { ModelConfig } from './config';
 import type { KvCacheBuffers } from './kv-cache';
 import { bucketFor, rowBuckets } from './step-buckets';
+import type { StepStats } from './runner/model-runner';
 import type { ModelWeights } from './weights';
 
 export interface StepInput {
@@ -64,19 +65,6 @@ export interface StepOutput {
   ids: Uint32Array;
   /** [R, vocab] when readLogits was asked for. */
   logits?: Float32Array;
-}
-
-/** What the last step put on the GPU (the figures engine.stats() and the benchmarks report). */
-export interface StepStats {
-  numTokens: number;
-  /** Rows after padding to the bucket. */
-  numPaddedTokens: number;
-  numHeadRows: number;
-  numDispatches: number;
-  numCommandBuffers: number;
-  /** Host readbacks (ids + flags together; logits only when asked for). */
-  numReadbacks: number;
-  readbackBytes: number;
 }
 
 export interface LanguageModelOptions {

@@ -8,6 +8,7 @@ import { KvManager } from '../kv/kv-manager';
 import { parseModelConfig, type ModelConfig } from './config';
 import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
+import { GpuModelRunner } from './runner/gpu-runner';
 import type { ModelSource } from '../io/model-source';
 import { VisionEncoder } from './vision-encoder';
 import { loadWeights, type ModelWeights, type ProgressCallback, type TensorDigestSink } from './weights';
@@ -54,6 +55,8 @@ export interface LoadedModel {
   vision: VisionEncoder | undefined;
   lm: LanguageModel;
   kv: KvManager;
+  /** Runs the language model's steps over `kv` (what the engine, generate() and the tools call). */
+  runner: GpuModelRunner;
   kvBuffers: KvCacheBuffers;
   /** Load statistics for reports. */
   stats: { weightBytes: number; kvCacheBytes: number; loadMs: number };
@@ -104,6 +107,7 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
       vision: encoder,
       lm,
       kv,
+      runner: new GpuModelRunner(lm, kv),
       kvBuffers: buffers,
       stats: {
         weightBytes: weights.sizeBytes,

@@ -18,7 +18,7 @@ import type { Tensor } from '../gpu/tensor';
 import { isPacked, type Weight, type WeightFormat } from '../kernels/weight-format';
 import type { ModelConfig } from './config';
 import { checkCheckpointFileName } from '../io/checkpoint-path';
-import { openSafetensors, type SafetensorsHeader } from './safetensors';
+import { openSafetensors, type SafetensorsHeader } from './weights/safetensors';
 import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
 import { computePrecisionFor, formatFor, resolveDtype, storageFormatFor, type ComputePrecision, type DtypeOption, type DtypePlan } from './weights/dtype';

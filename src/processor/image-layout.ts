@@ -1,5 +1,5 @@
 // image-layout.ts: every size the Idefics3 image processor produces, from the image's width and height and
-// the config alone (DESIGN invariant 2: counts before work). No pixels are touched here.
+// the config alone (docs/design.md invariant 2: counts before work). No pixels are touched here.
 // Matches HF `Idefics3ImageProcessor` (image_processing_idefics3.py and the PIL backend):
 //
 //   source w x h

@@ -6,11 +6,11 @@
 
 import { ProcessorConfigError } from '../errors';
 import { readJson, type ModelFiles } from './files';
+import type { PixelNormalization } from './pixel-normalization';
 import { resampleFilterFromPil, type ResampleFilter } from './resample';
 import { checkVideoTileSize, parseVideoProcessorConfig, type VideoProcessorConfig } from './video-config';
 
-export interface ImageProcessorConfig {
-  doConvertRgb: boolean;
+export interface ImageProcessorConfig extends PixelNormalization {
   doResize: boolean;
   /** size.longest_edge: the first resize scales the longest side to exactly this (up or down). */
   longestEdge: number;
@@ -18,11 +18,6 @@ export interface ImageProcessorConfig {
   doImageSplitting: boolean;
   /** max_image_size.longest_edge: side of every tile and of the global image. */
   tileSize: number;
-  doRescale: boolean;
-  rescaleFactor: number;
-  doNormalize: boolean;
-  imageMean: readonly [number, number, number];
-  imageStd: readonly [number, number, number];
   doPad: boolean;
 }
 

@@ -11,7 +11,7 @@
 //   resample 1 (PIL LANCZOS) is not available to the torch video path, which falls back to BICUBIC.
 
 import { ProcessorConfigError } from '../errors';
-import type { ImageProcessorConfig } from './processor-config';
+import type { PixelNormalization } from './pixel-normalization';
 import type { ResampleFilter } from './resample';
 
 export interface VideoProcessorConfig {
@@ -28,7 +28,7 @@ export interface VideoProcessorConfig {
   /** The interpolation the torch video path uses for the configured resample. */
   resample: Extract<ResampleFilter, 'bilinear' | 'bicubic'>;
   /** Rescale / normalize / convert-to-RGB settings for frames (the image processor's unless a video file overrides them). */
-  normalize: Pick<ImageProcessorConfig, 'doConvertRgb' | 'doRescale' | 'rescaleFactor' | 'doNormalize' | 'imageMean' | 'imageStd'>;
+  normalize: PixelNormalization;
 }
 
 type Json = Record<string, unknown>;

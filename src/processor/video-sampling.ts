@@ -13,7 +13,7 @@
 //
 // `metadata` is what a decoder reports (HF's pyav/decord backends): total frames, the average frame rate,
 // and duration = total / fps. Counts are known from the container alone, before any frame is decoded
-// (DESIGN invariant 2).
+// (docs/design.md invariant 2).
 
 import { InternalError } from '../errors';
 import type { VideoProcessorConfig } from './video-config';

@@ -5,7 +5,7 @@
 //   computed: [ KV written ..................... numComputed )  next step computes from here
 //   media:              [item 0: start, end)          [item 1 ...)
 //
-// State machine (DESIGN "target shape"):
+// State machine:
 //   WAITING ──admit──► RUNNING ──stop/length──► FINISHED
 //      ▲                  │
 //      └──── PREEMPTED ◄──┘  (blocks freed; numComputed = 0; recomputed from the cache or from scratch)

@@ -9,7 +9,7 @@
 //                   while the embeddings in flight stay within it (items started in the same step reach
 //                   the encoder together and are encoded as one batch). An item is encoded whole or not
 //                   at all.
-// Doorstep clamp (DESIGN invariant 5): a chunk never covers placeholder tokens of a media item whose
+// Doorstep clamp (docs/design.md invariant 5): a chunk never covers placeholder tokens of a media item whose
 // embeddings are not ready; it stops at the token before them and the request continues next step:
 //
 //   prompt:  t t t t [img 0: ready ......] t t [img 1: encoding ....] t t
@@ -33,6 +33,8 @@ export interface SchedulerConfig {
   maxRunning: number;
   /** Most tokens (prompt + outputs) one sequence may reach. */
   contextWindow: number;
+  /** What sets contextWindow (named in ContextLengthError). */
+  contextLimits?: { modelPositions: number; kvCacheTokens: number };
 }
 
 export interface ScheduledSeq {
@@ -95,7 +97,8 @@ export class Scheduler {
     /** Reuse cached KV blocks of earlier requests (false: every request computes its whole prompt). */
     readonly prefixCaching = true,
   ) {
-    for (const [k, v] of Object.entries(config)) {
+    for (const k of ['maxTokensPerStep', 'encoderBudget', 'maxRunning', 'contextWindow'] as const) {
+      const v = config[k];
       if (!Number.isInteger(v) || v < 1) throw new InternalError(`Scheduler: ${k} must be a positive integer, got ${v}`);
     }
   }
@@ -105,7 +108,7 @@ export class Scheduler {
     if (this.byId.has(init.id)) throw new InternalError(`Scheduler: request ${init.id} is already queued`);
     const req = new SchedRequest(init);
     const need = req.promptLength + req.maxTokens;
-    if (need > this.config.contextWindow) throw new ContextLengthError(req.promptLength, req.maxTokens, this.config.contextWindow);
+    if (need > this.config.contextWindow) throw new ContextLengthError(req.promptLength, req.maxTokens, this.config.contextWindow, this.config.contextLimits);
     // Reserve nothing, but refuse what the whole pool could never hold: with the others preempted, a
     // request that fits the pool always finishes.
     const capacity = this.kv.pool.maxBlocks * this.kv.blockSize;

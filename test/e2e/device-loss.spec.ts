@@ -1,4 +1,4 @@
-// Device loss in headless Chromium (DESIGN invariant 8): the engine's WebGPU device is destroyed while a
+// Device loss in headless Chromium (docs/design.md invariant 8): the engine's WebGPU device is destroyed while a
 // request decodes; that request fails with DeviceLostError, and the next one recreates the device and the
 // model and answers with the reference tokens, its image still in the encoder cache.
 

@@ -1,4 +1,4 @@
-// Device loss in Node (DESIGN invariant 8): the device is destroyed while a request decodes; that request
+// Device loss in Node (docs/design.md invariant 8): the device is destroyed while a request decodes; that request
 // fails with DeviceLostError, and the next request recreates the device and the model and answers with
 // the reference tokens, with the encoder cache kept. Runs on an engine with its own Dawn device (the
 // other GPU tests share one, which must not be destroyed).

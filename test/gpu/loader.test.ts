@@ -16,7 +16,7 @@ import {
 import { MemorySource } from '../../src/io/model-source';
 import { parseModelConfig } from '../../src/model/config';
 import { loadModel } from '../../src/model/load';
-import { writeSafetensors } from '../../src/model/safetensors-writer';
+import { writeSafetensors } from '../../src/model/weights/safetensors-writer';
 import { weightLayout } from '../../src/model/weight-layout';
 import { microConfig, microSource, tensorsFor } from '../helpers/micro-checkpoint';
 import { useGpu } from './gpu';

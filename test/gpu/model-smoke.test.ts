@@ -34,7 +34,7 @@ describe('tiny model smoke', () => {
     const ids = Uint32Array.from({ length: 300 }, (_, i) => (i * 97) % 49000);
     const tokens: number[] = [];
     const timings = { prefillMs: 0, numPrefillChunks: 0, decodeStepMs: [] as number[] };
-    for await (const t of generate(model.lm, model.kv, 1, {
+    for await (const t of generate(model.runner, 1, {
       promptIds: ids,
       placeholders: [],
       maxNewTokens: 6,
@@ -53,7 +53,7 @@ describe('decode path', () => {
   it('submits one command buffer per decode step, creates no GPU buffer, reads back only the sampled id', async () => {
     const ids = Uint32Array.from({ length: 40 }, (_, i) => (i * 31) % 49000);
     const req = { promptIds: ids, placeholders: [], maxNewTokens: 12, stopIds: new Set<number>(), chunkSize: 128 };
-    for await (const _ of generate(model.lm, model.kv, 2, req)); // warm-up: plans and pool buffers exist
+    for await (const _ of generate(model.runner, 2, req)); // warm-up: plans and pool buffers exist
     const device = gpu().device;
     const createBuffer = vi.spyOn(device, 'createBuffer');
     const submit = vi.spyOn(device.queue, 'submit');
@@ -63,7 +63,7 @@ describe('decode path', () => {
     let submits = 0;
     let reads = 0;
     let tokens = 0;
-    for await (const _ of generate(model.lm, model.kv, 3, req)) {
+    for await (const _ of generate(model.runner, 3, req)) {
       if (++tokens === 2) {
         // from here on every step is a decode step
         createBuffer.mockClear();

@@ -76,10 +76,10 @@ for (const g of goldenVariants()) {
         if (g.connector) expectClose('connector output', await gpu().readF32(vision.embeddings), goldenF32(g.connector));
         let logits: Float32Array | undefined;
         const tokens: number[] = [];
-        for await (const t of generate(model.lm, model.kv, 1, {
+        for await (const t of generate(model.runner, 1, {
           promptIds: prepared.plan.tokenIds,
           placeholders: prepared.plan.placeholders.flatMap((p) => p.runs),
-          mediaEmbeddings: vision.embeddings,
+          mediaEmbeddings: await gpu().readF32(vision.embeddings),
           maxNewTokens: 20,
           stopIds: new Set(processor.stopTokenIds),
           chunkSize: 100, // prompts of 161 / 252 tokens in 2-3 chunks: chunk edges cut through image placeholder runs

@@ -11,7 +11,6 @@ import { EngineBusyError } from '../../src/errors';
 import { DispatchTimer } from '../../src/kernels/dispatch-timer';
 import { chooseVitAttentionPlan, headsPerScoreBlock } from '../../src/kernels/vit-attention';
 import { NodeDirSource } from '../../src/io/model-source-node';
-import { flattenBatch } from '../../src/model/batch';
 import type { ModelConfig } from '../../src/model/config';
 import { loadModel, type LoadedModel } from '../../src/model/load';
 import { processImage } from '../../src/processor/image-processor';
@@ -180,22 +179,15 @@ describe('timed steps', () => {
     expect(await read(timer)).toEqual(await read());
     expect(timer.timings.length).toBe(2 * visionDispatches(model.config, 2)); // two batches (3 tiles, 2 per batch)
 
-    const { lm, kv } = model;
+    const { runner } = model;
     const T = 20;
-    expect(kv.allocate(7, T)).toBe(true);
-    try {
-      const step = flattenBatch(
-        [{ tokenIds: Uint32Array.from({ length: T }, (_, i) => (i * 37) % 1000), start: 0, slots: kv.slots(7, 0, T), blockTable: kv.blockTable(7), sample: { temperature: 0.8, topK: 5, topP: 0.9, seed: 3, step: 0 } }],
-        lm.maxBlocksPerSeq,
-        model.config.text.hiddenSize,
-      );
-      const plain = await lm.step(step, { readLogits: true });
-      const timed = await lm.step(step, { readLogits: true, timer });
-      expect(timed.ids).toEqual(plain.ids);
+    await runner.withScratchSequence(T, async (seqId) => {
+      const step = [{ seqId, tokenIds: Uint32Array.from({ length: T }, (_, i) => (i * 37) % 1000), start: 0, sample: { temperature: 0.8, topK: 5, topP: 0.9, seed: 3, step: 0 } }];
+      const plain = await runner.run(step, { readLogits: true });
+      const timed = await runner.run(step, { readLogits: true, timer });
+      expect(timed.tokens).toEqual(plain.tokens);
       expect(timed.logits).toEqual(plain.logits);
       expect(timer.timings.some((t) => t.label === 'sample')).toBe(true);
-    } finally {
-      kv.free(7);
-    }
+    });
   });
 });

@@ -9,7 +9,7 @@ import { prepareEmbeddingGather } from '../../src/kernels/embedding-gather';
 import { submitDispatches } from '../../src/kernels/dispatch';
 import { preparePatchEmbed } from '../../src/kernels/patch-embed';
 import { prepareResidualAdd } from '../../src/kernels/residual-add';
-import { streamSafetensors, toFloat32 } from '../../src/model/safetensors';
+import { streamSafetensors, toFloat32 } from '../../src/model/weights/safetensors';
 import { compareClose, describeComparison } from '../../src/selfcheck/compare';
 import { goldenF32, goldenU8 } from '../helpers/goldens';
 import { useGpu } from './gpu';

@@ -10,7 +10,7 @@ import { UrlSource } from '../../src/io/model-source';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { parseModelConfig } from '../../src/model/config';
 import { loadModel } from '../../src/model/load';
-import { writeSafetensors } from '../../src/model/safetensors-writer';
+import { writeSafetensors } from '../../src/model/weights/safetensors-writer';
 import { weightLayout } from '../../src/model/weight-layout';
 import { REAL_CONFIG, microConfig, microSource, tensorsFor } from '../helpers/micro-checkpoint';
 import { useGpu } from './gpu';

@@ -1,4 +1,4 @@
-// The engine compiles the language model's pipelines while it loads (src/engine/warm-up.ts): on a fresh
+// The engine compiles the language model's pipelines while it loads (src/model/runner/gpu-warm-up.ts): on a fresh
 // device, creating the engine reports phase 'compile' step by step, and the first requests (an image,
 // greedy; then sampled) compile no further pipeline on the engine's device. The scratch sequence leaves
 // the KV pool full and the answers equal to the goldens.
@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { EngineProgress } from '../../src/engine/types';
-import { warmUpSteps } from '../../src/engine/warm-up';
+import { warmUpSteps } from '../../src/model/runner/gpu-warm-up';
 import type { GpuContext } from '../../src/gpu/context';
 import { createNodeGpuContext } from '../../src/gpu/node';
 import { NARROW_MAX_ROWS } from '../../src/kernels/matmul';

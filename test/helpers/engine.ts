@@ -9,7 +9,7 @@ import { nodeEncoderWorkerSpawner } from '../../src/encoder/spawn-node';
 import { EncoderWorkerPool } from '../../src/encoder/worker-pool';
 import { Engine, type EngineOptions } from '../../src/engine/engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from '../../src/engine/encoder-options';
-import { mediaPolicy, type MediaOptions, type ResolveHost } from '../../src/engine/media-options';
+import { mediaPolicy, type MediaOptions, type ResolveHost } from '../../src/engine/intake/media-options';
 import type { GpuContext } from '../../src/gpu/context';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { openWeightStoreNode } from '../../src/model/weights/store-node';

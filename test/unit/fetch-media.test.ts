@@ -6,9 +6,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ImageFetchError, PrivateNetworkRefusedError, RequestAbortedError } from '../../src/errors';
-import { fetchMedia } from '../../src/engine/fetch-media';
-import { mediaPolicy } from '../../src/engine/media-options';
-import { isPrivateAddress } from '../../src/engine/private-network';
+import { fetchMedia } from '../../src/engine/intake/fetch-media';
+import { mediaPolicy } from '../../src/engine/intake/media-options';
+import { isPrivateAddress } from '../../src/engine/intake/private-network';
 
 let server: Server;
 let base: string;

@@ -4,11 +4,11 @@
 
 import { describe, expect, it, vi } from 'vitest';
 import { ImageFetchError, InvalidMessageError, InvalidRequestError, TooManyImagesError } from '../../src/errors';
-import { dataUrlBytes } from '../../src/engine/data-url';
-import { mediaPolicy } from '../../src/engine/media-options';
-import { toProcessorMessages } from '../../src/engine/message-images';
+import { dataUrlBytes } from '../../src/engine/intake/data-url';
+import { mediaPolicy } from '../../src/engine/intake/media-options';
+import { toProcessorMessages } from '../../src/engine/intake/message-images';
 import type { ChatCompletionRequest } from '../../src/engine/types';
-import { validateRequest } from '../../src/engine/validate-request';
+import { validateRequest } from '../../src/engine/intake/validate-request';
 
 const policy = mediaPolicy();
 const text = (t: string): ChatCompletionRequest['messages'] => [{ role: 'user', content: t }];

@@ -5,8 +5,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { CheckpointFormatError, TruncatedFileError } from '../../src/errors';
-import { streamSafetensors } from '../../src/model/safetensors';
-import { writeSafetensors } from '../../src/model/safetensors-writer';
+import { streamSafetensors } from '../../src/model/weights/safetensors';
+import { writeSafetensors } from '../../src/model/weights/safetensors-writer';
 
 type Entry = { dtype: string; shape: unknown[]; data_offsets: unknown[] };
 

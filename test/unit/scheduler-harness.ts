@@ -30,6 +30,7 @@ export async function harness(config: Partial<SchedulerConfig> & { numBlocks: nu
       encoderBudget: config.encoderBudget ?? 1000,
       maxRunning: config.maxRunning ?? 8,
       contextWindow: config.contextWindow ?? 100_000,
+      contextLimits: config.contextLimits,
     },
     kv,
     hasher,

@@ -60,6 +60,24 @@ describe('Scheduler: token budget', () => {
     expect(h.pool.numFree).toBe(64);
   });
 
+  it('names what limits the context window and the option that raises it', async () => {
+    const byCache = await harness({ numBlocks: 8, blockSize: 16, contextWindow: 96, contextLimits: { modelPositions: 2048, kvCacheTokens: 96 } });
+    expect(() => byCache.scheduler.add({ id: 1, promptIds: prompt(90, 1), maxTokens: 10 })).toThrowError(
+      "the prompt has 90 tokens and 10 more were asked for, but the context window is 96 tokens (the engine option kvCacheTokens, 96, is below the model's limit of 2048: raise kvCacheTokens up to 2048, or shorten the prompt",
+    );
+    const byModel = await harness({ numBlocks: 8, blockSize: 16, contextWindow: 96, contextLimits: { modelPositions: 96, kvCacheTokens: 4096 } });
+    const e = (() => {
+      try {
+        byModel.scheduler.add({ id: 1, promptIds: prompt(90, 1), maxTokens: 10 });
+      } catch (caught) {
+        return caught as ContextLengthError;
+      }
+    })();
+    expect(e).toBeInstanceOf(ContextLengthError);
+    expect(e!.message).toContain("(the model's limit, max_position_embeddings in its config.json: shorten the prompt");
+    expect([e!.modelPositions, e!.kvCacheTokens, e!.contextWindow]).toEqual([96, 4096, 96]);
+  });
+
   it('refuses, alone, a request the whole cache could never hold, and one past the context window', async () => {
     const h = await harness({ numBlocks: 4, blockSize: 16, contextWindow: 100 });
     const ok = h.scheduler.add({ id: 1, promptIds: prompt(10, 1), maxTokens: 5 });

@@ -1,7 +1,7 @@
 // Container reading for MP4 / WebM / MKV / MOV (mediabunny: pure TypeScript, the same code in a browser
 // worker and in Node). Only packet metadata is read here, never pixels: the frame count, every frame's
 // presentation time (to find frame i again when decoding), and the duration, which are what SmolVLM2's
-// sampling needs (counts before work, DESIGN invariant 2).
+// sampling needs (counts before work, docs/design.md invariant 2).
 //
 //   numFrames = video packets      span = end of the last frame - start of the first      fps = numFrames / span
 //   duration  = numFrames / fps (= span, as HF's decoder backends report it)

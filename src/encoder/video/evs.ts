@@ -7,7 +7,7 @@
 //
 // q = 0 keeps every token (retained = total): the output is exactly the input.
 //
-// Where the kept tokens go (the placeholder count is fixed before encoding, DESIGN invariant 2): the
+// Where the kept tokens go (the placeholder count is fixed before encoding, docs/design.md invariant 2): the
 // prompt keeps SmolVLM2's per-frame text, and the retained count is spread over the frames' `<image>` runs
 // before anything is encoded: frame 0 whole, the rest evenly, the remainder to the earlier frames (as vLLM
 // does for Qwen3-VL's per-frame timestamps). The kept rows then fill those runs in order, so a run may

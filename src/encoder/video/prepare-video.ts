@@ -1,5 +1,5 @@
 // A video inside the encoder (worker or in-process), up to the point where its frames are media items like
-// images (DESIGN "video frames ... encoded by WGSL kernels in Web Workers"):
+// images (docs/design.md: "video frames ... encoded by WGSL kernels in Web Workers"):
 //
 //   clip bytes/Blob ─ clip key = blake3(clip identity ‖ bytes)  ── in knownClips? ─► known: nothing decoded
 //                   ─ open (container metadata) ─ sampleFrames (SmolVLM2's rule) ─ decode the sampled frames,

@@ -3,7 +3,7 @@
 // InvalidMessageError naming what is wrong, and the decoded size is checked against the byte cap from
 // the URL's length before anything is decoded.
 
-import { InvalidMessageError } from '../errors';
+import { InvalidMessageError } from '../../errors';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

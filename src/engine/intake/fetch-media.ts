@@ -13,7 +13,7 @@
 // connection; an app that must rule that out should fetch images itself (through a filtering proxy or
 // agent) and pass the bytes. Browsers hide redirect targets from scripts, so there a redirect is refused.
 
-import { ImageFetchError, PrivateNetworkRefusedError, RequestAbortedError } from '../errors';
+import { ImageFetchError, PrivateNetworkRefusedError, RequestAbortedError } from '../../errors';
 import type { MediaPolicy } from './media-options';
 import { ipKind, isLocalHostName, isPrivateAddress } from './private-network';
 

@@ -7,14 +7,14 @@
 //   pruning q    one composite item over all the frames' runs (media-encoder.ts CompositeMedia): its
 //                embeddings are EVS's selection from the frames' (evs.ts)
 
-import type { MediaEncoder, VideoClip } from '../encoder/media-encoder';
-import { evsTokensPerFrame } from '../encoder/video/evs';
-import type { ChatMessage } from '../processor/messages';
-import type { PlaceholderRun, PromptPlan, VideoLayout } from '../processor/prompt';
-import { frameTimestamp } from '../processor/video-prompt';
-import type { VideoSource } from '../protocol/encoder';
-import type { RequestMedia } from './intake';
-import type { VideoInfo } from './types';
+import type { MediaEncoder, VideoClip } from '../../encoder/media-encoder';
+import { evsTokensPerFrame } from '../../encoder/video/evs';
+import type { ChatMessage } from '../../processor/messages';
+import type { PlaceholderRun, PromptPlan, VideoLayout } from '../../processor/prompt';
+import { frameTimestamp } from '../../processor/video-prompt';
+import type { VideoSource } from '../../protocol/encoder';
+import type { RequestMedia } from './request-media';
+import type { VideoInfo } from '../types';
 
 export interface VideoIntakeOptions {
   /** EVS pruning rate q in [0, 1); 0: none. */

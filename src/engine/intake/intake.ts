@@ -1,42 +1,28 @@
 // What happens to a request before the scheduler sees it: every image is prepared by the encoder (content
 // key + tile layout, in a worker), every video sampled and decoded there (intake-video.ts), the prompt is
-// planned from the layouts (token counts before any encoding: DESIGN invariant 2), the context window is
+// planned from the layouts (token counts before any encoding: docs/design.md invariant 2), the context window is
 // checked, and each media item is looked up in the encoder cache tiers. Nothing is encoded here: items
 // the caches do not hold are left for the scheduler to start under its encoder budget.
 //
 //   images ──prepare──────► keys + layouts ──┐
 //   videos ──prepareVideo─► frames + times ──┴─plan──► token ids, placeholder runs ──lookup──► ready | pending
 
-import { ContextLengthError, VideoNotSupportedError } from '../errors';
-import type { MediaEncoder } from '../encoder/media-encoder';
-import type { PreparedMedia } from '../protocol/encoder';
-import type { ChatMessage } from '../processor/messages';
-import type { Idefics3Processor } from '../processor/processor';
-import type { ImagePlaceholder, PromptPlan } from '../processor/prompt';
+import { ContextLengthError, VideoNotSupportedError } from '../../errors';
+import type { MediaEncoder } from '../../encoder/media-encoder';
+import type { ChatMessage } from '../../processor/messages';
+import type { Idefics3Processor } from '../../processor/processor';
+import type { PreparedMedia } from '../../protocol/encoder';
+import type { PromptPlan } from '../../processor/prompt';
 import { prepareVideos, videoMedia, videoSources, type RequestVideo, type VideoIntakeOptions } from './intake-video';
-import type { MediaInfo } from './types';
-
-/**
- * One media item of a request (an image, a video frame, or a whole pruned video): its key and layout, where
- * its placeholder runs are, and its embeddings once known.
- */
-export interface RequestMedia {
-  prepared: PreparedMedia;
-  placeholder: Pick<ImagePlaceholder, 'offset' | 'length' | 'runs'>;
-  /** size.longest_edge it was prepared at (lower after a reduced-resolution retry); a video item's tile size. */
-  longestEdge: number;
-  /** [numTokens, hidden] f32 on the host, shared with the cache: never modify it. */
-  data?: Float32Array;
-  source?: MediaInfo['source'];
-  /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
-  video?: { videoIndex: number; frame?: number };
-}
+import type { RequestMedia } from './request-media';
 
 export interface IntakeDeps {
   processor: Idefics3Processor;
   media: MediaEncoder;
   /** Tokens (prompt + max_tokens) one request may reach. */
   contextWindow: number;
+  /** What sets contextWindow (named in ContextLengthError). */
+  contextLimits?: { modelPositions: number; kvCacheTokens: number };
 }
 
 export interface IntakePlan {
@@ -88,7 +74,7 @@ export async function intake(
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     const plan = deps.processor.planPrompt(messages, prepared.map((m) => m.layout), undefined, videos.map((v) => v.layout));
-    if (plan.tokenIds.length + maxTokens > deps.contextWindow) throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow);
+    if (plan.tokenIds.length + maxTokens > deps.contextWindow) throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow, deps.contextLimits);
     const imageMedia: RequestMedia[] = prepared.map((p, i) => ({ prepared: p, placeholder: plan.placeholders[i], longestEdge: edges[i] }));
     const media = [...imageMedia, ...(await videoMedia(deps.media, videos, plan, videoOptions.pruneRate))].sort((a, b) => a.placeholder.offset - b.placeholder.offset);
     const hits = await Promise.all(media.map((m) => (m.data ? undefined : deps.media.lookup(m.prepared, requestId))));

@@ -1,7 +1,7 @@
 // Limits on the media a request brings (images today), set once per engine. A request is untrusted
 // input: these bound what one request can make the engine fetch, hold and decode.
 
-import { InvalidRequestError } from '../errors';
+import { InvalidRequestError } from '../../errors';
 
 export interface MediaOptions {
   /** Most image parts per request (default 16); counted before any image is fetched or decoded. */

@@ -5,13 +5,13 @@
 // request's signal, a timeout, a byte cap, optionally no private hosts); every image is measured against
 // media.maxImageBytes before it is decoded.
 
-import { InvalidMessageError } from '../errors';
-import type { ChatMessage, ContentPart } from '../processor/messages';
+import { InvalidMessageError } from '../../errors';
+import type { ChatMessage, ContentPart } from '../../processor/messages';
 import { dataUrlBytes } from './data-url';
 import { fetchMedia } from './fetch-media';
 import type { MediaPolicy } from './media-options';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
-import type { ChatCompletionMessage } from './types';
+import type { ChatCompletionMessage } from '../types';
 
 function describe(v: unknown): string {
   if (v === null) return 'null';

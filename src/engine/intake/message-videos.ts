@@ -3,13 +3,13 @@
 // frame list with encoded images as bytes. As for images, nothing about identity comes from a URL or a
 // name: the whole-clip key hashes the bytes.
 
-import { InvalidMessageError } from '../errors';
-import type { RawImage } from '../processor/image-decode';
-import type { VideoSource } from '../protocol/encoder';
+import { InvalidMessageError } from '../../errors';
+import type { RawImage } from '../../processor/image-decode';
+import type { VideoSource } from '../../protocol/encoder';
 import { dataUrlBytes } from './data-url';
 import { fetchMedia, videoFetchLimit } from './fetch-media';
 import type { MediaPolicy } from './media-options';
-import type { VideoFrames } from './types';
+import type { VideoFrames } from '../types';
 
 /** The clip at `url`: a data: URL's payload, or an http(s)/blob: download under the request's media policy. */
 export async function fetchVideoUrl(url: string, where: string, policy: MediaPolicy, signal: AbortSignal | undefined): Promise<Uint8Array> {

@@ -13,9 +13,9 @@
 //   signal                an AbortSignal
 //   tessera.*             encodeTimeoutMs finite > 0; allowReducedResolution, textOnlyFallback boolean
 
-import { InvalidMessageError, InvalidRequestError, TooManyImagesError } from '../errors';
+import { InvalidMessageError, InvalidRequestError, TooManyImagesError } from '../../errors';
 import type { MediaPolicy } from './media-options';
-import type { ChatCompletionRequest } from './types';
+import type { ChatCompletionRequest } from '../types';
 
 export const DEFAULT_MAX_TOKENS = 128;
 

@@ -1,9 +1,9 @@
 // A request's video options (tessera.videoPruning, tessera.videoThumbnails), validated.
 
-import { InvalidMessageError } from '../errors';
-import { checkPruningRate } from '../encoder/video/evs';
+import { InvalidMessageError } from '../../errors';
+import { checkPruningRate } from '../../encoder/video/evs';
 import type { VideoIntakeOptions } from './intake-video';
-import type { ChatCompletionRequest } from './types';
+import type { ChatCompletionRequest } from '../types';
 
 export function videoOptionsOf(req: ChatCompletionRequest): VideoIntakeOptions {
   const pruneRate = req.tessera?.videoPruning ?? 0;

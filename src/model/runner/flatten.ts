@@ -1,14 +1,14 @@
-// One model step for many sequences, laid out as the LanguageModel wants it: the sequences' new tokens
-// back to back, each row knowing its sequence, position and KV slot; one head row per sequence that
-// samples; media rows gathered into one block for the splice.
+// One model step for many sequences, laid out as the LanguageModel wants it (GpuModelRunner's layout):
+// the sequences' new tokens back to back, each row knowing its sequence, position and KV slot; one head
+// row per sequence that samples; media rows gathered into one block for the splice.
 //
 //   seqs:   A: decode 1 token @ pos 40        B: prefill 6 tokens @ pos 0..5 (rows 3-4 are image rows)
 //   rows:   0:A40 | 1:B0 2:B1 3:B2 4:B3 5:B4 6:B5
 //   head:   [0 (A), 6 (B: its chunk ends the prompt)]      splice rows: [3, 4]
 
-import { InternalError } from '../errors';
-import type { SamplingParams } from '../kernels/sample';
-import type { StepInput } from './language-model';
+import { InternalError } from '../../errors';
+import type { StepInput } from '../language-model';
+import type { MediaRows, SamplingParams } from './model-runner';
 
 export interface BatchSeq {
   /** The new tokens this step computes for the sequence. */
@@ -20,8 +20,7 @@ export interface BatchSeq {
   blockTable: readonly number[];
   /** Present when the logits of the sequence's last row give its next token. */
   sample?: SamplingParams;
-  /** Media embeddings for some of these rows: row `offset + i` (0-based within tokenIds) takes row i of `data`. */
-  media?: ReadonlyArray<{ offset: number; data: Float32Array }>;
+  media?: readonly MediaRows[];
 }
 
 /** Flatten `seqs` (in row order) into one StepInput. Head rows come in the order of the sampling seqs. */

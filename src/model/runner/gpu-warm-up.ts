@@ -1,8 +1,8 @@
 // Compile the language model's GPU pipelines while the model loads instead of on the first request.
 // Pipelines are built lazily, per step shape, the first time LanguageModel.step() meets that shape; on a
 // software adapter (SwiftShader) that takes seconds, which used to land in the first request's TTFT with
-// nothing on screen saying why. Here the engine runs the steps every request needs, once, on a scratch
-// sequence, and reports each as EngineProgress phase 'compile' (done / total):
+// nothing on screen saying why. Here the runner runs the steps every request needs, once, on a scratch
+// sequence, and reports each (the engine passes them on as EngineProgress phase 'compile', done / total):
 //
 //   step        tokens  what it compiles (beyond the earlier steps)
 //   prefill     16      every layer kernel at prefill width (register-wide matmul), splice, argmax head
@@ -11,27 +11,20 @@
 //                       decodes several sequences at once)
 //   sampling    1       the sampling head (temperature > 0)
 //
-// The steps write K/V only into slots reserved for the scratch sequence and free them after, so the
-// KV pool is full again when the engine starts (invariant 7). The encoder worker compiles its own
-// pipelines on its own device with the first image; that is reported by the request, not here.
-//
-// Kept apart from engine.ts on purpose: it drives LanguageModel.step() and KvManager directly, and is
-// the one place to re-point when the model runner changes.
+// The steps write K/V only into the blocks of a scratch sequence (ModelRunner.withScratchSequence) and
+// free them after, so the KV pool is full again when the engine starts. The encoder compiles its own
+// pipelines on its own device (EncoderCore.init); that is not counted here.
 
-import type { GpuContext } from '../gpu/context';
-import { NARROW_MAX_ROWS, narrowRows } from '../kernels/matmul';
-import { flattenBatch } from '../model/batch';
-import type { LoadedModel } from '../model/load';
-import type { EngineProgress } from './types';
+import { KvCacheFullError } from '../../errors';
+import { NARROW_MAX_ROWS, narrowRows } from '../../kernels/matmul';
+import type { LanguageModel } from '../language-model';
+import type { ModelRunner, WarmUpProgress, WarmUpReport, WarmUpStepName } from './model-runner';
 
 /** Row counts that select each batched decode kernel (one per distinct narrowRows value above 1). */
 const BATCH_ROWS = [2, 4].filter((m) => narrowRows(m) === m);
 
-/** Scratch sequence id: request ids start at 1, so no request can own it. */
-const WARM_UP_SEQ = -1;
-
-interface WarmUpStep {
-  name: 'prefill' | 'decode' | 'batch' | 'sampling';
+export interface WarmUpStep {
+  name: WarmUpStepName;
   numTokens: number;
   sampled: boolean;
   splice: boolean;
@@ -49,55 +42,44 @@ export function warmUpSteps(maxTokensPerStep: number): WarmUpStep[] {
   ];
 }
 
-export interface WarmUpReport {
-  /** Steps run (0 when the KV cache had no room for the scratch sequence). */
-  numSteps: number;
-  /** Pipelines the warm-up added to the device's pipeline cache. */
-  numPipelinesCompiled: number;
-  ms: number;
-}
-
-export async function warmUpLanguageModel(
-  gpu: GpuContext,
-  model: Pick<LoadedModel, 'lm' | 'kv' | 'config'>,
-  onProgress?: (p: EngineProgress) => void,
-): Promise<WarmUpReport> {
+/** Warm up `runner`, whose steps run on `lm`: its plans are built first, all at once, then each step runs. */
+export async function warmUpGpuRunner(runner: ModelRunner, lm: LanguageModel, onProgress?: (p: WarmUpProgress) => void): Promise<WarmUpReport> {
   const t0 = performance.now();
-  const pipelinesBefore = gpu.pipelines.size;
-  const { lm, kv } = model;
-  const steps = warmUpSteps(lm.options.maxTokensPerStep);
+  const pipelinesBefore = lm.gpu.pipelines.size;
+  const steps = warmUpSteps(runner.limits.maxTokensPerStep);
   const numTokens = steps.reduce((a, s) => a + s.numTokens, 0);
-  if (!kv.allocate(WARM_UP_SEQ, numTokens)) return { numSteps: 0, numPipelinesCompiled: 0, ms: 0 };
-  const hidden = model.config.text.hiddenSize;
+  const hidden = runner.text.hiddenSize;
   try {
-    // Every plan the steps below need, built at once: their pipelines compile concurrently (on a CPU
-    // adapter each takes up to seconds); the steps then run on them.
-    // The first step's progress goes out before it: most of the compiling happens here.
-    onProgress?.({ phase: 'compile', step: steps[0].name, done: 0, total: steps.length });
-    // A batched decode step samples every row (one per sequence): its head is built for that many rows too,
-    // where that many sequences can share a step (maxSeqs).
-    const batchHead = (s: WarmUpStep) => (s.name === 'batch' && s.numTokens <= lm.options.maxSeqs ? [{ rows: s.numTokens, headRows: s.numTokens }] : []);
-    await lm.warmUp(steps.flatMap((s) => [{ rows: s.numTokens }, ...batchHead(s)]));
-    let pos = 0;
-    for (const [i, s] of steps.entries()) {
-      if (i > 0) onProgress?.({ phase: 'compile', step: s.name, done: i, total: steps.length });
-      const T = s.numTokens;
-      const seq = {
-        tokenIds: new Uint32Array(T), // token 0: any valid id will do
-        start: pos,
-        slots: kv.slots(WARM_UP_SEQ, pos, T),
-        blockTable: kv.blockTable(WARM_UP_SEQ),
-        // The last row samples (greedy, or at temperature 1 for the sampling head); one zero image row
-        // stands in for an embedding so the splice kernel compiles too.
-        sample: { temperature: s.sampled ? 1 : 0, topK: 0, topP: 1, seed: 0, step: 0 },
-        media: s.splice ? [{ offset: 0, data: new Float32Array(hidden) }] : undefined,
-      };
-      await lm.step(flattenBatch([seq], lm.maxBlocksPerSeq, hidden));
-      pos += T;
-    }
-    onProgress?.({ phase: 'compile', step: 'done', done: steps.length, total: steps.length });
-  } finally {
-    kv.free(WARM_UP_SEQ);
+    await runner.withScratchSequence(numTokens, async (seqId) => {
+      // Every plan the steps below need, built at once: their pipelines compile concurrently (on a CPU
+      // adapter each takes up to seconds); the steps then run on them.
+      // The first step's progress goes out before it: most of the compiling happens here.
+      onProgress?.({ step: steps[0].name, done: 0, total: steps.length });
+      // A batched decode step samples every row (one per sequence): its head is built for that many rows
+      // too, where that many sequences can share a step (maxSeqs).
+      const batchHead = (s: WarmUpStep) => (s.name === 'batch' && s.numTokens <= runner.limits.maxSeqs ? [{ rows: s.numTokens, headRows: s.numTokens }] : []);
+      await lm.warmUp(steps.flatMap((s) => [{ rows: s.numTokens }, ...batchHead(s)]));
+      let pos = 0;
+      for (const [i, s] of steps.entries()) {
+        if (i > 0) onProgress?.({ step: s.name, done: i, total: steps.length });
+        await runner.run([
+          {
+            seqId,
+            tokenIds: new Uint32Array(s.numTokens), // token 0: any valid id will do
+            start: pos,
+            // The last row samples (greedy, or at temperature 1 for the sampling head); one zero image
+            // row stands in for an embedding so the splice kernel compiles too.
+            sample: { temperature: s.sampled ? 1 : 0, topK: 0, topP: 1, seed: 0, step: 0 },
+            media: s.splice ? [{ offset: 0, data: new Float32Array(hidden) }] : undefined,
+          },
+        ]);
+        pos += s.numTokens;
+      }
+      onProgress?.({ step: 'done', done: steps.length, total: steps.length });
+    });
+  } catch (e) {
+    if (e instanceof KvCacheFullError) return { numSteps: 0, numPipelinesCompiled: 0, ms: 0 };
+    throw e;
   }
-  return { numSteps: steps.length, numPipelinesCompiled: gpu.pipelines.size - pipelinesBefore, ms: performance.now() - t0 };
+  return { numSteps: steps.length, numPipelinesCompiled: lm.gpu.pipelines.size - pipelinesBefore, ms: performance.now() - t0 };
 }

@@ -1,19 +1,19 @@
-// How close a model loaded in a smaller dtype stays to the same model in f32: the figures issue 8 asks
-// for, used by the tests (tiny checkpoints) and bench:model (the SmolVLM-256M shape).
+// How close a model loaded in a smaller dtype stays to the same model in f32: the figures the dtype
+// option is judged by, used by the tests (tiny checkpoints) and bench:model (the SmolVLM-256M shape).
 //
 //   first-step logits  the logits at the last prompt position (what the first generated token is drawn
 //                      from): max |f32 - dtype| and KL(softmax(f32) || softmax(dtype))
 //   top-1 agreement    over N teacher-forced positions: both models read the SAME token sequence, and at
 //                      each position we count whether their argmax (the greedy next token) agrees
 //
-// Teacher forcing runs the sequence through the language model in prefill chunks, reading the logits of
-// every position of a chunk at once: each row of a chunk is a head row (headRows = 0..T-1, greedy), all
-// rows read one sequence's block table (copied into T table rows, one per head row), so one step returns
-// T rows of logits.
+// Teacher forcing runs the sequence through the model runner in prefill chunks, reading the logits of
+// every position of a chunk at once: a chunk whose logits are wanted goes in as T one-token sequences that
+// share one scratch sequence's blocks (positions c0..c0+T-1, each sampling greedily), so one step returns
+// T rows of logits, each attending causally to the rows before it as one sequence's chunk would.
 
-import { InternalError, KvCacheFullError } from '../../errors';
+import { InternalError } from '../../errors';
 import type { Tensor } from '../../gpu/tensor';
-import type { SamplingParams } from '../../kernels/sample';
+import type { MediaRows, RunnerSeq, SamplingParams } from '../runner/model-runner';
 import type { Placeholder } from '../generate';
 import { mediaRowOf } from '../generate';
 import type { LoadedModel } from '../load';
@@ -30,59 +30,36 @@ const GREEDY: SamplingParams = { temperature: 0, topK: 0, topP: 1, seed: 0, step
 
 /** Logits [vocab] at each of the last numPositions positions of `ids`, in order. */
 export async function teacherForcedLogits(model: LoadedModel, input: TeacherForcedInput): Promise<Float32Array[]> {
-  const { lm, kv } = model;
+  const { runner } = model;
   const n = input.ids.length;
-  const vocab = lm.config.text.vocabSize;
-  const hidden = lm.config.text.hiddenSize;
+  const vocab = runner.text.vocabSize;
+  const hidden = runner.text.hiddenSize;
   const want = input.numPositions ?? n;
-  const chunk = Math.min(lm.options.maxTokensPerStep, lm.options.maxSeqs);
+  const chunk = Math.min(runner.limits.maxTokensPerStep, runner.limits.maxSeqs);
   if (chunk < 1 || want > n) throw new InternalError(`teacherForcedLogits: ${want} positions of ${n} in chunks of ${chunk}`);
-  const embeddings = input.media ? await lm.gpu.readF32(input.media.embeddings) : new Float32Array(0);
+  const embeddings = input.media ? await model.lm.gpu.readF32(input.media.embeddings) : new Float32Array(0);
   const mediaRows = mediaRowOf(n, input.media?.placeholders ?? [], embeddings.length / hidden);
-  const seq = 0x7fffffff; // a sequence id no request uses
-  if (!kv.allocate(seq, n)) throw new KvCacheFullError(kv.blocksNeeded(seq, n), kv.pool.numFree, kv.blockSize);
-  const out: Float32Array[] = [];
-  try {
-    const slots = kv.slots(seq, 0, n);
-    const table = Uint32Array.from(kv.blockTable(seq));
+  const rowOf = (p: number) => embeddings.subarray(mediaRows[p] * hidden, (mediaRows[p] + 1) * hidden);
+  return runner.withScratchSequence(n, async (seqId) => {
+    const out: Float32Array[] = [];
     for (let c0 = 0; c0 < n; c0 += chunk) {
       const c1 = Math.min(n, c0 + chunk);
-      const T = c1 - c0;
-      const rows: number[] = [];
-      const data = new Float32Array(T * hidden);
-      for (let p = c0; p < c1; p++) {
-        if (mediaRows[p] < 0) continue;
-        data.set(embeddings.subarray(mediaRows[p] * hidden, (mediaRows[p] + 1) * hidden), rows.length * hidden);
-        rows.push(p - c0);
-      }
       // Chunks before the wanted positions only fill the KV cache (no LM head).
-      const wanted = c1 > n - want;
-      // One head row per step sequence: every row reads the same block table (tokenSeq 0), and each of
-      // the T table rows is a copy of it, so all T rows can give logits.
-      const S = wanted ? T : 1;
-      const blockTables = new Uint32Array(S * lm.maxBlocksPerSeq);
-      for (let i = 0; i < S; i++) blockTables.set(table, i * lm.maxBlocksPerSeq);
-      const r = await lm.step(
-        {
-          ids: input.ids.subarray(c0, c1),
-          tokenSeq: new Uint32Array(T),
-          positions: Uint32Array.from({ length: T }, (_, i) => c0 + i),
-          slots: slots.subarray(c0, c1),
-          blockTables,
-          numSeqs: S,
-          headRows: wanted ? Uint32Array.from({ length: T }, (_, i) => i) : new Uint32Array(0),
-          sampling: wanted ? Array.from({ length: T }, () => GREEDY) : [],
-          splice: rows.length > 0 ? { rows: Uint32Array.from(rows), data: data.subarray(0, rows.length * hidden) } : undefined,
-        },
-        { readLogits: wanted },
-      );
-      if (!wanted) continue;
-      for (let i = 0; i < T; i++) if (c0 + i >= n - want) out.push(r.logits!.slice(i * vocab, (i + 1) * vocab));
+      if (c1 <= n - want) {
+        const media: MediaRows[] = [];
+        for (let p = c0; p < c1; p++) if (mediaRows[p] >= 0) media.push({ offset: p - c0, data: rowOf(p) });
+        await runner.run([{ seqId, tokenIds: input.ids.subarray(c0, c1), start: c0, media }]);
+        continue;
+      }
+      const seqs: RunnerSeq[] = [];
+      for (let p = c0; p < c1; p++) {
+        seqs.push({ seqId, tokenIds: input.ids.subarray(p, p + 1), start: p, sample: GREEDY, media: mediaRows[p] >= 0 ? [{ offset: 0, data: rowOf(p) }] : undefined });
+      }
+      const r = await runner.run(seqs, { readLogits: true });
+      for (let i = 0; i < c1 - c0; i++) if (c0 + i >= n - want) out.push(r.logits!.slice(i * vocab, (i + 1) * vocab));
     }
-  } finally {
-    kv.free(seq);
-  }
-  return out;
+    return out;
+  });
 }
 
 /** log(sum(exp(x))) in float64. */
@@ -127,7 +104,7 @@ export interface LogitsAgreement {
   top1Agreement: number;
   /**
    * The same over the positions where f32's top-1 logit leads its second by at least DECISIVE_MARGIN
-   * (random-weight checkpoints have many near-ties that any rounding flips; see the issue 8 report).
+   * (random-weight checkpoints have many near-ties that any rounding flips).
    */
   decisivePositions: number;
   top1AgreementDecisive: number;

@@ -21,7 +21,7 @@ import { submitDispatches } from '../../kernels/dispatch';
 import { prepareQuantize } from '../../kernels/quantize';
 import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
 import { checkFiniteBf16Weights, checkFiniteHalfWeights, checkFiniteWeights } from '../weight-checks';
-import { toFloat32, type TensorInfo } from '../safetensors';
+import { toFloat32, type TensorInfo } from './safetensors';
 import type { StoredEntry } from './stored-copy';
 
 /** f32 rows staged for packing at a time. */

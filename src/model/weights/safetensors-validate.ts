@@ -8,8 +8,8 @@
 //   [u64 N][N-byte JSON header][data: t0 | t1 | t2 ... ]     8 + N + end(last) == file size
 //                                    0    e0   e1
 
-import { CheckpointFormatError, TruncatedFileError } from '../errors';
-import type { SafetensorsHeader, TensorInfo } from './safetensors';
+import { CheckpointFormatError, TruncatedFileError } from '../../errors';
+import type { SafetensorsHeader, TensorInfo } from './safetensors-header';
 
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 

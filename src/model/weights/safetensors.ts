@@ -4,33 +4,16 @@
 //   relative to the start of data. Tensors are cut from the byte stream as it arrives, so a file is never
 //   held in memory whole; only the tensor being filled is.
 
-import { CheckpointFormatError, TruncatedFileError } from '../errors';
-import { halfToFloat } from '../kernels/f16';
+import { CheckpointFormatError, TruncatedFileError } from '../../errors';
+import { halfToFloat } from '../../kernels/f16';
 import { checkHeaderSize, checkTensorEntry, validateSafetensorsHeader } from './safetensors-validate';
+import type { SafetensorsDtype, SafetensorsHeader, TensorInfo } from './safetensors-header';
 
-export type SafetensorsDtype = 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'U8' | 'I8' | 'F64' | 'BOOL' | 'I16' | 'U16' | 'U32' | 'U64';
+export type { SafetensorsDtype, SafetensorsHeader, TensorInfo };
 
 const DTYPE_BYTES: Record<string, number> = {
   F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, U16: 2, U32: 4, U64: 8, BOOL: 1,
 };
-
-export interface TensorInfo {
-  name: string;
-  dtype: SafetensorsDtype;
-  shape: number[];
-  /** Byte range inside the data section. */
-  begin: number;
-  end: number;
-}
-
-export interface SafetensorsHeader {
-  /** Bytes before the data section (8 + header size). */
-  dataOffset: number;
-  tensors: Map<string, TensorInfo>;
-  metadata: Record<string, string>;
-  /** Total file size the header implies. */
-  fileBytes: number;
-}
 
 /** Header size from the first 8 bytes; throws on a size no real file has. */
 export function readHeaderSize(first8: Uint8Array, file: string): number {
