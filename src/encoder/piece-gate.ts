@@ -10,14 +10,7 @@
 // A piece cannot be interrupted: the last one of a grant may overrun it, and grant() reports the time
 // really spent so the caller can carry the overrun into the next grant.
 
-export interface PieceRunner {
-  /** True while pieces must go one at a time (requests are decoding); false: submit freely. */
-  readonly isPaced: boolean;
-  /** Resolves when the next piece may start. */
-  before(): Promise<void>;
-  /** The piece just finished after `ms` (submit to GPU done). */
-  after(ms: number): void;
-}
+import type { PieceRunner } from '../kernels/piece-runner';
 
 interface Grant {
   budgetMs: number;

@@ -14,7 +14,7 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { DispatchSequence, encodeDispatches, PiecewiseDispatch, prepareAll, preparePiecewise, type Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
-import type { PieceRunner } from '../encoder/piece-gate';
+import type { PieceRunner } from '../kernels/piece-runner';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
 import { prepareMatmul, type MatmulIO, type MatmulOptions, type MatmulShape } from '../kernels/matmul';
