@@ -4,13 +4,14 @@
 //   caller ◄── deltas (queue) ◄── onToken(id): detokenize ◄── serve loop (every step that samples it)
 //   caller ◄── result / error  ◄── finish(cause) / fail(error)
 
-import { InternalError, InvalidMessageError } from '../errors';
+import { InternalError } from '../errors';
 import type { SamplingParams } from '../model/runner/model-runner';
 import type { StreamingDetokenizer } from '../processor/detokenizer';
 import type { ChatMessage } from '../processor/messages';
 import type { PromptPlan } from '../processor/prompt';
 import type { FinishCause, SchedRequest } from '../scheduler/request';
 import type { RequestMedia } from './intake/request-media';
+import type { CheckedRequest } from './intake/validate-request';
 import { videoInfo, type RequestVideo } from './intake/intake-video';
 import type { ChatCompletionRequest, FinishReason, RequestTimings, TesseraInfo } from './types';
 
@@ -23,11 +24,6 @@ export interface RunResult {
 type Item = { kind: 'delta'; text: string } | { kind: 'done'; result: RunResult } | { kind: 'error'; error: unknown };
 
 /** Sampling parameters of a request without the per-token step (undefined: greedy). */
-export function samplingOf(req: ChatCompletionRequest): Omit<SamplingParams, 'step'> | undefined {
-  if (!(req.temperature !== undefined && req.temperature > 0)) return undefined;
-  return { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 };
-}
-
 export class EngineRequest {
   readonly t0 = performance.now();
   readonly maxTokens: number;
@@ -63,15 +59,14 @@ export class EngineRequest {
   constructor(
     readonly id: number,
     readonly request: ChatCompletionRequest,
+    checked: CheckedRequest,
     readonly messages: ChatMessage[],
     readonly images: Uint8Array[],
     readonly stopIds: ReadonlySet<number>,
     private readonly detok: StreamingDetokenizer,
   ) {
-    const maxTokens = request.max_tokens ?? 128;
-    if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new InvalidMessageError(`max_tokens must be a positive integer, got ${maxTokens}`);
-    this.maxTokens = maxTokens;
-    this.sampling = samplingOf(request);
+    this.maxTokens = checked.maxTokens;
+    this.sampling = checked.sampling;
   }
 
   get isSettled(): boolean {

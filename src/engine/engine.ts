@@ -330,10 +330,10 @@ export class Engine {
     try {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      validateRequest(req, this.mediaPolicy); // every field, every request, before any work
+      const checked = validateRequest(req, this.mediaPolicy); // every field, every request, before any work
       await this.ensureDevice();
       const messages = await toProcessorMessages(req.messages, this.mediaPolicy, signal);
-      r = new EngineRequest(this.nextRequest++, req, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
+      r = new EngineRequest(this.nextRequest++, req, checked, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
       await this.plan(r);
       while (this.profiling) await this.profiling.catch(() => {});
       if (!r.isSettled) this.rt.loop.submit(r);

@@ -25,10 +25,12 @@ function thrown(f: () => unknown): unknown {
 
 describe('validateRequest', () => {
   it('accepts the documented values and absent fields', () => {
-    expect(validateRequest(req({}), policy)).toEqual({ maxTokens: 128 });
+    expect(validateRequest(req({}), policy)).toEqual({ maxTokens: 128, sampling: undefined });
     const ok = req({ max_tokens: 4, temperature: 0.7, top_p: 1, top_k: 40, seed: -3, stream: false, signal: new AbortController().signal, tessera: { encodeTimeoutMs: 10, textOnlyFallback: true } });
-    expect(validateRequest(ok, policy)).toEqual({ maxTokens: 4 });
-    expect(validateRequest(req({ temperature: 0, top_p: null, top_k: 0, seed: Date.now() }), policy).maxTokens).toBe(128);
+    expect(validateRequest(ok, policy)).toEqual({ maxTokens: 4, sampling: { temperature: 0.7, topK: 40, topP: 1, seed: -3 } });
+    expect(validateRequest(req({ temperature: 0, top_p: null, top_k: 0, seed: Date.now() }), policy)).toEqual({ maxTokens: 128, sampling: undefined });
+    // Sampling fields left null take their defaults (every token, seed 0).
+    expect(validateRequest(req({ temperature: 1, top_p: null, top_k: null, seed: null }), policy).sampling).toEqual({ temperature: 1, topK: 0, topP: 1, seed: 0 });
   });
 
   for (const [field, value] of [

@@ -15,12 +15,16 @@
 
 import { InvalidMessageError, InvalidRequestError, TooManyImagesError } from '../../errors';
 import type { MediaPolicy } from './media-options';
+import type { SamplingParams } from '../../model/runner/model-runner';
 import type { ChatCompletionRequest } from '../types';
 
 export const DEFAULT_MAX_TOKENS = 128;
 
+/** What the engine runs a request with, once every field has been checked: the one place defaults are applied. */
 export interface CheckedRequest {
   maxTokens: number;
+  /** undefined: greedy (temperature 0 or unset). */
+  sampling: Omit<SamplingParams, 'step'> | undefined;
 }
 
 const absent = (v: unknown) => v === undefined || v === null;
@@ -66,5 +70,8 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
   }
   const numImages = countImages(req.messages);
   if (numImages > policy.maxImagesPerRequest) throw new TooManyImagesError(numImages, policy.maxImagesPerRequest);
-  return { maxTokens: (r.max_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS };
+  const sampling = req.temperature !== undefined && req.temperature !== null && req.temperature > 0
+    ? { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 }
+    : undefined;
+  return { maxTokens: (r.max_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS, sampling };
 }
