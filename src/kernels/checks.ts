@@ -1,5 +1,5 @@
 // Checks every kernel runs before it builds anything: shapes, dtypes and device limits.
-// Each failure is a named error with the numbers (see errors.ts).
+// Each failure is a named error with the numbers (see src/errors/gpu.ts).
 
 import { BufferSizeError, DeviceLimitError, DtypeMismatchError, InternalError, ShapeMismatchError } from '../errors';
 import type { GpuContext } from '../gpu/context';

@@ -19,7 +19,7 @@ interface WireError {
 }
 
 type ErrorExports = typeof errors;
-/** Every concrete error class exported by src/errors.ts (the abstract base is left out). */
+/** Every concrete error class exported by src/errors/ (the abstract base is left out). */
 type ErrorClass = {
   [K in keyof ErrorExports]: ErrorExports[K] extends new (...args: never[]) => errors.TesseraError ? ErrorExports[K] : never;
 }[keyof ErrorExports];
@@ -27,7 +27,7 @@ type ErrorCode = InstanceType<ErrorClass>['code'];
 
 /**
  * Class by code. The type requires every code of every exported class, each mapped to the class whose
- * instances carry it: a new class in src/errors.ts fails the type check until it is listed here.
+ * instances carry it: a new class in src/errors/ fails the type check until it is listed here.
  */
 const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extract<InstanceType<ErrorClass>, { code: C }> } = {
   WEBGPU_UNAVAILABLE: errors.WebGpuUnavailableError,
