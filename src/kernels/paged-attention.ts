@@ -194,21 +194,25 @@ export async function preparePagedAttention(
   // head_store writes `out` (stream plan); the split kernel writes partials through the group code instead.
   const head = attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'kCache', v: 'vCache', out: plan === 'stream' ? 'out' : 'partial' });
   const scale = options.scale ?? 1 / Math.sqrt(headDim);
+  // Both plans' Params: the shape, then one u32 of the plan's own (stream: padding; split: groupsPerKvHead).
+  const params = (last: number) =>
+    packParams([
+      ['u32', numTokens],
+      ['u32', numHeads],
+      ['u32', numKvHeads],
+      ['u32', rowStride],
+      ['u32', maxBlocksPerSeq],
+      ['u32', blockSize],
+      ['f32', scale],
+      ['u32', last],
+    ]);
   if (plan === 'stream') {
     return createDispatch(gpu, {
       label: `${kernel}[D=${headDim},${headCode}]`,
       code: [head, onlineSoftmax, pagedKvSource, source].join('\n'),
       constants: { WG: wg },
       resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, io.out],
-      params: packParams([
-        ['u32', numTokens],
-        ['u32', numHeads],
-        ['u32', numKvHeads],
-        ['u32', rowStride],
-        ['u32', maxBlocksPerSeq],
-        ['u32', blockSize],
-        ['f32', scale],
-      ]),
+      params: params(0),
       grid: linearGrid(gpu, kernel, Math.ceil((numTokens * numHeads) / wg)),
     });
   }
@@ -234,16 +238,7 @@ export async function preparePagedAttention(
         code: [head, attentionGroupSource(headDim, headCode, group, { k: 'kCache', v: 'vCache', partial: 'partial' }), onlineSoftmax, pagedKvSource, splitsSource, splitSource].join('\n'),
         constants: { WG: wg },
         resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, partial],
-        params: packParams([
-          ['u32', numTokens],
-          ['u32', numHeads],
-          ['u32', numKvHeads],
-          ['u32', rowStride],
-          ['u32', maxBlocksPerSeq],
-          ['u32', blockSize],
-          ['f32', scale],
-          ['u32', groupsPerKvHead],
-        ]),
+        params: params(groupsPerKvHead),
         grid: gridFor(MAX_SPLITS),
       }),
     );
