@@ -5,7 +5,9 @@
 //    moduleResolution NodeNext or node16 cannot follow the declarations' own imports, and every Tessera
 //    type silently becomes `any` (issue 9). The source keeps extensionless imports (moduleResolution
 //    bundler); a specifier that matches no emitted file fails the build.
-// 2. dist/types/ts5/{index,node}.d.ts: the entry points for TypeScript before 6.0 (package.json
+// 2. The entry points reference types/web-globals.d.ts (src/types/web-globals.ts): empty interfaces for
+//    the browser globals the declarations name, so a Node project without lib.dom type-checks them.
+// 3. dist/types/ts5/{index,node}.d.ts: the entry points for TypeScript before 6.0 (package.json
 //    exports, condition "types@<6"), which add `@webgpu/types` (a dependency). TypeScript 6.0 and later
 //    declare WebGPU in lib.dom, and @webgpu/types would then clash with it.
 //
@@ -44,9 +46,14 @@ for (const file of declarationFiles(dir)) {
   if (fixed !== text) writeFileSync(file, fixed);
 }
 
+const WEB_GLOBALS = '/// <reference path="./types/web-globals.d.ts" />\n';
+if (!existsSync(join(dir, 'types/web-globals.d.ts'))) throw new Error(`${dir}/types/web-globals.d.ts was not emitted`);
 mkdirSync(join(dir, 'ts5'), { recursive: true });
 for (const entry of ENTRIES) {
-  if (!existsSync(join(dir, `${entry}.d.ts`))) throw new Error(`${dir}/${entry}.d.ts was not emitted`);
+  const file = join(dir, `${entry}.d.ts`);
+  if (!existsSync(file)) throw new Error(`${dir}/${entry}.d.ts was not emitted`);
+  const text = readFileSync(file, 'utf8');
+  if (!text.startsWith(WEB_GLOBALS)) writeFileSync(file, WEB_GLOBALS + text);
   writeFileSync(
     join(dir, 'ts5', `${entry}.d.ts`),
     `// TypeScript < 6.0 has no WebGPU in lib.dom: take it from @webgpu/types.\n` +

@@ -33,8 +33,8 @@ export class BufferPool {
 
   constructor(private readonly memory: GpuMemory) {}
 
-  /** A buffer of at least `sizeBytes` with exactly `usage`; return it with release(). */
-  acquire(sizeBytes: number, usage: GPUBufferUsageFlags, label: string): GPUBuffer {
+  /** A buffer of at least `sizeBytes` with exactly `usage` (GPUBufferUsage flags); return it with release(). */
+  acquire(sizeBytes: number, usage: number, label: string): GPUBuffer {
     const size = sizeClassBytes(sizeBytes);
     const key = `${usage}:${size}`;
     const list = this.free.get(key);
