@@ -63,7 +63,7 @@ export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vi
    */
   encoderBudget?: number;
   /**
-   * Decode priority while images encode (default { encoderShare: 0.2 }): while requests decode, the
+   * Decode priority while images encode (default { encoderShare: 0.15 }): while requests decode, the
    * encoder's GPU work runs only between model steps, for this share of each step's time, so streaming
    * stays smooth (inter-token latency about (1 + share) x idle) and encoding slows to about
    * share / (1 + share) of its speed. false: the encoder runs freely beside decoding (faster encodes,
