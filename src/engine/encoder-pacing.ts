@@ -20,7 +20,8 @@ export interface DecodePriority {
 
 /**
  * 0.15: on SwiftShader (bench:serve overlap, SmolVLM-256M shape, a 512 tile encoding beside a decode of 700
- * tokens) a step while the image encodes took 1.17x / 1.23x a step alone at p50 / p95 with 0.15, against
+ * tokens) a step while the image encodes took 1.17x / 1.23x a step alone at p50 / p95 with 0.15 (another
+ * run: 1.16x / 1.20x, the encode 159.3 s), against
  * 1.25x / 1.27x with 0.2 in the same run (another run: 1.22x / 1.25x) and 1.32x / 1.43x with 0.25 (the p95
  * is a step followed by an encoder piece longer than its grant). The encode took 157.6 s beside the decode
  * with 0.15 and 157.0 s with 0.2 (0.25: 150 s; alone: ~34 s): below 0.25 the encoder's pace is set by the
