@@ -32,6 +32,7 @@ run options
   --no-weight-cache            do not store or read quantized copies
   --notice "..."               a line printed before the answer
   --json                       print one JSON object: token ids, text, timings
+  --variant register|workgroup force a kernel variant instead of the adapter's choice
 
 profile options
   --model <dir|url>            the checkpoint, as for run
@@ -77,6 +78,7 @@ export interface RunArgs {
   weightCache: boolean;
   /** Print one JSON object instead of streaming the answer. */
   json: boolean;
+  variant?: KernelVariant;
   verbose: boolean;
 }
 
@@ -136,7 +138,7 @@ type Command = Exclude<CliArgs['command'], 'help'>;
 
 /** The commands each option belongs to (--json, --verbose and --help go with every command). */
 const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
-  variant: ['profile', 'doctor'],
+  variant: ['run', 'profile', 'doctor'],
   model: ['run', 'profile'],
   image: ['run', 'profile'],
   video: ['run'],
@@ -262,6 +264,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       notice: values.notice,
       ...weights(),
       json,
+      variant: parseVariant(values.variant),
       verbose,
     };
   }

@@ -15,7 +15,7 @@ export async function doctor(gpu: GpuContext, print: (line: string) => void): Pr
   for (const line of formatAdapterReport(gpu.adapter)) print(line);
   print('');
   print('kernel self-check (each kernel against its float64 CPU reference)');
-  const results = await runCases(gpu, defaultKernelCases(), (r) => print(formatCaseLine(r)));
+  const results = await runCases(gpu, defaultKernelCases(gpu.features), (r) => print(formatCaseLine(r)));
   print('');
   print(formatSummary(results));
   return { pass: results.every((r) => r.pass), results };

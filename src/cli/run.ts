@@ -44,6 +44,7 @@ export async function run(o: RunOptions): Promise<number> {
     dtype: o.dtype,
     compute: o.compute,
     weightCacheDir: o.weightCache === false ? false : undefined,
+    gpu: o.variant ? { kernelVariant: o.variant } : undefined,
     onProgress: o.json ? undefined : progressPrinter(o.err),
   });
   try {

@@ -5,18 +5,25 @@
 // Any head_dim that is a multiple of 4 up to MAX_HEAD_DIM (SmolVLM 64, Idefics3-8B 128); the head code is
 // generated for it (attention-head.ts) and prepended with lib/online-softmax.wgsl.
 //
-// Two plans; every step of a model uses the same one, so a row's result does not depend on the step it
+// Three plans; every step of a model uses the same one, so a row's result does not depend on the step it
 // runs in (a decode row alone or beside a prefill chunk gives the same token):
-//   split   (default) paged-attention-split.wgsl + paged-attention-combine.wgsl: a row's keys cut into at
-//           most MAX_SPLITS runs (lib/paged-splits.wgsl), one invocation per (run, row, kv head, group of
-//           query heads), the query heads of a kv head sharing each K/V load, then the runs merged. A
-//           decode step's few rows fill the device and its cost no longer grows with the context on one
-//           core: on SwiftShader a SmolVLM-256M decode step at position 1000 took 1.38x the step at 50 with
-//           the stream plan (paged attention 30 -> 140 ms of it).
-//   stream  paged-attention.wgsl: one invocation per (row, query head) streams all the row's keys.
+//   split      the 'register' kernel variant's default. paged-attention-split.wgsl, then
+//              paged-attention-combine.wgsl: a row's keys cut into at most MAX_SPLITS runs
+//              (lib/paged-splits.wgsl), one invocation per (run, row, kv head, group of query heads), the
+//              query heads of a kv head sharing each K/V load, then the runs merged. A decode step's few
+//              rows fill the device and its cost no longer grows with the context on one core: on
+//              SwiftShader a SmolVLM-256M decode step at position 1000 took 1.38x the step at 50 with the
+//              stream plan (paged attention 30 -> 140 ms of it).
+//   workgroup  the 'workgroup' variant's default (GPUs). paged-attention-split-workgroup.wgsl, then the
+//              same combine: split's runs and partials, one workgroup per run instead of one invocation
+//              (its lanes score KEYS keys at once, then fold them into each output vec4). On an H200 a
+//              SmolVLM-256M decode step's attention at position 81 took 3.36 ms of a 6.55 ms step as split
+//              and 0.90 ms of 4.09 ms as workgroup (docs/gpu.md).
+//   stream     paged-attention.wgsl: one invocation per (row, query head) streams all the row's keys.
 
 import source from '../../shaders/paged-attention.wgsl?raw';
 import splitSource from '../../shaders/paged-attention-split.wgsl?raw';
+import splitWorkgroupSource from '../../shaders/paged-attention-split-workgroup.wgsl?raw';
 import combineSource from '../../shaders/paged-attention-combine.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import pagedKvSource from '../../shaders/lib/paged-kv.wgsl?raw';
@@ -28,14 +35,16 @@ import { attentionGroupSource, attentionHeadSource, checkHeadDim, defaultHeadCod
 import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
 import { createDispatch, DispatchSequence, packParams, type Dispatch, type DispatchCost, type Grid, type KernelDispatch } from './dispatch';
 
-export type PagedAttentionPlan = 'split' | 'stream';
-export const PAGED_ATTENTION_PLANS: readonly PagedAttentionPlan[] = ['split', 'stream'];
+export type PagedAttentionPlan = 'split' | 'workgroup' | 'stream';
+export const PAGED_ATTENTION_PLANS: readonly PagedAttentionPlan[] = ['split', 'workgroup', 'stream'];
 
 /** Most runs a row's keys are cut into by the split plan (lib/paged-splits.wgsl). */
 export const MAX_SPLITS = wgslConstant(splitsSource, 'MAX_SPLITS');
 const MIN_SPLIT_KEYS = wgslConstant(splitsSource, 'MIN_SPLIT_KEYS');
 /** Query heads one split invocation holds at most (each a Head of registers for q and for its accumulator). */
 const MAX_GROUP_HEADS = 8;
+/** Keys the workgroup plan scores at once: its workgroup size (default). */
+const WORKGROUP_PLAN_KEYS = 64;
 
 /** Keys per run of a row with `ctx` keys (lib/paged-splits.wgsl split_keys). */
 export function splitKeys(ctx: number): number {
@@ -58,8 +67,9 @@ export class PagedAttentionSplit extends DispatchSequence {
     combine: KernelDispatch,
     onRelease: () => void,
     private readonly gridFor: (numRuns: number) => Grid,
+    plan: 'split' | 'workgroup' = 'split',
   ) {
-    super('paged-attention:split', [runs, combine], onRelease);
+    super(`paged-attention:${plan}`, [runs, combine], onRelease);
   }
 
   /** Dispatch the runs of rows whose contexts are at most `maxCtx` keys (the step's longest row). */
@@ -148,9 +158,12 @@ export function pagedAttentionCost(shape: PagedAttentionShape, keys: PagedAttent
 }
 
 export interface PagedAttentionOptions {
-  /** Default 'split' (see the header). */
+  /** Default: 'workgroup' on the device's 'workgroup' kernel variant (GPUs), else 'split' (see the header). */
   plan?: PagedAttentionPlan;
-  /** Invocations per workgroup of the main kernel (default 64 for stream; 8 for split: a decode row's runs spread over several workgroups, so over every core). */
+  /**
+   * Invocations per workgroup of the main kernel (default 64 for stream and workgroup, where it is the keys
+   * scored at once; 8 for split: a decode row's runs spread over several workgroups, so over every core).
+   */
   workgroupSize?: number;
   scale?: number;
   headCode?: HeadCode;
@@ -181,8 +194,8 @@ export async function preparePagedAttention(
     throw new UnsupportedShapeError(`paged-attention: ${numHeads} query heads are not a multiple of ${numKvHeads} kv heads`);
   }
   if (rowStride % 4 !== 0) throw new UnsupportedShapeError(`paged-attention: qkv row stride ${rowStride} must be a multiple of 4`);
-  const plan = options.plan ?? 'split';
-  const wg = options.workgroupSize ?? (plan === 'split' ? 8 : 64);
+  const plan = options.plan ?? (gpu.kernelVariant === 'workgroup' ? 'workgroup' : 'split');
+  const wg = options.workgroupSize ?? (plan === 'split' ? 8 : plan === 'workgroup' ? WORKGROUP_PLAN_KEYS : 64);
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'qkv', io.qkv, [numTokens, rowStride]);
   expectTensor(gpu, kernel, 'tokenSeq', io.tokenSeq, [numTokens], 'u32');
@@ -230,13 +243,33 @@ export async function preparePagedAttention(
   };
   const made: KernelDispatch[] = [];
   const rowsPerRun = numTokens * numKvHeads * groupsPerKvHead;
-  const gridFor = (numRuns: number) => linearGrid(gpu, kernel, Math.ceil((numRuns * rowsPerRun) / wg));
+  // split: one invocation per (run, row); workgroup: one workgroup per (run, row).
+  const gridFor = (numRuns: number) => linearGrid(gpu, kernel, plan === 'workgroup' ? numRuns * rowsPerRun : Math.ceil((numRuns * rowsPerRun) / wg));
+  const runsKernel: { label: string; code: string; constants: Record<string, number> } =
+    plan === 'workgroup'
+      ? {
+          label: `${kernel}:workgroup[D=${headDim},G=${group}]`,
+          code: [
+            `const HEAD_VEC4: u32 = ${headDim / 4}u;`,
+            `const GROUP: u32 = ${group}u;`,
+            `const KEYS: u32 = ${wg}u;`,
+            `const OUTS: u32 = ${Math.ceil((group * headDim) / 4 / wg)}u;`,
+            onlineSoftmax,
+            pagedKvSource,
+            splitsSource,
+            splitWorkgroupSource,
+          ].join('\n'),
+          constants: {},
+        }
+      : {
+          label: `${kernel}[D=${headDim},${headCode},G=${group}]`,
+          code: [head, attentionGroupSource(headDim, headCode, group, { k: 'kCache', v: 'vCache', partial: 'partial' }), onlineSoftmax, pagedKvSource, splitsSource, splitSource].join('\n'),
+          constants: { WG: wg },
+        };
   try {
     made.push(
       await createDispatch(gpu, {
-        label: `${kernel}[D=${headDim},${headCode},G=${group}]`,
-        code: [head, attentionGroupSource(headDim, headCode, group, { k: 'kCache', v: 'vCache', partial: 'partial' }), onlineSoftmax, pagedKvSource, splitsSource, splitSource].join('\n'),
-        constants: { WG: wg },
+        ...runsKernel,
         resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, partial],
         params: params(groupsPerKvHead),
         grid: gridFor(MAX_SPLITS),
@@ -265,5 +298,5 @@ export async function preparePagedAttention(
     releaseOwn();
     throw e;
   }
-  return new PagedAttentionSplit(made[0], made[1], releaseOwn, gridFor);
+  return new PagedAttentionSplit(made[0], made[1], releaseOwn, gridFor, plan);
 }

@@ -67,10 +67,17 @@ export function pagedAttentionCase(
   const numBlocks = chunks.reduce((a, [ctx]) => a + Math.ceil(ctx / blockSize), 0) + 3;
   const numSlots = numBlocks * blockSize;
   const numTokens = chunks.reduce((a, [, n]) => a + n, 0);
+  const plan = o.plan ?? 'split';
   return {
     kernel: 'paged-attention',
-    // The split plan (the default) runs its own two shaders: runs of keys per workgroup, then their combine.
-    shaders: (o.plan ?? 'split') === 'split' ? ['paged-attention-split', 'paged-attention-combine'] : ['paged-attention'],
+    // The split plan (the case's default on every device) and the workgroup plan run two shaders each: the
+    // runs of keys, then their combine.
+    shaders:
+      plan === 'stream'
+        ? ['paged-attention']
+        : plan === 'workgroup'
+          ? ['paged-attention-split-workgroup', 'paged-attention-combine']
+          : ['paged-attention-split', 'paged-attention-combine'],
     label: `paged-attention heads=${numHeads}/${numKvHeads} chunks=${chunks.map(([c, n]) => `${n}@${c}`).join(',')} block=${blockSize} headDim=${headDim}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
@@ -102,7 +109,7 @@ export function pagedAttentionCase(
           vCache: s.upload(vCache, [numSlots, numKvHeads, headDim], 'vCache'),
           out: s.zeros([numTokens, numHeads * headDim], 'f32', 'out'),
         };
-        const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode, plan: o.plan });
+        const d = await preparePagedAttention(gpu, io, full, { workgroupSize: o.workgroupSize, headCode: o.headCode, plan });
         // As the language model does: dispatch only the runs of keys the longest row needs.
         if (d instanceof PagedAttentionSplit) d.setContext(Math.max(...chunks.map(([ctx]) => ctx)));
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);

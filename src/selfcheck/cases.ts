@@ -6,6 +6,7 @@ import type { GpuContext } from '../gpu/context';
 import type { Activation } from '../kernels/activations';
 import { argmaxReference, prepareArgmax, type ArgmaxShape } from '../kernels/argmax';
 import { copyReference, prepareCopy } from '../kernels/copy';
+import { floatToHalf, halfToFloat } from '../kernels/f16';
 import {
   embeddingGatherReference,
   prepareEmbeddingGather,
@@ -79,6 +80,8 @@ export interface MatmulCaseOptions extends CommonOptions {
   subgroups?: boolean;
   /** y starts with random values and the kernel adds its result to them (the residual epilogue). */
   accumulate?: boolean;
+  /** f16 weights multiplied in f16 (lib/weights-f16-math.wgsl; the device needs `shader-f16`). */
+  f16Math?: boolean;
 }
 
 /** Host copy of what a packed weight holds, dequantized as the kernels do (f32: the values themselves). */
@@ -101,17 +104,19 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
   return {
     // The gemv plan is its own shader (gemv.wgsl): the report names it so every shader is seen to run.
     kernel: o.plan === 'gemv' ? 'gemv' : 'matmul',
-    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${o.accumulate ? ' +=' : ''}${sub}${wgLabel(o)}`,
-    tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
+    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${o.f16Math ? ' f16-math' : ''}${o.accumulate ? ' +=' : ''}${sub}${wgLabel(o)}`,
+    tolerance: o.f16Math ? F16_MATH_TOLERANCE(K) : { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
         const x = randomUniform(M * K, seed);
         const w = randomUniform(N * K, seed + 1);
         const b = o.bias ? randomUniform(N, seed + 2) : undefined;
         const residual = o.accumulate ? randomUniform(M * N, seed + 3) : undefined;
+        if (o.f16Math && format !== 'f16') throw new Error(`f16Math needs f16 weights, not ${format}`);
+        const weight = s.weight(format, w, N, K, 'weight');
         const io = {
           x: s.upload(x, [M, K], 'x'),
-          weight: s.weight(format, w, N, K, 'weight'),
+          weight: o.f16Math && 'format' in weight ? { ...weight, f16Math: true } : weight,
           bias: b ? s.upload(b, [N], 'bias') : undefined,
           y: residual ? s.upload(residual, [M, N], 'y') : s.zeros([M, N], 'f32', 'y'),
         };
@@ -123,10 +128,20 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
           accumulate: o.accumulate,
         });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
-        return { ...r, want: matmulReference(x, asStored(format, w, N, K), b, shape, act, residual) };
+        const xAsRead = o.f16Math ? x.map((v) => halfToFloat(floatToHalf(v))) : x;
+        return { ...r, want: matmulReference(xAsRead, asStored(format, w, N, K), b, shape, act, residual) };
       }),
   };
 }
+
+/**
+ * f16 math rounds x to f16 (the reference does too) and sums products in f16 (four at a time, or a weight
+ * group of 32 pairwise in the decode kernels) before the f32 accumulation. Each f16 sum carries ~2^-11 of
+ * its size, so the error grows like sqrt(K) times that: about 5e-3 rms at K = 576 for inputs in [-1, 1).
+ * 2e-3 * sqrt(K) leaves 2.5x room over the largest of 1536 outputs, and a wrong index is still off by the
+ * output's own size (~sqrt(K / 9), 8 at K = 576). Not yet run on a device with shader-f16 (docs/gpu.md).
+ */
+const F16_MATH_TOLERANCE = (K: number) => ({ atol: 2e-3 * Math.sqrt(K), rtol: 1e-3 });
 
 /**
  * A batched decode step's rows against the same rows run one at a time: the register-narrow plan shares

@@ -22,8 +22,19 @@ import {
 import { kvWriteCase, pagedAttentionCase, sampleCase, spliceCase } from './cases-decoder';
 import { quantizeCase } from './cases-weights';
 
-export function defaultKernelCases(): KernelCase[] {
+/**
+ * `features`: the device's (GpuContext.features); cases for optional shaders run only where the device
+ * has what they need (f16 math: `shader-f16`).
+ */
+export function defaultKernelCases(features: ReadonlySet<string> = new Set()): KernelCase[] {
+  const f16Math = features.has('shader-f16')
+    ? [
+        matmulCase({ M: 1, N: 1536, K: 576 }, { format: 'f16', f16Math: true }),
+        matmulCase({ M: 64, N: 256, K: 768 }, { format: 'f16', f16Math: true, bias: true, plan: 'register-wide' }),
+      ]
+    : [];
   return [
+    ...f16Math,
     matmulCase({ M: 64, N: 768, K: 768 }, { bias: true, activation: 'gelu_tanh' }),
     matmulCase({ M: 1, N: 1536, K: 576 }, { activation: 'silu' }),
     matmulCase({ M: 33, N: 70, K: 45 }, { bias: true }),
@@ -59,6 +70,7 @@ export function defaultKernelCases(): KernelCase[] {
     pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[40, 40], [70, 1]] }),
     pagedAttentionCase({ numHeads: 4, numKvHeads: 2, chunks: [[30, 30], [9, 1]], headDim: 128 }),
     pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 1], [40, 8]] }, { plan: 'stream' }),
+    pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 1], [82, 1], [40, 8]] }, { plan: 'workgroup' }),
     spliceCase({ numRows: 64, dim: 576, numDstRows: 100 }),
     sampleCase({ rows: 1, vocab: 49280 }, { temperature: 0.7, topK: 50, topP: 0.9, seed: 42, step: 0 }),
   ];

@@ -11,7 +11,7 @@ export async function runBrowserSelfCheck(
 ): Promise<SelfCheckReport> {
   const gpu = await createBrowserGpuContext();
   try {
-    const cases = defaultKernelCases();
+    const cases = defaultKernelCases(gpu.features);
     const results = await runCases(gpu, cases, (r, i) => onResult?.(r, i, cases.length));
     return { adapter: gpu.adapter, results };
   } finally {

@@ -1,4 +1,5 @@
 import { describe, it } from 'vitest';
+import { PAGED_ATTENTION_PLANS } from '../../src/kernels/paged-attention';
 import { kvWriteCase, pagedAttentionCase, spliceCase } from '../../src/selfcheck/cases-decoder';
 import { expectCasePasses, useGpu } from './gpu';
 
@@ -49,10 +50,14 @@ describe('paged-attention', () => {
   it('SmolLM2 shape: 9/3 heads, a 300-token prefill', () =>
     expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 300]] })));
 
-  // The two plans (the cases above run the default, split). Split cuts a row's keys into at most 16 runs
+  // The three plans (the cases above run split). Split and workgroup cut a row's keys into at most 16 runs
   // of >= 32 keys: contexts of 1, 31, 33, 1000 and 4100 keys give 1, 1, 2, 16 and 16 runs; the query heads
   // of a kv head share each load in groups of up to 8 (12 per kv head -> 2 groups of 6; 5 -> 1 group of 5).
-  for (const plan of ['split', 'stream'] as const) {
+  for (const keys of [32, 128]) {
+    it(`workgroup plan, ${keys} keys scored at once: decode rows and a prefill chunk`, () =>
+      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1000, 1], [150, 20], [5, 1]] }, { plan: 'workgroup', workgroupSize: keys })));
+  }
+  for (const plan of PAGED_ATTENTION_PLANS) {
     it(`${plan}: decode rows at contexts of 1, 31, 33, 1000 and 4100 keys (GQA 9/3)`, () =>
       expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1, 1], [31, 1], [33, 1], [1000, 1], [4100, 1]] }, { plan })));
     it(`${plan}: 12 query heads per kv head, a prefill chunk and a decode row`, () =>

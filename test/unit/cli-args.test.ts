@@ -32,7 +32,8 @@ describe('tessera arguments', () => {
       weightCache: false,
     });
     expect(parseCliArgs([...RUN, '--video', 'clip.mp4', '--video-pruning', '0.5'])).toMatchObject({ video: 'clip.mp4', videoPruning: 0.5 });
-    expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined });
+    expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined, variant: undefined });
+    expect(parseCliArgs([...RUN, '--variant', 'workgroup'])).toMatchObject({ variant: 'workgroup' });
   });
 
   it('refuses numbers out of range or not numbers, naming the option and the value', () => {
@@ -58,7 +59,8 @@ describe('tessera arguments', () => {
     expect(usageMessage(['run', '--prompt', 'p'])).toBe('run needs --model <dir|url>');
     expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run and profile option');
     expect(usageMessage(['doctor', '--max-tokens', '3'])).toBe('--max-tokens is a run option');
-    expect(usageMessage([...RUN, '--variant', 'register'])).toBe('--variant is a profile and doctor option');
+    expect(usageMessage(['doctor', '--image', 'a.png'])).toBe('--image is a run and profile option');
+    expect(usageMessage([...RUN, '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
     expect(usageMessage([...RUN, '--timing', 'submit-and-wait'])).toBe('--timing is a profile option');
     expect(usageMessage(['doctor', '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
     expect(usageMessage(['serve'])).toBe("unknown command 'serve'");

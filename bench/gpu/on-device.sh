@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench/gpu/on-device.sh: run on a lent GPU machine (the device tool) after bench/gpu/pack.sh, with
+# carry [".devcarry", "dist"]. It unpacks Node and the Vulkan loader, then, each step under its own
+# timeout and in order of what matters most:
+#   1. tessera doctor: every kernel against its CPU reference, with the adapter's variant and with the other
+#      ('register'), plus the f16-math cases the device's shader-f16 allows;
+#   2. the bench model (scripts/make-bench-model.ts: SmolVLM-256M's shape, random BF16);
+#   3. tessera run --json on it (TTFT, decode tok/s, token ids) with each variant, f16 weights in f16 math,
+#      and q4;
+#   4. tessera profile --json (GPU time per kernel kind) with each variant.
+# With dist-base/ (the previous tree's build) carried too, one request alternates between the two trees.
+# GPU_SKIP_DOCTOR=1 skips step 1. Everything lands in $OUT/results.tar.gz; a table of the figures is printed last (bench/gpu/summary.mjs).
+set -u
+# Each step's files go to /tmp/tessera-gpu-results; $OUT gets them as one results.tar.gz (a device call returns 8 files at most).
+DEST=${OUT:-/tmp/tessera-gpu-out}
+OUT=/tmp/tessera-gpu-results
+rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
+log() { echo "[gpu $(date +%H:%M:%S)] $*"; }
+
+for f in .devcarry/gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+mkdir -p /tmp/rt && xz -dc .devcarry/runtime.tar.xz | tar -C /tmp/rt -xf -
+export PATH=/tmp/rt/bin:$PATH
+rm -rf node_modules && ln -s /tmp/rt/node_modules node_modules
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -f "$icd" ]; then export VK_ICD_FILENAMES=$icd VK_DRIVER_FILES=$icd; fi
+# The driver's libraries (the ICD manifest names them without a path) live beside it, outside ld.so's list.
+for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do [ -d "$d" ] && export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; done
+{ cat "$icd"; ls /usr/local/nvidia/lib64 | grep -i "glx\|vulkan\|nvidia-gl\|EGL" | head; } > "$OUT/vulkan-icd.txt" 2>&1
+cat "$OUT/vulkan-icd.txt"
+[ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ] && export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; node --version; ldconfig -p | grep -i vulkan; echo "VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-}"; nproc; } > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+step() { # name timeout_s command...
+  local name=$1 t=$2; shift 2
+  log "$name"
+  local t0=$(date +%s%N)
+  timeout "$t" "$@" > "$OUT/$name.json" 2> "$OUT/$name.err"
+  local rc=$?
+  log "$name: rc $rc in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  [ $rc -ne 0 ] && tail -5 "$OUT/$name.err"
+  return 0
+}
+
+# Which adapters Dawn sees, with the Vulkan loader's account of the drivers it tried.
+VK_LOADER_DEBUG=error,warn,driver timeout 60 node --input-type=module -e "
+  const { create } = await import('webgpu');
+  const gpu = create([]);
+  const a = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  console.log(a ? JSON.stringify({ info: a.info, features: [...a.features] }) : 'no adapter');
+" > "$OUT/probe.txt" 2>&1
+grep -v '^$' "$OUT/probe.txt" | tail -12
+if ! grep -q '"info"' "$OUT/probe.txt"; then
+  log "Dawn found no GPU adapter: stopping before the steps"
+  tar -C "$OUT" -czf "$DEST/results.tar.gz" .
+  exit 3
+fi
+if [ -z "${GPU_SKIP_DOCTOR:-}" ]; then
+  step doctor-auto 120 node dist/cli.js doctor --json
+  step doctor-register 120 node dist/cli.js doctor --json --variant register
+fi
+# GPU_BENCH_MODEL: another checkpoint folder instead (a dry run of this script on the tiny model, say).
+M=${GPU_BENCH_MODEL:-.cache/bench-models/smolvlm-256m-random}
+if [ -z "${GPU_BENCH_MODEL:-}" ]; then log "bench model"; node .devcarry/make-bench-model.mjs; fi
+IMG=public/sample.png
+P="Can you describe this image?"
+RUN=(node dist/cli.js run --model "$M" --image "$IMG" --prompt "$P" --max-tokens 64 --json --no-weight-cache)
+step run-workgroup 120 "${RUN[@]}" --variant workgroup
+step run-register 120 "${RUN[@]}" --variant register
+step run-f16-math 120 "${RUN[@]}" --dtype f16 --compute f16
+step run-q4 120 "${RUN[@]}" --dtype q4
+# The tree before a change, built into dist-base/ and carried too: one request on each, alternating, twice,
+# then a 512-token answer on each (the rule: compare one request with the previous tree in the same run).
+if [ -d dist-base ]; then
+  BASE=(node dist-base/cli.js run --model "$M" --image "$IMG" --prompt "$P" --json --no-weight-cache)
+  HEAD=(node dist/cli.js run --model "$M" --image "$IMG" --prompt "$P" --json --no-weight-cache)
+  for i in 1 2; do
+    step "base-64-$i" 120 "${BASE[@]}" --max-tokens 64
+    step "head-64-$i" 120 "${HEAD[@]}" --max-tokens 64
+  done
+  step base-512 120 "${BASE[@]}" --max-tokens 512
+  step head-512 120 "${HEAD[@]}" --max-tokens 512
+fi
+PROF=(node dist/cli.js profile --model "$M" --image "$IMG" --json --no-weight-cache)
+step profile-workgroup 120 "${PROF[@]}" --variant workgroup
+step profile-register 120 "${PROF[@]}" --variant register
+node bench/gpu/summary.mjs "$OUT" | tee "$OUT/summary.txt"
+tar -C "$OUT" -czf "$DEST/results.tar.gz" .

@@ -1,0 +1,85 @@
+// bench/gpu/summary.mjs <dir>: the table bench/gpu/on-device.sh prints last, from the JSON files it wrote
+// (tessera doctor / run / profile --json). Plain JavaScript: the device machine runs it with bare Node.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = process.argv[2];
+const read = (name) => {
+  const path = join(dir, `${name}.json`);
+  if (!existsSync(path)) return undefined;
+  try {
+    const text = readFileSync(path, 'utf8').trim();
+    return text ? JSON.parse(text.split('\n').pop()) : undefined;
+  } catch (e) {
+    return { error: String(e) };
+  }
+};
+const f = (x, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-');
+const median = (xs) => {
+  if (!xs?.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+
+for (const v of ['auto', 'register']) {
+  const d = read(`doctor-${v}`);
+  if (!d?.results) {
+    console.log(`doctor ${v}: no result`);
+    continue;
+  }
+  const failed = d.results.filter((r) => !r.pass);
+  console.log(`doctor ${v}: adapter ${d.adapter.vendor} / ${d.adapter.architecture} / ${d.adapter.description}, variant ${d.adapter.kernelVariant}, ` +
+    `shader-f16 ${d.adapter.features.includes('shader-f16')}, subgroups ${d.adapter.features.includes('subgroups')}: ` +
+    `${d.results.length - failed.length}/${d.results.length} pass`);
+  for (const r of failed) console.log(`  FAIL ${r.ranAs || r.kernel}: ${r.message}`);
+  for (const r of d.results.filter((r) => r.label.includes('f16-math'))) console.log(`  ${r.ranAs}: ${r.message}`);
+}
+
+console.log('\nrun (bench model, 64 tokens)   load s  encode ms  prefill ms  TTFT ms  decode tok/s  step p50 ms  weights MiB');
+const runs = {};
+for (const v of ['workgroup', 'register', 'f16-math', 'q4']) {
+  const r = (runs[v] = read(`run-${v}`));
+  const t = r?.timings;
+  if (!t) {
+    console.log(`${v.padEnd(30)} no result`);
+    continue;
+  }
+  console.log(`${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
+    `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`);
+}
+const compared = readdirSync(dir).filter((n) => /^(base|head)-.*\.json$/.test(n)).map((n) => n.replace(/\.json$/, '')).sort();
+if (compared.length) console.log('previous tree (base) against this one (head):');
+for (const v of compared) {
+  const r = (runs[v] = read(v));
+  const t = r?.timings;
+  if (!t) {
+    console.log(`${v.padEnd(30)} no result`);
+    continue;
+  }
+  console.log(`${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
+    `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`);
+}
+const ids = (v) => runs[v]?.token_ids ?? [];
+const agree = (a, b) => {
+  const x = ids(a), y = ids(b);
+  let n = 0;
+  while (n < Math.min(x.length, y.length) && x[n] === y[n]) n++;
+  return `${n}/${Math.max(x.length, y.length)}`;
+};
+console.log(`greedy tokens equal before the first difference: workgroup vs register ${agree('workgroup', 'register')}, ` +
+  `f16-math vs workgroup ${agree('f16-math', 'workgroup')}, q4 vs workgroup ${agree('q4', 'workgroup')}` +
+  (compared.length ? `, base-512 vs head-512 ${agree('base-512', 'head-512')}` : ''));
+
+for (const v of ['workgroup', 'register']) {
+  const p = read(`profile-${v}`);
+  if (!p?.phases) {
+    console.log(`\nprofile ${v}: no result`);
+    continue;
+  }
+  console.log(`\nprofile ${v} (${p.timing}, ${p.adapter}):`);
+  for (const ph of p.phases) {
+    const top = ph.rows.slice(0, 4).map((r) => `${r.kind} ${f(r.ms, 3)}${r.gflops ? ` (${f(r.gflops, 0)} GFLOP/s)` : ''}`).join(', ');
+    console.log(`  ${ph.name.padEnd(14)} ${f(ph.totalMs, 3).padStart(9)} ms in ${ph.dispatches} dispatches: ${top}`);
+  }
+}
+console.log('\n' + JSON.stringify({ runs: Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, r?.timings ? { ...r.timings, decodeStepMs: undefined, decodeStepEnd: undefined } : null])) }));
