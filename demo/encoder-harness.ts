@@ -72,7 +72,7 @@ const harness = {
     for (const r of reqs) {
       const out = await e.chat.completions.create(r);
       solo.push(out.tessera.tokenIds);
-      out.tessera.media.forEach((m) => keys.add(m.key));
+      for (const m of out.tessera.media) keys.add(m.key);
     }
     const together = (await Promise.all(reqs.map((r) => e.chat.completions.create(r)))).map((r) => r.tessera.tokenIds);
     return { solo, together, stats: e.stats(), refCounts: [...keys].map((k) => e.media.refCount(k)) };

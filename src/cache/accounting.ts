@@ -123,7 +123,7 @@ export class EncoderCacheAccounting {
   /** Drop requestId's reference. Returns true if the entry became freeable. */
   unref(key: string, requestId: RequestId): boolean {
     const entry = this.entries.get(key);
-    if (!entry || !entry.holders.delete(requestId)) {
+    if (!entry?.holders.delete(requestId)) {
       throw new InternalError(`EncoderCacheAccounting: unref(${short(key)}, ${String(requestId)}) but that request does not reference it`);
     }
     const keys = this.byRequest.get(requestId)!;

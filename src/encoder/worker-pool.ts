@@ -204,7 +204,7 @@ export class EncoderWorkerPool {
     await Promise.all(
       [...bySlot].map(async ([slot, ks]) => {
         const out = await this.track(slot, slot.api.encodeBatch(ks));
-        out.forEach((m) => results.set(m.key, m));
+        for (const m of out) results.set(m.key, m);
       }),
     );
     return keys.map((k) => results.get(k)!);

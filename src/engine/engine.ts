@@ -16,7 +16,7 @@
 // answers. The encoder cache is kept; an in-process encoder (which shared the lost device) gets a new
 // backend, encoder workers keep theirs (each has its own device).
 
-import { DeviceLostError, EncoderOutOfMemoryError, EngineBusyError, InternalError, InvalidMessageError, RequestAbortedError, VideoNotSupportedError } from '../errors';
+import { type DeviceLostError, EncoderOutOfMemoryError, EngineBusyError, InternalError, InvalidMessageError, RequestAbortedError, VideoNotSupportedError } from '../errors';
 import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
@@ -181,7 +181,6 @@ export class Engine {
       onProgress: onProgress ? (p) => onProgress({ ...p }) : undefined,
     });
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
-    let media: MediaEncoder;
     // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
     // (loading the vision tower and compiling its pipelines: on a CPU adapter both take seconds).
     const [warm, started] = await Promise.allSettled([model.runner.warmUp(onProgress ? (p) => onProgress({ phase: 'compile', ...p }) : undefined), deps.startEncoder(modelId, lifecycle)]);
@@ -190,7 +189,7 @@ export class Engine {
       model.destroy();
       throw warm.status === 'rejected' ? warm.reason : (started as PromiseRejectedResult).reason;
     }
-    media = started.value;
+    const media: MediaEncoder = started.value;
     let engine: Engine | undefined;
     // The runtime's loop calls back into the engine (encode failures, device loss), which exists by then.
     const rt = await Engine.runtime(deps.gpu, model, options, media, lifecycle, () => engine!);

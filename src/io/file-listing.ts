@@ -75,7 +75,7 @@ export async function listHubFiles(base: string, fetchImpl: typeof fetch = fetch
     }
     if (!Array.isArray(entries)) return undefined;
     for (const e of entries as TreeEntry[]) {
-      if (!e || e.type !== 'file' || typeof e.path !== 'string') continue;
+      if (e?.type !== 'file' || typeof e.path !== 'string') continue;
       const name = prefix && e.path.startsWith(`${prefix}/`) ? e.path.slice(prefix.length + 1) : e.path;
       if (!name.includes('/')) names.push(name);
     }

@@ -263,13 +263,13 @@ export class MemorySource implements ModelSource {
   ) {}
 
   async readText(name: string): Promise<string | undefined> {
-    if (!Object.prototype.hasOwnProperty.call(this.entries, name)) return undefined;
+    if (!Object.hasOwn(this.entries, name)) return undefined;
     const v = this.entries[name];
     return typeof v === 'string' ? v : new TextDecoder().decode(v);
   }
 
   async openBytes(name: string): Promise<ByteStream | undefined> {
-    if (!Object.prototype.hasOwnProperty.call(this.entries, name)) return undefined;
+    if (!Object.hasOwn(this.entries, name)) return undefined;
     const v = this.entries[name];
     const bytes = typeof v === 'string' ? new TextEncoder().encode(v) : v;
     async function* once() {

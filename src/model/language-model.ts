@@ -22,7 +22,7 @@ import { GpuBoundsError, InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
-import { NON_FINITE_TOKEN, prepareArgmax } from '../kernels/argmax';
+import { prepareArgmax } from '../kernels/argmax';
 import { encodeDispatches, leafDispatches, packParams, prepareAll, type Dispatch, type DispatchCost, type KernelDispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
@@ -214,7 +214,9 @@ export class LanguageModel {
     const qkvWidth = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
     const v = (name: string) => this.rows(name, T);
     const d: Dispatch[] = [];
-    const release = () => d.forEach((x) => x.release());
+    const release = () => {
+      for (const x of d) x.release();
+    };
     // Each group of preparations starts together, so the pipelines they need compile concurrently.
     const [gather, splice] = await prepareAll([
       prepareEmbeddingGather(

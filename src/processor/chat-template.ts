@@ -136,7 +136,10 @@ export class ChatTemplate {
       });
     };
     const pushTemplate = (literal: string): void => {
-      if (videoMarker === undefined) return pushImages(literal);
+      if (videoMarker === undefined) {
+        pushImages(literal);
+        return;
+      }
       literal.split(videoMarker).forEach((part, i) => {
         if (i > 0) pieces.push({ kind: 'video', index: videoIndex++ });
         pushImages(part);

@@ -244,7 +244,9 @@ function baseVocabulary(model: Json | undefined): Map<string, number> {
   const vocab = model?.vocab;
   const map = new Map<string, number>();
   if (Array.isArray(vocab)) {
-    vocab.forEach((entry, i) => map.set(Array.isArray(entry) ? String(entry[0]) : String(entry), i));
+    vocab.forEach((entry, i) => {
+      map.set(Array.isArray(entry) ? String(entry[0]) : String(entry), i);
+    });
   } else if (vocab && typeof vocab === 'object') {
     for (const [tok, id] of Object.entries(vocab as Record<string, number>)) map.set(tok, id);
   } else {

@@ -88,7 +88,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
 
 /** The class a wire error's code names (undefined for codes this side does not know: a newer worker). */
 export function errorClassForCode(code: string | undefined): (abstract new (...args: never[]) => errors.TesseraError) | undefined {
-  return code !== undefined && Object.prototype.hasOwnProperty.call(CLASS_BY_CODE, code) ? CLASS_BY_CODE[code as ErrorCode] : undefined;
+  return code !== undefined && Object.hasOwn(CLASS_BY_CODE, code) ? CLASS_BY_CODE[code as ErrorCode] : undefined;
 }
 
 export function toWireError(e: unknown): WireError {

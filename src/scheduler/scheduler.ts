@@ -242,7 +242,7 @@ export class Scheduler {
   }
 
   /** Mark a media item ready without an encode (its embeddings arrived from a cache). */
-  mediaReady(req: SchedRequest, item: SchedMediaItem): void {
+  mediaReady(_req: SchedRequest, item: SchedMediaItem): void {
     if (item.state === 'encoding') throw new InternalError('Scheduler: mediaReady on an item being encoded; use encodeSettled');
     item.state = 'ready';
   }

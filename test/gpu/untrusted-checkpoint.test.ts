@@ -64,10 +64,10 @@ describe("a sharded index names only the checkpoint's own files", () => {
   const tensors = tensorsFor(config);
   const shard = writeSafetensors(tensors);
 
-  for (const escape of ['https://elsewhere.example/model.safetensors', '../../other-org/other-repo/resolve/main/model.safetensors', '/abs/model.safetensors']) {
-    it(`UrlSource: ${escape} is refused before anything is fetched outside the base`, async () => {
+  for (const outside of ['https://elsewhere.example/model.safetensors', '../../other-org/other-repo/resolve/main/model.safetensors', '/abs/model.safetensors']) {
+    it(`UrlSource: ${outside} is refused before anything is fetched outside the base`, async () => {
       const base = 'https://huggingface.co/org/repo/resolve/main/';
-      const weightMap = Object.fromEntries(tensors.map((t, i) => [t.name, i === 3 ? escape : 'model.safetensors']));
+      const weightMap = Object.fromEntries(tensors.map((t, i) => [t.name, i === 3 ? outside : 'model.safetensors']));
       const served: Record<string, Uint8Array> = {
         [`${base}config.json`]: encode(config),
         [`${base}model.safetensors.index.json`]: encode({ weight_map: weightMap }),
@@ -81,7 +81,7 @@ describe("a sharded index names only the checkpoint's own files", () => {
       }) as unknown as typeof fetch;
       const err = await loadModel(gpu(), new UrlSource(base, { useCache: false, fetchImpl, listHub: false }), { kvCacheTokens: 64, maxTokensPerStep: 16 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(CheckpointFormatError);
-      expect((err as Error).message).toContain(`names the file ${JSON.stringify(escape)}`);
+      expect((err as Error).message).toContain(`names the file ${JSON.stringify(outside)}`);
       expect(fetched.every((u) => u.startsWith(base))).toBe(true);
     });
   }

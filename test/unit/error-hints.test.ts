@@ -37,12 +37,15 @@ function badMentions(list: Mention[]): { bad: number[]; output: string } {
       `import type { BrowserEngineOptions, ChatCompletionRequest } from '${root}/src/index';`,
       `import type { NodeEngineOptions } from '${root}/src/node';`,
       'type Key<T> = keyof NonNullable<T> & string;',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source for the generated file, not a template
       'type Path<T> = { [K in Key<T>]-?: K | `${K}.${Key<NonNullable<T>[K]>}` }[Key<T>];',
       'type RequestOption = Path<ChatCompletionRequest>;',
       'type EngineOption = Path<BrowserEngineOptions> | Path<NodeEngineOptions>;',
     ];
     const first = lines.length + 1;
-    list.forEach((m, i) => lines.push(`export const m${i}: ${m.scope === 'request' ? 'RequestOption' : 'EngineOption'} = '${m.path}';`));
+    list.forEach((m, i) => {
+      lines.push(`export const m${i}: ${m.scope === 'request' ? 'RequestOption' : 'EngineOption'} = '${m.path}';`);
+    });
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'mentions.ts'), `${lines.join('\n')}\n`);
     writeFileSync(

@@ -51,7 +51,7 @@ describe('config values that break the math', () => {
   }
 
   it('processor values: an infinite rescale factor and a huge resize are refused', () => {
-    expect(() => parseImageProcessorConfig({ ...PRE, rescale_factor: 1e999 })).toThrow(ProcessorConfigError);
+    expect(() => parseImageProcessorConfig({ ...PRE, rescale_factor: Number.POSITIVE_INFINITY })).toThrow(ProcessorConfigError);
     expect(() => parseImageProcessorConfig({ ...PRE, size: { longest_edge: 1_000_000_000 } })).toThrow(ProcessorConfigError);
   });
 });

@@ -72,7 +72,9 @@ export class FakeModel {
         }
       }
       const slots = this.kv.slots(req.id, s.start, s.numTokens);
-      slots.forEach((slot, i) => this.slots.set(slot, content(req, s.start + i)));
+      slots.forEach((slot, i) => {
+        this.slots.set(slot, content(req, s.start + i));
+      });
       this.numRows += s.numTokens;
       if (!s.sample) continue;
       const end = s.start + s.numTokens;

@@ -35,7 +35,7 @@ const DEFAULT_DELAY_MS = 100;
 async function openAnimated(source: Uint8Array | Blob, kind: 'gif' | 'webp'): Promise<OpenedClip> {
   const { default: sharp } = await importOptional('sharp', 'animated GIF/WebP video in Node', () => import('sharp'));
   const bytes = await bytesOf(source);
-  let meta;
+  let meta: Awaited<ReturnType<ReturnType<typeof sharp>['metadata']>>;
   try {
     meta = await sharp(bytes, { animated: true }).metadata();
   } catch (e) {

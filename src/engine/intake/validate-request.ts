@@ -34,7 +34,7 @@ function optional(req: Record<string, unknown>, field: string, ok: (v: unknown) 
   if (!absent(v) && !ok(v)) throw new InvalidRequestError(`${prefix}${field}`, v, requirement);
 }
 
-const isFinite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** Image parts in the request's messages (image and image_url alike), counted without touching them. */
 function countImages(messages: unknown[]): number {
@@ -55,8 +55,8 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
   const r = req as unknown as Record<string, unknown>;
   if (!Array.isArray(req.messages) || req.messages.length === 0) throw new InvalidMessageError('messages must be a non-empty array of {role, content}.');
   optional(r, 'max_tokens', (v) => Number.isSafeInteger(v) && (v as number) >= 1, 'it must be an integer of at least 1.');
-  optional(r, 'temperature', (v) => isFinite(v) && v >= 0, 'it must be a finite number >= 0 (0 or unset decodes greedily).');
-  optional(r, 'top_p', (v) => isFinite(v) && v > 0 && v <= 1, 'it must be a number in (0, 1]; use 1 (or leave it unset) to keep every token, and temperature 0 for greedy decoding.');
+  optional(r, 'temperature', (v) => isFiniteNumber(v) && v >= 0, 'it must be a finite number >= 0 (0 or unset decodes greedily).');
+  optional(r, 'top_p', (v) => isFiniteNumber(v) && v > 0 && v <= 1, 'it must be a number in (0, 1]; use 1 (or leave it unset) to keep every token, and temperature 0 for greedy decoding.');
   optional(r, 'top_k', (v) => Number.isSafeInteger(v) && (v as number) >= 0, 'it must be an integer >= 0 (0 or unset keeps every token).');
   optional(r, 'seed', (v) => Number.isSafeInteger(v), 'it must be an integer.');
   optional(r, 'stream', (v) => typeof v === 'boolean', 'it must be true or false.');
@@ -64,7 +64,7 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
   if (!absent(r.tessera)) {
     if (typeof r.tessera !== 'object') throw new InvalidRequestError('tessera', r.tessera, 'it must be an object of Tessera options.');
     const t = r.tessera as Record<string, unknown>;
-    optional(t, 'encodeTimeoutMs', (v) => isFinite(v) && v > 0, 'it must be a positive number of milliseconds.', 'tessera.');
+    optional(t, 'encodeTimeoutMs', (v) => isFiniteNumber(v) && v > 0, 'it must be a positive number of milliseconds.', 'tessera.');
     optional(t, 'allowReducedResolution', (v) => typeof v === 'boolean', 'it must be true or false.', 'tessera.');
     optional(t, 'textOnlyFallback', (v) => typeof v === 'boolean', 'it must be true or false.', 'tessera.');
   }

@@ -56,7 +56,7 @@ export class GpuModelRunner implements ModelRunner {
       lm.maxBlocksPerSeq,
       lm.config.text.hiddenSize,
     );
-    let out;
+    let out: Awaited<ReturnType<LanguageModel['step']>>;
     try {
       out = await lm.step(input, options);
     } catch (caught) {
