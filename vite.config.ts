@@ -60,7 +60,9 @@ function packageEncoderWorker(): Plugin {
       const files = Object.values(bundle);
       const hits = files.flatMap((f) => (f.type === 'chunk' ? [...f.code.matchAll(FINAL)].map(() => f.fileName) : []));
       if (hits.length !== 1 || hits[0].includes('/')) {
-        this.error(`expected one 'new Worker(new URL("./${PACKAGE_FILE}", import.meta.url)' in a chunk at dist/'s root, found: ${JSON.stringify(hits)}`);
+        this.error(
+          `expected one 'new Worker(new URL("./${PACKAGE_FILE}", import.meta.url)' in a chunk at dist/'s root, found: ${JSON.stringify(hits)}`,
+        );
       }
       if (!files.some((f) => f.fileName === PACKAGE_FILE)) this.error(`${PACKAGE_FILE} is missing from the package build`);
     },

@@ -36,7 +36,10 @@ async function drawn(seed: number): Promise<Uint8Array> {
 
 function ask(image: Uint8Array | undefined, maxTokens: number): ChatCompletionRequest & { stream?: false } {
   const content: ChatCompletionRequest['messages'][0]['content'] = image
-    ? [{ type: 'image', image }, { type: 'text', text: 'Can you describe this image?' }]
+    ? [
+        { type: 'image', image },
+        { type: 'text', text: 'Can you describe this image?' },
+      ]
     : [{ type: 'text', text: 'Tell me a story about a lighthouse.' }];
   return { messages: [{ role: 'user', content }], max_tokens: maxTokens };
 }
@@ -44,21 +47,33 @@ function ask(image: Uint8Array | undefined, maxTokens: number): ChatCompletionRe
 async function timed(engine: Engine, req: ChatCompletionRequest & { stream?: false }, label: string): Promise<TesseraInfo> {
   const t0 = performance.now();
   const r = await engine.chat.completions.create(req);
-  log(`${label}: TTFT ${r.tessera.timings.ttftMs.toFixed(0)} ms (encode ${r.tessera.timings.encodeMs.toFixed(0)} ms, prefill ${r.tessera.timings.prefillMs.toFixed(0)} ms), total ${(performance.now() - t0).toFixed(0)} ms, media ${r.tessera.media.map((m) => m.source).join(',') || '-'}`);
+  log(
+    `${label}: TTFT ${r.tessera.timings.ttftMs.toFixed(0)} ms (encode ${r.tessera.timings.encodeMs.toFixed(0)} ms, prefill ${r.tessera.timings.prefillMs.toFixed(0)} ms), total ${(performance.now() - t0).toFixed(0)} ms, media ${r.tessera.media.map((m) => m.source).join(',') || '-'}`,
+  );
   return r.tessera;
 }
 
 async function open(): Promise<Engine> {
   const t0 = performance.now();
   const perSubmit = params.get('perSubmit');
-  const engine = await createEngine({ model, encoder: { poolSize: 1, ...(perSubmit !== null ? { dispatchesPerSubmit: Number(perSubmit) } : {}) } });
+  const engine = await createEngine({
+    model,
+    encoder: { poolSize: 1, ...(perSubmit !== null ? { dispatchesPerSubmit: Number(perSubmit) } : {}) },
+  });
   log(`engine ready in ${(performance.now() - t0).toFixed(0)} ms (encoder: ${engine.stats().encoder.mode})`);
   return engine;
 }
 
 function summary(info: TesseraInfo) {
   const t = info.timings;
-  return { ttftMs: t.ttftMs, processMs: t.processMs, encodeMs: t.encodeMs, prefillMs: t.prefillMs, source: info.media[0]?.source ?? 'none', promptTokens: info.promptTokens };
+  return {
+    ttftMs: t.ttftMs,
+    processMs: t.processMs,
+    encodeMs: t.encodeMs,
+    prefillMs: t.prefillMs,
+    source: info.media[0]?.source ?? 'none',
+    promptTokens: info.promptTokens,
+  };
 }
 
 async function cacheCold() {

@@ -29,7 +29,9 @@ async function main(): Promise<void> {
   const which = process.argv[2];
   if (which !== 'cache' && which !== 'overlap') throw new Error('usage: tsx bench/encoder-bench.ts cache|overlap');
   const started = Date.now();
-  log(`NOTE: bench model = SmolVLM-256M-Instruct shape, random weights, size.longest_edge ${BENCH_LONGEST_EDGE} (one 512x512 tile, 64 image tokens per image)`);
+  log(
+    `NOTE: bench model = SmolVLM-256M-Instruct shape, random weights, size.longest_edge ${BENCH_LONGEST_EDGE} (one 512x512 tile, 64 image tokens per image)`,
+  );
   await ensureBenchModel(log);
   const { url, page, close } = await openBenchBrowser(benchDir, repoRoot, dirname(BENCH_MODEL_DIR));
   try {
@@ -62,8 +64,14 @@ async function main(): Promise<void> {
       };
       console.log('\nTTFT by where the image embeddings came from (max_tokens 1; pipelines warmed up first)');
       console.log('case                   TTFT        encode      prefill   source       cold / this');
-      for (const [name, x] of [['cold (worker encode)', r.cold], ['memory hit', r.memory], ['IndexedDB hit (reload)', r.indexeddb]] as const) {
-        console.log(`${name.padEnd(22)} ${ms(x.ttftMs)} ${ms(x.encodeMs)} ${ms(x.prefillMs)}   ${String(x.source).padEnd(11)}  ${(r.coldTtftMs / x.ttftMs).toFixed(2)}x`);
+      for (const [name, x] of [
+        ['cold (worker encode)', r.cold],
+        ['memory hit', r.memory],
+        ['IndexedDB hit (reload)', r.indexeddb],
+      ] as const) {
+        console.log(
+          `${name.padEnd(22)} ${ms(x.ttftMs)} ${ms(x.encodeMs)} ${ms(x.prefillMs)}   ${String(x.source).padEnd(11)}  ${(r.coldTtftMs / x.ttftMs).toFixed(2)}x`,
+        );
       }
       console.log(`encodes: ${r.encodesBeforeReload} before the reload (warm-up + cold), ${r.encodesAfterReload} after it`);
       console.log(JSON.stringify(r));
@@ -85,7 +93,9 @@ async function main(): Promise<void> {
       console.log('case                     p50          p95      steps');
       console.log(`A alone            ${ms(r.aloneP50Ms)} ${ms(r.aloneP95Ms)} ${String(o.alone.n).padStart(6)}`);
       console.log(`A during B encode  ${ms(r.duringEncodeP50Ms)} ${ms(r.duringEncodeP95Ms)} ${String(o.duringEncode.n).padStart(6)}`);
-      console.log(`ratio (during / alone): p50 ${r.p50Ratio.toFixed(2)}x, p95 ${r.p95Ratio.toFixed(2)}x; B's encode took ${o.bEncodeMs.toFixed(0)} ms in the ${o.encoderMode} encoder`);
+      console.log(
+        `ratio (during / alone): p50 ${r.p50Ratio.toFixed(2)}x, p95 ${r.p95Ratio.toFixed(2)}x; B's encode took ${o.bEncodeMs.toFixed(0)} ms in the ${o.encoderMode} encoder`,
+      );
       console.log(JSON.stringify(r));
     }
   } finally {

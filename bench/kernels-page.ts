@@ -20,7 +20,16 @@ import {
 import { benchDtypeMatmul, benchHeadDims, DTYPE_DECODE_SHAPES, DTYPE_VIT_SHAPES, HEAD_DIM_SHAPES } from './kernels-dtypes';
 import { ourMatmul, timeOurAttention, timeOurCopy } from './ours';
 import { attentionReference, matmulCheck } from './reference-check';
-import type { AttentionFigures, CopyFigures, DtypeMatmulFigures, KernelsBenchResult, MatmulFigures, Measured, SampleOnlyResult, Skipped } from './result';
+import type {
+  AttentionFigures,
+  CopyFigures,
+  DtypeMatmulFigures,
+  KernelsBenchResult,
+  MatmulFigures,
+  Measured,
+  SampleOnlyResult,
+  Skipped,
+} from './result';
 import { benchSample } from './sample-runs';
 import { FAST_POLICY, SLOW_POLICY, type RepPolicy } from './timing';
 
@@ -49,7 +58,7 @@ const COPY_BYTES = 64 * 1024 * 1024;
 const TIMED =
   'wall clock per run, median of the timed reps after one warm-up: ours = encode 1 compute pass + submit + ' +
   'queue.onSubmittedWorkDone(); ORT = session.run() with GPU-buffer inputs and pre-allocated GPU-buffer ' +
-  'outputs + onSubmittedWorkDone() on ORT\'s device. No uploads or readbacks are timed.';
+  "outputs + onSubmittedWorkDone() on ORT's device. No uploads or readbacks are timed.";
 
 const CHECKED =
   'maxAbsErr = largest |output - float64 CPU reference| (src/kernels reference functions): matmul over up to 4 ' +
@@ -95,7 +104,14 @@ async function benchMatmul(
     mm.release();
   }
   const figures: MatmulFigures = {
-    M, K, N, flops: 2 * M * N * K, ours, other, oursOverOrt: null, checkedRows: check.rows,
+    M,
+    K,
+    N,
+    flops: 2 * M * N * K,
+    ours,
+    other,
+    oursOverOrt: null,
+    checkedRows: check.rows,
     ort: { label: 'ort:MatMul', skipped: 'skipped' in peer ? peer.skipped : 'not run' },
   };
   if ('skipped' in peer) return figures;
@@ -204,7 +220,12 @@ async function main(): Promise<KernelsBenchResult> {
     for (const shape of quick ? [[1, 576, 3072] as const] : DTYPE_DECODE_SHAPES) {
       dtypes.decode.push(...(await benchDtypeMatmul(gpu, shape, variants, policyFor, log)));
     }
-    const headDims = await benchHeadDims(gpu, SLOW_POLICY, log, quick ? [{ batch: 1, tokens: 196, heads: 4, headDim: 72 }] : HEAD_DIM_SHAPES);
+    const headDims = await benchHeadDims(
+      gpu,
+      SLOW_POLICY,
+      log,
+      quick ? [{ batch: 1, tokens: 196, heads: 4, headDim: 72 }] : HEAD_DIM_SHAPES,
+    );
     const sample = await benchSample(gpu, { logits: quick ? ['flat'] : ['flat', 'peaked'], log });
     return {
       bench: 'kernels',

@@ -3,7 +3,6 @@
 // print fewer fields; what a tree did not measure is null. Ratios are this tree over the baseline, oriented
 // so that > 1 is better (times and bytes: baseline ÷ this; rates: this ÷ baseline).
 
-
 /** One side's figures (browser when it ran, else Node). */
 export interface OneRequestFigures {
   env: string;
@@ -44,7 +43,9 @@ export function oneRequestFigures(r: Loose): OneRequestFigures | null {
   const node = r.node && !r.node.skipped ? r.node : undefined;
   const o: Loose | undefined = browserOurs ?? node;
   if (!o) return null;
-  const decodes = [o.cold, o.warm, o.cacheHit].map((x: Loose | undefined) => num(x?.decodeTokensPerSecond)).filter((v): v is number => v !== null);
+  const decodes = [o.cold, o.warm, o.cacheHit]
+    .map((x: Loose | undefined) => num(x?.decodeTokensPerSecond))
+    .filter((v): v is number => v !== null);
   return {
     env: browserOurs ? 'browser' : 'node',
     loadMs: num(o.loadMs),
@@ -60,7 +61,10 @@ export function oneRequestFigures(r: Loose): OneRequestFigures | null {
 
 const div = (a: number | null | undefined, b: number | null | undefined) => (a == null || b == null || b === 0 ? null : a / b);
 
-export function compareWithBaseline(current: Loose, base: { ref: string; sha: string; seconds: number; result: Loose }): BaselineComparison {
+export function compareWithBaseline(
+  current: Loose,
+  base: { ref: string; sha: string; seconds: number; result: Loose },
+): BaselineComparison {
   const c = oneRequestFigures(current as unknown as Loose);
   const b = oneRequestFigures(base.result);
   return {

@@ -29,7 +29,10 @@ export async function measureAccuracy(
   const processor = await loadProcessorFromDirectory(modelDir);
   const prepared = await processor.prepare(benchMessages(new Uint8Array(readFileSync(join(repoRoot, BENCH_IMAGE)))));
   const next = mulberry32(8);
-  const ids = Uint32Array.from([...prepared.plan.tokenIds, ...Array.from({ length: ACCURACY_POSITIONS - 1 }, () => Math.floor(next() * 49000))]);
+  const ids = Uint32Array.from([
+    ...prepared.plan.tokenIds,
+    ...Array.from({ length: ACCURACY_POSITIONS - 1 }, () => Math.floor(next() * 49000)),
+  ]);
   const placeholders = prepared.plan.placeholders.flatMap((p) => p.runs);
   const logitsFor = async (dtype: WeightDtype) => {
     const t0 = performance.now();
@@ -44,7 +47,11 @@ export async function measureAccuracy(
       const image = prepared.images[0];
       const vision = await model.vision!.encode({ pixels: image.pixelValues, numTiles: image.layout.numTiles });
       try {
-        const logits = await teacherForcedLogits(model, { ids, media: { embeddings: vision.embeddings, placeholders }, numPositions: ACCURACY_POSITIONS });
+        const logits = await teacherForcedLogits(model, {
+          ids,
+          media: { embeddings: vision.embeddings, placeholders },
+          numPositions: ACCURACY_POSITIONS,
+        });
         log(`accuracy: ${dtype} teacher-forced ${ACCURACY_POSITIONS} positions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
         return logits;
       } finally {

@@ -28,7 +28,9 @@ interface ExportManifest {
 /** Same as export.py recipe_hash(): sha256 over the sorted .py files of bench/onnx-export, name NUL content. */
 export function recipeHash(exportDir: string): string {
   const h = createHash('sha256');
-  for (const name of readdirSync(exportDir).filter((n) => n.endsWith('.py')).sort()) {
+  for (const name of readdirSync(exportDir)
+    .filter((n) => n.endsWith('.py'))
+    .sort()) {
     h.update(Buffer.concat([Buffer.from(name), Buffer.from([0]), readFileSync(join(exportDir, name))]));
   }
   return h.digest('hex');
@@ -74,7 +76,9 @@ function runPython(args: string[], cwd: string, log: (line: string) => void): Pr
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('error', (e) => reject(new OnnxExportError(`could not start ${PYTHON}: ${e.message}. The export needs Debian's python3 with torch and onnx.`)));
+    child.on('error', (e) =>
+      reject(new OnnxExportError(`could not start ${PYTHON}: ${e.message}. The export needs Debian's python3 with torch and onnx.`)),
+    );
     child.on('close', (code) => {
       if (code === 0) resolve();
       else reject(new OnnxExportError(`${PYTHON} ${args.join(' ')} exited with ${code}; last output:\n${tail.join('\n')}`));

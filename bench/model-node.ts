@@ -49,15 +49,28 @@ async function describeAdapter(): Promise<{ adapter: string; kernelVariant: stri
 
 const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
-async function runDtype(o: NodeRunOptions, dtype: WeightDtype, weightCacheDir: string, adapter: { adapter: string; kernelVariant: string }) {
+async function runDtype(
+  o: NodeRunOptions,
+  dtype: WeightDtype,
+  weightCacheDir: string,
+  adapter: { adapter: string; kernelVariant: string },
+) {
   o.log(`ours (node, ${dtype}): adapter ${adapter.adapter}, kernel variant ${adapter.kernelVariant}; loading ${o.modelDir}`);
   rmSync(weightCacheDir, { recursive: true, force: true }); // the first load quantizes and stores
   // Exact GPU timestamps for the profile (Dawn quantizes them to 65.5 µs otherwise); nothing else changes.
-  const options = { model: o.modelDir, encoder: BENCH_ENCODER_OPTIONS, dtype, weightCacheDir, gpu: { dawnOptions: [DAWN_EXACT_TIMESTAMPS] } };
+  const options = {
+    model: o.modelDir,
+    encoder: BENCH_ENCODER_OPTIONS,
+    dtype,
+    weightCacheDir,
+    gpu: { dawnOptions: [DAWN_EXACT_TIMESTAMPS] },
+  };
   const t0 = performance.now();
   const engine = await createEngine(options);
   const loadMs = performance.now() - t0;
-  o.log(`ours (node, ${dtype}): loaded in ${(loadMs / 1000).toFixed(1)} s, weights ${(engine.stats().weightBytes / 2 ** 20).toFixed(0)} MiB`);
+  o.log(
+    `ours (node, ${dtype}): loaded in ${(loadMs / 1000).toFixed(1)} s, weights ${(engine.stats().weightBytes / 2 ** 20).toFixed(0)} MiB`,
+  );
   let figures: OursFigures;
   try {
     const run = {

@@ -72,7 +72,9 @@ export async function measureOurs(engine: Engine, run: OursRun): Promise<OursFig
     const f = figures(r.tessera, performance.now() - t0);
     run.log(`ours (${run.env}) ${label}: ${describeRequest(f)}; tokens ${JSON.stringify(f.tokenIds)}`);
     if (f.mediaSource !== expectSource) {
-      throw new BenchRequestError(`${label}: embeddings came from '${f.mediaSource}', expected '${expectSource}'; the figures would mislead`);
+      throw new BenchRequestError(
+        `${label}: embeddings came from '${f.mediaSource}', expected '${expectSource}'; the figures would mislead`,
+      );
     }
     return { f, info: r.tessera, text: r.choices[0].message.content };
   };
@@ -145,7 +147,9 @@ export async function profileOurs(engine: Engine, run: Pick<OursRun, 'env' | 'dt
     const t0 = performance.now();
     const report = await engine.profile({ image: run.image, prompt: BENCH_PROMPT });
     const totals = report.phases.map((p) => `${p.name} ${p.totalMs.toFixed(1)} ms`).join(', ');
-    run.log(`ours (${run.env}, ${run.dtype}) profile (${report.timing}): ${totals}; took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    run.log(
+      `ours (${run.env}, ${run.dtype}) profile (${report.timing}): ${totals}; took ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     return report;
   } catch (e) {
     const skipped = { skipped: `profile failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
@@ -167,8 +171,15 @@ export async function measureContextCost(engine: Engine, run: Pick<OursRun, 'env
     const report = await engine.profile({ prompt: BENCH_PROMPT, decodePositions: [...CONTEXT_POSITIONS] });
     const [short, long] = report.decodeAtPositions ?? [];
     const attention = (position: number) =>
-      report.phases.find((p) => p.name === 'decode-step' && p.description.startsWith(`1 token at position ${position} (`))?.rows.find((r) => r.kind === 'paged-attention')?.ms ?? null;
-    const cost: ContextCost = { short, long, ratio: long.stepMs / short.stepMs, attentionMs: { short: attention(short.position), long: attention(long.position) } };
+      report.phases
+        .find((p) => p.name === 'decode-step' && p.description.startsWith(`1 token at position ${position} (`))
+        ?.rows.find((r) => r.kind === 'paged-attention')?.ms ?? null;
+    const cost: ContextCost = {
+      short,
+      long,
+      ratio: long.stepMs / short.stepMs,
+      attentionMs: { short: attention(short.position), long: attention(long.position) },
+    };
     run.log(
       `ours (${run.env}, ${run.dtype}) decode step at position ${short.position}: ${short.stepMs.toFixed(1)} ms, at ${long.position}: ` +
         `${long.stepMs.toFixed(1)} ms (${cost.ratio.toFixed(3)}x); paged attention ${cost.attentionMs.short?.toFixed(1)} -> ${cost.attentionMs.long?.toFixed(1)} ms`,

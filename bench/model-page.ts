@@ -58,7 +58,15 @@ async function describeAdapter(): Promise<{ adapter: string; kernelVariant: stri
   }
 }
 
-async function runOurs(modelUrl: string, image: Uint8Array, tokens: number, reps: number, probe: GpuProbe, dtype: WeightDtype, profile: boolean): Promise<OursFigures> {
+async function runOurs(
+  modelUrl: string,
+  image: Uint8Array,
+  tokens: number,
+  reps: number,
+  probe: GpuProbe,
+  dtype: WeightDtype,
+  profile: boolean,
+): Promise<OursFigures> {
   const { adapter, kernelVariant } = await describeAdapter();
   log(`ours (browser, ${dtype}): adapter ${adapter}, kernel variant ${kernelVariant}; loading ${modelUrl}`);
   probe.reset();
@@ -113,7 +121,9 @@ async function main(): Promise<BrowserFigures> {
         log((oursByDtype[dtype] as Skipped).skipped);
       }
     }
-    const ours: OursFigures | Skipped = oursByDtype.f32 ?? { skipped: q.get('ours') === '0' ? 'not requested (ours=0)' : 'f32 not requested' };
+    const ours: OursFigures | Skipped = oursByDtype.f32 ?? {
+      skipped: q.get('ours') === '0' ? 'not requested (ours=0)' : 'f32 not requested',
+    };
     let peer: PeerFigures | Skipped = { skipped: 'not run (peer=0: --no-peer or --quick, or the ONNX export failed; see its line)' };
     if (q.get('peer') === '1') {
       try {

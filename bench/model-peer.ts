@@ -9,13 +9,7 @@
 // greedy-token check compares the two engines rather than two image resizers (transformers.js resizes
 // float tensors with its own interpolation; Tessera's processor is HF-exact). `ownPixels` keeps its own.
 
-import {
-  AutoProcessor,
-  Idefics3ForConditionalGeneration,
-  RawImage,
-  Tensor,
-  env,
-} from '@huggingface/transformers';
+import { AutoProcessor, Idefics3ForConditionalGeneration, RawImage, Tensor, env } from '@huggingface/transformers';
 import wasmUrl from '../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm?url';
 import type { GpuProbe, ProbeCounts } from './gpu-probe';
 import { BENCH_PROMPT } from './model-request';

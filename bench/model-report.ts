@@ -32,15 +32,42 @@ export function computeRatios(r: Pick<ModelBenchResult, 'node' | 'browser'>): Re
   const o = <R>(f: (v: OursFigures) => R) => get(ours, f);
   const p = <R>(f: (v: PeerFigures) => R) => get(peer, f);
   return {
-    encodePerTile_warm: div(p((x) => x.encodeMsPerTile), o((x) => x.warm.encodeMsPerTile)),
-    encodePerTile_cold: div(p((x) => x.encodeMsPerTile), o((x) => x.cold.encodeMsPerTile)),
-    prefillTokensPerSecond: div(o((x) => x.warm.prefillTokensPerSecond), p((x) => x.prefillTokensPerSecond)),
-    ttft_warm: div(p((x) => x.ttftMs), o((x) => x.warm.ttftMs)),
-    ttft_cold: div(p((x) => x.ttftMs), o((x) => x.cold.ttftMs)),
-    decodeTokensPerSecond: div(o((x) => x.warm.decodeTokensPerSecond), p((x) => x.decodeTokensPerSecond)),
-    peakGpuMemory: div(p((x) => x.peakGpuBytes), o((x) => x.peakGpuBytes)),
-    dispatchesPerDecodeToken: div(p((x) => x.decodeStep.numDispatches), o((x) => x.decodeStep.numDispatches)),
-    load: div(p((x) => x.loadMs), o((x) => x.loadMs)),
+    encodePerTile_warm: div(
+      p((x) => x.encodeMsPerTile),
+      o((x) => x.warm.encodeMsPerTile),
+    ),
+    encodePerTile_cold: div(
+      p((x) => x.encodeMsPerTile),
+      o((x) => x.cold.encodeMsPerTile),
+    ),
+    prefillTokensPerSecond: div(
+      o((x) => x.warm.prefillTokensPerSecond),
+      p((x) => x.prefillTokensPerSecond),
+    ),
+    ttft_warm: div(
+      p((x) => x.ttftMs),
+      o((x) => x.warm.ttftMs),
+    ),
+    ttft_cold: div(
+      p((x) => x.ttftMs),
+      o((x) => x.cold.ttftMs),
+    ),
+    decodeTokensPerSecond: div(
+      o((x) => x.warm.decodeTokensPerSecond),
+      p((x) => x.decodeTokensPerSecond),
+    ),
+    peakGpuMemory: div(
+      p((x) => x.peakGpuBytes),
+      o((x) => x.peakGpuBytes),
+    ),
+    dispatchesPerDecodeToken: div(
+      p((x) => x.decodeStep.numDispatches),
+      o((x) => x.decodeStep.numDispatches),
+    ),
+    load: div(
+      p((x) => x.loadMs),
+      o((x) => x.loadMs),
+    ),
   };
 }
 
@@ -84,11 +111,26 @@ export function computeDtypeRatios(byDtype: Record<string, OursFigures | Skipped
   for (const [dtype, fig] of Object.entries(byDtype)) {
     const g = <R>(x: OursFigures | Skipped | undefined, fn: (v: OursFigures) => R) => get(x, fn);
     out[dtype] = {
-      loadMs: div(g(fig, (x) => x.loadMs), g(base, (x) => x.loadMs)),
-      weightBytes: div(g(fig, (x) => x.weightBytes), g(base, (x) => x.weightBytes)),
-      encodeMsPerTile: div(g(fig, (x) => x.warm.encodeMsPerTile), g(base, (x) => x.warm.encodeMsPerTile)),
-      prefillTokensPerSecond: div(g(fig, (x) => x.warm.prefillTokensPerSecond), g(base, (x) => x.warm.prefillTokensPerSecond)),
-      decodeTokensPerSecond: div(g(fig, (x) => x.warm.decodeTokensPerSecond), g(base, (x) => x.warm.decodeTokensPerSecond)),
+      loadMs: div(
+        g(fig, (x) => x.loadMs),
+        g(base, (x) => x.loadMs),
+      ),
+      weightBytes: div(
+        g(fig, (x) => x.weightBytes),
+        g(base, (x) => x.weightBytes),
+      ),
+      encodeMsPerTile: div(
+        g(fig, (x) => x.warm.encodeMsPerTile),
+        g(base, (x) => x.warm.encodeMsPerTile),
+      ),
+      prefillTokensPerSecond: div(
+        g(fig, (x) => x.warm.prefillTokensPerSecond),
+        g(base, (x) => x.warm.prefillTokensPerSecond),
+      ),
+      decodeTokensPerSecond: div(
+        g(fig, (x) => x.warm.decodeTokensPerSecond),
+        g(base, (x) => x.warm.decodeTokensPerSecond),
+      ),
     };
   }
   return out;
@@ -123,11 +165,23 @@ export function computeRunGoals(r: ModelBenchResult): ModelBenchResult['goals'] 
   const base = r.baseline && !isSkipped(r.baseline) ? r.baseline : undefined;
   const browserOurs = get(r.browser, (b) => get(b.ours, (o) => o));
   return {
-    decode: goal(`one request's decode tokens/s (${ours?.env ?? 'browser'}, median of its greedy requests) >= 4.5`, ours?.decodeTokensPerSecond, (v) => v >= 4.5),
-    decodeVsBaseline: goal(`decode tokens/s >= 1.15x the baseline tree's${base ? ` (${base.ref})` : ' (--baseline)'}`, base?.ratios.decodeTokensPerSecond, (v) => v >= 1.15),
+    decode: goal(
+      `one request's decode tokens/s (${ours?.env ?? 'browser'}, median of its greedy requests) >= 4.5`,
+      ours?.decodeTokensPerSecond,
+      (v) => v >= 4.5,
+    ),
+    decodeVsBaseline: goal(
+      `decode tokens/s >= 1.15x the baseline tree's${base ? ` (${base.ref})` : ' (--baseline)'}`,
+      base?.ratios.decodeTokensPerSecond,
+      (v) => v >= 1.15,
+    ),
     peakMemoryVsPeer: goal('peak GPU memory <= 1.0x transformers.js (peer bytes / ours >= 1)', r.ratios.peakGpuMemory, (v) => v >= 1),
     visionWarmVsPeer: goal('vision tile >= 12x transformers.js, warm', r.ratios.encodePerTile_warm, (v) => v >= 12),
-    visionColdVsPeer: goal('vision tile >= 10x transformers.js, cold (first request: pipeline compiles)', r.ratios.encodePerTile_cold, (v) => v >= 10),
+    visionColdVsPeer: goal(
+      'vision tile >= 10x transformers.js, cold (first request: pipeline compiles)',
+      r.ratios.encodePerTile_cold,
+      (v) => v >= 10,
+    ),
     decodeAtLongContext: goal(
       'a decode step at position ~1000 <= 1.1x one at position ~50 (step ms ratio)',
       ratioOf(browserOurs?.contextCost) ?? ratioOf(isSkipped(r.node) ? undefined : r.node.contextCost),
@@ -137,7 +191,11 @@ export function computeRunGoals(r: ModelBenchResult): ModelBenchResult['goals'] 
 }
 
 function formatGoals(r: ModelBenchResult): string[] {
-  const rows = Object.values(r.goals).map((g) => [g.goal, g.measured === null ? '-' : g.measured.toFixed(2), g.met === null ? 'not measured' : g.met ? 'MET' : 'MISSED']);
+  const rows = Object.values(r.goals).map((g) => [
+    g.goal,
+    g.measured === null ? '-' : g.measured.toFixed(2),
+    g.met === null ? 'not measured' : g.met ? 'MET' : 'MISSED',
+  ]);
   return rows.length === 0 ? [] : ['Goals (measured on this machine in this run):', table(['goal', 'measured', ''], rows), ''];
 }
 
@@ -184,13 +242,16 @@ function formatDtypes(r: ModelBenchResult): string[] {
     const rt = ratioKey && x !== 'f32' ? d.ratiosToF32[x]?.[ratioKey] : null;
     return `${f(v(o), digits)}${rt !== null && rt !== undefined ? ` (${rt.toFixed(2)}x)` : ''}`;
   };
-  out.push('Weight dtypes (ours, Node; in brackets: the figure divided by f32\'s): createEngine({ dtype })');
+  out.push("Weight dtypes (ours, Node; in brackets: the figure divided by f32's): createEngine({ dtype })");
   out.push(
     table(
       ['figure', ...present],
       [
         ['load incl. quantization (s)', ...present.map((x) => both(x, (o) => o.loadMs / 1000, 1, 'loadMs'))],
-        ['load from stored copies (s)', ...present.map((x) => (fig(x)?.storedLoadMs !== undefined ? f(fig(x)!.storedLoadMs! / 1000, 1) : '-'))],
+        [
+          'load from stored copies (s)',
+          ...present.map((x) => (fig(x)?.storedLoadMs !== undefined ? f(fig(x)!.storedLoadMs! / 1000, 1) : '-')),
+        ],
         ['GPU weight memory, text side (MiB)', ...present.map((x) => both(x, (o) => o.weightBytes / MiB, 0, 'weightBytes'))],
         ['peak GPU memory (MiB)', ...present.map((x) => both(x, (o) => o.peakGpuBytes / MiB, 0))],
         ['vision encode, ms per tile (warm)', ...present.map((x) => both(x, (o) => o.warm.encodeMsPerTile, 0, 'encodeMsPerTile'))],
@@ -201,14 +262,27 @@ function formatDtypes(r: ModelBenchResult): string[] {
     ),
   );
   for (const x of present) if (isSkipped(d.node[x])) out.push(`  ${x}: ${(d.node[x] as Skipped).skipped}`);
-  out.push('  GPU weight memory = engine.stats().weightBytes: the language model\'s weights (the vision tower is in the encoder, also in the chosen dtype).');
+  out.push(
+    "  GPU weight memory = engine.stats().weightBytes: the language model's weights (the vision tower is in the encoder, also in the chosen dtype).",
+  );
   const browserDtypes = get(r.browser, (b) => b.oursByDtype);
   if (browserDtypes && Object.keys(browserDtypes).length > 1) {
-    out.push('  browser: ' + Object.entries(browserDtypes).map(([x, o]) => (isSkipped(o) ? `${x} failed` : `${x} decode ${o.warm.decodeTokensPerSecond.toFixed(2)} tok/s, load ${(o.loadMs / 1000).toFixed(1)} s`)).join('; '));
+    out.push(
+      '  browser: ' +
+        Object.entries(browserDtypes)
+          .map(([x, o]) =>
+            isSkipped(o)
+              ? `${x} failed`
+              : `${x} decode ${o.warm.decodeTokensPerSecond.toFixed(2)} tok/s, load ${(o.loadMs / 1000).toFixed(1)} s`,
+          )
+          .join('; '),
+    );
   }
   if (isSkipped(d.accuracy)) out.push(`Accuracy against f32: ${d.accuracy.skipped}`);
   else {
-    out.push('Accuracy against f32 (whole model, Node; 256 teacher-forced positions: the bench prompt with its image, then a fixed pseudo-random continuation)');
+    out.push(
+      'Accuracy against f32 (whole model, Node; 256 teacher-forced positions: the bench prompt with its image, then a fixed pseudo-random continuation)',
+    );
     const acc = d.accuracy;
     out.push(
       table(
@@ -223,9 +297,17 @@ function formatDtypes(r: ModelBenchResult): string[] {
         ]),
       ),
     );
-    out.push('  decisive: f32\'s top-1 logit leads the second by >= 0.1 nat (random weights have many near-ties).');
+    out.push("  decisive: f32's top-1 logit leads the second by >= 0.1 nat (random weights have many near-ties).");
   }
-  out.push('Goals on this machine (Node): ' + Object.values(d.goals).map((g) => `${g.goal}: ${g.measured === null ? '-' : `${g.measured.toFixed(2)}x`} ${g.met === null ? '(not measured)' : g.met ? 'MET' : 'MISSED'}`).join('; '));
+  out.push(
+    'Goals on this machine (Node): ' +
+      Object.values(d.goals)
+        .map(
+          (g) =>
+            `${g.goal}: ${g.measured === null ? '-' : `${g.measured.toFixed(2)}x`} ${g.met === null ? '(not measured)' : g.met ? 'MET' : 'MISSED'}`,
+        )
+        .join('; '),
+  );
   out.push('');
   return out;
 }
@@ -233,7 +315,10 @@ function formatDtypes(r: ModelBenchResult): string[] {
 /** engine.profile() of ours in Node and in the browser (f32), beside the main table; other dtypes are in the JSON. */
 function formatProfiles(node: OursFigures | undefined, browser: OursFigures | undefined): string[] {
   const out: string[] = [];
-  for (const [env, o] of [['Node', node], ['browser', browser]] as const) {
+  for (const [env, o] of [
+    ['Node', node],
+    ['browser', browser],
+  ] as const) {
     if (!o?.profile) continue;
     out.push(`Per-kernel-kind GPU time, ours ${env} (engine.profile() on the bench image and prompt, after the measured requests)`);
     if (isSkipped(o.profile)) out.push(`  ${o.profile.skipped}`);
@@ -265,11 +350,18 @@ export function formatModelReport(r: ModelBenchResult): string {
   else out.push(`Node: skipped (${(r.node as Skipped).skipped})`);
   if (br) out.push(`Browser: ${br.userAgent}${ours ? `; ${ours.adapter}` : ''}`);
   else out.push(`Browser: skipped (${(r.browser as Skipped).skipped})`);
-  if (peer) out.push(`Peer: ${peer.library}, ${peer.onnxruntime}, device ${peer.device}, dtype ${peer.dtype}; pixels used: ${peer.pixelsUsed}`);
+  if (peer)
+    out.push(`Peer: ${peer.library}, ${peer.onnxruntime}, device ${peer.device}, dtype ${peer.dtype}; pixels used: ${peer.pixelsUsed}`);
   else if (br) out.push(`Peer: skipped (${(br.peer as Skipped).skipped})`);
   const engineOptions = (node ?? ours)?.engineOptions;
-  if (engineOptions) out.push(`Ours: ${engineOptions}; each measured request sends a byte-distinct copy of the PNG (same pixels) so the encoder cache misses`);
-  if (ours || node) out.push('Ours: one cold request right after load (pipeline compilation), then warm request(s); "warm" columns report the median-TTFT warm one.');
+  if (engineOptions)
+    out.push(
+      `Ours: ${engineOptions}; each measured request sends a byte-distinct copy of the PNG (same pixels) so the encoder cache misses`,
+    );
+  if (ours || node)
+    out.push(
+      'Ours: one cold request right after load (pipeline compilation), then warm request(s); "warm" columns report the median-TTFT warm one.',
+    );
   if (peer) out.push('Peer: ONE cold request only (its vision encoder takes minutes here); compare it with both of ours.');
   out.push('');
 
@@ -278,14 +370,38 @@ export function formatModelReport(r: ModelBenchResult): string {
   const R = r.ratios;
   add('load (s)', f(node && node.loadMs / 1000, 1), f(ours && ours.loadMs / 1000, 1), f(peer && peer.loadMs / 1000, 1), ratio(R.load));
   add('CPU preprocess (ms)', f(node?.warm.processMs), f(ours?.warm.processMs), f(peer?.processMs), '');
-  add('vision encode, ms per 512 tile (warm)', f(node?.warm.encodeMsPerTile), f(ours?.warm.encodeMsPerTile), f(peer?.encodeMsPerTile), ratio(R.encodePerTile_warm));
-  add('vision encode, ms per 512 tile (cold)', f(node?.cold.encodeMsPerTile), f(ours?.cold.encodeMsPerTile), f(peer?.encodeMsPerTile), ratio(R.encodePerTile_cold));
-  add('prefill, prompt tokens/s', f(node?.warm.prefillTokensPerSecond, 1), f(ours?.warm.prefillTokensPerSecond, 1), f(peer?.prefillTokensPerSecond, 2), ratio(R.prefillTokensPerSecond));
+  add(
+    'vision encode, ms per 512 tile (warm)',
+    f(node?.warm.encodeMsPerTile),
+    f(ours?.warm.encodeMsPerTile),
+    f(peer?.encodeMsPerTile),
+    ratio(R.encodePerTile_warm),
+  );
+  add(
+    'vision encode, ms per 512 tile (cold)',
+    f(node?.cold.encodeMsPerTile),
+    f(ours?.cold.encodeMsPerTile),
+    f(peer?.encodeMsPerTile),
+    ratio(R.encodePerTile_cold),
+  );
+  add(
+    'prefill, prompt tokens/s',
+    f(node?.warm.prefillTokensPerSecond, 1),
+    f(ours?.warm.prefillTokensPerSecond, 1),
+    f(peer?.prefillTokensPerSecond, 2),
+    ratio(R.prefillTokensPerSecond),
+  );
   add('prefill (ms)', f(node?.warm.prefillMs), f(ours?.warm.prefillMs), f(peer?.prefillMs), '');
   add('TTFT warm (ms)', f(node?.warm.ttftMs), f(ours?.warm.ttftMs), f(peer?.ttftMs), ratio(R.ttft_warm));
   add('TTFT cold (ms)', f(node?.cold.ttftMs), f(ours?.cold.ttftMs), f(peer?.ttftMs), ratio(R.ttft_cold));
   add('TTFT, same image again: encoder cache hit (ms)', f(node?.cacheHit.ttftMs), f(ours?.cacheHit.ttftMs), '-', '');
-  add('decode tokens/s', f(node?.warm.decodeTokensPerSecond, 2), f(ours?.warm.decodeTokensPerSecond, 2), f(peer?.decodeTokensPerSecond, 3), ratio(R.decodeTokensPerSecond));
+  add(
+    'decode tokens/s',
+    f(node?.warm.decodeTokensPerSecond, 2),
+    f(ours?.warm.decodeTokensPerSecond, 2),
+    f(peer?.decodeTokensPerSecond, 3),
+    ratio(R.decodeTokensPerSecond),
+  );
   if (node || ours) {
     const sampling = r.sampling.params;
     const sampledName = `T ${sampling.temperature}, top_k ${sampling.top_k}, top_p ${sampling.top_p}, seed ${sampling.seed}`;
@@ -296,7 +412,13 @@ export function formatModelReport(r: ModelBenchResult): string {
       o ? `${f(m(o), 3)} (${f(Math.min(...v(o)), 2)}-${f(Math.max(...v(o)), 2)})` : '-';
     const greedyRuns = (x: OursFigures) => x.sampling.greedyDecodeTokensPerSecond;
     const sampledRuns = (x: OursFigures) => x.sampling.sampledDecodeTokensPerSecond;
-    add(`decode tokens/s, cache hit, greedy (median of ${n}, range)`, spread(node, greedyRuns, greedyDecode), spread(ours, greedyRuns, greedyDecode), '-', '');
+    add(
+      `decode tokens/s, cache hit, greedy (median of ${n}, range)`,
+      spread(node, greedyRuns, greedyDecode),
+      spread(ours, greedyRuns, greedyDecode),
+      '-',
+      '',
+    );
     add(
       `decode tokens/s, cache hit, sampled (${sampledName}; median of ${n}, range)`,
       spread(node, sampledRuns, sampledDecode),
@@ -313,13 +435,45 @@ export function formatModelReport(r: ModelBenchResult): string {
   };
   add('decode step ms at position 50 -> 1000 (median of 5 whole steps)', ctx(node), ctx(ours), '-', '');
   add('request total (ms)', f(node?.warm.totalMs), f(ours?.warm.totalMs), f(peer?.totalMs), '');
-  add('peak GPU memory (MiB)', f(node && node.peakGpuBytes / MiB), f(ours && ours.peakGpuBytes / MiB), f(peer && peer.peakGpuBytes / MiB), ratio(R.peakGpuMemory));
-  add('dispatches / decode token', f(node?.decodeStep.numDispatches), f(ours?.decodeStep.numDispatches), f(peer?.decodeStep.numDispatches, 1), ratio(R.dispatchesPerDecodeToken));
-  add('command buffers (ours) / submits (peer) per decode token', f(node?.decodeStep.numCommandBuffers), f(ours?.decodeStep.numCommandBuffers), f(peer?.decodeStep.numSubmits, 1), '');
-  add('readbacks / decode token', f(node?.decodeStep.numReadbacks), f(ours?.decodeStep.numReadbacks), f(peer?.decodeStep.numReadbacks, 1), '');
-  add('readback bytes / decode token', f(node?.decodeStep.readbackBytes), f(ours?.decodeStep.readbackBytes), f(peer?.decodeStep.readbackBytes), '');
+  add(
+    'peak GPU memory (MiB)',
+    f(node && node.peakGpuBytes / MiB),
+    f(ours && ours.peakGpuBytes / MiB),
+    f(peer && peer.peakGpuBytes / MiB),
+    ratio(R.peakGpuMemory),
+  );
+  add(
+    'dispatches / decode token',
+    f(node?.decodeStep.numDispatches),
+    f(ours?.decodeStep.numDispatches),
+    f(peer?.decodeStep.numDispatches, 1),
+    ratio(R.dispatchesPerDecodeToken),
+  );
+  add(
+    'command buffers (ours) / submits (peer) per decode token',
+    f(node?.decodeStep.numCommandBuffers),
+    f(ours?.decodeStep.numCommandBuffers),
+    f(peer?.decodeStep.numSubmits, 1),
+    '',
+  );
+  add(
+    'readbacks / decode token',
+    f(node?.decodeStep.numReadbacks),
+    f(ours?.decodeStep.numReadbacks),
+    f(peer?.decodeStep.numReadbacks, 1),
+    '',
+  );
+  add(
+    'readback bytes / decode token',
+    f(node?.decodeStep.readbackBytes),
+    f(ours?.decodeStep.readbackBytes),
+    f(peer?.decodeStep.readbackBytes),
+    '',
+  );
   out.push(...formatDtypes(r));
-  out.push('Ratios ours/peer are computed so that > 1 means ours is better (times and bytes: peer ÷ ours; rates: ours ÷ peer), browser vs browser.');
+  out.push(
+    'Ratios ours/peer are computed so that > 1 means ours is better (times and bytes: peer ÷ ours; rates: ours ÷ peer), browser vs browser.',
+  );
   out.push(table(['figure', 'ours Node', 'ours browser', 'peer browser', 'ours/peer'], rows));
   out.push('');
   out.push(...formatProfiles(node, ours));
@@ -331,7 +485,9 @@ export function formatModelReport(r: ModelBenchResult): string {
     out.push(`ours ${o.env}: GPU memory at the peak by area (MiB): ${areas.map(([k, v]) => `${k} ${(v / MiB).toFixed(1)}`).join(', ')}`);
   }
   if (ours?.probePeakGpuBytes !== undefined) {
-    out.push(`Cross-check: ours' peak GPU memory seen by the page probe ${(ours.probePeakGpuBytes / MiB).toFixed(0)} MiB (engine.stats() says ${(ours.peakGpuBytes / MiB).toFixed(0)} MiB).`);
+    out.push(
+      `Cross-check: ours' peak GPU memory seen by the page probe ${(ours.probePeakGpuBytes / MiB).toFixed(0)} MiB (engine.stats() says ${(ours.peakGpuBytes / MiB).toFixed(0)} MiB).`,
+    );
   }
   if (peer) {
     out.push(
@@ -357,7 +513,9 @@ export function formatModelReport(r: ModelBenchResult): string {
   );
   if (!isSkipped(r.export)) {
     const e = r.export;
-    const sizes = Object.entries(e.files).map(([n, x]) => `${n} ${(x.bytes / MiB).toFixed(1)} MiB`).join(', ');
+    const sizes = Object.entries(e.files)
+      .map(([n, x]) => `${n} ${(x.bytes / MiB).toFixed(1)} MiB`)
+      .join(', ');
     out.push(`ONNX export (torch ${e.torch}, opset ${e.opset}, fp32): ${sizes}`);
     const c = e.check as Record<string, number | boolean>;
     const oc = e.ortCheck as Record<string, number | boolean | string>;

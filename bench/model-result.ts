@@ -159,7 +159,15 @@ export interface ModelBenchResult {
     longestEdge: number;
     note: string;
   };
-  request: { prompt: string; image: string; maxNewTokens: number; greedy: true; promptTokens: number; imageTokens: number; numTiles: number };
+  request: {
+    prompt: string;
+    image: string;
+    maxNewTokens: number;
+    greedy: true;
+    promptTokens: number;
+    imageTokens: number;
+    numTiles: number;
+  };
   /** Sampled requests (ours only): median decode tokens/s ÷ the greedy cache-hit requests' median. */
   sampling: {
     params: { temperature: number; top_k: number; top_p: number; seed: number };

@@ -32,7 +32,15 @@ import { ensureOnnxExport } from './model-export';
 import { writeBenchInput } from './model-inputs';
 import { resolveDtype, type WeightDtype } from '../src/model/weights/dtype';
 import type { NodeRunOptions, NodeRunResult } from './model-node';
-import { computeAgreement, computeDtypeRatios, computeGoals, computeRatios, computeRunGoals, formatModelReport, sampledOverGreedy } from './model-report';
+import {
+  computeAgreement,
+  computeDtypeRatios,
+  computeGoals,
+  computeRatios,
+  computeRunGoals,
+  formatModelReport,
+  sampledOverGreedy,
+} from './model-report';
 import { BENCH_SAMPLING } from './model-request';
 import { isSkipped, type BrowserFigures, type ExportFigures, type ModelBenchResult, type OursFigures, type Skipped } from './model-result';
 
@@ -62,7 +70,8 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const quick = argv.includes('--quick');
-  const dtypeList = (text: string | undefined, fallback: string) => (text ?? fallback).split(',').map((d) => resolveDtype(d.trim(), '--dtypes').text);
+  const dtypeList = (text: string | undefined, fallback: string) =>
+    (text ?? fallback).split(',').map((d) => resolveDtype(d.trim(), '--dtypes').text);
   const args: Args = {
     dtypes: dtypeList(value('dtypes'), quick ? 'f32,q4' : 'f32,f16,q8,q4'),
     browserDtypes: dtypeList(value('browser-dtypes'), 'f32'),
@@ -170,7 +179,9 @@ async function main(): Promise<void> {
   );
   await ensureBenchModel(log);
   const input = await writeBenchInput(BENCH_MODEL_DIR, repoRoot);
-  log(`request: ${input.inputIds.length} prompt tokens (${input.imageTokens} image tokens, ${input.numTiles} tile), ${args.tokens} new tokens, greedy (ours also sampled: ${JSON.stringify(BENCH_SAMPLING)})`);
+  log(
+    `request: ${input.inputIds.length} prompt tokens (${input.imageTokens} image tokens, ${input.numTiles} tile), ${args.tokens} new tokens, greedy (ours also sampled: ${JSON.stringify(BENCH_SAMPLING)})`,
+  );
 
   let exported: ExportFigures | Skipped = { skipped: 'not needed (--no-peer / --quick)' };
   if (args.peer && args.browser) {
@@ -245,7 +256,8 @@ async function main(): Promise<void> {
     bench: 'model',
     model: {
       path: relative(repoRoot, BENCH_MODEL_DIR),
-      shape: 'SmolVLM-256M-Instruct config: vision 768 hidden x 12 layers (512 px tiles, patch 16), text 576 hidden x 30 layers, 9/3 heads, vocab 49280',
+      shape:
+        'SmolVLM-256M-Instruct config: vision 768 hidden x 12 layers (512 px tiles, patch 16), text 576 hidden x 30 layers, 9/3 heads, vocab 49280',
       weights: 'deterministic random BF16 (scripts/make-bench-model.ts)',
       longestEdge: BENCH_LONGEST_EDGE,
       note: `preprocessor_config.json size.longest_edge = ${BENCH_LONGEST_EDGE} (real model: 2048): one 512x512 tile per image, not 13-17`,

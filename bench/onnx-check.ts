@@ -72,7 +72,9 @@ export async function checkOnnxExport(modelDir: string, log: (line: string) => v
   await session.release();
   const features = vis.image_features.data as Float32Array;
   const imageFeaturesMaxAbsDiff = maxAbsDiff(features, readF32(join(onnxDir, 'verify/image_features.f32')));
-  log(`onnx check: vision_encoder image_features ${JSON.stringify(vis.image_features.dims)}, max|diff| vs reference ${imageFeaturesMaxAbsDiff.toExponential(2)}`);
+  log(
+    `onnx check: vision_encoder image_features ${JSON.stringify(vis.image_features.dims)}, max|diff| vs reference ${imageFeaturesMaxAbsDiff.toExponential(2)}`,
+  );
 
   // 2. Token embeddings with the image rows spliced in at the <image> ids, in order.
   const embed = await open('embed_tokens.onnx');
@@ -92,7 +94,8 @@ export async function checkOnnxExport(modelDir: string, log: (line: string) => v
   const numLayers = text.num_hidden_layers as number;
   let past: Record<string, ort.Tensor> = {};
   for (let i = 0; i < numLayers; i++) {
-    for (const kind of ['key', 'value']) past[`past_key_values.${i}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, numKv, 0, headDim]);
+    for (const kind of ['key', 'value'])
+      past[`past_key_values.${i}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, numKv, 0, headDim]);
   }
   const tokens: number[] = [];
   let embeds = prompt;

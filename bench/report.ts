@@ -8,8 +8,7 @@ const ERR_WARN = 1e-3;
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -32,10 +31,28 @@ function formatDtypes(r: BenchResult): string[] {
   const shapes = (list: DtypeMatmulFigures[]) => [...new Set(list.map((d) => `${d.M}×${d.K}×${d.N}`))].map((s) => s.split('×').map(Number));
   const header = ['M×K×N', ...variants.flatMap((v) => FORMATS.map((f) => `${v} ${f}`))];
   out.push('matmul by weight dtype: GFLOP/s at the ViT shapes (W dequantized in registers; err vs float64 on the dequantized W)');
-  out.push(table(header, shapes(r.dtypes.vit).map(([M, K, N]) => [`${M}×${K}×${N}`, ...variants.flatMap((v) => FORMATS.map((f) => cell(r.dtypes.vit, M, K, N, f, v, 'gflops')))])));
+  out.push(
+    table(
+      header,
+      shapes(r.dtypes.vit).map(([M, K, N]) => [
+        `${M}×${K}×${N}`,
+        ...variants.flatMap((v) => FORMATS.map((f) => cell(r.dtypes.vit, M, K, N, f, v, 'gflops'))),
+      ]),
+    ),
+  );
   out.push('');
-  out.push(`decode rows by weight dtype: effective weight bandwidth GB/s (bytes of W in its format / time); copy roofline ${(r.copy.ours.gbps ?? 0).toFixed(2)} GB/s (read + write)`);
-  out.push(table(header, shapes(r.dtypes.decode).map(([M, K, N]) => [`${M}×${K}×${N}`, ...variants.flatMap((v) => FORMATS.map((f) => cell(r.dtypes.decode, M, K, N, f, v, 'gbps')))])));
+  out.push(
+    `decode rows by weight dtype: effective weight bandwidth GB/s (bytes of W in its format / time); copy roofline ${(r.copy.ours.gbps ?? 0).toFixed(2)} GB/s (read + write)`,
+  );
+  out.push(
+    table(
+      header,
+      shapes(r.dtypes.decode).map(([M, K, N]) => [
+        `${M}×${K}×${N}`,
+        ...variants.flatMap((v) => FORMATS.map((f) => cell(r.dtypes.decode, M, K, N, f, v, 'gbps'))),
+      ]),
+    ),
+  );
   out.push(
     table(
       ['decode ms', ...header.slice(1)],
@@ -59,7 +76,14 @@ function formatDtypes(r: BenchResult): string[] {
   out.push(
     table(
       ['T×H×D', 'plan', 'pipeline ms', 'ms', 'GFLOP/s', 'err'],
-      r.headDims.map((h) => [`${h.tokens}×${h.heads}×${h.headDim}`, h.plan, h.compileMs.toFixed(0), ms(h.measured), gf(h.measured), err(h.measured)]),
+      r.headDims.map((h) => [
+        `${h.tokens}×${h.heads}×${h.headDim}`,
+        h.plan,
+        h.compileMs.toFixed(0),
+        ms(h.measured),
+        gf(h.measured),
+        err(h.measured),
+      ]),
     ),
   );
   return out;
@@ -124,7 +148,10 @@ export function formatReport(result: KernelsBenchResult): string {
       ]),
     ),
   );
-  out.push('  ms = median per run; timed reps ours/other/ORT: ' + r.matmul.map((m) => `${m.M}×${m.K}×${m.N} ${reps(m.ours)}/${reps(m.other)}/${reps(m.ort)}`).join(', '));
+  out.push(
+    '  ms = median per run; timed reps ours/other/ORT: ' +
+      r.matmul.map((m) => `${m.M}×${m.K}×${m.N} ${reps(m.ours)}/${reps(m.other)}/${reps(m.ort)}`).join(', '),
+  );
   out.push('  err = max |y - float64 reference| over up to 4 sampled rows of y (first, last, two between)');
   for (const m of r.matmul) {
     const shape = `${m.M}×${m.K}×${m.N}`;
@@ -132,9 +159,7 @@ export function formatReport(result: KernelsBenchResult): string {
   }
   const a = r.attention;
   out.push('');
-  out.push(
-    `vit-attention (fused qkv, batch ${a.batch}, ${a.tokens} tokens, ${a.heads} heads, head_dim ${a.headDim}), flops = 4·T²·D·H`,
-  );
+  out.push(`vit-attention (fused qkv, batch ${a.batch}, ${a.tokens} tokens, ${a.heads} heads, head_dim ${a.headDim}), flops = 4·T²·D·H`);
   out.push(
     table(
       ['kernel', 'ms', 'GFLOP/s', 'reps', 'err', 'ours/this'],
@@ -152,12 +177,7 @@ export function formatReport(result: KernelsBenchResult): string {
   const c = r.copy;
   out.push('');
   out.push(`copy ${c.sizeBytes / 2 ** 20} MiB (GB/s counts ${c.bytesMoved / 2 ** 20} MiB read + written per run)`);
-  out.push(
-    table(
-      ['kernel', 'ms', 'GB/s', 'reps'],
-      [[c.ours.label, ms(c.ours), (c.ours.gbps ?? 0).toFixed(2), reps(c.ours)]],
-    ),
-  );
+  out.push(table(['kernel', 'ms', 'GB/s', 'reps'], [[c.ours.label, ms(c.ours), (c.ours.gbps ?? 0).toFixed(2), reps(c.ours)]]));
   out.push('');
   out.push(...formatDtypes(r));
   out.push('');
@@ -173,7 +193,9 @@ export function formatReport(result: KernelsBenchResult): string {
   const wrong = all.filter((m): m is Measured => !isSkipped(m) && m.maxAbsErr !== undefined && !(m.maxAbsErr <= ERR_WARN));
   if (wrong.length > 0) out.push('');
   for (const m of wrong) {
-    out.push(`WARNING: ${m.label} differs from the float64 reference by ${m.maxAbsErr!.toExponential(2)}; its timing is of a wrong result.`);
+    out.push(
+      `WARNING: ${m.label} differs from the float64 reference by ${m.maxAbsErr!.toExponential(2)}; its timing is of a wrong result.`,
+    );
   }
   out.push('');
   out.push(`Page time: ${r.pageSeconds.toFixed(1)} s`);

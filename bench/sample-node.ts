@@ -10,7 +10,11 @@ export interface SampleNodeResult {
   figures: SampleFigures[];
 }
 
-export async function runSampleNode(o: { logits: readonly SampleLogits[]; rows: number; log: (line: string) => void }): Promise<SampleNodeResult> {
+export async function runSampleNode(o: {
+  logits: readonly SampleLogits[];
+  rows: number;
+  log: (line: string) => void;
+}): Promise<SampleNodeResult> {
   const gpu = await createNodeGpuContext();
   try {
     const adapter = adapterName(gpu.adapter);

@@ -96,7 +96,13 @@ export async function benchSample(
         await run(m);
         const got = await gpu.readU32(out);
         const want = sampleReference(logits, { rows, vocab }, m.params, greedy);
-        const t = { medianMs: median(m.samples), minMs: Math.min(...m.samples), maxMs: Math.max(...m.samples), reps: m.samples.length, warmupMs: m.warmupMs };
+        const t = {
+          medianMs: median(m.samples),
+          minMs: Math.min(...m.samples),
+          maxMs: Math.max(...m.samples),
+          reps: m.samples.length,
+          warmupMs: m.warmupMs,
+        };
         const f: SampleFigures = {
           logits: kind,
           mode: m.mode,

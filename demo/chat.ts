@@ -138,7 +138,10 @@ export class Chat {
         const badge = document.createElement('span');
         badge.className = 'badge';
         badge.textContent = 'Stopped';
-        view.meta.replaceChildren(badge, turn.answer ? 'by you; the partial answer stays in the conversation' : 'by you, before the first token');
+        view.meta.replaceChildren(
+          badge,
+          turn.answer ? 'by you; the partial answer stays in the conversation' : 'by you, before the first token',
+        );
         record = { stopped: true, text: turn.answer };
         ended = ['stopped', 'Stopped.'];
       } else {

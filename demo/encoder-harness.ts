@@ -50,7 +50,15 @@ const harness = {
   async ask(imageIndex: number, maxTokens = 4): Promise<AskResult> {
     try {
       const r = await harness.engine!.chat.completions.create({
-        messages: [{ role: 'user', content: [{ type: 'image', image: await image(imageIndex) }, { type: 'text', text: 'Can you describe this image?' }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', image: await image(imageIndex) },
+              { type: 'text', text: 'Can you describe this image?' },
+            ],
+          },
+        ],
         max_tokens: maxTokens,
       });
       return { tokenIds: r.tessera.tokenIds, media: r.tessera.media };

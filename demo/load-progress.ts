@@ -103,7 +103,8 @@ export class LoadProgressView {
     setBar(f.row.bar, ph.loaded, ph.total);
     const amount = ph.total ? `${formatBytes(ph.loaded)} of ${formatBytes(ph.total)}` : formatBytes(ph.loaded);
     if (phase === 'upload' && ph.total !== undefined && ph.loaded >= ph.total) this.fileDone(f);
-    else f.row.detail.textContent = `${phase === 'download' ? 'downloading' : 'uploading to the GPU'} · ${amount} · ${formatSpeed(rate(ph))}`;
+    else
+      f.row.detail.textContent = `${phase === 'download' ? 'downloading' : 'uploading to the GPU'} · ${amount} · ${formatSpeed(rate(ph))}`;
   }
 
   private fileDone(f: FileProgress): void {

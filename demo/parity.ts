@@ -49,7 +49,13 @@ window.tesseraParity = async (model, maxNewTokens, options = {}) => {
     try {
       const image = new Uint8Array(await (await fetch('/sample.png')).arrayBuffer());
       const prepared = await processor.prepare([
-        { role: 'user', content: [{ type: 'image', image }, { type: 'text', text: 'Can you describe this image?' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'image', image },
+            { type: 'text', text: 'Can you describe this image?' },
+          ],
+        },
       ]);
       const im = prepared.images[0];
       const vision = await loaded.vision!.encode({ pixels: im.pixelValues, numTiles: im.layout.numTiles }, { captureTowerOutput: true });

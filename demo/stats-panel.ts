@@ -46,7 +46,9 @@ export const FIGURE_GROUPS: FigureGroup[] = [
         label: 'Prefill',
         title: 'prompt tokens computed (image rows included; tokens taken from the prefix cache excluded) per second of prefill',
         value: ({ last }) =>
-          last && last.timings.prefillMs > 0 ? formatRate((last.promptTokens - last.cachedTokens) / (last.timings.prefillMs / 1000), 'tok/s') : undefined,
+          last && last.timings.prefillMs > 0
+            ? formatRate((last.promptTokens - last.cachedTokens) / (last.timings.prefillMs / 1000), 'tok/s')
+            : undefined,
       },
       {
         id: 'cached-tokens',
@@ -58,7 +60,7 @@ export const FIGURE_GROUPS: FigureGroup[] = [
         id: 'decode-rate',
         label: 'Decode',
         title: 'generated tokens after the first, per second of decode',
-        value: ({ last }) => last && last.timings.decodeMs > 0 ? formatRate(last.timings.decodeTokensPerSecond, 'tok/s') : undefined,
+        value: ({ last }) => (last && last.timings.decodeMs > 0 ? formatRate(last.timings.decodeTokensPerSecond, 'tok/s') : undefined),
       },
       { id: 'tokens', label: 'Tokens (prompt + answer)', value: ({ last }) => last && `${last.promptTokens} + ${last.tokenIds.length}` },
       {
@@ -66,7 +68,9 @@ export const FIGURE_GROUPS: FigureGroup[] = [
         label: 'Image encode',
         title: "vision tower + connector in the encoder worker; the worker's first image also compiles its kernels",
         value: ({ last, lastEncodeWasFirst }) =>
-          last && last.media.length > 0 ? `${formatMs(last.timings.encodeMs)}${lastEncodeWasFirst ? ' (first: compiled kernels)' : ''}` : undefined,
+          last && last.media.length > 0
+            ? `${formatMs(last.timings.encodeMs)}${lastEncodeWasFirst ? ' (first: compiled kernels)' : ''}`
+            : undefined,
       },
       {
         id: 'image-source',
@@ -107,7 +111,11 @@ export const FIGURE_GROUPS: FigureGroup[] = [
     id: 'kv',
     title: 'KV cache',
     figures: [
-      { id: 'kv-blocks', label: 'Blocks in use', value: ({ stats }) => `${stats.kv.numBlocks - stats.kv.numFreeBlocks} of ${stats.kv.numBlocks}` },
+      {
+        id: 'kv-blocks',
+        label: 'Blocks in use',
+        value: ({ stats }) => `${stats.kv.numBlocks - stats.kv.numFreeBlocks} of ${stats.kv.numBlocks}`,
+      },
       { id: 'kv-block-size', label: 'Tokens per block', value: ({ stats }) => String(stats.kv.blockSize) },
     ],
   },
@@ -123,7 +131,11 @@ export const FIGURE_GROUPS: FigureGroup[] = [
     id: 'scheduler',
     title: 'Scheduler',
     figures: [
-      { id: 'queues', label: 'Requests running / waiting', value: ({ stats }) => `${stats.scheduler.numRunning} / ${stats.scheduler.numWaiting}` },
+      {
+        id: 'queues',
+        label: 'Requests running / waiting',
+        value: ({ stats }) => `${stats.scheduler.numRunning} / ${stats.scheduler.numWaiting}`,
+      },
       {
         id: 'batch',
         label: 'Rows per step (median / max)',

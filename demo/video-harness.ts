@@ -62,13 +62,24 @@ const harness = {
     harness.engine = await createEngine({ model: MODEL, encoder: { mode: options.mode ?? 'workers' }, kvCacheTokens: 2048 });
     return harness.engine.stats().encoder.mode;
   },
-  async ask(name: string, options: { blob?: boolean; bytes?: number; maxTokens?: number; tessera?: ChatCompletionRequest['tessera'] } = {}): Promise<VideoAskResult> {
+  async ask(
+    name: string,
+    options: { blob?: boolean; bytes?: number; maxTokens?: number; tessera?: ChatCompletionRequest['tessera'] } = {},
+  ): Promise<VideoAskResult> {
     try {
       let bytes = await clipBytes(name);
       if (options.bytes !== undefined) bytes = bytes.subarray(0, options.bytes);
       const video = options.blob ? new File([bytes as Uint8Array<ArrayBuffer>], name) : bytes;
       const r = await harness.engine!.chat.completions.create({
-        messages: [{ role: 'user', content: [{ type: 'video', video }, { type: 'text', text: 'What happens in this video?' }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'video', video },
+              { type: 'text', text: 'What happens in this video?' },
+            ],
+          },
+        ],
         max_tokens: options.maxTokens ?? 3,
         tessera: { videoThumbnails: 80, ...options.tessera },
       });
@@ -78,7 +89,11 @@ const harness = {
         media: r.tessera.media,
         videos: r.tessera.videos.map((v) => ({
           ...v,
-          frames: v.frames.map((f) => ({ index: f.index, label: f.label, shown: f.thumbnail && frameIndexOf(f.thumbnail.rgba, f.thumbnail.width, f.thumbnail.height, 4) })),
+          frames: v.frames.map((f) => ({
+            index: f.index,
+            label: f.label,
+            shown: f.thumbnail && frameIndexOf(f.thumbnail.rgba, f.thumbnail.width, f.thumbnail.height, 4),
+          })),
         })),
       };
     } catch (e) {

@@ -50,14 +50,21 @@ export function adviceWithoutApi(b: Browser): string[] {
     case 'Chrome':
     case 'Edge':
       if (b.version > 0 && b.version < 113) return [`Update ${b.name}: this is version ${b.version}; WebGPU ships from version 113.`];
-      if (b.os === 'Android') return ['Chrome on Android has WebGPU from version 121 on Android 12 or later with a supported GPU; update Chrome and Android.', current];
+      if (b.os === 'Android')
+        return [
+          'Chrome on Android has WebGPU from version 121 on Android 12 or later with a supported GPU; update Chrome and Android.',
+          current,
+        ];
       if (b.os === 'Linux' || b.os === 'other') {
         return [
           `${b.name} on Linux may still ship WebGPU turned off: open chrome://flags/#enable-unsafe-webgpu, enable it (and #enable-vulkan), then relaunch.`,
           'Check chrome://gpu: the "WebGPU" line says whether it is enabled and why not.',
         ];
       }
-      return ['Check chrome://gpu: the "WebGPU" line says whether it is enabled and why not (a blocklisted GPU or driver, or policy).', 'Enable chrome://flags/#enable-unsafe-webgpu and relaunch.'];
+      return [
+        'Check chrome://gpu: the "WebGPU" line says whether it is enabled and why not (a blocklisted GPU or driver, or policy).',
+        'Enable chrome://flags/#enable-unsafe-webgpu and relaunch.',
+      ];
     case 'Firefox':
       return [
         'Firefox turns WebGPU on by default from version 141 on Windows; on other systems it may still be off: open about:config and set dom.webgpu.enabled to true, or use Firefox Nightly.',
@@ -107,10 +114,20 @@ export async function checkWebGpu(
   try {
     adapter = await env.gpu.requestAdapter({ powerPreference: 'high-performance' });
   } catch (e) {
-    return { state: 'error', title: 'WebGPU failed to start', detail: `requestAdapter() threw: ${(e as Error).message}`, advice: ADVICE_NO_ADAPTER };
+    return {
+      state: 'error',
+      title: 'WebGPU failed to start',
+      detail: `requestAdapter() threw: ${(e as Error).message}`,
+      advice: ADVICE_NO_ADAPTER,
+    };
   }
   if (!adapter) {
-    return { state: 'no-adapter', title: 'WebGPU has no adapter', detail: 'navigator.gpu.requestAdapter() returned null.', advice: ADVICE_NO_ADAPTER };
+    return {
+      state: 'no-adapter',
+      title: 'WebGPU has no adapter',
+      detail: 'navigator.gpu.requestAdapter() returned null.',
+      advice: ADVICE_NO_ADAPTER,
+    };
   }
   const r = describeAdapter(adapter, 'browser');
   const name = adapterName(r);

@@ -23,9 +23,7 @@ export function chromiumPath(): string {
   const candidates = [process.env.CHROME_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
   const found = candidates.find((p): p is string => Boolean(p && existsSync(p)));
   if (!found) {
-    throw new Error(
-      'No Chromium found. Install Debian\'s chromium (npm test does this when run as root) or set CHROME_PATH.',
-    );
+    throw new Error("No Chromium found. Install Debian's chromium (npm test does this when run as root) or set CHROME_PATH.");
   }
   return found;
 }

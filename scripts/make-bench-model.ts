@@ -98,7 +98,7 @@ export function makeBenchModel(dir: string = BENCH_MODEL_DIR): Manifest {
 
   writeFileSync(
     join(dir, 'README.md'),
-    '# smolvlm-256m-random\n\nSmolVLM-256M-Instruct\'s real config, tokenizer and processor files with deterministic RANDOM BF16\n' +
+    "# smolvlm-256m-random\n\nSmolVLM-256M-Instruct's real config, tokenizer and processor files with deterministic RANDOM BF16\n" +
       'weights, made by `scripts/make-bench-model.ts` for `npm run bench:model`. **Not a trained model.**\n\n' +
       `preprocessor_config.json has size.longest_edge = ${BENCH_LONGEST_EDGE} (the real model: 2048), so an image is one 512x512 tile.\n`,
   );

@@ -41,5 +41,7 @@ for (let y = 0; y < H; y++) {
   for (let x = 0; x < W; x++) data.set(pixel(x, y), (y * W + x) * 3);
 }
 const out = resolve(import.meta.dirname, '../public/sample.png');
-await sharp(data, { raw: { width: W, height: H, channels: 3 } }).png({ compressionLevel: 9 }).toFile(out);
+await sharp(data, { raw: { width: W, height: H, channels: 3 } })
+  .png({ compressionLevel: 9 })
+  .toFile(out);
 console.log(`wrote ${out}`);

@@ -31,8 +31,25 @@ const BITEXACT = ['-fflags', '+bitexact', '-flags:v', '+bitexact', '-map_metadat
 function encode(file: string, numFrames: number, fps: number, codec: string[]): void {
   const raw = new Uint8Array(numFrames * CLIP_WIDTH * CLIP_HEIGHT * 3);
   for (let i = 0; i < numFrames; i++) raw.set(countFrame(i), i * CLIP_WIDTH * CLIP_HEIGHT * 3);
-  const args = ['-hide_banner', '-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${CLIP_WIDTH}x${CLIP_HEIGHT}`, '-r', String(fps), '-i', '-'];
-  execFileSync('ffmpeg', [...args, ...codec, '-pix_fmt', 'yuv420p', ...BITEXACT, '-y', join(CLIP_DIR, file)], { input: raw, maxBuffer: 1 << 30 });
+  const args = [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgb24',
+    '-s',
+    `${CLIP_WIDTH}x${CLIP_HEIGHT}`,
+    '-r',
+    String(fps),
+    '-i',
+    '-',
+  ];
+  execFileSync('ffmpeg', [...args, ...codec, '-pix_fmt', 'yuv420p', ...BITEXACT, '-y', join(CLIP_DIR, file)], {
+    input: raw,
+    maxBuffer: 1 << 30,
+  });
 }
 
 const H264 = ['-c:v', 'libx264', '-preset', 'veryfast'];
@@ -52,7 +69,20 @@ function findBox(buf: Buffer, path: string[], start = 0, end = buf.length): numb
 /** count-4s.mp4 reduced to a clip that lasts 0 seconds: one sample, and every duration field 0. */
 function zeroSecondClip(): void {
   const tmp = join(tmpdir(), `tessera-one-frame-${process.pid}.mp4`);
-  execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', join(CLIP_DIR, 'count-4s.mp4'), '-frames:v', '1', '-c', 'copy', ...BITEXACT, '-y', tmp]);
+  execFileSync('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-i',
+    join(CLIP_DIR, 'count-4s.mp4'),
+    '-frames:v',
+    '1',
+    '-c',
+    'copy',
+    ...BITEXACT,
+    '-y',
+    tmp,
+  ]);
   const buf = Buffer.from(readFileSync(tmp));
   rmSync(tmp);
   const zeroDuration = (box: number, v1Offset: number, v0Offset: number) => {
@@ -80,7 +110,9 @@ async function animated(file: string, numFrames: number, delayMs: number): Promi
   for (let i = 0; i < numFrames; i++) frames.set(countFrame(i), i * CLIP_WIDTH * CLIP_HEIGHT * 3);
   const img = sharp(frames, { raw: { width: CLIP_WIDTH, height: CLIP_HEIGHT * numFrames, channels: 3, pageHeight: CLIP_HEIGHT } });
   const delay = Array(numFrames).fill(delayMs);
-  const bytes = file.endsWith('.gif') ? await img.gif({ delay, loop: 0 }).toBuffer() : await img.webp({ delay, loop: 0, lossless: true }).toBuffer();
+  const bytes = file.endsWith('.gif')
+    ? await img.gif({ delay, loop: 0 }).toBuffer()
+    : await img.webp({ delay, loop: 0, lossless: true }).toBuffer();
   writeFileSync(join(CLIP_DIR, file), bytes);
 }
 
@@ -94,8 +126,30 @@ export async function makeTestClips(): Promise<void> {
   encode('count-12s.mp4', 24, 2, H264);
   // A key frame every 30 s: seeking to a sampled frame decodes at most 30 frames (the browser test counts them).
   encode('two-hours.mp4', 7200, 1, [...H264, '-g', '30']);
-  encode('count-4s-hevc.mp4', 20, 5, ['-c:v', 'libx265', '-preset', 'veryfast', '-x265-params', 'log-level=error:pools=1:frame-threads=1', '-tag:v', 'hvc1']);
-  execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1:sample_rate=16000', '-c:a', 'aac', ...BITEXACT, '-y', join(CLIP_DIR, 'audio-only.m4a')]);
+  encode('count-4s-hevc.mp4', 20, 5, [
+    '-c:v',
+    'libx265',
+    '-preset',
+    'veryfast',
+    '-x265-params',
+    'log-level=error:pools=1:frame-threads=1',
+    '-tag:v',
+    'hvc1',
+  ]);
+  execFileSync('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:duration=1:sample_rate=16000',
+    '-c:a',
+    'aac',
+    ...BITEXACT,
+    '-y',
+    join(CLIP_DIR, 'audio-only.m4a'),
+  ]);
   zeroSecondClip();
   await animated('count.gif', 8, 500);
   await animated('count.webp', 8, 500);

@@ -15,7 +15,14 @@ import { sha256, tensorsFor, tinyConfig, writeJson, TINY } from './tiny-weights'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM2-500M-Video-Instruct');
-const FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'added_tokens.json', 'generation_config.json', 'chat_template.json'];
+const FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'added_tokens.json',
+  'generation_config.json',
+  'chat_template.json',
+];
 
 export const TINY_VIDEO = {
   name: 'smolvlm2-video-tiny',

@@ -28,7 +28,13 @@ import { sha256, tensorsFor, tinyConfig, TINY, writeJson, type TinySizes } from 
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');
-const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'added_tokens.json', 'generation_config.json'];
+const TOKENIZER_FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'added_tokens.json',
+  'generation_config.json',
+];
 
 /** The head- and patch-size variants (issue 8): each has its own PyTorch goldens. */
 export const TINY_SHAPES: Record<string, { sizes: TinySizes; modelType: string; dtype: TensorToWrite['dtype']; note: string }> = {
@@ -45,7 +51,10 @@ export const TINY_SHAPES: Record<string, { sizes: TinySizes; modelType: string; 
     note: 'The SigLIP so400m layout (SmolVLM-Instruct, SmolVLM2-2.2B) at tiny width: vision head_dim 72, patch 14, 126 px tiles of 9 x 9 patches, scale_factor 3. BF16.',
   },
   'smolvlm-tiny-hd128': {
-    sizes: { ...TINY, text: { ...TINY.text, hidden_size: 256, intermediate_size: 512, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 128 } },
+    sizes: {
+      ...TINY,
+      text: { ...TINY.text, hidden_size: 256, intermediate_size: 512, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 128 },
+    },
     modelType: 'idefics3',
     dtype: 'BF16',
     note: 'Text head_dim 128 (Idefics3-8B): 2 heads, 1 kv head. BF16.',
@@ -189,5 +198,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   if (process.argv.includes('--if-missing') && tinyModelsPresent(outDir)) process.exit(0);
   const t0 = performance.now();
   const manifest = makeTiny(outDir);
-  console.log(`wrote ${Object.keys(manifest).join(', ')} to ${outDir} in ${((performance.now() - t0) / 1000).toFixed(1)} s (random weights)`);
+  console.log(
+    `wrote ${Object.keys(manifest).join(', ')} to ${outDir} in ${((performance.now() - t0) / 1000).toFixed(1)} s (random weights)`,
+  );
 }

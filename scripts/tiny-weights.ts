@@ -22,7 +22,15 @@ export interface TinySizes {
 /** smolvlm-tiny: tiles of 128 px, images resized to a longest edge of 512. */
 export const TINY: TinySizes = {
   vision: { hidden_size: 128, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 2, image_size: 128, patch_size: 16 },
-  text: { hidden_size: 192, intermediate_size: 384, num_hidden_layers: 2, num_attention_heads: 3, num_key_value_heads: 1, head_dim: 64, max_position_embeddings: 2048 },
+  text: {
+    hidden_size: 192,
+    intermediate_size: 384,
+    num_hidden_layers: 2,
+    num_attention_heads: 3,
+    num_key_value_heads: 1,
+    head_dim: 64,
+    max_position_embeddings: 2048,
+  },
   scale_factor: 2,
   max_image_size: 128,
   longest_edge: 512,
@@ -96,5 +104,10 @@ export function sha256(bytes: Uint8Array): string {
 export function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype']): TensorToWrite[] {
   const parsed = parseModelConfig(config);
   const layout = weightLayout(parsed);
-  return layout.checkpoint.map((t) => ({ name: t.name, shape: t.shape, dtype, data: initTensor(t.name, t.shape, parsed.tieWordEmbeddings) }));
+  return layout.checkpoint.map((t) => ({
+    name: t.name,
+    shape: t.shape,
+    dtype,
+    data: initTensor(t.name, t.shape, parsed.tieWordEmbeddings),
+  }));
 }

@@ -28,9 +28,11 @@ for (const v of ['auto', 'register']) {
     continue;
   }
   const failed = d.results.filter((r) => !r.pass);
-  console.log(`doctor ${v}: adapter ${d.adapter.vendor} / ${d.adapter.architecture} / ${d.adapter.description}, variant ${d.adapter.kernelVariant}, ` +
-    `shader-f16 ${d.adapter.features.includes('shader-f16')}, subgroups ${d.adapter.features.includes('subgroups')}: ` +
-    `${d.results.length - failed.length}/${d.results.length} pass`);
+  console.log(
+    `doctor ${v}: adapter ${d.adapter.vendor} / ${d.adapter.architecture} / ${d.adapter.description}, variant ${d.adapter.kernelVariant}, ` +
+      `shader-f16 ${d.adapter.features.includes('shader-f16')}, subgroups ${d.adapter.features.includes('subgroups')}: ` +
+      `${d.results.length - failed.length}/${d.results.length} pass`,
+  );
   for (const r of failed) console.log(`  FAIL ${r.ranAs || r.kernel}: ${r.message}`);
   for (const r of d.results.filter((r) => r.label.includes('f16-math'))) console.log(`  ${r.ranAs}: ${r.message}`);
 }
@@ -44,10 +46,15 @@ for (const v of ['workgroup', 'register', 'f16-math', 'q4']) {
     console.log(`${v.padEnd(30)} no result`);
     continue;
   }
-  console.log(`${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
-    `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`);
+  console.log(
+    `${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
+      `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`,
+  );
 }
-const compared = readdirSync(dir).filter((n) => /^(base|head)-.*\.json$/.test(n)).map((n) => n.replace(/\.json$/, '')).sort();
+const compared = readdirSync(dir)
+  .filter((n) => /^(base|head)-.*\.json$/.test(n))
+  .map((n) => n.replace(/\.json$/, ''))
+  .sort();
 if (compared.length) console.log('previous tree (base) against this one (head):');
 for (const v of compared) {
   const r = (runs[v] = read(v));
@@ -56,19 +63,24 @@ for (const v of compared) {
     console.log(`${v.padEnd(30)} no result`);
     continue;
   }
-  console.log(`${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
-    `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`);
+  console.log(
+    `${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
+      `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`,
+  );
 }
 const ids = (v) => runs[v]?.token_ids ?? [];
 const agree = (a, b) => {
-  const x = ids(a), y = ids(b);
+  const x = ids(a),
+    y = ids(b);
   let n = 0;
   while (n < Math.min(x.length, y.length) && x[n] === y[n]) n++;
   return `${n}/${Math.max(x.length, y.length)}`;
 };
-console.log(`greedy tokens equal before the first difference: workgroup vs register ${agree('workgroup', 'register')}, ` +
-  `f16-math vs workgroup ${agree('f16-math', 'workgroup')}, q4 vs workgroup ${agree('q4', 'workgroup')}` +
-  (compared.length ? `, base-512 vs head-512 ${agree('base-512', 'head-512')}` : ''));
+console.log(
+  `greedy tokens equal before the first difference: workgroup vs register ${agree('workgroup', 'register')}, ` +
+    `f16-math vs workgroup ${agree('f16-math', 'workgroup')}, q4 vs workgroup ${agree('q4', 'workgroup')}` +
+    (compared.length ? `, base-512 vs head-512 ${agree('base-512', 'head-512')}` : ''),
+);
 
 for (const v of ['workgroup', 'register']) {
   const p = read(`profile-${v}`);
@@ -78,8 +90,18 @@ for (const v of ['workgroup', 'register']) {
   }
   console.log(`\nprofile ${v} (${p.timing}, ${p.adapter}):`);
   for (const ph of p.phases) {
-    const top = ph.rows.slice(0, 4).map((r) => `${r.kind} ${f(r.ms, 3)}${r.gflops ? ` (${f(r.gflops, 0)} GFLOP/s)` : ''}`).join(', ');
+    const top = ph.rows
+      .slice(0, 4)
+      .map((r) => `${r.kind} ${f(r.ms, 3)}${r.gflops ? ` (${f(r.gflops, 0)} GFLOP/s)` : ''}`)
+      .join(', ');
     console.log(`  ${ph.name.padEnd(14)} ${f(ph.totalMs, 3).padStart(9)} ms in ${ph.dispatches} dispatches: ${top}`);
   }
 }
-console.log('\n' + JSON.stringify({ runs: Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, r?.timings ? { ...r.timings, decodeStepMs: undefined, decodeStepEnd: undefined } : null])) }));
+console.log(
+  '\n' +
+    JSON.stringify({
+      runs: Object.fromEntries(
+        Object.entries(runs).map(([k, r]) => [k, r?.timings ? { ...r.timings, decodeStepMs: undefined, decodeStepEnd: undefined } : null]),
+      ),
+    }),
+);

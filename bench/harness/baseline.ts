@@ -43,7 +43,13 @@ export function baselineTree(repoRoot: string, ref: string): { sha: string; dir:
  * Run `npm run <script> -- <args>` in the baseline tree, streaming its lines with a "[baseline]" prefix,
  * and return the JSON line it printed last. Its own scripts/setup.mjs installs its npm packages.
  */
-export async function runBaseline<T>(repoRoot: string, ref: string, script: string, args: readonly string[], log: (line: string) => void): Promise<BaselineRun<T>> {
+export async function runBaseline<T>(
+  repoRoot: string,
+  ref: string,
+  script: string,
+  args: readonly string[],
+  log: (line: string) => void,
+): Promise<BaselineRun<T>> {
   const { sha, dir } = baselineTree(repoRoot, ref);
   log(`baseline ${ref} (${sha.slice(0, 12)}) in ${dir}: npm run ${script} -- ${args.join(' ')}`);
   const t0 = Date.now();
@@ -74,6 +80,9 @@ export async function runBaseline<T>(repoRoot: string, ref: string, script: stri
     });
   });
   const json = [...lines].reverse().find((l) => l.startsWith('{'));
-  if (code !== 0 || !json) throw new BaselineError(`the baseline ${ref} (${sha.slice(0, 12)}) exited with ${code} and ${json ? 'a' : 'no'} JSON line; its output is above`);
+  if (code !== 0 || !json)
+    throw new BaselineError(
+      `the baseline ${ref} (${sha.slice(0, 12)}) exited with ${code} and ${json ? 'a' : 'no'} JSON line; its output is above`,
+    );
   return { ref, sha, result: JSON.parse(json) as T, seconds: (Date.now() - t0) / 1000 };
 }

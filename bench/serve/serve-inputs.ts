@@ -11,7 +11,7 @@ export async function captionImage(index: number): Promise<Uint8Array> {
   g.fillRect(0, 0, c.width, c.height);
   for (let k = 0; k < 4; k++) {
     g.fillStyle = `hsl(${(index * 47 + k * 90) % 360}, 70%, ${30 + k * 12}%)`;
-    g.fillRect(((index * 37 + k * 101) % 400), ((index * 53 + k * 67) % 280), 40 + k * 20, 30 + k * 15);
+    g.fillRect((index * 37 + k * 101) % 400, (index * 53 + k * 67) % 280, 40 + k * 20, 30 + k * 15);
   }
   return new Uint8Array(await (await c.convertToBlob({ type: 'image/png' })).arrayBuffer());
 }

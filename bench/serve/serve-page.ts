@@ -40,7 +40,18 @@ function text(prompt: string, maxTokens: number): ChatCompletionRequest & { stre
 }
 
 function withImage(image: Uint8Array, prompt: string, maxTokens: number): ChatCompletionRequest & { stream?: false } {
-  return { messages: [{ role: 'user', content: [{ type: 'image', image }, { type: 'text', text: prompt }] }], max_tokens: maxTokens };
+  return {
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image },
+          { type: 'text', text: prompt },
+        ],
+      },
+    ],
+    max_tokens: maxTokens,
+  };
 }
 
 /** When the first token arrived (performance.now), from a response's timings. */
@@ -82,7 +93,9 @@ async function throughput() {
       batchSeqsMax: s.scheduler.batchSeqs.max,
       perRequestDecodeTokensPerSecond: infos.map((i) => i.timings.decodeTokensPerSecond),
     };
-    log(`throughput: ${n} at once -> ${row.aggregateDecodeTokensPerSecond.toFixed(2)} decode tok/s aggregate (${decodeTokens} tokens in ${(row.decodeWindowMs / 1000).toFixed(1)} s)`);
+    log(
+      `throughput: ${n} at once -> ${row.aggregateDecodeTokensPerSecond.toFixed(2)} decode tok/s aggregate (${decodeTokens} tokens in ${(row.decodeWindowMs / 1000).toFixed(1)} s)`,
+    );
     rows.push(row);
   }
   engine.destroy();
@@ -97,12 +110,18 @@ async function prefix() {
     const turn1 = withImage(image, 'What is in this picture?', 8);
     const a = await engine.chat.completions.create(turn1);
     const turn2: ChatCompletionRequest & { stream?: false } = {
-      messages: [...turn1.messages, { role: 'assistant', content: a.choices[0].message.content }, { role: 'user', content: 'What colour is the largest shape?' }],
+      messages: [
+        ...turn1.messages,
+        { role: 'assistant', content: a.choices[0].message.content },
+        { role: 'user', content: 'What colour is the largest shape?' },
+      ],
       max_tokens: 1,
     };
     const b = await engine.chat.completions.create(turn2);
     const t = b.tessera.timings;
-    log(`prefix caching ${caching ? 'on ' : 'off'}: turn 2 TTFT ${t.ttftMs.toFixed(0)} ms (prefill ${t.prefillMs.toFixed(0)} ms, ${b.tessera.cachedTokens} of ${b.tessera.promptTokens} prompt tokens from the cache)`);
+    log(
+      `prefix caching ${caching ? 'on ' : 'off'}: turn 2 TTFT ${t.ttftMs.toFixed(0)} ms (prefill ${t.prefillMs.toFixed(0)} ms, ${b.tessera.cachedTokens} of ${b.tessera.promptTokens} prompt tokens from the cache)`,
+    );
     out[caching ? 'on' : 'off'] = {
       turn1TtftMs: a.tessera.timings.ttftMs,
       turn2TtftMs: t.ttftMs,
@@ -119,13 +138,21 @@ async function prefix() {
       const floor0 = await prefillFloor(engine, b.tessera.promptTokens - b.tessera.cachedTokens);
       pairs.push({ cachedTtftMs: t.ttftMs, newTokens: b.tessera.promptTokens - b.tessera.cachedTokens, floorTtftMs: floor0.ttftMs });
       for (const question of ['What colour is the smallest shape?', 'How many shapes are there?']) {
-        const again = await engine.chat.completions.create({ ...turn2, messages: [...turn2.messages.slice(0, -1), { role: 'user', content: question }] });
+        const again = await engine.chat.completions.create({
+          ...turn2,
+          messages: [...turn2.messages.slice(0, -1), { role: 'user', content: question }],
+        });
         const newTokens = again.tessera.promptTokens - again.tessera.cachedTokens;
         const f = await prefillFloor(engine, newTokens);
         pairs.push({ cachedTtftMs: again.tessera.timings.ttftMs, newTokens, floorTtftMs: f.ttftMs });
       }
       const med = (v: number[]) => [...v].sort((x, y) => x - y)[Math.floor(v.length / 2)];
-      out.floor = { ...floor0, pairs, cachedTtftMedianMs: med(pairs.map((q) => q.cachedTtftMs)), floorTtftMedianMs: med(pairs.map((q) => q.floorTtftMs)) };
+      out.floor = {
+        ...floor0,
+        pairs,
+        cachedTtftMedianMs: med(pairs.map((q) => q.cachedTtftMs)),
+        floorTtftMedianMs: med(pairs.map((q) => q.floorTtftMs)),
+      };
     }
     engine.destroy();
   }
@@ -150,8 +177,15 @@ async function prefillFloor(engine: Engine, numTokens: number) {
     if (plan.tokenIds.length >= numTokens) break;
   }
   const r = await engine.chat.completions.create(text(prompt(words), 1));
-  log(`prefill floor: a text request of ${r.tessera.promptTokens} prompt tokens (${r.tessera.cachedTokens} cached): TTFT ${r.tessera.timings.ttftMs.toFixed(0)} ms (prefill ${r.tessera.timings.prefillMs.toFixed(0)} ms)`);
-  return { promptTokens: r.tessera.promptTokens, cachedTokens: r.tessera.cachedTokens, ttftMs: r.tessera.timings.ttftMs, prefillMs: r.tessera.timings.prefillMs };
+  log(
+    `prefill floor: a text request of ${r.tessera.promptTokens} prompt tokens (${r.tessera.cachedTokens} cached): TTFT ${r.tessera.timings.ttftMs.toFixed(0)} ms (prefill ${r.tessera.timings.prefillMs.toFixed(0)} ms)`,
+  );
+  return {
+    promptTokens: r.tessera.promptTokens,
+    cachedTokens: r.tessera.cachedTokens,
+    ttftMs: r.tessera.timings.ttftMs,
+    prefillMs: r.tessera.timings.prefillMs,
+  };
 }
 
 async function overlap() {
@@ -176,7 +210,9 @@ async function overlap() {
   const waitLimitMs = num('waitMin', 30) * 60_000;
   while (engine.stats().lifecycle.ready === readyBefore) {
     if (performance.now() - bSubmitted > waitLimitMs) {
-      throw new Error(`overlap: B's image was not ready ${waitLimitMs / 60_000} min after it was submitted; engine.stats() = ${JSON.stringify(engine.stats())}`);
+      throw new Error(
+        `overlap: B's image was not ready ${waitLimitMs / 60_000} min after it was submitted; engine.stats() = ${JSON.stringify(engine.stats())}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -209,7 +245,9 @@ async function overlap() {
     grantedMs: s.decodePriority.grantedMs,
     chargedMs: s.decodePriority.chargedMs,
   };
-  log(`overlap (${on ? 'decode priority' : 'free encoder'}): ${alone.length} steps alone, ${during.length} during B's encode (${(r.bEncodeMs / 1000).toFixed(1)} s)`);
+  log(
+    `overlap (${on ? 'decode priority' : 'free encoder'}): ${alone.length} steps alone, ${during.length} during B's encode (${(r.bEncodeMs / 1000).toFixed(1)} s)`,
+  );
   return r;
 }
 

@@ -79,8 +79,16 @@ function serveGoals(r: Loose): Record<string, Goal> {
   const k = keyFigures(r);
   const share = `the engine's default decode priority, share ${k.overlapShare ?? DEFAULT_DECODE_PRIORITY.encoderShare}`;
   return {
-    batchedDecode: goal('16 requests at once >= 3x one at a time (steady-state decode tok/s: every request decoding)', k.steadySixteenOverOne, (v) => v >= 3),
-    cachedTurn: goal('cached second turn TTFT <= 1.15x the TTFT of prefilling its new tokens alone', k.cachedTurnOverFloor, (v) => v <= 1.15),
+    batchedDecode: goal(
+      '16 requests at once >= 3x one at a time (steady-state decode tok/s: every request decoding)',
+      k.steadySixteenOverOne,
+      (v) => v >= 3,
+    ),
+    cachedTurn: goal(
+      'cached second turn TTFT <= 1.15x the TTFT of prefilling its new tokens alone',
+      k.cachedTurnOverFloor,
+      (v) => v <= 1.15,
+    ),
     overlapP50: goal(`A's decode step while B's image encodes <= 1.25x alone, p50 (${share})`, k.overlapP50, (v) => v <= 1.25),
     overlapP95: goal(`A's decode step while B's image encodes <= 1.25x alone, p95 (${share})`, k.overlapP95, (v) => v <= 1.25),
   };
@@ -89,14 +97,19 @@ function serveGoals(r: Loose): Record<string, Goal> {
 function printGoalsAndBaseline(result: Loose): void {
   const goals = result.goals as Record<string, Goal>;
   console.log('\nGoals (measured on this machine in this run):');
-  for (const g of Object.values(goals)) console.log(`  ${g.goal}: ${g.measured === null ? '-' : g.measured.toFixed(2)}  ${g.met === null ? 'not measured' : g.met ? 'MET' : 'MISSED'}`);
+  for (const g of Object.values(goals))
+    console.log(
+      `  ${g.goal}: ${g.measured === null ? '-' : g.measured.toFixed(2)}  ${g.met === null ? 'not measured' : g.met ? 'MET' : 'MISSED'}`,
+    );
   const b = result.baseline as Loose | undefined;
   if (!b) return;
   if (b.skipped) {
     console.log(`\nBaseline: ${b.skipped}`);
     return;
   }
-  console.log(`\nBaseline ${b.ref} (${String(b.sha).slice(0, 12)}), run first in this invocation (${b.seconds.toFixed(0)} s): figure, baseline, this tree`);
+  console.log(
+    `\nBaseline ${b.ref} (${String(b.sha).slice(0, 12)}), run first in this invocation (${b.seconds.toFixed(0)} s): figure, baseline, this tree`,
+  );
   const mine = keyFigures(result);
   for (const [name, v] of Object.entries(b.figures as Record<string, number | null>)) {
     const f = (x: number | null) => (x === null ? '-' : x.toFixed(2));
@@ -106,11 +119,20 @@ function printGoalsAndBaseline(result: Loose): void {
 
 async function main(): Promise<void> {
   const started = Date.now();
-  log(`bench model = SmolVLM-256M-Instruct shape, random weights, size.longest_edge ${BENCH_LONGEST_EDGE} (one 512x512 tile, 64 image tokens per image)`);
-  log(`machine: ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at start`);
+  log(
+    `bench model = SmolVLM-256M-Instruct shape, random weights, size.longest_edge ${BENCH_LONGEST_EDGE} (one 512x512 tile, 64 image tokens per image)`,
+  );
+  log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} at start`,
+  );
   let baseline: Loose | undefined;
   if (baselineRef) {
-    const passOn = process.argv.slice(2).filter((a) => !a.startsWith('--baseline=') && !a.startsWith('--peer-captions')).concat(['--no-peer']);
+    const passOn = process.argv
+      .slice(2)
+      .filter((a) => !a.startsWith('--baseline=') && !a.startsWith('--peer-captions'))
+      .concat(['--no-peer']);
     try {
       const run = await runBaseline<Loose>(repoRoot, baselineRef, 'bench:serve', passOn, log);
       baseline = { ref: run.ref, sha: run.sha, seconds: run.seconds, figures: keyFigures(run.result), result: run.result };
@@ -127,15 +149,39 @@ async function main(): Promise<void> {
   const b = await openBenchBrowser(serveDir, repoRoot, dirname(BENCH_MODEL_DIR));
   const model = relative(dirname(BENCH_MODEL_DIR), BENCH_MODEL_DIR);
   const run = <T>(query: Record<string, string | number>) =>
-    runBenchPage<T>(b.page, `${b.url}serve.html?${new URLSearchParams({ model, ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])) })}`, { result: '__serveBenchResult', error: '__serveBenchError' }, timeoutMs);
-  const result: Record<string, unknown> = { bench: 'serve', adapter: 'headless Chromium, WebGPU', model: 'SmolVLM-256M shape, random weights', cores: cpus().length };
+    runBenchPage<T>(
+      b.page,
+      `${b.url}serve.html?${new URLSearchParams({ model, ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])) })}`,
+      { result: '__serveBenchResult', error: '__serveBenchError' },
+      timeoutMs,
+    );
+  const result: Record<string, unknown> = {
+    bench: 'serve',
+    adapter: 'headless Chromium, WebGPU',
+    model: 'SmolVLM-256M shape, random weights',
+    cores: cpus().length,
+  };
   try {
     if (scenarios.includes('throughput')) {
-      const t = await run<{ rows: Array<{ concurrent: number; aggregateDecodeTokensPerSecond: number; decodeTokens: number; decodeWindowMs: number; batchSeqsMax: number; steadyDecodeTokensPerSecond: number; steadyWindowMs: number }> }>({ scenario: 'throughput', tokens });
+      const t = await run<{
+        rows: Array<{
+          concurrent: number;
+          aggregateDecodeTokensPerSecond: number;
+          decodeTokens: number;
+          decodeWindowMs: number;
+          batchSeqsMax: number;
+          steadyDecodeTokensPerSecond: number;
+          steadyWindowMs: number;
+        }>;
+      }>({ scenario: 'throughput', tokens });
       const base = t.rows[0].aggregateDecodeTokensPerSecond;
       console.log(`\nAggregate decode throughput (${tokens} tokens per request, text prompts)`);
-      console.log('whole window: from the first request\'s first token (the later prompts\' prefill inside it); steady: from the moment all decode');
-      console.log('requests at once   decode tok/s   ratio to 1   tokens   window    steady tok/s   ratio to 1   steady window   largest batch');
+      console.log(
+        "whole window: from the first request's first token (the later prompts' prefill inside it); steady: from the moment all decode",
+      );
+      console.log(
+        'requests at once   decode tok/s   ratio to 1   tokens   window    steady tok/s   ratio to 1   steady window   largest batch',
+      );
       const steadyBase = t.rows[0].steadyDecodeTokensPerSecond;
       for (const r of t.rows) {
         console.log(
@@ -143,31 +189,64 @@ async function main(): Promise<void> {
             `${r.steadyDecodeTokensPerSecond.toFixed(2).padStart(12)}   ${(r.steadyDecodeTokensPerSecond / steadyBase).toFixed(2).padStart(9)}x   ${s1(r.steadyWindowMs).padStart(13)}   ${String(r.batchSeqsMax).padStart(6)}`,
         );
       }
-      result.throughput = { ...t, ratio16: t.rows[2].aggregateDecodeTokensPerSecond / base, ratio4: t.rows[1].aggregateDecodeTokensPerSecond / base, steadyRatio16: t.rows[2].steadyDecodeTokensPerSecond / steadyBase };
+      result.throughput = {
+        ...t,
+        ratio16: t.rows[2].aggregateDecodeTokensPerSecond / base,
+        ratio4: t.rows[1].aggregateDecodeTokensPerSecond / base,
+        steadyRatio16: t.rows[2].steadyDecodeTokensPerSecond / steadyBase,
+      };
     }
     if (scenarios.includes('prefix')) {
       const p = await run<{
         on: { turn2TtftMs: number; turn2CachedTokens: number; turn2PromptTokens: number };
         off: { turn2TtftMs: number; turn2PromptTokens: number };
-        floor: { promptTokens: number; ttftMs: number; prefillMs: number; pairs: Array<{ cachedTtftMs: number; newTokens: number; floorTtftMs: number }>; cachedTtftMedianMs: number; floorTtftMedianMs: number };
+        floor: {
+          promptTokens: number;
+          ttftMs: number;
+          prefillMs: number;
+          pairs: Array<{ cachedTtftMs: number; newTokens: number; floorTtftMs: number }>;
+          cachedTtftMedianMs: number;
+          floorTtftMedianMs: number;
+        };
       }>({ scenario: 'prefix' });
       const ratio = p.on.turn2TtftMs / p.off.turn2TtftMs;
       console.log('\nSecond chat turn about the same image (image embeddings cached either way)');
       console.log(`prefix caching off: TTFT ${p.off.turn2TtftMs.toFixed(0)} ms (all ${p.off.turn2PromptTokens} prompt tokens prefilled)`);
-      console.log(`prefix caching on:  TTFT ${p.on.turn2TtftMs.toFixed(0)} ms (${p.on.turn2CachedTokens} of ${p.on.turn2PromptTokens} prompt tokens from the cache) = ${(ratio * 100).toFixed(1)}% of off`);
+      console.log(
+        `prefix caching on:  TTFT ${p.on.turn2TtftMs.toFixed(0)} ms (${p.on.turn2CachedTokens} of ${p.on.turn2PromptTokens} prompt tokens from the cache) = ${(ratio * 100).toFixed(1)}% of off`,
+      );
       const floorRatio = p.floor.cachedTtftMedianMs / p.floor.floorTtftMedianMs;
-      console.log('its floor: a text request of as many new prompt tokens alone (three second turns with other questions, each beside its floor):');
-      for (const q of p.floor.pairs) console.log(`  ${q.newTokens} new tokens: cached turn TTFT ${q.cachedTtftMs.toFixed(0)} ms, floor TTFT ${q.floorTtftMs.toFixed(0)} ms`);
-      console.log(`  medians: ${p.floor.cachedTtftMedianMs.toFixed(0)} / ${p.floor.floorTtftMedianMs.toFixed(0)} ms = the cached turn takes ${floorRatio.toFixed(2)}x its floor`);
+      console.log(
+        'its floor: a text request of as many new prompt tokens alone (three second turns with other questions, each beside its floor):',
+      );
+      for (const q of p.floor.pairs)
+        console.log(
+          `  ${q.newTokens} new tokens: cached turn TTFT ${q.cachedTtftMs.toFixed(0)} ms, floor TTFT ${q.floorTtftMs.toFixed(0)} ms`,
+        );
+      console.log(
+        `  medians: ${p.floor.cachedTtftMedianMs.toFixed(0)} / ${p.floor.floorTtftMedianMs.toFixed(0)} ms = the cached turn takes ${floorRatio.toFixed(2)}x its floor`,
+      );
       result.prefix = { ...p, onOverOff: ratio, onOverFloor: floorRatio };
     }
     if (scenarios.includes('overlap')) {
-      type Overlap = { alone: number[]; during: number[]; after: number[]; soloAtSame: number[]; duringPositions: [number, number]; bEncodeMs: number; grantedMs: number; chargedMs: number; aTokens: number };
+      type Overlap = {
+        alone: number[];
+        during: number[];
+        after: number[];
+        soloAtSame: number[];
+        duringPositions: [number, number];
+        bEncodeMs: number;
+        grantedMs: number;
+        chargedMs: number;
+        aTokens: number;
+      };
       const rows: Record<string, unknown> = {};
       console.log("\nRequest A's decode inter-token latency while request B's image encodes (encoder in a worker)");
       console.log("alone = A's steps at the same positions in a run with nothing beside it (a step grows with A's context)");
       console.log('policy                  alone p50/p95          during p50/p95          ratio p50/p95      B encode');
-      const settings = overlapPolicies.flatMap((p) => (p === 'on' ? shares.map((share) => ({ priority: 'on', share })) : [{ priority: p, share: 0 }]));
+      const settings = overlapPolicies.flatMap((p) =>
+        p === 'on' ? shares.map((share) => ({ priority: 'on', share })) : [{ priority: p, share: 0 }],
+      );
       for (const { priority, share } of settings) {
         const o = await run<Overlap>({ scenario: 'overlap', priority, share, ...(aTokens ? { aTokens } : {}) });
         const f = {
@@ -190,20 +269,39 @@ async function main(): Promise<void> {
           `${label.padEnd(22)} ${f.aloneP50Ms.toFixed(0).padStart(7)} / ${f.aloneP95Ms.toFixed(0).padStart(6)} ms   ${f.duringP50Ms.toFixed(0).padStart(7)} / ${f.duringP95Ms.toFixed(0).padStart(6)} ms   ` +
             `${(f.duringP50Ms / f.aloneP50Ms).toFixed(2).padStart(6)}x / ${(f.duringP95Ms / f.aloneP95Ms).toFixed(2).padStart(5)}x   ${s1(f.bEncodeMs).padStart(8)}  (${f.duringSteps} steps during, tokens ${f.duringPositions[0]}-${f.duringPositions[1]}; A's first ${o.alone.length} steps p50 ${f.firstStepsP50Ms.toFixed(0)} ms, after the encode p50 ${f.afterP50Ms.toFixed(0)} ms${priority === 'on' ? `; encoder pieces ${s1(f.grantedMs)}, charged to decode ${s1(f.chargedMs)}` : ''})`,
         );
-        rows[priority === 'on' ? `on-${share}` : priority] = { ...f, share, p50Ratio: f.duringP50Ms / f.aloneP50Ms, p95Ratio: f.duringP95Ms / f.aloneP95Ms };
+        rows[priority === 'on' ? `on-${share}` : priority] = {
+          ...f,
+          share,
+          p50Ratio: f.duringP50Ms / f.aloneP50Ms,
+          p95Ratio: f.duringP95Ms / f.aloneP95Ms,
+        };
       }
       result.overlap = rows;
     }
     if (scenarios.includes('captions')) {
-      const ours = await run<{ wallMs: number; n: number; encodes: number; batchedEncodes: number }>({ scenario: 'captions', n: numCaptions, tokens: 16 });
-      const peer = peerCaptions > 0 ? await run<{ wallMs: number; n: number; perImageMs: number[] }>({ scenario: 'peer', n: peerCaptions, tokens: 16 }) : undefined;
+      const ours = await run<{ wallMs: number; n: number; encodes: number; batchedEncodes: number }>({
+        scenario: 'captions',
+        n: numCaptions,
+        tokens: 16,
+      });
+      const peer =
+        peerCaptions > 0
+          ? await run<{ wallMs: number; n: number; perImageMs: number[] }>({ scenario: 'peer', n: peerCaptions, tokens: 16 })
+          : undefined;
       console.log(`\nCaptioning ${numCaptions} different images (16 tokens each)`);
-      console.log(`ours, all at once:                ${s1(ours.wallMs)} (${ours.encodes} encodes, ${ours.batchedEncodes} in shared batches)`);
+      console.log(
+        `ours, all at once:                ${s1(ours.wallMs)} (${ours.encodes} encodes, ${ours.batchedEncodes} in shared batches)`,
+      );
       if (peer) {
-        const measured = peer.n === numCaptions ? '' : ` (measured ${peer.n} of ${numCaptions}; per-image mean x ${numCaptions} = ${s1((peer.wallMs / peer.n) * numCaptions)})`;
+        const measured =
+          peer.n === numCaptions
+            ? ''
+            : ` (measured ${peer.n} of ${numCaptions}; per-image mean x ${numCaptions} = ${s1((peer.wallMs / peer.n) * numCaptions)})`;
         console.log(`transformers.js, one after another: ${s1(peer.wallMs)}${measured}`);
         const peerFull = (peer.wallMs / peer.n) * numCaptions;
-        console.log(`ratio (peer / ours): ${(peerFull / ours.wallMs).toFixed(2)}x${peer.n === numCaptions ? '' : ' (peer time scaled from its measured images)'}`);
+        console.log(
+          `ratio (peer / ours): ${(peerFull / ours.wallMs).toFixed(2)}x${peer.n === numCaptions ? '' : ' (peer time scaled from its measured images)'}`,
+        );
         result.captions = { ours, peer, peerOverOurs: peerFull / ours.wallMs, peerScaled: peer.n !== numCaptions };
       } else {
         result.captions = { ours };

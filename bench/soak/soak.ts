@@ -35,7 +35,8 @@ const packageEntry = resolve(root, 'dist/node.js');
 if (!existsSync(packageEntry)) throw new Error(`${packageEntry} is missing: run vite build --mode lib first (npm run soak does)`);
 const { createEngine } = (await import(pathToFileURL(packageEntry).href)) as typeof import('../../src/node');
 
-const percentile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : 0);
+const percentile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : 0;
 const mb = (b: number) => (b / 2 ** 20).toFixed(1);
 
 const t0 = performance.now();
@@ -51,9 +52,13 @@ const reference = new Map<string, number[]>();
 const results: MixResult[] = [];
 const snapshots: Array<{ after: number } & ReturnType<typeof memoryFigures>> = [{ after: 0, ...memoryFigures(engine) }];
 console.log(`soak: ${numRequests} requests, concurrency ${concurrency}, ${args.mode} encoder, model ${args.model}`);
-console.log(`${'after'.padStart(6)} ${'GPU MB live'.padStart(12)} ${'KV free'.padStart(9)} ${'cache refs'.padStart(10)} ${'RSS MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'s'.padStart(7)}`);
+console.log(
+  `${'after'.padStart(6)} ${'GPU MB live'.padStart(12)} ${'KV free'.padStart(9)} ${'cache refs'.padStart(10)} ${'RSS MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'s'.padStart(7)}`,
+);
 const line = (s: (typeof snapshots)[number]) =>
-  console.log(`${String(s.after).padStart(6)} ${mb(s.gpuBytesLive).padStart(12)} ${`${s.kvFreeBlocks}/${s.kvBlocks}`.padStart(9)} ${String(s.cacheRefs).padStart(10)} ${mb(s.rssBytes).padStart(8)} ${mb(s.heapUsedBytes).padStart(8)} ${((performance.now() - t0) / 1000).toFixed(0).padStart(7)}`);
+  console.log(
+    `${String(s.after).padStart(6)} ${mb(s.gpuBytesLive).padStart(12)} ${`${s.kvFreeBlocks}/${s.kvBlocks}`.padStart(9)} ${String(s.cacheRefs).padStart(10)} ${mb(s.rssBytes).padStart(8)} ${mb(s.heapUsedBytes).padStart(8)} ${((performance.now() - t0) / 1000).toFixed(0).padStart(7)}`,
+  );
 line(snapshots[0]);
 try {
   for (let start = 0; start < items.length; start += phaseSize) {
@@ -68,7 +73,10 @@ try {
 const mismatches = results.filter((r) => r.mismatch);
 const byKind = Object.fromEntries(KINDS.map((k) => [k, { ok: 0, failed: 0 }]));
 for (const r of results) byKind[r.item.kind][r.error ? 'failed' : 'ok']++;
-const good = results.filter((r) => !r.error).map((r) => r.ms).sort((a, b) => a - b);
+const good = results
+  .filter((r) => !r.error)
+  .map((r) => r.ms)
+  .sort((a, b) => a - b);
 const all = results.map((r) => r.ms).sort((a, b) => a - b);
 // Flat: measured at quiescent points from the end of the first phase on (the first phase compiles
 // pipelines, fills the pool and the caches).
@@ -85,13 +93,22 @@ const flat = {
   rss: last.rssBytes - first.rssBytes <= rssSlack,
 };
 console.log('\noutcomes by kind (ok / failed as expected or not):');
-for (const [k, c] of Object.entries(byKind)) console.log(`  ${k.padEnd(16)} ${String(c.ok).padStart(4)} ok ${String(c.failed).padStart(4)} failed`);
+for (const [k, c] of Object.entries(byKind))
+  console.log(`  ${k.padEnd(16)} ${String(c.ok).padStart(4)} ok ${String(c.failed).padStart(4)} failed`);
 console.log(`mismatches: ${mismatches.length}`);
 for (const m of mismatches.slice(0, 10)) console.log(`  #${m.item.index} ${m.mismatch}`);
-console.log(`latency, answered requests: p50 ${percentile(good, 0.5).toFixed(0)} ms, p95 ${percentile(good, 0.95).toFixed(0)} ms (${good.length})`);
-console.log(`latency, all requests:      p50 ${percentile(all, 0.5).toFixed(0)} ms, p95 ${percentile(all, 0.95).toFixed(0)} ms (${all.length})`);
-console.log(`memory start/middle/end (after ${first.after}/${middle.after}/${last.after}): GPU ${mb(first.gpuBytesLive)}/${mb(middle.gpuBytesLive)}/${mb(last.gpuBytesLive)} MB, RSS ${mb(first.rssBytes)}/${mb(middle.rssBytes)}/${mb(last.rssBytes)} MB`);
-console.log(`GPU growth after the first ${first.after}: ${gpuGrowth} bytes; GPU pool bytes in use start/end ${first.gpuPoolBytesInUse}/${last.gpuPoolBytesInUse}`);
+console.log(
+  `latency, answered requests: p50 ${percentile(good, 0.5).toFixed(0)} ms, p95 ${percentile(good, 0.95).toFixed(0)} ms (${good.length})`,
+);
+console.log(
+  `latency, all requests:      p50 ${percentile(all, 0.5).toFixed(0)} ms, p95 ${percentile(all, 0.95).toFixed(0)} ms (${all.length})`,
+);
+console.log(
+  `memory start/middle/end (after ${first.after}/${middle.after}/${last.after}): GPU ${mb(first.gpuBytesLive)}/${mb(middle.gpuBytesLive)}/${mb(last.gpuBytesLive)} MB, RSS ${mb(first.rssBytes)}/${mb(middle.rssBytes)}/${mb(last.rssBytes)} MB`,
+);
+console.log(
+  `GPU growth after the first ${first.after}: ${gpuGrowth} bytes; GPU pool bytes in use start/end ${first.gpuPoolBytesInUse}/${last.gpuPoolBytesInUse}`,
+);
 console.log(`flat: ${JSON.stringify(flat)}; total ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 const summary = {
   requests: results.length,
@@ -101,7 +118,10 @@ const summary = {
   failed: results.length - good.length,
   mismatches: mismatches.length,
   byKind,
-  latencyMs: { answered: { p50: percentile(good, 0.5), p95: percentile(good, 0.95) }, all: { p50: percentile(all, 0.5), p95: percentile(all, 0.95) } },
+  latencyMs: {
+    answered: { p50: percentile(good, 0.5), p95: percentile(good, 0.95) },
+    all: { p50: percentile(all, 0.5), p95: percentile(all, 0.95) },
+  },
   memory: { start: first, middle, end: last, beforeFirstRequest: snapshots[0], gpuGrowthBytes: gpuGrowth },
   snapshots,
   flat,

@@ -18,7 +18,16 @@ export async function ensureVideoBenchModel(log: (line: string) => void): Promis
   await ensureBenchModel(log);
   const dir = VIDEO_BENCH_MODEL_DIR;
   mkdirSync(dir, { recursive: true });
-  for (const f of ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'added_tokens.json', 'generation_config.json', 'chat_template.json', 'processor_config.json', 'preprocessor_config.json']) {
+  for (const f of [
+    'tokenizer.json',
+    'tokenizer_config.json',
+    'special_tokens_map.json',
+    'added_tokens.json',
+    'generation_config.json',
+    'chat_template.json',
+    'processor_config.json',
+    'preprocessor_config.json',
+  ]) {
     copyFileSync(join(SMOLVLM2, f), join(dir, f));
   }
   const config = JSON.parse(readFileSync(join(BENCH_MODEL_DIR, 'config.json'), 'utf8'));

@@ -28,7 +28,15 @@ async function clip(name: string): Promise<Uint8Array> {
 
 function ask(engine: Engine, video: Uint8Array, maxTokens: number, q = 0): Promise<ChatCompletion> {
   return engine.chat.completions.create({
-    messages: [{ role: 'user', content: [{ type: 'video', video }, { type: 'text', text: 'Describe this video.' }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'video', video },
+          { type: 'text', text: 'Describe this video.' },
+        ],
+      },
+    ],
     max_tokens: maxTokens,
     ...(q ? { tessera: { videoPruning: q } } : {}),
   });

@@ -27,7 +27,27 @@ function makeClips(dir: string): void {
   mkdirSync(dir, { recursive: true });
   const encode = (file: string, source: string, seconds: number) => {
     if (existsSync(join(dir, file))) return;
-    execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `${source}=size=640x360:rate=30`, '-t', String(seconds), '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-threads', '1', '-y', join(dir, file)]);
+    execFileSync('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `${source}=size=640x360:rate=30`,
+      '-t',
+      String(seconds),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-pix_fmt',
+      'yuv420p',
+      '-threads',
+      '1',
+      '-y',
+      join(dir, file),
+    ]);
   };
   encode('clip-10s.mp4', 'testsrc2', 10);
   encode('warm-2s.mp4', 'smptebars', 2);
@@ -87,9 +107,17 @@ interface Phase {
 
 async function main(): Promise<void> {
   const started = Date.now();
-  log('bench model = SmolVLM2-256M-Video shape (= SmolVLM-256M: vision 768 x 12 at 512 px, 64 tokens per frame; text 576 x 30), random weights');
-  log('clip = 10 s, 640x360, 30 fps, H.264 (ffmpeg testsrc2); sampling fps 1 -> 10 frames; frames resized 640x360 -> 2048x1152 -> 512x512 as HF does');
-  log(`machine: ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at start`);
+  log(
+    'bench model = SmolVLM2-256M-Video shape (= SmolVLM-256M: vision 768 x 12 at 512 px, 64 tokens per frame; text 576 x 30), random weights',
+  );
+  log(
+    'clip = 10 s, 640x360, 30 fps, H.264 (ffmpeg testsrc2); sampling fps 1 -> 10 frames; frames resized 640x360 -> 2048x1152 -> 512x512 as HF does',
+  );
+  log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} at start`,
+  );
   await ensureVideoBenchModel(log);
   const clipDir = join(dirname(VIDEO_BENCH_MODEL_DIR), 'bench-video-clips');
   makeClips(clipDir);
@@ -104,7 +132,12 @@ async function main(): Promise<void> {
   let r: { tokens: number; clipBytes: number; cold: Phase; again: Phase; evs: { q05: Phase; q0: Phase } };
   try {
     const model = relative(dirname(VIDEO_BENCH_MODEL_DIR), VIDEO_BENCH_MODEL_DIR);
-    r = await runBenchPage(b.page, `${b.url}video.html?${new URLSearchParams({ model, tokens: String(tokens) })}`, { result: '__videoBenchResult', error: '__videoBenchError' }, timeoutMs);
+    r = await runBenchPage(
+      b.page,
+      `${b.url}video.html?${new URLSearchParams({ model, tokens: String(tokens) })}`,
+      { result: '__videoBenchResult', error: '__videoBenchError' },
+      timeoutMs,
+    );
   } finally {
     clearInterval(sampler);
     await b.close();
@@ -118,27 +151,39 @@ async function main(): Promise<void> {
   const line = (label: string, p: Phase) =>
     `${label.padEnd(26)} ${String(p.videoTokens).padStart(6)} ${String(p.promptTokens).padStart(7)} ${String(p.framesDecoded).padStart(8)} ${String(p.framesEncoded).padStart(8)} ` +
     `${(p.demuxMs + p.decodeMs).toFixed(0).padStart(9)} ${p.encodeMs.toFixed(0).padStart(9)} ${p.ttftMs.toFixed(0).padStart(9)} ${p.decodeTokensPerSecond.toFixed(1).padStart(8)}`;
-  console.log(`\nVideo: 10 s clip (${(r.clipBytes / 1024).toFixed(0)} KB), ${c.frames} sampled frames, ${tokens} decode tokens; prefix caching off (see the page header)`);
+  console.log(
+    `\nVideo: 10 s clip (${(r.clipBytes / 1024).toFixed(0)} KB), ${c.frames} sampled frames, ${tokens} decode tokens; prefix caching off (see the page header)`,
+  );
   console.log('request                    video  prompt  decoded  encoded  demux+dec    encode      TTFT   tok/s');
   console.log('                          tokens  tokens   frames   frames       (ms)      (ms)      (ms)');
   console.log(line('cold (q = 0)', c));
   console.log(line('same clip again', r.again));
   console.log(line('EVS q = 0.5 (frames cached)', r.evs.q05));
   console.log(line('EVS q = 0   (frames cached)', r.evs.q0));
-  console.log(`\ncold: demux ${c.demuxMs.toFixed(0)} ms + decode/resize ${c.decodeMs.toFixed(0)} ms for ${c.frames} frames; encode ${(c.encodeMs / c.frames).toFixed(0)} ms per frame (${c.encodeMs.toFixed(0)} ms for all, in batches)`);
-  console.log(`again: TTFT ${(r.again.ttftMs / c.ttftMs * 100).toFixed(1)}% of cold (${r.again.framesDecoded} frames decoded, ${r.again.framesEncoded} encoded)`);
-  console.log(`EVS q = 0.5: ${r.evs.q05.videoTokens} of ${r.evs.q05.unprunedVideoTokens} video tokens (${r.evs.q05.unprunedVideoTokens - r.evs.q05.videoTokens} saved); TTFT ${r.evs.q05.ttftMs.toFixed(0)} ms vs ${r.evs.q0.ttftMs.toFixed(0)} ms at q = 0 (${(r.evs.q05.ttftMs / r.evs.q0.ttftMs * 100).toFixed(1)}%)`);
-  console.log(`page memory while the clip decodes and encodes: peak ${mib(peak)} resident (Chromium processes), ${mib(peak - before)} above the ${mib(before)} before`);
-  console.log(JSON.stringify({
-    bench: 'video',
-    adapter: 'headless Chromium, WebGPU',
-    model: 'SmolVLM2-256M-Video shape, random weights',
-    cores: cpus().length,
-    ...r,
-    memory: { beforeBytes: before, peakBytes: peak, peakAboveBeforeBytes: peak - before, samples: during.length },
-    totalSeconds: (Date.now() - started) / 1000,
-    loadAverageEnd: loadavg(),
-  }));
+  console.log(
+    `\ncold: demux ${c.demuxMs.toFixed(0)} ms + decode/resize ${c.decodeMs.toFixed(0)} ms for ${c.frames} frames; encode ${(c.encodeMs / c.frames).toFixed(0)} ms per frame (${c.encodeMs.toFixed(0)} ms for all, in batches)`,
+  );
+  console.log(
+    `again: TTFT ${((r.again.ttftMs / c.ttftMs) * 100).toFixed(1)}% of cold (${r.again.framesDecoded} frames decoded, ${r.again.framesEncoded} encoded)`,
+  );
+  console.log(
+    `EVS q = 0.5: ${r.evs.q05.videoTokens} of ${r.evs.q05.unprunedVideoTokens} video tokens (${r.evs.q05.unprunedVideoTokens - r.evs.q05.videoTokens} saved); TTFT ${r.evs.q05.ttftMs.toFixed(0)} ms vs ${r.evs.q0.ttftMs.toFixed(0)} ms at q = 0 (${((r.evs.q05.ttftMs / r.evs.q0.ttftMs) * 100).toFixed(1)}%)`,
+  );
+  console.log(
+    `page memory while the clip decodes and encodes: peak ${mib(peak)} resident (Chromium processes), ${mib(peak - before)} above the ${mib(before)} before`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'video',
+      adapter: 'headless Chromium, WebGPU',
+      model: 'SmolVLM2-256M-Video shape, random weights',
+      cores: cpus().length,
+      ...r,
+      memory: { beforeBytes: before, peakBytes: peak, peakAboveBeforeBytes: peak - before, samples: during.length },
+      totalSeconds: (Date.now() - started) / 1000,
+      loadAverageEnd: loadavg(),
+    }),
+  );
 }
 
 main().catch((e: unknown) => {

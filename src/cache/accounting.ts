@@ -77,7 +77,8 @@ export class EncoderCacheAccounting {
    * the numbers) if it cannot fit even with every freeable entry evicted; nothing changes then.
    */
   admit(key: string, sizeBytes: number, requestId: RequestId): { evicted: string[] } {
-    if (this.entries.has(key)) throw new InternalError(`EncoderCacheAccounting: admit(${short(key)}) but the key is already cached; ref() it instead`);
+    if (this.entries.has(key))
+      throw new InternalError(`EncoderCacheAccounting: admit(${short(key)}) but the key is already cached; ref() it instead`);
     if (!this.canAdmit(sizeBytes)) {
       throw new EncoderCacheFullError(sizeBytes, this.capacityBytes, this.usedBytes - this.freeableBytes, this.freeableBytes);
     }
@@ -92,7 +93,9 @@ export class EncoderCacheAccounting {
       evicted.push(victim);
     }
     if (this.capacityBytes - this.usedBytes < sizeBytes) {
-      throw new InternalError(`EncoderCacheAccounting: evicted every freeable entry but ${this.capacityBytes - this.usedBytes} bytes are free for ${sizeBytes}`);
+      throw new InternalError(
+        `EncoderCacheAccounting: evicted every freeable entry but ${this.capacityBytes - this.usedBytes} bytes are free for ${sizeBytes}`,
+      );
     }
     const entry: Entry = { sizeBytes, holders: new Set() };
     this.entries.set(key, entry);
@@ -186,12 +189,14 @@ export class EncoderCacheAccounting {
       numRefs += e.holders.size;
       if (e.holders.size === 0) {
         freeable += e.sizeBytes;
-        if (this.freeable.get(key) !== e.sizeBytes) throw new InternalError(`EncoderCacheAccounting: ${short(key)} is unreferenced but not on the freeable list`);
+        if (this.freeable.get(key) !== e.sizeBytes)
+          throw new InternalError(`EncoderCacheAccounting: ${short(key)} is unreferenced but not on the freeable list`);
       } else if (this.freeable.has(key)) {
         throw new InternalError(`EncoderCacheAccounting: ${short(key)} has ${e.holders.size} references but is on the freeable list`);
       }
       for (const h of e.holders) {
-        if (!this.byRequest.get(h)?.has(key)) throw new InternalError(`EncoderCacheAccounting: ${short(key)} is held by ${String(h)} but not listed under it`);
+        if (!this.byRequest.get(h)?.has(key))
+          throw new InternalError(`EncoderCacheAccounting: ${short(key)} is held by ${String(h)} but not listed under it`);
       }
     }
     let numListed = 0;
@@ -202,7 +207,8 @@ export class EncoderCacheAccounting {
           `(recomputed ${freeable}), references ${numRefs} vs ${numListed} listed per request`,
       );
     }
-    if (this.usedBytes > this.capacityBytes) throw new InternalError(`EncoderCacheAccounting: ${this.usedBytes} bytes used of ${this.capacityBytes}`);
+    if (this.usedBytes > this.capacityBytes)
+      throw new InternalError(`EncoderCacheAccounting: ${this.usedBytes} bytes used of ${this.capacityBytes}`);
   }
 }
 

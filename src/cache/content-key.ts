@@ -65,7 +65,8 @@ function canonical(value: unknown, path: string, seen: Set<object>): string {
     case 'string':
       return JSON.stringify(value);
     case 'number':
-      if (!Number.isFinite(value)) throw new CacheKeyError(`canonicalJson: ${path} is ${value}, which has no JSON form; use a finite number or null.`);
+      if (!Number.isFinite(value))
+        throw new CacheKeyError(`canonicalJson: ${path} is ${value}, which has no JSON form; use a finite number or null.`);
       return JSON.stringify(value); // -0 prints as 0
     case 'object':
       break;
@@ -145,7 +146,8 @@ export async function contentKeyOfChunks(identity: string, byteLength: number, c
 async function contentHasher(identity: string, byteLength: number): Promise<IHasher> {
   if (identity.length === 0) throw new CacheKeyError('contentKey: the identity is empty; pass the result of encoderIdentity().');
   const nulAt = identity.indexOf('\0');
-  if (nulAt >= 0) throw new CacheKeyError(`contentKey: the identity has a NUL character at index ${nulAt}; it would break the key framing.`);
+  if (nulAt >= 0)
+    throw new CacheKeyError(`contentKey: the identity has a NUL character at index ${nulAt}; it would break the key framing.`);
   const h = await newHasher();
   h.update(`${CONTENT_TAG}\0${identity}\0`).update(u64le(byteLength));
   return h;

@@ -72,10 +72,12 @@ export async function verifyEntry(key: string, value: unknown, identity: string)
   if (meta.key !== key) return { kind: 'corrupt', reason: `stored under ${key} but meta names ${meta.key}` };
   if (meta.identity !== identity) return { kind: 'foreign', identity: meta.identity };
   const product = meta.shape.reduce((a, b) => a * b, 1);
-  if (product !== meta.length) return { kind: 'corrupt', reason: `length ${meta.length} but shape [${meta.shape.join(', ')}] holds ${product}` };
+  if (product !== meta.length)
+    return { kind: 'corrupt', reason: `length ${meta.length} but shape [${meta.shape.join(', ')}] holds ${product}` };
   if (!(v.data instanceof Float32Array)) return { kind: 'corrupt', reason: 'data is not a Float32Array' };
   if (v.data.length !== meta.length) return { kind: 'corrupt', reason: `data has ${v.data.length} floats but meta says ${meta.length}` };
-  if (v.data.byteLength !== meta.sizeBytes) return { kind: 'corrupt', reason: `data has ${v.data.byteLength} bytes but meta says ${meta.sizeBytes}` };
+  if (v.data.byteLength !== meta.sizeBytes)
+    return { kind: 'corrupt', reason: `data has ${v.data.byteLength} bytes but meta says ${meta.sizeBytes}` };
   if ((await checksum(v.data)) !== meta.checksum) return { kind: 'corrupt', reason: 'checksum differs' };
   return { kind: 'ok', entry: { meta, data: v.data } };
 }

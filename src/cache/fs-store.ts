@@ -130,7 +130,10 @@ function decode(file: Buffer): unknown {
 
 function fileName(key: string): string {
   const name = /^[A-Za-z0-9_-]+$/.test(key) ? key : `~${Buffer.from(key, 'utf8').toString('hex')}`;
-  if (name.length > MAX_NAME_BYTES) throw new InternalError(`fsStore: key of ${key.length} characters makes a ${name.length}-byte file name; the limit is ${MAX_NAME_BYTES}`);
+  if (name.length > MAX_NAME_BYTES)
+    throw new InternalError(
+      `fsStore: key of ${key.length} characters makes a ${name.length}-byte file name; the limit is ${MAX_NAME_BYTES}`,
+    );
   return name + SUFFIX;
 }
 

@@ -90,7 +90,8 @@ export class MemoryEncoderCache<T> {
       this.inflightJoins++;
       return { value: await running.promise, source: 'inflight' };
     }
-    if (this.accounting.has(key)) throw new InternalError(`MemoryEncoderCache: ${key.slice(0, 16)}… is accounted for but neither stored nor in flight`);
+    if (this.accounting.has(key))
+      throw new InternalError(`MemoryEncoderCache: ${key.slice(0, 16)}… is accounted for but neither stored nor in flight`);
 
     const admitted = typeof sizeBytes === 'number';
     if (admitted) {

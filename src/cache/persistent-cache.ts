@@ -100,30 +100,34 @@ export class PersistentEncoderCache {
 
   /** The verified entry under key, or undefined (absent, corrupt, foreign, or the cache is degraded). */
   get(key: string): Promise<PersistentHit | undefined> {
-    return this.serial(undefined, async () => {
-      await this.load();
-      const value = await this.call('get', false, (s) => s.get(key));
-      if (value === undefined) {
-        if (this.drop(key)) this.dirty = true;
-        this.counts.misses++;
-        return undefined;
-      }
-      const verdict = await verifyEntry(key, value, this.identity);
-      if (verdict.kind !== 'ok') {
-        this.counts[verdict.kind]++;
-        this.drop(key);
-        this.dirty = true;
-        await this.call('delete a bad entry', true, (s) => s.del(key)); // on failure: degraded, counted once below
-        this.counts.misses++;
-        return undefined;
-      }
-      const { meta, data } = verdict.entry;
-      const live = { ...meta, shape: [...meta.shape] }; // the store's meta is the truth; lastUsedAt set next
-      this.touch(key, live);
-      this.counts.hits++;
-      if (this.now() - this.lastManifestAt >= this.manifestFlushMs) await this.writeManifest().catch(swallowStoreOff);
-      return { data, shape: [...meta.shape], meta: { ...live, shape: [...live.shape] } };
-    }, () => this.counts.misses++);
+    return this.serial(
+      undefined,
+      async () => {
+        await this.load();
+        const value = await this.call('get', false, (s) => s.get(key));
+        if (value === undefined) {
+          if (this.drop(key)) this.dirty = true;
+          this.counts.misses++;
+          return undefined;
+        }
+        const verdict = await verifyEntry(key, value, this.identity);
+        if (verdict.kind !== 'ok') {
+          this.counts[verdict.kind]++;
+          this.drop(key);
+          this.dirty = true;
+          await this.call('delete a bad entry', true, (s) => s.del(key)); // on failure: degraded, counted once below
+          this.counts.misses++;
+          return undefined;
+        }
+        const { meta, data } = verdict.entry;
+        const live = { ...meta, shape: [...meta.shape] }; // the store's meta is the truth; lastUsedAt set next
+        this.touch(key, live);
+        this.counts.hits++;
+        if (this.now() - this.lastManifestAt >= this.manifestFlushMs) await this.writeManifest().catch(swallowStoreOff);
+        return { data, shape: [...meta.shape], meta: { ...live, shape: [...live.shape] } };
+      },
+      () => this.counts.misses++,
+    );
   }
 
   /**
@@ -133,7 +137,9 @@ export class PersistentEncoderCache {
   put(key: string, data: Float32Array, shape: readonly number[]): Promise<boolean> {
     const length = shape.reduce((a, b) => a * b, 1);
     if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0) || length !== data.length) {
-      return Promise.reject(new InternalError(`PersistentEncoderCache.put: shape [${shape.join(', ')}] holds ${length} floats but data has ${data.length}`));
+      return Promise.reject(
+        new InternalError(`PersistentEncoderCache.put: shape [${shape.join(', ')}] holds ${length} floats but data has ${data.length}`),
+      );
     }
     return this.serial(false, async () => {
       await this.load();

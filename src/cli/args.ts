@@ -254,7 +254,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       model: values.model,
       image: values.image,
       video: values.video,
-      videoPruning: numberOption('video-pruning', values['video-pruning'], { min: 0, max: 0.999999, reads: 'a number from 0 up to (not including) 1' }),
+      videoPruning: numberOption('video-pruning', values['video-pruning'], {
+        min: 0,
+        max: 0.999999,
+        reads: 'a number from 0 up to (not including) 1',
+      }),
       prompt: values.prompt,
       maxTokens: numberOption('max-tokens', values['max-tokens'], { integer: true, min: 1, reads: 'an integer >= 1' }) ?? 64,
       temperature: numberOption('temperature', values.temperature, { min: 0, reads: 'a number >= 0' }),
@@ -276,7 +280,17 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     if (timing !== undefined && timing !== 'timestamp-query' && timing !== 'submit-and-wait') {
       throw new UsageError(`--timing must be 'timestamp-query' or 'submit-and-wait', got '${timing}'`);
     }
-    return { command, model: values.model, image: values.image, prompt: values.prompt, ...weights(), variant: parseVariant(values.variant), timing, json, verbose };
+    return {
+      command,
+      model: values.model,
+      image: values.image,
+      prompt: values.prompt,
+      ...weights(),
+      variant: parseVariant(values.variant),
+      timing,
+      json,
+      verbose,
+    };
   }
   if (command === 'doctor') return { command, variant: parseVariant(values.variant), json, verbose };
   throw new UsageError(`unknown command '${command}'`);

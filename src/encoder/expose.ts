@@ -15,7 +15,10 @@ export function transferringApi(core: EncoderCore): EncoderWorkerApi {
     },
     encodeBatch: async (keys): Promise<EncodedMedia[]> => {
       const all = await core.encodeBatch(keys);
-      return Comlink.transfer(all, all.map((m) => m.embeddings.buffer as ArrayBuffer));
+      return Comlink.transfer(
+        all,
+        all.map((m) => m.embeddings.buffer as ArrayBuffer),
+      );
     },
     setPaced: (paced) => core.setPaced(paced),
     grant: (budgetMs) => core.grant(budgetMs),

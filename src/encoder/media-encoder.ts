@@ -238,7 +238,10 @@ export class MediaEncoder {
 
   /** A video pruned with EVS at rate q: one item over its frames (numTokens = the retained count). */
   async compositeOf(parts: readonly PreparedMedia[], pruneRate: number, numTokens: number): Promise<CompositeMedia> {
-    const key = await contentKey(`${this.info.identity}.evs`, new TextEncoder().encode(`q=${pruneRate};n=${numTokens};${parts.map((p) => p.key).join(',')}`));
+    const key = await contentKey(
+      `${this.info.identity}.evs`,
+      new TextEncoder().encode(`q=${pruneRate};n=${numTokens};${parts.map((p) => p.key).join(',')}`),
+    );
     return { key, layout: parts[0]!.layout, numTokens, parts, pruneRate };
   }
 
@@ -247,7 +250,9 @@ export class MediaEncoder {
     if (isComposite(media)) return this.lookupComposite(media, requestId);
     const sizeBytes = this.sizeOf(media);
     if (this.memory.has(media.key)) {
-      const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, () => Promise.reject(new InternalError('lookup: stored value vanished')));
+      const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, () =>
+        Promise.reject(new InternalError('lookup: stored value vanished')),
+      );
       this.forget(media);
       return { data: r.value, source: 'memory' };
     }
@@ -266,10 +271,17 @@ export class MediaEncoder {
       if (this.memory.isInFlight(media.key)) return undefined;
       const parts = await Promise.all(media.parts.map((p) => this.lookup(p, requestId)));
       if (parts.some((p) => p === undefined)) return undefined; // the found frames stay referenced; encodeBatch finds them
-      const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), async () => this.prune(media, parts.map((p) => p!.data)));
+      const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), async () =>
+        this.prune(
+          media,
+          parts.map((p) => p!.data),
+        ),
+      );
       return { data: r.value, source: r.source === 'produced' ? 'memory' : r.source };
     }
-    const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), () => Promise.reject(new InternalError('lookup: stored value vanished')));
+    const r = await this.memory.getOrProduce(media.key, requestId, this.sizeOf(media), () =>
+      Promise.reject(new InternalError('lookup: stored value vanished')),
+    );
     this.forget(media);
     return { data: r.value, source: 'memory' };
   }
@@ -277,7 +289,9 @@ export class MediaEncoder {
   private prune(media: CompositeMedia, frames: Float32Array[]): Float32Array {
     const out = evsPrune(frames, this.info.hiddenSize, media.pruneRate);
     if (out.length !== media.numTokens * this.info.hiddenSize) {
-      throw new InternalError(`EVS kept ${out.length / this.info.hiddenSize} tokens but the prompt has ${media.numTokens} placeholders for them`);
+      throw new InternalError(
+        `EVS kept ${out.length / this.info.hiddenSize} tokens but the prompt has ${media.numTokens} placeholders for them`,
+      );
     }
     return out;
   }
@@ -294,7 +308,10 @@ export class MediaEncoder {
         // The frames go through encodeBatch themselves (one batch for this video), then EVS picks the rows.
         const work = this.memory.getOrProduce(media.key, item.requestId, this.sizeOf(media), async () => {
           const frames = await Promise.all(this.encodeBatch(media.parts.map((p) => ({ ...item, media: p }))));
-          return this.prune(media, frames.map((f) => f.data));
+          return this.prune(
+            media,
+            frames.map((f) => f.data),
+          );
         });
         return abortable(work, item.signal).then((r) => {
           if (r.source !== 'produced') this.forget(media); // answered without its frames: their pixels are unused
@@ -317,7 +334,11 @@ export class MediaEncoder {
   }
 
   /** One item, looked up first and encoded if no tier has it (tests and tools; the engine goes through the scheduler). */
-  async embeddings(media: PreparedMedia, requestId: number, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<MediaEmbeddings> {
+  async embeddings(
+    media: PreparedMedia,
+    requestId: number,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<MediaEmbeddings> {
     return (await this.lookup(media, requestId)) ?? (await this.encodeBatch([{ media, requestId, ...options }])[0]);
   }
 
@@ -366,7 +387,8 @@ export class MediaEncoder {
       if (!locks) return await run();
       // Keys in sorted order: two tabs locking overlapping sets never wait on each other in a cycle.
       const keys = [...new Set(batch.map((p) => p.media.key))].sort();
-      const lockAll = (i: number): Promise<void> => (i === keys.length ? run() : locks.request(`tessera-encode:${keys[i]}`, () => lockAll(i + 1)));
+      const lockAll = (i: number): Promise<void> =>
+        i === keys.length ? run() : locks.request(`tessera-encode:${keys[i]}`, () => lockAll(i + 1));
       await lockAll(0);
     } catch (e) {
       for (const p of batch) p.job.reject(e);

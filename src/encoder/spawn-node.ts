@@ -6,8 +6,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { EncoderWorkerLoadError } from '../errors';
 import type { WorkerHandle } from './worker-pool';
 
-const LOAD_HINT =
-  "reinstall tessera, pass the engine option encoder.workerScript, or set the engine option encoder.mode to 'in-process'";
+const LOAD_HINT = "reinstall tessera, pass the engine option encoder.workerScript, or set the engine option encoder.mode to 'in-process'";
 
 /** `options`: passed to each Worker (resourceLimits, env, workerData, ...). */
 export function nodeEncoderWorkerSpawner(script: URL | string, options: Omit<WorkerOptions, 'name'> = {}) {

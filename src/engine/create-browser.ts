@@ -34,7 +34,8 @@ function modelRef(model: BrowserModelInput): ModelRef | undefined {
   if (typeof model === 'string' || model instanceof URL) return { kind: 'url', url: new URL(String(model), location.href).href };
   if (typeof FileList !== 'undefined' && model instanceof FileList) return { kind: 'files', files: Array.from(model) };
   if (Array.isArray(model)) return { kind: 'files', files: model };
-  if ((model as FileSystemDirectoryHandle).kind === 'directory') return { kind: 'directory-handle', handle: model as FileSystemDirectoryHandle };
+  if ((model as FileSystemDirectoryHandle).kind === 'directory')
+    return { kind: 'directory-handle', handle: model as FileSystemDirectoryHandle };
   return undefined;
 }
 
@@ -60,7 +61,11 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
   const weightStore = options.weightCache === false ? undefined : CacheApiWeightStore.available();
-  const weights = { dtype: options.dtype, compute: options.compute, weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined };
+  const weights = {
+    dtype: options.dtype,
+    compute: options.compute,
+    weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined,
+  };
   const media = mediaPolicy(options.media);
   const inProcessMode = enc.mode === 'in-process' || !ref;
   const inProcess = (device: typeof gpu, modelId: string) =>
@@ -91,8 +96,15 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         startEncoder: async (modelId, lifecycle) => {
           // A worker opening the same URL gets the file list learned here, so it probes nothing either.
           const files = source instanceof UrlSource ? await source.knownFiles() : undefined;
-          const init = workerInit(ref?.kind === 'url' && files ? { ...ref, files } : (ref ?? { kind: 'url', url: '' }), modelId, enc, weights);
-          const backend = inProcessMode ? await inProcess(gpu, modelId) : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
+          const init = workerInit(
+            ref?.kind === 'url' && files ? { ...ref, files } : (ref ?? { kind: 'url', url: '' }),
+            modelId,
+            enc,
+            weights,
+          );
+          const backend = inProcessMode
+            ? await inProcess(gpu, modelId)
+            : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
           const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
           return mediaEncoderFor(backend, lifecycle, enc, store, locks);
         },

@@ -69,7 +69,11 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const enc = options.encoder ?? {};
   const script = enc.workerScript ?? defaultEncoderWorkerScript();
   const cacheDir = options.weightCacheDir === false ? undefined : (options.weightCacheDir ?? defaultWeightCacheDir());
-  const weights = { dtype: options.dtype, compute: options.compute, weightCache: cacheDir ? ({ kind: 'dir', dir: cacheDir } as const) : undefined };
+  const weights = {
+    dtype: options.dtype,
+    compute: options.compute,
+    weightCache: cacheDir ? ({ kind: 'dir', dir: cacheDir } as const) : undefined,
+  };
   const media = mediaPolicy(options.media, { resolveHost: resolveHostNode });
   const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
   const inProcess = (device: typeof gpu, modelId: string) =>
@@ -98,7 +102,9 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         restartInProcessEncoder: useWorkers ? undefined : (device) => inProcess(device, modelIdOf()),
         startEncoder: async (modelId, lifecycle) => {
           const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights);
-          const backend = useWorkers ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1) : await inProcess(gpu, modelId);
+          const backend = useWorkers
+            ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
+            : await inProcess(gpu, modelId);
           return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);
         },
       },

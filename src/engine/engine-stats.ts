@@ -35,7 +35,13 @@ export function engineStats(s: StatsSources): EngineStats {
   const sched = s.scheduler.stats();
   return {
     ...s.counters,
-    kv: { numBlocks: kv.numBlocks, numFreeBlocks: kv.numFree, blockSize: kv.blockSize, numCachedBlocks: kv.numCached, evictions: kv.evictions },
+    kv: {
+      numBlocks: kv.numBlocks,
+      numFreeBlocks: kv.numFree,
+      blockSize: kv.blockSize,
+      numCachedBlocks: kv.numCached,
+      evictions: kv.evictions,
+    },
     scheduler: {
       numWaiting: sched.numWaiting,
       numRunning: sched.numRunning,

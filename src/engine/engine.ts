@@ -16,7 +16,15 @@
 // answers. The encoder cache is kept; an in-process encoder (which shared the lost device) gets a new
 // backend, encoder workers keep theirs (each has its own device).
 
-import { type DeviceLostError, EncoderOutOfMemoryError, EngineBusyError, InternalError, InvalidMessageError, RequestAbortedError, VideoNotSupportedError } from '../errors';
+import {
+  type DeviceLostError,
+  EncoderOutOfMemoryError,
+  EngineBusyError,
+  InternalError,
+  InvalidMessageError,
+  RequestAbortedError,
+  VideoNotSupportedError,
+} from '../errors';
 import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
@@ -144,7 +152,12 @@ export class Engine {
     this.pacing = new EncoderPacing(media, decodePriority);
     this.mediaPolicy = deps.media ?? mediaPolicy();
     this.rt = rt;
-    this.intakeDeps = { processor, media, contextWindow: rt.scheduler.config.contextWindow, contextLimits: rt.scheduler.config.contextLimits };
+    this.intakeDeps = {
+      processor,
+      media,
+      contextWindow: rt.scheduler.config.contextWindow,
+      contextLimits: rt.scheduler.config.contextLimits,
+    };
   }
 
   /** The loaded language model on the current device. */
@@ -183,7 +196,10 @@ export class Engine {
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
     // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
     // (loading the vision tower and compiling its pipelines: on a CPU adapter both take seconds).
-    const [warm, started] = await Promise.allSettled([model.runner.warmUp(onProgress ? (p) => onProgress({ phase: 'compile', ...p }) : undefined), deps.startEncoder(modelId, lifecycle)]);
+    const [warm, started] = await Promise.allSettled([
+      model.runner.warmUp(onProgress ? (p) => onProgress({ phase: 'compile', ...p }) : undefined),
+      deps.startEncoder(modelId, lifecycle),
+    ]);
     if (warm.status === 'rejected' || started.status === 'rejected') {
       if (started.status === 'fulfilled') started.value.destroy();
       model.destroy();
@@ -200,7 +216,14 @@ export class Engine {
   }
 
   /** Scheduler and serve loop over a loaded model. */
-  private static async runtime(gpu: GpuContext, model: LoadedModel, options: EngineOptions, media: MediaEncoder, lifecycle: LifecycleCounters, engine: () => Engine): Promise<Runtime> {
+  private static async runtime(
+    gpu: GpuContext,
+    model: LoadedModel,
+    options: EngineOptions,
+    media: MediaEncoder,
+    lifecycle: LifecycleCounters,
+    engine: () => Engine,
+  ): Promise<Runtime> {
     const c = model.config;
     const scheduler = new Scheduler(
       {
@@ -246,7 +269,12 @@ export class Engine {
       }
       const gpu = await this.deps.recreateGpu();
       try {
-        const model = await loadModel(gpu, this.deps.source, { ...this.options, vision: false, onProgress: undefined, weightStore: this.deps.weightStore });
+        const model = await loadModel(gpu, this.deps.source, {
+          ...this.options,
+          vision: false,
+          onProgress: undefined,
+          weightStore: this.deps.weightStore,
+        });
         if (this.deps.restartInProcessEncoder) this.media.replaceBackend(await this.deps.restartInProcessEncoder(gpu));
         this.rt = await Engine.runtime(gpu, model, this.options, this.media, this.lifecycle, () => this);
         this.rt.loop.pacing = this.pacing;
@@ -285,7 +313,11 @@ export class Engine {
       created: Math.floor(Date.now() / 1000),
       model: this.modelId,
       choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason }],
-      usage: { prompt_tokens: info.promptTokens, completion_tokens: info.tokenIds.length, total_tokens: info.promptTokens + info.tokenIds.length },
+      usage: {
+        prompt_tokens: info.promptTokens,
+        completion_tokens: info.tokenIds.length,
+        total_tokens: info.promptTokens + info.tokenIds.length,
+      },
       tessera: info,
     };
   }
@@ -293,7 +325,11 @@ export class Engine {
   private async *stream(req: ChatCompletionRequest): AsyncGenerator<ChatCompletionChunk> {
     const id = `tessera-${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);
-    const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: FinishReason | null, info?: TesseraInfo): ChatCompletionChunk => ({
+    const chunk = (
+      delta: ChatCompletionChunk['choices'][0]['delta'],
+      finish: FinishReason | null,
+      info?: TesseraInfo,
+    ): ChatCompletionChunk => ({
       id,
       object: 'chat.completion.chunk',
       created,
@@ -332,7 +368,15 @@ export class Engine {
       const checked = validateRequest(req, this.mediaPolicy); // every field, every request, before any work
       await this.ensureDevice();
       const messages = await toProcessorMessages(req.messages, this.mediaPolicy, signal);
-      r = new EngineRequest(this.nextRequest++, req, checked, messages, imageBytes(messages), new Set(this.processor.stopTokenIds), this.processor.createDetokenizer());
+      r = new EngineRequest(
+        this.nextRequest++,
+        req,
+        checked,
+        messages,
+        imageBytes(messages),
+        new Set(this.processor.stopTokenIds),
+        this.processor.createDetokenizer(),
+      );
       await this.plan(r);
       while (this.profiling) await this.profiling.catch(() => {});
       if (!r.isSettled) this.rt.loop.submit(r);
@@ -409,7 +453,10 @@ export class Engine {
     if (!this.processor.config.video) throw new VideoNotSupportedError(this.processor.where);
     const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
     const policy = this.mediaPolicy;
-    const source = typeof video === 'string' ? await fetchVideoUrl(video, 'video', policy, undefined) : await videoSourceOf(video, 'video', policy.maxVideoBytes);
+    const source =
+      typeof video === 'string'
+        ? await fetchVideoUrl(video, 'video', policy, undefined)
+        : await videoSourceOf(video, 'video', policy.maxVideoBytes);
     const id = this.nextRequest++;
     try {
       const clip = await this.media.prepareVideo(source, id, { thumbnailEdge });
@@ -417,7 +464,17 @@ export class Engine {
       if (options.encode === false) for (const f of pending) this.media.forget(f.media);
       else await Promise.all(this.media.encodeBatch(pending.map((f) => ({ media: f.media, requestId: id }))));
       const seqLen = this.processor.config.imageSeqLen;
-      return videoInfo([{ clip, layout: { timestamps: clip.frames.map((f) => f.timestamp), duration: clip.meta.duration, tokensPerFrame: clip.frames.map(() => seqLen) }, unprunedTokens: clip.frames.length * seqLen }])[0]!;
+      return videoInfo([
+        {
+          clip,
+          layout: {
+            timestamps: clip.frames.map((f) => f.timestamp),
+            duration: clip.meta.duration,
+            tokensPerFrame: clip.frames.map(() => seqLen),
+          },
+          unprunedTokens: clip.frames.length * seqLen,
+        },
+      ])[0]!;
     } finally {
       this.media.release(id);
     }
@@ -449,7 +506,12 @@ export class Engine {
           processor: this.processor,
           mediaPolicy: this.mediaPolicy,
           loadVision: () =>
-            loadVisionModel(gpu, this.deps.source, { dtype: this.options.dtype, compute: this.options.compute, weightStore: this.deps.weightStore, visionBatch: 1 }),
+            loadVisionModel(gpu, this.deps.source, {
+              dtype: this.options.dtype,
+              compute: this.options.compute,
+              weightStore: this.deps.weightStore,
+              visionBatch: 1,
+            }),
         },
         options,
       );

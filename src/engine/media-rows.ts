@@ -12,7 +12,12 @@ import { InternalError } from '../errors';
 import type { MediaRows } from '../model/runner/model-runner';
 import type { RequestMedia } from './intake/request-media';
 
-export function chunkMediaRows(media: ReadonlyArray<Pick<RequestMedia, 'placeholder' | 'data'>>, c0: number, c1: number, hidden: number): MediaRows[] {
+export function chunkMediaRows(
+  media: ReadonlyArray<Pick<RequestMedia, 'placeholder' | 'data'>>,
+  c0: number,
+  c1: number,
+  hidden: number,
+): MediaRows[] {
   const out: MediaRows[] = [];
   for (const m of media) {
     const p = m.placeholder;

@@ -90,9 +90,15 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
         }
       });
       phases.push(
-        summarizePhase('vision-tile', `1 of the image's ${image.layout.numTiles} tile(s): ${vm.vision.patchesPerTile} patches -> ${config.imageSeqLen} embeddings`, timings),
+        summarizePhase(
+          'vision-tile',
+          `1 of the image's ${image.layout.numTiles} tile(s): ${vm.vision.patchesPerTile} patches -> ${config.imageSeqLen} embeddings`,
+          timings,
+        ),
       );
-      notes.push("vision tile: the vision tower was loaded onto the engine's device for this profile (and dropped after); the engine's encoder keeps its own copy");
+      notes.push(
+        "vision tile: the vision tower was loaded onto the engine's device for this profile (and dropped after); the engine's encoder keeps its own copy",
+      );
     } finally {
       vm.destroy();
     }
@@ -103,7 +109,10 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
   const T = Math.min(ids.length, runner.limits.maxTokensPerStep);
   const contextWindow = runner.limits.contextWindow;
   await runner.withScratchSequence(T + 1, async (seqId) => {
-    const media = prepared.plan.placeholders.map((p) => ({ placeholder: p, data: tile ? repeatTile(tile, p, hidden) : new Float32Array(p.length * hidden) }));
+    const media = prepared.plan.placeholders.map((p) => ({
+      placeholder: p,
+      data: tile ? repeatTile(tile, p, hidden) : new Float32Array(p.length * hidden),
+    }));
     const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };
     const seq = (start: number, tokenIds: Uint32Array, last: boolean, segments?: MediaRows[]): RunnerSeq[] => [
       { seqId, tokenIds, start, sample: last ? greedy : undefined, media: segments },
@@ -130,9 +139,14 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
     phases.push(summarizePhase('decode-step', `1 token at position ${T}, greedy head over ${config.text.vocabSize} logits`, decodeTimings));
     for (const position of options.decodePositions ?? []) {
       if (!Number.isInteger(position) || position < 1 || position >= contextWindow) {
-        throw new InvalidRequestError('profile option decodePositions', position, `each must be an integer from 1 to ${contextWindow - 1} (the context limit).`);
+        throw new InvalidRequestError(
+          'profile option decodePositions',
+          position,
+          `each must be an integer from 1 to ${contextWindow - 1} (the context limit).`,
+        );
       }
-      if (!kv.allocate(seqId, position + 1)) throw new KvCacheFullError(kv.blocksNeeded(seqId, position + 1), kv.pool.numFree, kv.blockSize);
+      if (!kv.allocate(seqId, position + 1))
+        throw new KvCacheFullError(kv.blocksNeeded(seqId, position + 1), kv.pool.numFree, kv.blockSize);
       const at = seq(position, Uint32Array.of(next), true);
       await runner.run(at);
       const runsMs: number[] = [];
@@ -142,10 +156,13 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
         runsMs.push(performance.now() - t0);
       }
       decodeAtPositions.push({ position, stepMs: [...runsMs].sort((a, b) => a - b)[Math.floor(runsMs.length / 2)], runsMs });
-      phases.push(summarizePhase('decode-step', `1 token at position ${position} (decodePositions)`, await timed(() => runner.run(at, { timer }))));
+      phases.push(
+        summarizePhase('decode-step', `1 token at position ${position} (decodePositions)`, await timed(() => runner.run(at, { timer }))),
+      );
     }
   });
-  if (image) notes.push("prefill chunk: image rows take the profiled tile's embeddings for every tile (kernel time does not depend on the values)");
+  if (image)
+    notes.push("prefill chunk: image rows take the profiled tile's embeddings for every tile (kernel time does not depend on the values)");
   notes.push('each phase ran once untimed before the timed run (pipeline compiles and first buffer touches are not in the table)');
   notes.push('GB/s counts each operand read once and each result written once: a lower bound on the traffic');
   const quantum = timer.timestampQuantumNs;

@@ -69,7 +69,14 @@ export class ServeLoop {
         const last = runs[runs.length - 1];
         // A pruned video encodes all its frames (parts) before EVS keeps numEmbeddings of their rows.
         const encodeCost = isComposite(m.prepared) ? m.prepared.parts.reduce((a, p) => a + p.numTokens, 0) : m.placeholder.length;
-        return { key: m.prepared.key, start: runs[0].offset, end: last.offset + last.length, numEmbeddings: m.placeholder.length, encodeCost, ready: m.data !== undefined };
+        return {
+          key: m.prepared.key,
+          start: runs[0].offset,
+          end: last.offset + last.length,
+          numEmbeddings: m.placeholder.length,
+          encodeCost,
+          ready: m.data !== undefined,
+        };
       }),
     });
     r.sched = sched;
@@ -140,7 +147,12 @@ export class ServeLoop {
       const r = this.requests.get(s.req.id)!;
       const m = r.media[this.mediaIndex(r, s.item)];
       if (r.timings.encodeStart === 0) r.timings.encodeStart = performance.now();
-      return { r, m, s, job: { media: m.prepared, requestId: r.id, signal: r.request.signal, timeoutMs: r.request.tessera?.encodeTimeoutMs } };
+      return {
+        r,
+        m,
+        s,
+        job: { media: m.prepared, requestId: r.id, signal: r.request.signal, timeoutMs: r.request.tessera?.encodeTimeoutMs },
+      };
     });
     const results = this.deps.media.encodeBatch(items.map((i) => i.job));
     items.forEach(({ r, m, s }, i) => {

@@ -36,7 +36,9 @@ export class EncoderWorkerCrashedError extends TesseraError {
     readonly workerIndex: number,
     detail: string,
   ) {
-    super(`encoder worker ${workerIndex} stopped (${detail}); this request failed, the worker is being restarted — send the request again.`);
+    super(
+      `encoder worker ${workerIndex} stopped (${detail}); this request failed, the worker is being restarted — send the request again.`,
+    );
   }
 }
 

@@ -42,9 +42,7 @@ export class ShaderCompileError extends TesseraError {
     detail?: string,
   ) {
     const lines = messages.map((m) => `  ${label}:${m.lineNum}:${m.linePos} ${m.type}: ${m.message}`);
-    super(
-      `WGSL for '${label}' did not compile${detail ? ` (${detail})` : ''}:\n${lines.join('\n') || '  (no compiler messages)'}`,
-    );
+    super(`WGSL for '${label}' did not compile${detail ? ` (${detail})` : ''}:\n${lines.join('\n') || '  (no compiler messages)'}`);
   }
 }
 
@@ -119,10 +117,7 @@ export class DeviceLimitError extends TesseraError {
     readonly requested: number,
     readonly allowed: number,
   ) {
-    super(
-      `${kernel}: needs ${limit} = ${requested} but this device allows ${allowed}; ` +
-        'use a smaller batch or split the work.',
-    );
+    super(`${kernel}: needs ${limit} = ${requested} but this device allows ${allowed}; ` + 'use a smaller batch or split the work.');
   }
 }
 
@@ -166,7 +161,9 @@ export class GpuBoundsError extends TesseraError {
     super(
       `GPU kernels skipped out-of-range indices in one model step: ${flags
         .map((f) => `${f.kernel} ${f.count} (largest ${f.maxIndex})`)
-        .join(', ')}; the requests in that step were failed and the engine goes on. This is a bug in Tessera: please report it with these numbers.`,
+        .join(
+          ', ',
+        )}; the requests in that step were failed and the engine goes on. This is a bug in Tessera: please report it with these numbers.`,
     );
   }
 }

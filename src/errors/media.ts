@@ -110,7 +110,9 @@ export class VideoEmptyError extends TesseraError {
     readonly numFrames: number,
     readonly durationSeconds: number,
   ) {
-    super(`the clip has ${numFrames} frames over ${durationSeconds} seconds, so no frame can be sampled; send a clip that lasts longer than 0 seconds.`);
+    super(
+      `the clip has ${numFrames} frames over ${durationSeconds} seconds, so no frame can be sampled; send a clip that lasts longer than 0 seconds.`,
+    );
   }
 }
 

@@ -6,22 +6,8 @@ import { BufferPool } from './buffer-pool';
 import { GpuMemory } from './memory';
 import { MapMode, READBACK_USAGE, STORAGE_USAGE } from './flags';
 import { PipelineCache } from './pipeline-cache';
-import {
-  describeAdapter,
-  KEY_LIMITS,
-  OPTIONAL_FEATURES,
-  type AdapterReport,
-  type KernelVariant,
-} from './adapter-info';
-import {
-  bytesPerElement,
-  dtypeOfHostArray,
-  numElements,
-  tensorSizeBytes,
-  type DType,
-  type HostArray,
-  type Tensor,
-} from './tensor';
+import { describeAdapter, KEY_LIMITS, OPTIONAL_FEATURES, type AdapterReport, type KernelVariant } from './adapter-info';
+import { bytesPerElement, dtypeOfHostArray, numElements, tensorSizeBytes, type DType, type HostArray, type Tensor } from './tensor';
 
 export interface GpuContextOptions {
   /** Force a kernel variant instead of choosing by adapter (benchmarks compare both). */
@@ -111,7 +97,7 @@ export class GpuContext {
   /** A tensor backed by a pooled buffer; contents are whatever the buffer held (zero when new). */
   createTensor(shape: readonly number[], dtype: DType, label: string, usage = STORAGE_USAGE): Tensor {
     this.assertAlive();
-    const size = Math.max(4, Math.ceil(numElements(shape) * bytesPerElement(dtype) / 4) * 4);
+    const size = Math.max(4, Math.ceil((numElements(shape) * bytesPerElement(dtype)) / 4) * 4);
     const buffer = this.pool.acquire(size, usage, label);
     return { buffer, shape: [...shape], dtype, offsetBytes: 0, label };
   }
@@ -125,7 +111,9 @@ export class GpuContext {
   /** A new tensor holding `data`. Uint16Array is taken as raw f16 bits. */
   upload(data: HostArray, shape: readonly number[], label: string, dtype: DType = dtypeOfHostArray(data)): Tensor {
     if (numElements(shape) !== data.length) {
-      throw new InternalError(`upload '${label}': shape [${shape.join(', ')}] holds ${numElements(shape)} elements but data has ${data.length}`);
+      throw new InternalError(
+        `upload '${label}': shape [${shape.join(', ')}] holds ${numElements(shape)} elements but data has ${data.length}`,
+      );
     }
     const t = this.createTensor(shape, dtype, label);
     this.write(t, data);

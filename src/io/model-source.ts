@@ -197,7 +197,12 @@ async function roomFor(bytes: number | undefined): Promise<boolean> {
 }
 
 function fromResponse(r: Response, fromCache: boolean): ByteStream {
-  return { stream: iterateStream(r.body!), sizeBytes: Number(r.headers.get('content-length')) || undefined, fromCache, version: responseVersion(r) };
+  return {
+    stream: iterateStream(r.body!),
+    sizeBytes: Number(r.headers.get('content-length')) || undefined,
+    fromCache,
+    version: responseVersion(r),
+  };
 }
 
 /** An HTTP response's validator (Hugging Face sends the LFS file's sha256 as X-Linked-Etag). */
@@ -224,7 +229,14 @@ export class FileListSource implements ModelSource {
   async openBytes(name: string): Promise<ByteStream | undefined> {
     const blob = this.byName.get(name);
     const modified = (blob as File | undefined)?.lastModified;
-    return blob ? { stream: iterateStream(blob.stream()), sizeBytes: blob.size, fromCache: true, version: modified === undefined ? undefined : `mtime:${modified}` } : undefined;
+    return blob
+      ? {
+          stream: iterateStream(blob.stream()),
+          sizeBytes: blob.size,
+          fromCache: true,
+          version: modified === undefined ? undefined : `mtime:${modified}`,
+        }
+      : undefined;
   }
 }
 

@@ -33,19 +33,33 @@ function extent(m: StridedMatrix, batch: number, rows: number, width: number): n
   return m.offset + (batch - 1) * m.batch + (rows - 1) * m.stride + width;
 }
 
-function expectFits(kernel: string, name: string, t: Tensor, m: StridedMatrix, batch: number, rows: number, width: number, vec4: boolean): void {
+function expectFits(
+  kernel: string,
+  name: string,
+  t: Tensor,
+  m: StridedMatrix,
+  batch: number,
+  rows: number,
+  width: number,
+  vec4: boolean,
+): void {
   for (const [field, v] of Object.entries(m)) {
     if (!Number.isInteger(v) || v < 0 || (vec4 && v % 4 !== 0)) {
-      throw new UnsupportedShapeError(`${kernel}: ${name}.${field} = ${v} must be a non-negative integer${vec4 ? ' and a multiple of 4 (read as vec4)' : ''}`);
+      throw new UnsupportedShapeError(
+        `${kernel}: ${name}.${field} = ${v} must be a non-negative integer${vec4 ? ' and a multiple of 4 (read as vec4)' : ''}`,
+      );
     }
   }
   const numel = t.shape.reduce((x, y) => x * y, 1);
   const end = extent(m, batch, rows, width);
   if (end > numel) {
-    throw new UnsupportedShapeError(`${kernel}: ${name} reaches element ${end} but its tensor holds ${numel} (shape [${t.shape.join(', ')}])`);
+    throw new UnsupportedShapeError(
+      `${kernel}: ${name} reaches element ${end} but its tensor holds ${numel} (shape [${t.shape.join(', ')}])`,
+    );
   }
   if (t.dtype !== 'f32') throw new UnsupportedShapeError(`${kernel}: ${name} must be f32, got ${t.dtype}`);
-  if (vec4 && t.offsetBytes % 16 !== 0) throw new UnsupportedShapeError(`${kernel}: ${name} offset ${t.offsetBytes} bytes is not 16-byte aligned`);
+  if (vec4 && t.offsetBytes % 16 !== 0)
+    throw new UnsupportedShapeError(`${kernel}: ${name} offset ${t.offsetBytes} bytes is not 16-byte aligned`);
 }
 
 export async function prepareBatchedMatmul(

@@ -96,7 +96,11 @@ export class DispatchTimer {
     const { gpu } = this;
     const count = 2 * group.length;
     const querySet = gpu.device.createQuerySet({ label: `${label}.timestamps`, type: 'timestamp', count });
-    const resolved = gpu.memory.createBuffer({ label: `${label}.timestamps`, size: count * 8, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });
+    const resolved = gpu.memory.createBuffer({
+      label: `${label}.timestamps`,
+      size: count * 8,
+      usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC,
+    });
     try {
       const bytes = await gpu.encodeAndRead(
         (encoder) => {

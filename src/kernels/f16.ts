@@ -28,7 +28,7 @@ export function floatToHalf(value: number): number {
     // 23 -> 10 mantissa bits, round half to even on the 13 dropped bits.
     let h = ((e + 15) << 10) | (mant >>> 13);
     const rest = mant & 0x1fff;
-    if (rest > 0x1000 || (rest === 0x1000 && (h & 1))) h++; // may carry into the exponent (correct, up to inf)
+    if (rest > 0x1000 || (rest === 0x1000 && h & 1)) h++; // may carry into the exponent (correct, up to inf)
     return sign | h;
   }
   if (e < -25) return sign; // below half the smallest subnormal: rounds to zero
@@ -39,7 +39,7 @@ export function floatToHalf(value: number): number {
   let h = significand >>> shift;
   const dropped = significand & ((1 << shift) - 1);
   const half = 1 << (shift - 1);
-  if (dropped > half || (dropped === half && (h & 1))) h++; // a carry into 0x400 is the smallest normal
+  if (dropped > half || (dropped === half && h & 1)) h++; // a carry into 0x400 is the smallest normal
   return sign | h;
 }
 

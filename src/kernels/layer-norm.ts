@@ -42,20 +42,15 @@ export function chooseLayerNormPlan(
 ): LayerNormPlan {
   const aligned = shape.dim % 4 === 0 && [io.x, io.weight, io.bias, io.y].every((t) => t.offsetBytes % 16 === 0);
   if (options.plan) {
-    if (options.plan === 'rows' && !aligned) throw new InternalError(`layer-norm: the rows plan needs dim % 4 == 0 and 16-byte aligned bindings (dim ${shape.dim})`);
+    if (options.plan === 'rows' && !aligned)
+      throw new InternalError(`layer-norm: the rows plan needs dim % 4 == 0 and 16-byte aligned bindings (dim ${shape.dim})`);
     return options.plan;
   }
   const variant = options.variant ?? gpu.kernelVariant;
   return variant === 'register' && aligned && shape.rows >= ROWS_PLAN_MIN_ROWS ? 'rows' : 'workgroup';
 }
 
-export function layerNormReference(
-  x: Float32Array,
-  w: Float32Array,
-  b: Float32Array,
-  shape: LayerNormShape,
-  eps: number,
-): Float32Array {
+export function layerNormReference(x: Float32Array, w: Float32Array, b: Float32Array, shape: LayerNormShape, eps: number): Float32Array {
   const { rows, dim } = shape;
   const y = new Float32Array(rows * dim);
   for (let r = 0; r < rows; r++) {

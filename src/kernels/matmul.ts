@@ -178,18 +178,18 @@ export function matmulCost(io: MatmulIO, { M, N, K }: MatmulShape, accumulate = 
 }
 
 /** The matmul of the plan chooseMatmulPlan picks (or options.plan), with its cost for profiles. */
-export async function prepareMatmul(gpu: GpuContext, io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): Promise<KernelDispatch> {
-  const d = await prepareMatmulPlan(gpu, io, shape, options);
-  d.cost = matmulCost(io, shape, options.accumulate);
-  return d;
-}
-
-async function prepareMatmulPlan(
+export async function prepareMatmul(
   gpu: GpuContext,
   io: MatmulIO,
   shape: MatmulShape,
   options: MatmulOptions = {},
 ): Promise<KernelDispatch> {
+  const d = await prepareMatmulPlan(gpu, io, shape, options);
+  d.cost = matmulCost(io, shape, options.accumulate);
+  return d;
+}
+
+async function prepareMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): Promise<KernelDispatch> {
   const kernel = 'matmul';
   const { M, N, K } = shape;
   expectPositiveInt(kernel, 'M', M);
@@ -301,5 +301,9 @@ function registerEntry(
     const quads = narrowQuads(format);
     return { entryPoint: 'main_narrow', constants: { NARROW_QUADS: quads }, numInvocations: M * Math.ceil(N / (4 * quads)) };
   }
-  return { entryPoint: 'main_narrow_rows', constants: { NARROW_ROWS: rows }, numInvocations: Math.ceil(M / rows) * Math.ceil(N / NARROW_ROWS_COLS) };
+  return {
+    entryPoint: 'main_narrow_rows',
+    constants: { NARROW_ROWS: rows },
+    numInvocations: Math.ceil(M / rows) * Math.ceil(N / NARROW_ROWS_COLS),
+  };
 }

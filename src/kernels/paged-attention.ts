@@ -205,7 +205,12 @@ export async function preparePagedAttention(
   expectTensor(gpu, kernel, 'vCache', io.vCache, [numSlots, numKvHeads, headDim]);
   expectTensor(gpu, kernel, 'out', io.out, [numTokens, numHeads * headDim]);
   // head_store writes `out` (stream plan); the split kernel writes partials through the group code instead.
-  const head = attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'kCache', v: 'vCache', out: plan === 'stream' ? 'out' : 'partial' });
+  const head = attentionHeadSource(kernel, headDim, headCode, {
+    q: 'qkv',
+    k: 'kCache',
+    v: 'vCache',
+    out: plan === 'stream' ? 'out' : 'partial',
+  });
   const scale = options.scale ?? 1 / Math.sqrt(headDim);
   // Both plans' Params: the shape, then one u32 of the plan's own (stream: padding; split: groupsPerKvHead).
   const params = (last: number) =>
@@ -235,7 +240,9 @@ export async function preparePagedAttention(
   const partialShape = pagedAttentionPartialShape(numTokens, numHeads, headDim);
   const own = options.partial ? undefined : gpu.createTensor(partialShape, 'f32', `${kernel}.partial`);
   if (options.partial && options.partial.shape[0] * options.partial.shape[1] < partialShape[0] * partialShape[1]) {
-    throw new UnsupportedShapeError(`paged-attention: the partials scratch given holds ${options.partial.shape[0]} vec4s, this step needs ${partialShape[0]}`);
+    throw new UnsupportedShapeError(
+      `paged-attention: the partials scratch given holds ${options.partial.shape[0]} vec4s, this step needs ${partialShape[0]}`,
+    );
   }
   const partial: Tensor = own ?? { ...options.partial!, shape: partialShape };
   const releaseOwn = () => {
@@ -244,7 +251,8 @@ export async function preparePagedAttention(
   const made: KernelDispatch[] = [];
   const rowsPerRun = numTokens * numKvHeads * groupsPerKvHead;
   // split: one invocation per (run, row); workgroup: one workgroup per (run, row).
-  const gridFor = (numRuns: number) => linearGrid(gpu, kernel, plan === 'workgroup' ? numRuns * rowsPerRun : Math.ceil((numRuns * rowsPerRun) / wg));
+  const gridFor = (numRuns: number) =>
+    linearGrid(gpu, kernel, plan === 'workgroup' ? numRuns * rowsPerRun : Math.ceil((numRuns * rowsPerRun) / wg));
   const runsKernel: { label: string; code: string; constants: Record<string, number> } =
     plan === 'workgroup'
       ? {
@@ -263,7 +271,14 @@ export async function preparePagedAttention(
         }
       : {
           label: `${kernel}[D=${headDim},${headCode},G=${group}]`,
-          code: [head, attentionGroupSource(headDim, headCode, group, { k: 'kCache', v: 'vCache', partial: 'partial' }), onlineSoftmax, pagedKvSource, splitsSource, splitSource].join('\n'),
+          code: [
+            head,
+            attentionGroupSource(headDim, headCode, group, { k: 'kCache', v: 'vCache', partial: 'partial' }),
+            onlineSoftmax,
+            pagedKvSource,
+            splitsSource,
+            splitSource,
+          ].join('\n'),
           constants: { WG: wg },
         };
   try {

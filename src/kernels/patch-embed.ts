@@ -29,12 +29,7 @@ export function patchEmbedNumPatches(shape: PatchEmbedShape): number {
 }
 
 /** Direct convolution in float64 (no im2col), the reference for the two-step GPU version. */
-export function patchEmbedReference(
-  pixels: Float32Array,
-  weight: Float32Array,
-  bias: Float32Array,
-  shape: PatchEmbedShape,
-): Float32Array {
+export function patchEmbedReference(pixels: Float32Array, weight: Float32Array, bias: Float32Array, shape: PatchEmbedShape): Float32Array {
   const { batch, channels: C, height: H, width: W, patch: P, outDim } = shape;
   const gh = Math.floor(H / P);
   const gw = Math.floor(W / P);

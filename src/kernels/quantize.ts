@@ -33,7 +33,9 @@ export async function prepareQuantize(
   }
   if (K % 4 !== 0) throw new UnsupportedShapeError(`quantize: ${io.dst.format} rows need K % 4 == 0, got K = ${K}`);
   if (io.dst.format === 'bf16') {
-    throw new UnsupportedShapeError('quantize: bf16 weights hold a BF16 checkpoint\'s own values and are written as they are, never packed from f32');
+    throw new UnsupportedShapeError(
+      "quantize: bf16 weights hold a BF16 checkpoint's own values and are written as they are, never packed from f32",
+    );
   }
   const wg = options.workgroupSize ?? 64;
   expectWorkgroupSize(gpu, kernel, wg);

@@ -52,12 +52,7 @@ export function ropeCosSinTable(theta: number, headDim: number, maxPositions: nu
 }
 
 /** Returns the rotated copy of x. Positions >= maxPositions leave their token unrotated. */
-export function ropeReference(
-  x: Float32Array,
-  positions: Uint32Array,
-  cosSin: Float32Array,
-  shape: RopeShape,
-): Float32Array {
+export function ropeReference(x: Float32Array, positions: Uint32Array, cosSin: Float32Array, shape: RopeShape): Float32Array {
   const { numTokens, numHeads, headDim, maxPositions } = shape;
   const half = headDim / 2;
   const y = Float32Array.from(x);

@@ -47,12 +47,17 @@ export function sampleWorkgroupBytes(workgroupSize: number, candidates: number):
 }
 
 /** Pack per-row parameters into `out` (rows * ROW_PARAMS_BYTES bytes) in sample.wgsl's RowParams layout. */
-export function packRowParams(rows: readonly SamplingParams[], out = new ArrayBuffer(Math.max(1, rows.length) * ROW_PARAMS_BYTES)): ArrayBuffer {
+export function packRowParams(
+  rows: readonly SamplingParams[],
+  out = new ArrayBuffer(Math.max(1, rows.length) * ROW_PARAMS_BYTES),
+): ArrayBuffer {
   const view = new DataView(out);
   rows.forEach((r, i) => {
     const o = i * ROW_PARAMS_BYTES;
     if (!(r.temperature >= 0) || !(r.topP > 0 && r.topP <= 1) || !Number.isInteger(r.topK) || r.topK < 0) {
-      throw new InternalError(`sample: row ${i} has invalid parameters ${JSON.stringify(r)} (validate requests before they reach the kernel)`);
+      throw new InternalError(
+        `sample: row ${i} has invalid parameters ${JSON.stringify(r)} (validate requests before they reach the kernel)`,
+      );
     }
     view.setFloat32(o, r.temperature, true);
     view.setUint32(o + 4, Math.min(r.topK, 0xffffffff), true);
@@ -91,7 +96,12 @@ export function sortKey(v: number): number {
  * kernel sums exactly in 2^-40 fixed point (order-free), so the two differ only where a draw or a top-p
  * cut sits within rounding of an edge.
  */
-export function sampleReference(logits: Float32Array, shape: SampleShape, params: readonly SamplingParams[], greedy: Uint32Array): Uint32Array {
+export function sampleReference(
+  logits: Float32Array,
+  shape: SampleShape,
+  params: readonly SamplingParams[],
+  greedy: Uint32Array,
+): Uint32Array {
   const { rows, vocab } = shape;
   const out = Uint32Array.from(greedy);
   for (let r = 0; r < rows; r++) {

@@ -169,7 +169,8 @@ export async function prepareVitAttention(
   const scale = options.scale ?? 1 / Math.sqrt(headDim);
   if (chooseVitAttentionPlan(gpu, options) === 'matmuls') {
     const per = options.headsPerPiece ?? 0;
-    if (!Number.isInteger(per) || per < 0) throw new UnsupportedShapeError(`${kernel}: headsPerPiece must be a non-negative integer, got ${per}`);
+    if (!Number.isInteger(per) || per < 0)
+      throw new UnsupportedShapeError(`${kernel}: headsPerPiece must be a non-negative integer, got ${per}`);
     return prepareAsMatmuls(gpu, io, shape, scale, wg, options.scratch ?? options.scoresBudgetBytes, per);
   }
   const headCode = options.headCode ?? defaultHeadCode(headDim);
@@ -238,7 +239,11 @@ async function prepareAsMatmuls(
   try {
     for (let b = 0; b < batch; b++) {
       const qkvImage = b * T * row; // first element of image b's rows in qkv
-      const keyMaskParams: ParamField[] = [['u32', T], ['u32', stride / 4], ['u32', b * T]];
+      const keyMaskParams: ParamField[] = [
+        ['u32', T],
+        ['u32', stride / 4],
+        ['u32', b * T],
+      ];
       parts.push(await small('key-mask', keyMaskSource, [io.mask, keyOk], keyMaskParams, stride / 4, 4 * (T + stride)));
       const outImage = b * T * H * D; // first element of image b's rows in out
       for (let h0 = 0; h0 < H; h0 += block) {
@@ -254,7 +259,14 @@ async function prepareAsMatmuls(
             'transpose-v',
             transposeSource,
             [io.qkv, vt],
-            [['u32', n], ['u32', D], ['u32', T], ['u32', stride / 4], ['u32', row], ['u32', qkvImage + (2 * H + h0) * D]],
+            [
+              ['u32', n],
+              ['u32', D],
+              ['u32', T],
+              ['u32', stride / 4],
+              ['u32', row],
+              ['u32', qkvImage + (2 * H + h0) * D],
+            ],
             (n * D * stride) / 4,
             4 * n * D * (T + stride),
           ),
@@ -262,7 +274,14 @@ async function prepareAsMatmuls(
             'split-heads',
             splitHeadsSource,
             [io.qkv, qk],
-            [['u32', n], ['u32', T], ['u32', D / 4], ['u32', row / 4], ['u32', (qkvImage + h0 * D) / 4], ['u32', (qkvImage + (H + h0) * D) / 4]],
+            [
+              ['u32', n],
+              ['u32', T],
+              ['u32', D / 4],
+              ['u32', row / 4],
+              ['u32', (qkvImage + h0 * D) / 4],
+              ['u32', (qkvImage + (H + h0) * D) / 4],
+            ],
             (2 * n * T * D) / 4,
             2 * 2 * 4 * n * T * D,
           ),
@@ -285,7 +304,12 @@ async function prepareAsMatmuls(
               'softmax',
               softmaxSource,
               [scores, keyOk],
-              [['u32', count * T], ['u32', stride / 4], ['f32', scale], ['u32', h * T]],
+              [
+                ['u32', count * T],
+                ['u32', stride / 4],
+                ['f32', scale],
+                ['u32', h * T],
+              ],
               count * T,
               2 * 4 * count * T * stride,
             ),

@@ -71,7 +71,8 @@ export interface PackedLayout {
 
 export function packedLayout(format: WeightFormat, N: number, K: number): PackedLayout {
   const groups = Math.ceil(K / QUANT_GROUP);
-  const rowWords = format === 'f32' ? K : format === 'f16' || format === 'bf16' ? Math.ceil(K / 2) : format === 'q8' ? groups * 8 : groups * 4;
+  const rowWords =
+    format === 'f32' ? K : format === 'f16' || format === 'bf16' ? Math.ceil(K / 2) : format === 'q8' ? groups * 8 : groups * 4;
   const groupsPerRow = format === 'q8' || format === 'q4' ? groups : 0;
   return { rowWords, dataWords: rowWords * N, groupsPerRow, scaleWords: groupsPerRow * N };
 }
@@ -183,7 +184,7 @@ export function dequantizeReference(format: PackedFormat, packed: PackedHost, N:
         const s = packed.scales![gi];
         if (format === 'q8') {
           const byte = (packed.data[n * l.rowWords + (k >> 2)] >>> (8 * (k & 3))) & 255;
-          v = fr((byte << 24 >> 24) * floatOf(s));
+          v = fr(((byte << 24) >> 24) * floatOf(s));
         } else {
           const q = (packed.data[n * l.rowWords + (k >> 3)] >>> (4 * (k & 7))) & 15;
           v = fr(fr(q * halfToFloat(s & 0xffff)) + halfToFloat(s >>> 16));

@@ -59,7 +59,8 @@ export class BlockPool {
   ) {
     if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new InternalError(`BlockPool: numBlocks must be >= 1, got ${numBlocks}`);
     if (!Number.isInteger(blockSize) || blockSize < 1) throw new InternalError(`BlockPool: blockSize must be >= 1, got ${blockSize}`);
-    if (!Number.isInteger(maxBlocks) || maxBlocks < numBlocks) throw new InternalError(`BlockPool: maxBlocks must be an integer >= numBlocks (${numBlocks}), got ${maxBlocks}`);
+    if (!Number.isInteger(maxBlocks) || maxBlocks < numBlocks)
+      throw new InternalError(`BlockPool: maxBlocks must be an integer >= numBlocks (${numBlocks}), got ${maxBlocks}`);
     this.maxBlocks = maxBlocks;
     this.grow(numBlocks);
   }
@@ -84,7 +85,8 @@ export class BlockPool {
    * KvCacheFullError.
    */
   allocate(numBlocks: number): number[] {
-    if (!this.canAllocate(numBlocks)) throw new KvCacheFullError(numBlocks, this.free_ + (this.maxBlocks - this.numBlocks_), this.blockSize);
+    if (!this.canAllocate(numBlocks))
+      throw new KvCacheFullError(numBlocks, this.free_ + (this.maxBlocks - this.numBlocks_), this.blockSize);
     if (numBlocks > this.free_) {
       this.grow(Math.min(this.maxBlocks, Math.max(2 * this.numBlocks_, this.numBlocks_ + numBlocks - this.free_)));
     }
@@ -154,7 +156,13 @@ export class BlockPool {
   }
 
   stats(): BlockPoolStats {
-    return { numBlocks: this.numBlocks_, maxBlocks: this.maxBlocks, numFree: this.free_, numCached: this.byHash.size, evictions: this.evictions };
+    return {
+      numBlocks: this.numBlocks_,
+      maxBlocks: this.maxBlocks,
+      numFree: this.free_,
+      numCached: this.byHash.size,
+      evictions: this.evictions,
+    };
   }
 
   /** Add blocks numBlocks .. toBlocks - 1 at the head of the free queue (they hold nothing yet). */
@@ -182,12 +190,14 @@ export class BlockPool {
       if (++n > this.numBlocks) throw new InternalError('BlockPool: the free queue has a cycle');
     }
     const zero = this.refCount.reduce((a, r) => a + (r === 0 ? 1 : 0), 0);
-    if (n !== this.free_ || zero !== n) throw new InternalError(`BlockPool: ${n} queued, ${this.free_} counted free, ${zero} with refCount 0`);
+    if (n !== this.free_ || zero !== n)
+      throw new InternalError(`BlockPool: ${n} queued, ${this.free_} counted free, ${zero} with refCount 0`);
     for (const [h, b] of this.byHash) if (this.hashOf[b] !== h) throw new InternalError(`BlockPool: hash map and block ${b} disagree`);
   }
 
   private check(b: number): void {
-    if (!Number.isInteger(b) || b < 0 || b >= this.numBlocks) throw new InternalError(`BlockPool: no block ${b} (pool of ${this.numBlocks})`);
+    if (!Number.isInteger(b) || b < 0 || b >= this.numBlocks)
+      throw new InternalError(`BlockPool: no block ${b} (pool of ${this.numBlocks})`);
   }
 
   private pushTail(b: number): void {

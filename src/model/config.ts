@@ -75,7 +75,9 @@ function num(obj: Json, path: string, key: string, fallback: number, range: { mi
   if (obj[key] === undefined) return fallback;
   const v = field(obj, path, key, 'number') as number;
   if (!(Number.isFinite(v) && v > range.min && v < range.max)) {
-    throw new ModelConfigError(`config.json: ${path}${key} is ${v} but must be a finite number above ${range.min}${range.max < Infinity ? ` and below ${range.max}` : ''} (${range.why})`);
+    throw new ModelConfigError(
+      `config.json: ${path}${key} is ${v} but must be a finite number above ${range.min}${range.max < Infinity ? ` and below ${range.max}` : ''} (${range.why})`,
+    );
   }
   return v;
 }
@@ -125,9 +127,7 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     patchesPerSide: Math.floor(imageSize / patchSize),
   };
   checkHeadDim('config.json vision_config (hidden_size / num_attention_heads)', vision.headDim);
-  for (const [key, want] of [
-    ['hidden_act', 'gelu_pytorch_tanh'],
-  ] as const) {
+  for (const [key, want] of [['hidden_act', 'gelu_pytorch_tanh']] as const) {
     if (v[key] !== undefined && v[key] !== want) {
       throw new UnsupportedModelError(`vision_config.${key} '${String(v[key])}' is not supported (Tessera implements '${want}')`);
     }

@@ -68,12 +68,18 @@ function mediaSegments(mediaRows: Int32Array, c0: number, c1: number, embeddings
   return out;
 }
 
-export async function* generate(runner: ModelRunner, seqId: number, req: GenerateRequest, timings?: GenerateTimings): AsyncGenerator<number, void, undefined> {
+export async function* generate(
+  runner: ModelRunner,
+  seqId: number,
+  req: GenerateRequest,
+  timings?: GenerateTimings,
+): AsyncGenerator<number, void, undefined> {
   const n = req.promptIds.length;
   const { kv } = runner;
   const hidden = runner.text.hiddenSize;
   const { contextWindow, modelPositions, kvCacheTokens } = runner.limits;
-  if (n + req.maxNewTokens > contextWindow) throw new ContextLengthError(n, req.maxNewTokens, contextWindow, { modelPositions, kvCacheTokens });
+  if (n + req.maxNewTokens > contextWindow)
+    throw new ContextLengthError(n, req.maxNewTokens, contextWindow, { modelPositions, kvCacheTokens });
   const embeddings = req.mediaEmbeddings ?? new Float32Array(0);
   const mediaRows = mediaRowOf(n, req.placeholders, embeddings.length / hidden);
   const checkAbort = () => {
@@ -86,7 +92,8 @@ export async function* generate(runner: ModelRunner, seqId: number, req: Generat
     const media = start < n ? mediaSegments(mediaRows, start, start + tokens.length, embeddings, hidden) : undefined;
     return runner.run([{ seqId, tokenIds: tokens, start, sample, media }], { readLogits });
   };
-  const params = (step: number): SamplingParams => (req.sampling ? { ...req.sampling, step } : { temperature: 0, topK: 0, topP: 1, seed: 0, step });
+  const params = (step: number): SamplingParams =>
+    req.sampling ? { ...req.sampling, step } : { temperature: 0, topK: 0, topP: 1, seed: 0, step };
   try {
     // Prefill, chunk by chunk.
     const t0 = performance.now();

@@ -30,7 +30,11 @@ export class KvCacheBuffers {
     if (maxBlocks < numBlocks) throw new InternalError(`KvCacheBuffers: maxBlocks ${maxBlocks} < numBlocks ${numBlocks}`);
     this.numBlocks_ = numBlocks;
     for (let l = 0; l < config.numLayers; l++) {
-      for (const [kind, list] of [['k', this.k], ['v', this.v]] as const) list.push(this.create(l, kind, numBlocks));
+      for (const [kind, list] of [
+        ['k', this.k],
+        ['v', this.v],
+      ] as const)
+        list.push(this.create(l, kind, numBlocks));
     }
   }
 
@@ -73,10 +77,14 @@ export class KvCacheBuffers {
    */
   grow(numBlocks: number): void {
     if (numBlocks <= this.numBlocks_) return;
-    if (numBlocks > this.maxBlocks) throw new InternalError(`KvCacheBuffers: grow to ${numBlocks} blocks, more than maxBlocks ${this.maxBlocks}`);
+    if (numBlocks > this.maxBlocks)
+      throw new InternalError(`KvCacheBuffers: grow to ${numBlocks} blocks, more than maxBlocks ${this.maxBlocks}`);
     const usedBytes = this.numBlocks_ * this.blockSize * KvCacheBuffers.bytesPerSlot(this.config);
     for (let l = 0; l < this.config.numLayers; l++) {
-      for (const [kind, list] of [['k', this.k], ['v', this.v]] as const) {
+      for (const [kind, list] of [
+        ['k', this.k],
+        ['v', this.v],
+      ] as const) {
         const old = list[l];
         const next = this.create(l, kind, numBlocks);
         const encoder = this.gpu.device.createCommandEncoder({ label: 'kv-cache.grow' });

@@ -23,12 +23,26 @@ import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
 import { prepareArgmax } from '../kernels/argmax';
-import { encodeDispatches, leafDispatches, packParams, prepareAll, type Dispatch, type DispatchCost, type KernelDispatch } from '../kernels/dispatch';
+import {
+  encodeDispatches,
+  leafDispatches,
+  packParams,
+  prepareAll,
+  type Dispatch,
+  type DispatchCost,
+  type KernelDispatch,
+} from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
 import { prepareMatmul } from '../kernels/matmul';
-import { pagedAttentionCost, pagedAttentionPartialShape, PagedAttentionSplit, preparePagedAttention, type PagedAttentionShape } from '../kernels/paged-attention';
+import {
+  pagedAttentionCost,
+  pagedAttentionPartialShape,
+  PagedAttentionSplit,
+  preparePagedAttention,
+  type PagedAttentionShape,
+} from '../kernels/paged-attention';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, type SamplingParams } from '../kernels/sample';
@@ -115,7 +129,15 @@ export class LanguageModel {
   private readonly building = new Map<string, Promise<BodyPlan | HeadPlan>>();
   private readonly padSeq: number;
   private destroyed = false;
-  lastStep: StepStats = { numTokens: 0, numPaddedTokens: 0, numHeadRows: 0, numDispatches: 0, numCommandBuffers: 0, numReadbacks: 0, readbackBytes: 0 };
+  lastStep: StepStats = {
+    numTokens: 0,
+    numPaddedTokens: 0,
+    numHeadRows: 0,
+    numDispatches: 0,
+    numCommandBuffers: 0,
+    numReadbacks: 0,
+    readbackBytes: 0,
+  };
 
   constructor(
     readonly gpu: GpuContext,
@@ -261,7 +283,13 @@ export class LanguageModel {
             cosSin: this.t.rope,
             errors: this.flags('rope'),
           },
-          { numTokens: T, numHeads: c.numHeads + 2 * c.numKvHeads, headDim: c.headDim, maxPositions: c.maxPositions, rotaryHeads: c.numHeads + c.numKvHeads },
+          {
+            numTokens: T,
+            numHeads: c.numHeads + 2 * c.numKvHeads,
+            headDim: c.headDim,
+            maxPositions: c.maxPositions,
+            rotaryHeads: c.numHeads + c.numKvHeads,
+          },
         ),
         prepareKvWrite(
           gpu,
@@ -318,8 +346,17 @@ export class LanguageModel {
         { ids: this.rows('headRows', R), table: this.rows('h', T), out: this.rows('hl', R), errors: this.flags('head-gather') },
         { numTokens: R, vocab: T, dim: H },
       ),
-      prepareRmsNorm(gpu, { x: this.rows('hl', R), weight: weights.get('text.norm'), y: this.rows('xl', R) }, { rows: R, dim: H }, { eps: c.rmsNormEps }),
-      prepareMatmul(gpu, { x: this.rows('xl', R), weight: weights.matrix('text.lm_head'), y: this.rows('logits', R) }, { M: R, N: c.vocabSize, K: H }),
+      prepareRmsNorm(
+        gpu,
+        { x: this.rows('hl', R), weight: weights.get('text.norm'), y: this.rows('xl', R) },
+        { rows: R, dim: H },
+        { eps: c.rmsNormEps },
+      ),
+      prepareMatmul(
+        gpu,
+        { x: this.rows('xl', R), weight: weights.matrix('text.lm_head'), y: this.rows('logits', R) },
+        { M: R, N: c.vocabSize, K: H },
+      ),
       prepareArgmax(gpu, { x: this.rows('logits', R), out: this.nextIds(R) }, { rows: R, cols: c.vocabSize }),
       prepareSample(
         gpu,
@@ -365,7 +402,10 @@ export class LanguageModel {
    * at once: their pipelines compile concurrently. `headRows` (default 1): rows that sample, one per
    * sequence (a batched decode step of 4 sequences samples 4 rows).
    */
-  async warmUp(steps: ReadonlyArray<{ rows: number; headRows?: number }> = [{ rows: this.tokenBuckets[0] }], onPlan?: (done: number, total: number) => void): Promise<void> {
+  async warmUp(
+    steps: ReadonlyArray<{ rows: number; headRows?: number }> = [{ rows: this.tokenBuckets[0] }],
+    onPlan?: (done: number, total: number) => void,
+  ): Promise<void> {
     const bodies = [...new Set(steps.map((s) => bucketFor(s.rows, this.tokenBuckets)))];
     const heads = [...new Map(steps.map((s) => [`${s.rows},${s.headRows ?? 1}`, s])).values()].map((s) => ({
       T: bucketFor(s.rows, this.tokenBuckets),
@@ -392,7 +432,8 @@ export class LanguageModel {
       throw new InternalError(`step of ${n} tokens; this model was set up for 1..${this.options.maxTokensPerStep}`);
     }
     if (S < 1 || S > this.options.maxSeqs) throw new InternalError(`step over ${S} sequences; max ${this.options.maxSeqs}`);
-    if (R > S || input.sampling.length !== R) throw new InternalError(`step with ${R} head rows, ${input.sampling.length} sampling entries, ${S} sequences`);
+    if (R > S || input.sampling.length !== R)
+      throw new InternalError(`step with ${R} head rows, ${input.sampling.length} sampling entries, ${S} sequences`);
     for (const id of input.ids) {
       if (id >= c.vocabSize) throw new InternalError(`token id ${id} is outside the vocabulary of ${c.vocabSize}`);
     }
@@ -423,10 +464,18 @@ export class LanguageModel {
     const spliceRows = input.splice?.rows.length ?? 0;
     if (spliceRows > 0) {
       const sp = input.splice!;
-      if (sp.data.length !== spliceRows * c.hiddenSize) throw new InternalError(`splice of ${spliceRows} rows got ${sp.data.length / c.hiddenSize} rows of data`);
+      if (sp.data.length !== spliceRows * c.hiddenSize)
+        throw new InternalError(`splice of ${spliceRows} rows got ${sp.data.length / c.hiddenSize} rows of data`);
       gpu.write(this.rows('spliceRows', spliceRows), sp.rows);
       gpu.write(this.rows('staged', spliceRows), sp.data);
-      body.splice.writeParams(packParams([['u32', spliceRows], ['u32', c.hiddenSize], ['u32', T], ['u32', 0]]));
+      body.splice.writeParams(
+        packParams([
+          ['u32', spliceRows],
+          ['u32', c.hiddenSize],
+          ['u32', T],
+          ['u32', 0],
+        ]),
+      );
     } else {
       dispatches.splice(body.spliceIndex, 1);
     }
@@ -439,17 +488,33 @@ export class LanguageModel {
       gpu.write(this.rows('rowParams', Rb), new Uint32Array(packRowParams(params)));
       dispatches.push(...(input.sampling.some((p) => p.temperature > 0) ? head.dispatches : head.dispatches.slice(0, -1)));
     }
-    this.lastStep = { numTokens: n, numPaddedTokens: T, numHeadRows: R, numDispatches: leafDispatches(dispatches).length, numCommandBuffers: 1, numReadbacks: 1, readbackBytes: this.readBytes };
+    this.lastStep = {
+      numTokens: n,
+      numPaddedTokens: T,
+      numHeadRows: R,
+      numDispatches: leafDispatches(dispatches).length,
+      numCommandBuffers: 1,
+      numReadbacks: 1,
+      readbackBytes: this.readBytes,
+    };
     // One command buffer: the layers, the head, and the copy of flags + sampled ids to a staging buffer.
     let bytes: Uint8Array;
     if (options.timer) {
       await options.timer.run(dispatches, 'language-model', (d) => this.stepCost(d, body, input));
       bytes = await gpu.readBytes(this.flagsBuffer, 0, this.readBytes);
     } else {
-      bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'language-model'), this.flagsBuffer, 0, this.readBytes, 'language-model');
+      bytes = await gpu.encodeAndRead(
+        (e) => encodeDispatches(e, dispatches, 'language-model'),
+        this.flagsBuffer,
+        0,
+        this.readBytes,
+        'language-model',
+      );
     }
     this.checkFlags(bytes);
-    const out: StepOutput = { ids: new Uint32Array(bytes.buffer.slice(bytes.byteOffset + this.idsOffset, bytes.byteOffset + this.idsOffset + R * 4)) };
+    const out: StepOutput = {
+      ids: new Uint32Array(bytes.buffer.slice(bytes.byteOffset + this.idsOffset, bytes.byteOffset + this.idsOffset + R * 4)),
+    };
     if (options.readLogits && R > 0) {
       out.logits = (await gpu.readF32(this.rows('logits', R))).slice();
       this.lastStep.numReadbacks++;

@@ -158,7 +158,14 @@ export async function loadVisionModel(
     store: options.weightStore,
     tensorDigest: options.tensorDigest,
   });
-  const vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0);
+  const vision = new VisionEncoder(
+    gpu,
+    weights,
+    config,
+    options.visionBatch ?? 4,
+    options.dispatchesPerSubmit ?? 0,
+    options.rowsPerPiece ?? 0,
+  );
   return {
     config,
     weights,

@@ -21,7 +21,13 @@ import { prepareMatmul, type MatmulIO, type MatmulOptions, type MatmulShape } fr
 import { preparePatchEmbed } from '../kernels/patch-embed';
 import { preparePixelShuffle } from '../kernels/pixel-shuffle';
 import { prepareResidualAdd } from '../kernels/residual-add';
-import { chooseVitAttentionPlan, createVitAttentionScratch, prepareVitAttention, releaseVitAttentionScratch, type VitAttentionScratch } from '../kernels/vit-attention';
+import {
+  chooseVitAttentionPlan,
+  createVitAttentionScratch,
+  prepareVitAttention,
+  releaseVitAttentionScratch,
+  type VitAttentionScratch,
+} from '../kernels/vit-attention';
 import type { ModelConfig } from './config';
 import { visionPositionIds } from './vision-positions';
 import type { ModelWeights } from './weights';
@@ -84,7 +90,10 @@ export class VisionEncoder {
      */
     readonly rowsPerPiece = 0,
   ) {
-    if (rowsPerPiece % 64 !== 0) throw new InternalError(`VisionEncoder: rowsPerPiece must be a multiple of 64 (row views stay 256-byte aligned), got ${rowsPerPiece}`);
+    if (rowsPerPiece % 64 !== 0)
+      throw new InternalError(
+        `VisionEncoder: rowsPerPiece must be a multiple of 64 (row views stay 256-byte aligned), got ${rowsPerPiece}`,
+      );
     this.patchesPerTile = config.vision.patchesPerSide ** 2;
   }
 
@@ -167,12 +176,10 @@ export class VisionEncoder {
         prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
         this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
         // Paced pieces of attention: its products and softmax one head at a time (as short as a row block).
-        prepareVitAttention(
-          gpu,
-          { qkv: b.qkv, mask: b.mask, out: b.attn },
-          attentionShape,
-          { headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0, scratch: b.attentionScratch },
-        ),
+        prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, attentionShape, {
+          headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0,
+          scratch: b.attentionScratch,
+        }),
         // The residual adds are the matmuls' epilogues: h += o(attn), h += fc2(mlp).
         this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
         prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
@@ -181,7 +188,11 @@ export class VisionEncoder {
           { M: rows, N: v.intermediateSize, K: D },
           { activation: 'gelu_tanh' },
         ),
-        this.matmul({ x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.h }, { M: rows, N: D, K: v.intermediateSize }, { accumulate: true }),
+        this.matmul(
+          { x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.h },
+          { M: rows, N: D, K: v.intermediateSize },
+          { accumulate: true },
+        ),
       ]);
     }
     await add([
@@ -247,7 +258,10 @@ export class VisionEncoder {
    * Encode every tile; tiles run in batches of at most maxBatch. With a timer (profiles only) each dispatch
    * is timed on its own (dispatch-timer.ts) instead of being paced or grouped; the results are the same.
    */
-  async encode(input: VisionInput, options: { captureTowerOutput?: boolean; runner?: PieceRunner; timer?: DispatchTimer } = {}): Promise<VisionOutput> {
+  async encode(
+    input: VisionInput,
+    options: { captureTowerOutput?: boolean; runner?: PieceRunner; timer?: DispatchTimer } = {},
+  ): Promise<VisionOutput> {
     const { gpu } = this;
     const v = this.config.vision;
     const P = this.patchesPerTile;
@@ -356,4 +370,3 @@ function padTo(data: Float32Array, length: number): Float32Array {
   out.set(data);
   return out;
 }
-

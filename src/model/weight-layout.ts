@@ -54,9 +54,11 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   const v = config.vision;
   const D = v.hiddenSize;
   const vp = 'model.vision_model';
-  add('vision.patch.w', [D, v.numChannels * v.patchSize * v.patchSize], [
-    [`${vp}.embeddings.patch_embedding.weight`, [D, v.numChannels, v.patchSize, v.patchSize]],
-  ]);
+  add(
+    'vision.patch.w',
+    [D, v.numChannels * v.patchSize * v.patchSize],
+    [[`${vp}.embeddings.patch_embedding.weight`, [D, v.numChannels, v.patchSize, v.patchSize]]],
+  );
   add('vision.patch.b', [D], [[`${vp}.embeddings.patch_embedding.bias`, [D]]]);
   add('vision.pos', [v.patchesPerSide ** 2, D], [[`${vp}.embeddings.position_embedding.weight`, [v.patchesPerSide ** 2, D]]]);
   for (let i = 0; i < v.numLayers; i++) {
@@ -64,8 +66,16 @@ export function weightLayout(config: ModelConfig): WeightLayout {
     const k = `vision.layers.${i}`;
     add(`${k}.ln1.w`, [D], [[`${p}.layer_norm1.weight`, [D]]]);
     add(`${k}.ln1.b`, [D], [[`${p}.layer_norm1.bias`, [D]]]);
-    add(`${k}.qkv.w`, [3 * D, D], ['q', 'k', 'v'].map((x) => [`${p}.self_attn.${x}_proj.weight`, [D, D]]));
-    add(`${k}.qkv.b`, [3 * D], ['q', 'k', 'v'].map((x) => [`${p}.self_attn.${x}_proj.bias`, [D]]));
+    add(
+      `${k}.qkv.w`,
+      [3 * D, D],
+      ['q', 'k', 'v'].map((x) => [`${p}.self_attn.${x}_proj.weight`, [D, D]]),
+    );
+    add(
+      `${k}.qkv.b`,
+      [3 * D],
+      ['q', 'k', 'v'].map((x) => [`${p}.self_attn.${x}_proj.bias`, [D]]),
+    );
     add(`${k}.o.w`, [D, D], [[`${p}.self_attn.out_proj.weight`, [D, D]]]);
     add(`${k}.o.b`, [D], [[`${p}.self_attn.out_proj.bias`, [D]]]);
     add(`${k}.ln2.w`, [D], [[`${p}.layer_norm2.weight`, [D]]]);
@@ -91,17 +101,25 @@ export function weightLayout(config: ModelConfig): WeightLayout {
     const p = `${tp}.layers.${i}`;
     const k = `text.layers.${i}`;
     add(`${k}.ln1`, [H], [[`${p}.input_layernorm.weight`, [H]]]);
-    add(`${k}.qkv`, [qRows + 2 * kvRows, H], [
-      [`${p}.self_attn.q_proj.weight`, [qRows, H]],
-      [`${p}.self_attn.k_proj.weight`, [kvRows, H]],
-      [`${p}.self_attn.v_proj.weight`, [kvRows, H]],
-    ]);
+    add(
+      `${k}.qkv`,
+      [qRows + 2 * kvRows, H],
+      [
+        [`${p}.self_attn.q_proj.weight`, [qRows, H]],
+        [`${p}.self_attn.k_proj.weight`, [kvRows, H]],
+        [`${p}.self_attn.v_proj.weight`, [kvRows, H]],
+      ],
+    );
     add(`${k}.o`, [H, qRows], [[`${p}.self_attn.o_proj.weight`, [H, qRows]]]);
     add(`${k}.ln2`, [H], [[`${p}.post_attention_layernorm.weight`, [H]]]);
-    add(`${k}.gate_up`, [2 * t.intermediateSize, H], [
-      [`${p}.mlp.gate_proj.weight`, [t.intermediateSize, H]],
-      [`${p}.mlp.up_proj.weight`, [t.intermediateSize, H]],
-    ]);
+    add(
+      `${k}.gate_up`,
+      [2 * t.intermediateSize, H],
+      [
+        [`${p}.mlp.gate_proj.weight`, [t.intermediateSize, H]],
+        [`${p}.mlp.up_proj.weight`, [t.intermediateSize, H]],
+      ],
+    );
     add(`${k}.down`, [H, t.intermediateSize], [[`${p}.mlp.down_proj.weight`, [H, t.intermediateSize]]]);
   }
   add('text.norm', [H], [[`${tp}.norm.weight`, [H]]]);

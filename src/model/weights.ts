@@ -21,9 +21,26 @@ import { checkCheckpointFileName } from '../io/checkpoint-path';
 import { openSafetensors, type SafetensorsHeader } from './weights/safetensors';
 import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
-import { computePrecisionFor, formatFor, resolveDtype, storageFormatFor, type ComputePrecision, type DtypeOption, type DtypePlan } from './weights/dtype';
+import {
+  computePrecisionFor,
+  formatFor,
+  resolveDtype,
+  storageFormatFor,
+  type ComputePrecision,
+  type DtypeOption,
+  type DtypePlan,
+} from './weights/dtype';
 import { allocateWeight, entryFor, WeightWriter } from './weights/gpu-weights';
-import { blake3Hex, readStoredCopy, STORED_COPY_VERSION, storedCopyKey, writeStoredCopy, type StoredEntry, type StoredHeader, type TensorSum } from './weights/stored-copy';
+import {
+  blake3Hex,
+  readStoredCopy,
+  STORED_COPY_VERSION,
+  storedCopyKey,
+  writeStoredCopy,
+  type StoredEntry,
+  type StoredHeader,
+  type TensorSum,
+} from './weights/stored-copy';
 import type { WeightStore } from './weights/store';
 
 export interface LoadProgress {
@@ -162,7 +179,10 @@ export async function loadWeights(
     checkpoint: full.checkpoint.filter((t) => selects(selection, t.target)),
     aliases: Object.fromEntries(Object.entries(full.aliases).filter(([k]) => selects(selection, k))),
   };
-  const f16Math = layout.gpu.some((w) => formatFor(plan, w) === 'f16') && options.compute !== undefined && computePrecisionFor(gpu, options.compute) === 'f16';
+  const f16Math =
+    layout.gpu.some((w) => formatFor(plan, w) === 'f16') &&
+    options.compute !== undefined &&
+    computePrecisionFor(gpu, options.compute) === 'f16';
   const byFile = await planFiles(source, layout.checkpoint);
   const weights = new Map<string, Weight>();
   const formats = new Map<string, WeightFormat>();
@@ -176,7 +196,11 @@ export async function loadWeights(
     for (const w of layout.gpu) {
       const parts = partsOf.get(w.key) ?? [];
       if (weights.has(w.key) || !parts.some((p) => header.tensors.has(p.name))) continue;
-      const format = storageFormatFor(plan, w, parts.map((p) => header.tensors.get(p.name)?.dtype));
+      const format = storageFormatFor(
+        plan,
+        w,
+        parts.map((p) => header.tensors.get(p.name)?.dtype),
+      );
       const a = allocateWeight(gpu, { key: w.key, shape: w.shape, format, f16Math });
       formats.set(w.key, format);
       weights.set(w.key, a.weight);
@@ -206,7 +230,14 @@ export async function loadWeights(
         checkHeader(file, st.header, specs);
         allocate(st.header);
         const entries = specs.map((s) =>
-          entryFor(s.name, s.target, shapes.get(s.target)!, s.offsetElems, s.shape.reduce((a, b) => a * b, 1), formats.get(s.target)!),
+          entryFor(
+            s.name,
+            s.target,
+            shapes.get(s.target)!,
+            s.offsetElems,
+            s.shape.reduce((a, b) => a * b, 1),
+            formats.get(s.target)!,
+          ),
         );
         // Stored copies are for formats packed at load (f16, q8, q4); f32 and bf16 hold the file's values.
         const packed = entries.some((e) => e.format !== 'f32' && e.format !== 'bf16');
@@ -251,10 +282,15 @@ export async function loadWeights(
           await gpu.sync();
           const h = header;
           await store
-            .write(h.key, writeStoredCopy({ ...h, tensorSums }, (e) => writer.readEntry(weights.get(e.target)!, e)))
+            .write(
+              h.key,
+              writeStoredCopy({ ...h, tensorSums }, (e) => writer.readEntry(weights.get(e.target)!, e)),
+            )
             .catch((e: unknown) => {
               status[file] = 'store failed';
-              console.warn(`tessera: could not store the quantized copy of ${file} in ${store.where} (${(e as Error).message}); the next load quantizes it again`);
+              console.warn(
+                `tessera: could not store the quantized copy of ${file} in ${store.where} (${(e as Error).message}); the next load quantizes it again`,
+              );
             });
         }
       } finally {
@@ -287,7 +323,9 @@ async function readCopy(
   try {
     chunks = await store.read(header.key);
   } catch (e) {
-    console.warn(`tessera: could not read stored weights from ${store.where} (${(e as Error).message}); loading ${header.file} from the checkpoint`);
+    console.warn(
+      `tessera: could not read stored weights from ${store.where} (${(e as Error).message}); loading ${header.file} from the checkpoint`,
+    );
     return 'absent';
   }
   if (!chunks) return 'absent';

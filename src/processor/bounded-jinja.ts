@@ -132,7 +132,8 @@ export function renderBounded(template: Template, items: Record<string, unknown>
   } catch (e) {
     // The JS stack (a macro calling itself) and V8's string length are bounds too.
     if (e instanceof RangeError && /call stack/i.test(e.message)) throw new ChatTemplateLimitError('recursion', 0, 0);
-    if (e instanceof RangeError && /string length/i.test(e.message)) throw new ChatTemplateLimitError('output', 2 ** 29, bounds.maxValueLength);
+    if (e instanceof RangeError && /string length/i.test(e.message))
+      throw new ChatTemplateLimitError('output', 2 ** 29, bounds.maxValueLength);
     throw e;
   }
 }

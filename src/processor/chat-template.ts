@@ -82,7 +82,11 @@ export class ChatTemplate {
   render(messages: readonly TemplateMessage[], addGenerationPrompt: boolean): string {
     const inputChars = messages.reduce((a, m) => a + m.content.reduce((b, p) => b + (p.type === 'text' ? p.text.length : 0), 0), 0);
     try {
-      const items = { messages: messages as unknown as Record<string, unknown>[], add_generation_prompt: addGenerationPrompt, ...this.tokens };
+      const items = {
+        messages: messages as unknown as Record<string, unknown>[],
+        add_generation_prompt: addGenerationPrompt,
+        ...this.tokens,
+      };
       return renderBounded(this.template, items, this.bounds, inputChars);
     } catch (e) {
       if (e instanceof ChatTemplateLimitError) throw e;
@@ -97,7 +101,12 @@ export class ChatTemplate {
    * and each `videoMarker` when given, the template writes, numbered in order per kind). Throws when the
    * template writes a different number of markers than there are parts of that kind, or transforms user text.
    */
-  renderPieces(messages: readonly TemplateMessage[], imageToken: string, addGenerationPrompt: boolean, videoMarker?: string): RenderedPiece[] {
+  renderPieces(
+    messages: readonly TemplateMessage[],
+    imageToken: string,
+    addGenerationPrompt: boolean,
+    videoMarker?: string,
+  ): RenderedPiece[] {
     const texts: string[] = [];
     let numImages = 0;
     let numVideos = 0;

@@ -4,7 +4,17 @@ export { Idefics3Processor, type PreparedPrompt, type ProcessorLoadOptions } fro
 export { readJson, type ModelFiles } from './files';
 export { TextTokenizer, type Segment, type SegmentEncoding } from './tokenizer';
 export { ChatTemplate, loadChatTemplateSource, ROLES, type Role, type TemplateMessage, type RenderedPiece } from './chat-template';
-export { splitMessages, type ChatMessage, type ContentPart, type ImageInput, type ImagePart, type TextPart, type VideoInput, type VideoPart, type VideoFrameInput } from './messages';
+export {
+  splitMessages,
+  type ChatMessage,
+  type ContentPart,
+  type ImageInput,
+  type ImagePart,
+  type TextPart,
+  type VideoInput,
+  type VideoPart,
+  type VideoFrameInput,
+} from './messages';
 export {
   decodeImageBrowser,
   toRgb,

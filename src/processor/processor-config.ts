@@ -88,7 +88,8 @@ export function parseImageProcessorConfig(c: Json, file = 'preprocessor_config.j
     throw new ProcessorConfigError(`${file}: image_processor_type '${type}' is not an Idefics3/SmolVLM image processor`);
   }
   const resample = c.resample ?? 1;
-  if (typeof resample !== 'number') throw new ProcessorConfigError(`${file}: resample must be a PIL filter number, found ${JSON.stringify(resample)}`);
+  if (typeof resample !== 'number')
+    throw new ProcessorConfigError(`${file}: resample must be a PIL filter number, found ${JSON.stringify(resample)}`);
   const std = triple(c, file, 'image_std');
   if (std.some((s) => s === 0)) throw new ProcessorConfigError(`${file}: image_std ${JSON.stringify(std)} contains 0`);
   return {
@@ -127,7 +128,7 @@ export async function loadProcessorConfig(files: ModelFiles): Promise<ProcessorC
   let implied: number | undefined;
   if (vision && typeof vision.image_size === 'number' && typeof vision.patch_size === 'number') {
     const scale = typeof model?.scale_factor === 'number' ? model.scale_factor : 2;
-    implied = Math.trunc((Math.trunc(vision.image_size / vision.patch_size) ** 2) / scale ** 2);
+    implied = Math.trunc(Math.trunc(vision.image_size / vision.patch_size) ** 2 / scale ** 2);
     if (vision.image_size !== image.tileSize) {
       throw new ProcessorConfigError(
         `max_image_size.longest_edge is ${image.tileSize} but config.json vision_config.image_size is ${vision.image_size}; ` +

@@ -91,12 +91,18 @@ export class Idefics3Processor {
   async prepare(messages: ReadonlyArray<ChatMessage>, options?: PlanOptions): Promise<PreparedPrompt> {
     const { images: inputs, videos } = splitMessages(messages);
     if (videos.length > 0) {
-      throw new InvalidMessageError('Idefics3Processor.prepare() handles images only; ask the engine about videos (it samples and decodes them in its encoder).');
+      throw new InvalidMessageError(
+        'Idefics3Processor.prepare() handles images only; ask the engine about videos (it samples and decodes them in its encoder).',
+      );
     }
     const images: ProcessedImage[] = [];
     // One at a time: peak memory is one image's working set, not all of them.
     for (const input of inputs) images.push(await this.processImage(input));
-    const plan = this.planPrompt(messages, images.map((im) => im.layout), options);
+    const plan = this.planPrompt(
+      messages,
+      images.map((im) => im.layout),
+      options,
+    );
     return { plan, images };
   }
 
@@ -117,7 +123,9 @@ export class Idefics3Processor {
     }
     const raw = input as RawImage;
     if (!raw || !Number.isInteger(raw.width) || !Number.isInteger(raw.height) || raw.width < 1 || raw.height < 1 || !raw.data) {
-      throw new ImageDecodeError('an image part must hold encoded bytes (Uint8Array/ArrayBuffer) or {width, height, channels, data} pixels.');
+      throw new ImageDecodeError(
+        'an image part must hold encoded bytes (Uint8Array/ArrayBuffer) or {width, height, channels, data} pixels.',
+      );
     }
     return { ...raw, sourceWidth: raw.width, sourceHeight: raw.height };
   }

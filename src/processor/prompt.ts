@@ -112,7 +112,12 @@ export function buildPromptPlan(
   videos: readonly VideoLayout[] = [],
 ): PromptPlan {
   const hasVideo = messages.some((m) => m.content.some((p) => p.type === 'video'));
-  const pieces = template.renderPieces(messages, config.imageToken, options.addGenerationPrompt ?? true, hasVideo ? VIDEO_MARKER : undefined);
+  const pieces = template.renderPieces(
+    messages,
+    config.imageToken,
+    options.addGenerationPrompt ?? true,
+    hasVideo ? VIDEO_MARKER : undefined,
+  );
   const numImageParts = pieces.filter((p) => p.kind === 'image').length;
   if (numImageParts !== layouts.length) {
     throw new InvalidMessageError(
@@ -186,7 +191,12 @@ export function buildPromptPlan(
 }
 
 /** The video parts' `<image>` runs: every run not an image part's, in order, one per frame with tokens. */
-function videoRuns(ids: readonly number[], imageTokenId: number, images: readonly ImagePlaceholder[], videos: readonly VideoLayout[]): VideoPlaceholder[] {
+function videoRuns(
+  ids: readonly number[],
+  imageTokenId: number,
+  images: readonly ImagePlaceholder[],
+  videos: readonly VideoLayout[],
+): VideoPlaceholder[] {
   if (videos.length === 0) return [];
   const imageRuns = new Set(images.flatMap((p) => p.runs.map((r) => r.offset)));
   const runs: PlaceholderRun[] = [];

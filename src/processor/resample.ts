@@ -131,7 +131,7 @@ function precomputeCoeffs(inSize: number, outSize: number, filter: ResampleFilte
 function clip8(ss: number): number {
   // Pillow: clip8_lookups[ss >> PRECISION_BITS] (arithmetic shift = floor), clamped to [0, 255].
   const v = ss >> PRECISION_BITS;
-  return v < 0 ? 0 : Math.min(v , 255);
+  return v < 0 ? 0 : Math.min(v, 255);
 }
 
 /** Horizontal pass over source rows [rowStart, rowStart + numRows). */

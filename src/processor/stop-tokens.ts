@@ -30,7 +30,7 @@ export async function loadStopTokenIds(files: ModelFiles, tokenizer: TextTokeniz
   if (unique.length === 0) {
     throw new ProcessorConfigError(
       `no end-of-sequence token in ${files.where}: generation_config.json, config.json and tokenizer_config.json ` +
-        'name none, so generation could not stop. Add the checkpoint\'s generation_config.json.',
+        "name none, so generation could not stop. Add the checkpoint's generation_config.json.",
     );
   }
   return unique;

@@ -186,7 +186,8 @@ export class TextTokenizer {
     if (!model) throw new ProcessorConfigError('tokenizer.json has no model; it cannot encode text.');
     return model(words).map((tok) => {
       const id = this.baseVocab.get(tok) ?? this.unkId;
-      if (id === undefined) throw new ProcessorConfigError(`the tokenizer model produced '${tok}', which is not in its vocabulary, and it has no unk_token.`);
+      if (id === undefined)
+        throw new ProcessorConfigError(`the tokenizer model produced '${tok}', which is not in its vocabulary, and it has no unk_token.`);
       return id;
     });
   }

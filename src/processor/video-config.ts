@@ -47,7 +47,9 @@ function positive(v: unknown, file: string, key: string, integer: boolean): numb
 function longestEdgeOf(v: unknown, file: string, key: string): number {
   const le = v && typeof v === 'object' ? (v as Json).longest_edge : undefined;
   if (typeof le !== 'number' || !Number.isInteger(le) || le < 1) {
-    throw new ProcessorConfigError(`${file}: ${key} must be {"longest_edge": <positive integer>} for a SmolVLM video processor, found ${JSON.stringify(v)}`);
+    throw new ProcessorConfigError(
+      `${file}: ${key} must be {"longest_edge": <positive integer>} for a SmolVLM video processor, found ${JSON.stringify(v)}`,
+    );
   }
   return le;
 }
@@ -66,11 +68,17 @@ function videoResample(v: unknown, file: string): VideoProcessorConfig['resample
  * Video settings from a (video_)preprocessor_config.json object; undefined when it has no video_sampling.
  * `normalize`: the rescale/normalize settings that apply to frames (parsed from the same file).
  */
-export function parseVideoProcessorConfig(c: Json, file: string, normalize: VideoProcessorConfig['normalize']): VideoProcessorConfig | undefined {
+export function parseVideoProcessorConfig(
+  c: Json,
+  file: string,
+  normalize: VideoProcessorConfig['normalize'],
+): VideoProcessorConfig | undefined {
   const sampling = c.video_sampling;
   if (sampling === undefined || sampling === null) return undefined;
   if (typeof sampling !== 'object' || Array.isArray(sampling)) {
-    throw new ProcessorConfigError(`${file}: video_sampling must be an object {fps, max_frames, video_size}, found ${JSON.stringify(sampling)}`);
+    throw new ProcessorConfigError(
+      `${file}: video_sampling must be an object {fps, max_frames, video_size}, found ${JSON.stringify(sampling)}`,
+    );
   }
   const s = sampling as Json;
   const sizeSource = c.size !== undefined && c.size !== null ? 'size' : 'video_sampling.video_size';
@@ -79,7 +87,8 @@ export function parseVideoProcessorConfig(c: Json, file: string, normalize: Vide
     maxFrames: positive(s.max_frames, file, 'video_sampling.max_frames', true),
     skipSecs: DEFAULT_SKIP_SECS,
     longestEdge: longestEdgeOf(sizeSource === 'size' ? c.size : s.video_size, file, sizeSource),
-    tileSize: c.max_image_size === undefined || c.max_image_size === null ? DEFAULT_TILE : longestEdgeOf(c.max_image_size, file, 'max_image_size'),
+    tileSize:
+      c.max_image_size === undefined || c.max_image_size === null ? DEFAULT_TILE : longestEdgeOf(c.max_image_size, file, 'max_image_size'),
     resample: videoResample(c.resample, file),
     normalize,
   };

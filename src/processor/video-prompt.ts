@@ -26,7 +26,28 @@ export const SMOLVLM_VIDEO_CHAT_TEMPLATE =
 /** The marker that template writes for a video part (HF `video_token`; not a token of the vocabulary). */
 export const VIDEO_MARKER = '<video>';
 
-const ONES = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const ONES = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
 const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
 
 /** 1..999 as num2words writes it: "one hundred and twenty-one". */
@@ -99,7 +120,10 @@ export interface VideoPromptInput {
 }
 
 /** The expansion of one video part (HF `process_video`'s `image_prompt_strings`). */
-export function videoPromptString(v: VideoPromptInput, config: Pick<ProcessorConfig, 'fakeImageToken' | 'imageToken' | 'globalImageToken'>): string {
+export function videoPromptString(
+  v: VideoPromptInput,
+  config: Pick<ProcessorConfig, 'fakeImageToken' | 'imageToken' | 'globalImageToken'>,
+): string {
   if (v.timestamps.length !== v.tokensPerFrame.length || v.timestamps.length === 0) {
     throw new InternalError(`videoPromptString: ${v.timestamps.length} timestamps for ${v.tokensPerFrame.length} frame token counts`);
   }

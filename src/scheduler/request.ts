@@ -79,7 +79,9 @@ export class SchedRequest {
     let last = 0;
     for (const m of this.media) {
       if (!(m.start >= last && m.end > m.start && m.end <= init.promptIds.length && m.numEmbeddings > 0)) {
-        throw new InternalError(`request ${init.id}: media item [${m.start}, ${m.end}) is out of order or outside the prompt of ${init.promptIds.length}`);
+        throw new InternalError(
+          `request ${init.id}: media item [${m.start}, ${m.end}) is out of order or outside the prompt of ${init.promptIds.length}`,
+        );
       }
       last = m.end;
     }

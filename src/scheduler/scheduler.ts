@@ -108,7 +108,8 @@ export class Scheduler {
     if (this.byId.has(init.id)) throw new InternalError(`Scheduler: request ${init.id} is already queued`);
     const req = new SchedRequest(init);
     const need = req.promptLength + req.maxTokens;
-    if (need > this.config.contextWindow) throw new ContextLengthError(req.promptLength, req.maxTokens, this.config.contextWindow, this.config.contextLimits);
+    if (need > this.config.contextWindow)
+      throw new ContextLengthError(req.promptLength, req.maxTokens, this.config.contextWindow, this.config.contextLimits);
     // Reserve nothing, but refuse what the whole pool could never hold: with the others preempted, a
     // request that fits the pool always finishes.
     const capacity = this.kv.pool.maxBlocks * this.kv.blockSize;
@@ -253,7 +254,8 @@ export class Scheduler {
     for (const s of step.seqs) {
       const req = s.req;
       if (req.status !== 'running') continue; // finished (aborted) while the step ran
-      if (req.numComputed !== s.start) throw new InternalError(`Scheduler: request ${req.id} moved from ${s.start} to ${req.numComputed} during its step`);
+      if (req.numComputed !== s.start)
+        throw new InternalError(`Scheduler: request ${req.id} moved from ${s.start} to ${req.numComputed} during its step`);
       req.numComputed += s.numTokens;
       // Register the blocks this step filled before anything can free them: a finished request's full
       // blocks stay cached for the next request with the same prefix.
@@ -293,6 +295,11 @@ export class Scheduler {
   }
 
   stats(): SchedulerStats {
-    return { numWaiting: this.waiting.length, numRunning: this.running.length, encodingEmbeddings: this.encodingEmbeddings, ...this.counters };
+    return {
+      numWaiting: this.waiting.length,
+      numRunning: this.running.length,
+      encodingEmbeddings: this.encodingEmbeddings,
+      ...this.counters,
+    };
   }
 }

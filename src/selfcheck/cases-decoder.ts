@@ -19,7 +19,15 @@ export function kvWriteCase(
 ): KernelCase {
   const { numTokens, numKvHeads, headDim, numSlots, numQHeads } = shape;
   const rowStride = (numQHeads + 2 * numKvHeads) * headDim;
-  const full: KvWriteShape = { numTokens, numKvHeads, headDim, numSlots, rowStride, kOffset: numQHeads * headDim, vOffset: (numQHeads + numKvHeads) * headDim };
+  const full: KvWriteShape = {
+    numTokens,
+    numKvHeads,
+    headDim,
+    numSlots,
+    rowStride,
+    kOffset: numQHeads * headDim,
+    vOffset: (numQHeads + numKvHeads) * headDim,
+  };
   const seed = o.seed ?? 20;
   return {
     kernel: 'kv-write',
@@ -42,7 +50,11 @@ export function kvWriteCase(
           errors: s.zeros([2], 'u32', 'errors'),
         };
         const d = await prepareKvWrite(gpu, io, full, { workgroupSize: o.workgroupSize });
-        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.kCache), await gpu.readF32(io.vCache), await gpu.readU32(io.errors)]);
+        const r = await runDispatch(gpu, d, async () => [
+          await gpu.readF32(io.kCache),
+          await gpu.readF32(io.vCache),
+          await gpu.readU32(io.errors),
+        ]);
         const want = kvWriteReference(qkv, slots, kInit, vInit, full);
         return { ...r, want: concat(want.k, want.v, o.badSlot ? [1, numSlots + 5] : [0, 0]) };
       }),
@@ -171,7 +183,9 @@ function sampleLogits(kind: SampleLogitsKind, n: number, seed: number): Float32A
  */
 export function sampleCase(shape: SampleShape, params: SamplingParams | readonly SamplingParams[], o: SampleCaseOptions = {}): KernelCase {
   const seed = o.seed ?? 23;
-  const rows = Array.isArray(params) ? (params as readonly SamplingParams[]) : Array.from({ length: shape.rows }, () => params as SamplingParams);
+  const rows = Array.isArray(params)
+    ? (params as readonly SamplingParams[])
+    : Array.from({ length: shape.rows }, () => params as SamplingParams);
   const first = rows[0];
   const mixed = Array.isArray(params) ? ' per-row' : '';
   const kind = o.logits ?? 'uniform';

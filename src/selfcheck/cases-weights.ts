@@ -4,7 +4,14 @@
 // matrix, so a wrong scale, a swapped nibble or a misplaced row fails by far more.
 
 import { prepareQuantize } from '../kernels/quantize';
-import { dequantizeReference, packedLayout, QUANT_GROUP, quantizationBound, type PackedFormat, type PackedWeight } from '../kernels/weight-format';
+import {
+  dequantizeReference,
+  packedLayout,
+  QUANT_GROUP,
+  quantizationBound,
+  type PackedFormat,
+  type PackedWeight,
+} from '../kernels/weight-format';
 import type { CommonOptions, KernelCase } from './cases';
 import { wgLabel } from './cases';
 import { runTimed, withScratch } from './harness';
@@ -16,7 +23,8 @@ export function quantizeCase(format: PackedFormat, N: number, K: number, o: Comm
   const w = randomUniform(N * K, seed, -2, 2);
   let atol = 0;
   for (let n = 0; n < N; n++) {
-    for (let g = 0; g < K; g += QUANT_GROUP) atol = Math.max(atol, quantizationBound(format, w.subarray(n * K + g, n * K + Math.min(K, g + QUANT_GROUP))));
+    for (let g = 0; g < K; g += QUANT_GROUP)
+      atol = Math.max(atol, quantizationBound(format, w.subarray(n * K + g, n * K + Math.min(K, g + QUANT_GROUP))));
   }
   return {
     kernel: 'quantize',

@@ -7,26 +7,12 @@ import type { Activation } from '../kernels/activations';
 import { argmaxReference, prepareArgmax, type ArgmaxShape } from '../kernels/argmax';
 import { copyReference, prepareCopy } from '../kernels/copy';
 import { floatToHalf, halfToFloat } from '../kernels/f16';
-import {
-  embeddingGatherReference,
-  prepareEmbeddingGather,
-  type EmbeddingGatherShape,
-} from '../kernels/embedding-gather';
+import { embeddingGatherReference, prepareEmbeddingGather, type EmbeddingGatherShape } from '../kernels/embedding-gather';
 import { geluTanhReference, prepareGeluTanh } from '../kernels/gelu-tanh';
 import { layerNormReference, prepareLayerNorm, type LayerNormPlan, type LayerNormShape } from '../kernels/layer-norm';
 import { matmulReference, prepareMatmul, type MatmulPlan, type MatmulShape } from '../kernels/matmul';
-import {
-  patchEmbedNumPatches,
-  patchEmbedReference,
-  preparePatchEmbed,
-  type PatchEmbedShape,
-} from '../kernels/patch-embed';
-import {
-  pixelShuffleOutputShape,
-  pixelShuffleReference,
-  preparePixelShuffle,
-  type PixelShuffleShape,
-} from '../kernels/pixel-shuffle';
+import { patchEmbedNumPatches, patchEmbedReference, preparePatchEmbed, type PatchEmbedShape } from '../kernels/patch-embed';
+import { pixelShuffleOutputShape, pixelShuffleReference, preparePixelShuffle, type PixelShuffleShape } from '../kernels/pixel-shuffle';
 import { residualAddReference, prepareResidualAdd } from '../kernels/residual-add';
 import { rmsNormReference, prepareRmsNorm, type RmsNormShape } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable, ropeReference, type RopeShape } from '../kernels/rope';
@@ -148,7 +134,10 @@ const F16_MATH_TOLERANCE = (K: number) => ({ atol: 2e-3 * Math.sqrt(K), rtol: 1e
  * each load of W between up to 4 rows (main_narrow_rows), and every row must come out bit-identical to
  * the one-row kernel (main_narrow), so a request's tokens never depend on which others share its step.
  */
-export function matmulRowsCase(shape: MatmulShape, o: { format?: WeightFormat; bias?: boolean; activation?: Activation; seed?: number } = {}): KernelCase {
+export function matmulRowsCase(
+  shape: MatmulShape,
+  o: { format?: WeightFormat; bias?: boolean; activation?: Activation; seed?: number } = {},
+): KernelCase {
   const { M, N, K } = shape;
   const seed = o.seed ?? 5;
   const format = o.format ?? 'f32';
@@ -424,7 +413,13 @@ export function embeddingGatherCase(
 
 export function vitAttentionCase(
   shape: Omit<VitAttentionShape, 'headDim'> & { headDim?: number },
-  o: CommonOptions & { maskedKeys?: number; headCode?: HeadCode; plan?: VitAttentionPlan; scoresBudgetBytes?: number; headsPerPiece?: number } = {},
+  o: CommonOptions & {
+    maskedKeys?: number;
+    headCode?: HeadCode;
+    plan?: VitAttentionPlan;
+    scoresBudgetBytes?: number;
+    headsPerPiece?: number;
+  } = {},
 ): KernelCase {
   const full: VitAttentionShape = { ...shape, headDim: shape.headDim ?? 64 };
   const { batch, tokens, heads, headDim: D } = full;
@@ -433,7 +428,10 @@ export function vitAttentionCase(
   return {
     kernel: 'vit-attention',
     // Attention run as matmuls goes through its own shaders around the register matmul.
-    shaders: o.plan === 'matmuls' ? ['vit-attention', 'attention-key-mask', 'attention-transpose-v', 'attention-split-heads', 'attention-softmax', 'matmul'] : undefined,
+    shaders:
+      o.plan === 'matmuls'
+        ? ['vit-attention', 'attention-key-mask', 'attention-transpose-v', 'attention-split-heads', 'attention-softmax', 'matmul']
+        : undefined,
     label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${o.scoresBudgetBytes ? ` scores<=${o.scoresBudgetBytes}B` : ''}${o.headsPerPiece ? ` pieces of ${o.headsPerPiece} heads` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
@@ -462,10 +460,7 @@ export function vitAttentionCase(
   };
 }
 
-export function patchEmbedCase(
-  shape: PatchEmbedShape,
-  o: CommonOptions & { plan?: MatmulPlan; format?: WeightFormat } = {},
-): KernelCase {
+export function patchEmbedCase(shape: PatchEmbedShape, o: CommonOptions & { plan?: MatmulPlan; format?: WeightFormat } = {}): KernelCase {
   const { batch, channels, height, width, patch, outDim } = shape;
   const seed = o.seed ?? 13;
   const K = channels * patch * patch;

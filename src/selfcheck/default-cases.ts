@@ -67,10 +67,46 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     argmaxCase({ rows: 2, cols: 49280 }),
     copyCase(1 << 20),
     kvWriteCase({ numTokens: 8, numKvHeads: 3, headDim: 64, numSlots: 64, numQHeads: 9 }),
-    pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[40, 40], [70, 1]] }),
-    pagedAttentionCase({ numHeads: 4, numKvHeads: 2, chunks: [[30, 30], [9, 1]], headDim: 128 }),
-    pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 1], [40, 8]] }, { plan: 'stream' }),
-    pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 1], [82, 1], [40, 8]] }, { plan: 'workgroup' }),
+    pagedAttentionCase({
+      numHeads: 9,
+      numKvHeads: 3,
+      chunks: [
+        [40, 40],
+        [70, 1],
+      ],
+    }),
+    pagedAttentionCase({
+      numHeads: 4,
+      numKvHeads: 2,
+      chunks: [
+        [30, 30],
+        [9, 1],
+      ],
+      headDim: 128,
+    }),
+    pagedAttentionCase(
+      {
+        numHeads: 9,
+        numKvHeads: 3,
+        chunks: [
+          [300, 1],
+          [40, 8],
+        ],
+      },
+      { plan: 'stream' },
+    ),
+    pagedAttentionCase(
+      {
+        numHeads: 9,
+        numKvHeads: 3,
+        chunks: [
+          [300, 1],
+          [82, 1],
+          [40, 8],
+        ],
+      },
+      { plan: 'workgroup' },
+    ),
     spliceCase({ numRows: 64, dim: 576, numDstRows: 100 }),
     sampleCase({ rows: 1, vocab: 49280 }, { temperature: 0.7, topK: 50, topP: 0.9, seed: 42, step: 0 }),
   ];

@@ -6,9 +6,7 @@ import type { SelfCheckReport } from '../protocol/selfcheck';
 import { defaultKernelCases } from './default-cases';
 import { runCases, type CaseResult } from './runner';
 
-export async function runBrowserSelfCheck(
-  onResult?: (result: CaseResult, index: number, total: number) => void,
-): Promise<SelfCheckReport> {
+export async function runBrowserSelfCheck(onResult?: (result: CaseResult, index: number, total: number) => void): Promise<SelfCheckReport> {
   const gpu = await createBrowserGpuContext();
   try {
     const cases = defaultKernelCases(gpu.features);

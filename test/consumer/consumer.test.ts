@@ -51,13 +51,25 @@ afterAll(() => {
 
 describe.sequential('the packed package in a fresh app', () => {
   it('packs the entry points, both encoder workers and the declarations, and nothing else', async () => {
-    const r = timed('npm pack', expectSuccess(await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], root), 'npm pack'));
+    const r = timed(
+      'npm pack',
+      expectSuccess(await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], root), 'npm pack'),
+    );
     const [info] = JSON.parse(r.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
     tarball = join(work, info.filename);
     const files = info.files.map((f) => f.path);
     for (const f of [
-      'package.json', 'README.md', 'dist/index.js', 'dist/node.js', 'dist/cli.js', 'dist/encoder.worker.js', 'dist/encoder-worker.js',
-      'dist/types/index.d.ts', 'dist/types/node.d.ts', 'dist/types/ts5/index.d.ts', 'dist/types/ts5/node.d.ts',
+      'package.json',
+      'README.md',
+      'dist/index.js',
+      'dist/node.js',
+      'dist/cli.js',
+      'dist/encoder.worker.js',
+      'dist/encoder-worker.js',
+      'dist/types/index.d.ts',
+      'dist/types/node.d.ts',
+      'dist/types/ts5/index.d.ts',
+      'dist/types/ts5/node.d.ts',
     ]) {
       expect(files, f).toContain(f);
     }
@@ -88,7 +100,10 @@ describe.sequential('the packed package in a fresh app', () => {
   });
 
   it("builds with the app's vite build, without warnings, emitting the encoder worker", async () => {
-    const r = timed('vite build', expectSuccess(await run(process.execPath, ['node_modules/vite/bin/vite.js', 'build'], app), 'vite build'));
+    const r = timed(
+      'vite build',
+      expectSuccess(await run(process.execPath, ['node_modules/vite/bin/vite.js', 'build'], app), 'vite build'),
+    );
     expect(r.stdout + r.stderr).not.toMatch(/warn|\(!\)/i);
     expect(readdirSync(join(app, 'dist/assets')).filter((f) => /^encoder\.worker-.*\.js$/.test(f))).toHaveLength(1);
   });
@@ -134,7 +149,10 @@ describe.sequential('the same install from Node', () => {
     const r = await run(process.execPath, ['node/out/main.js', 'public/models/smolvlm-tiny', 'public/sample.png', '1'], app);
     expect(JSON.parse(r.stdout).error).toMatchObject({ name: 'MissingDependencyError', code: 'MISSING_DEPENDENCY' });
     expect(r.stdout).toMatch(/npm install webgpu/);
-    timed('npm install webgpu sharp', expectSuccess(await npm(['install', `webgpu@${version('webgpu')}`, `sharp@${version('sharp')}`], app), 'npm install'));
+    timed(
+      'npm install webgpu sharp',
+      expectSuccess(await npm(['install', `webgpu@${version('webgpu')}`, `sharp@${version('sharp')}`], app), 'npm install'),
+    );
   });
 
   it('answers with encoder worker threads, and the process exits by itself after destroy()', async () => {
@@ -162,7 +180,10 @@ describe.sequential('the same install from Node', () => {
     expect(unknown.stderr).toMatch(/^tessera: Unknown option '--frobnicate'/);
 
     writeFileSync(join(app, 'empty.png'), '');
-    const empty = timed('tessera run (0-byte image)', await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--image', 'empty.png']));
+    const empty = timed(
+      'tessera run (0-byte image)',
+      await tessera(['run', '--model', 'public/models/smolvlm-tiny', '--prompt', 'hi', '--image', 'empty.png']),
+    );
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(/^tessera: ImageDecodeError: image has 0 bytes; .*$/m);
     expect(empty.stderr).not.toMatch(/^\s+at /m);

@@ -48,7 +48,13 @@ export interface ExitAfterOutput extends CommandResult {
  * Run a program that prints one line when its work is done and should then exit by itself: if it is
  * still running `graceMs` after that line, it is killed and `exitAfterOutputMs` is undefined.
  */
-export function runExpectingExit(args: string[], cwd: string, env: NodeJS.ProcessEnv, graceMs: number, timeoutMs: number): Promise<ExitAfterOutput> {
+export function runExpectingExit(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  graceMs: number,
+  timeoutMs: number,
+): Promise<ExitAfterOutput> {
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -130,7 +136,10 @@ export async function startVite(appDir: string, args: string[]): Promise<Server>
   };
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
     if (child.exitCode !== null) throw new Error(`vite ${args.join(' ')} exited:\n${output}`);
-    const ok = await fetch(server.url).then((r) => r.ok, () => false);
+    const ok = await fetch(server.url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return server;
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -23,7 +23,15 @@ async function direct(page: Page, messages: Array<{ role: 'user' | 'assistant'; 
       const sample = new Uint8Array(await (await fetch('/sample.png')).arrayBuffer());
       const r = await window.tesseraEngine!.chat.completions.create({
         messages: messages.map((m) =>
-          m.image ? { role: m.role, content: [{ type: 'image' as const, image: sample }, { type: 'text' as const, text: m.text }] } : { role: m.role, content: m.text },
+          m.image
+            ? {
+                role: m.role,
+                content: [
+                  { type: 'image' as const, image: sample },
+                  { type: 'text' as const, text: m.text },
+                ],
+              }
+            : { role: m.role, content: m.text },
         ),
         max_tokens: maxTokens,
       });
@@ -33,7 +41,9 @@ async function direct(page: Page, messages: Array<{ role: 'user' | 'assistant'; 
   );
 }
 
-test('a follow-up question carries the earlier turn, image and answer included; the image comes from memory', async ({ page }, testInfo) => {
+test('a follow-up question carries the earlier turn, image and answer included; the image comes from memory', async ({
+  page,
+}, testInfo) => {
   await open(page);
   await expect(page.locator('#attachments figure')).toHaveCount(1); // the sample image, attached by default
   const first = answered(await ask(page, Q1));
@@ -64,7 +74,14 @@ test('a follow-up question carries the earlier turn, image and answer included; 
   );
   expect(second.info.promptTokens).toBe(withHistory.promptTokens);
   expect(second.info.tokenIds).toEqual(withHistory.tokenIds);
-  const withoutAnswer = await direct(page, [{ role: 'user', text: Q1, image: true }, { role: 'user', text: 'And what colour is the sky?' }], 8);
+  const withoutAnswer = await direct(
+    page,
+    [
+      { role: 'user', text: Q1, image: true },
+      { role: 'user', text: 'And what colour is the sky?' },
+    ],
+    8,
+  );
   expect(second.info.promptTokens).toBeGreaterThan(withoutAnswer.promptTokens);
   await shot(page, testInfo, 'demo-multi-turn');
 
@@ -98,7 +115,15 @@ test('Stop reads as stopped, keeps the partial answer, frees the KV cache, and t
   // The stopped turn stays in the history, partial answer included.
   await page.locator('#max-tokens').fill('4');
   const next = answered(await ask(page, 'Go on.'));
-  const expected = await direct(page, [{ role: 'user', text: Q1, image: true }, { role: 'assistant', text: partial }, { role: 'user', text: 'Go on.' }], 4);
+  const expected = await direct(
+    page,
+    [
+      { role: 'user', text: Q1, image: true },
+      { role: 'assistant', text: partial },
+      { role: 'user', text: 'Go on.' },
+    ],
+    4,
+  );
   expect(next.info.promptTokens).toBe(expected.promptTokens);
   expect(next.info.tokenIds).toEqual(expected.tokenIds);
 });

@@ -14,9 +14,11 @@ export function watchConsole(page: Page): string[] {
     if (m.type() === 'error') errors.push(`${m.text()} ${m.location().url ?? ''}`.trim());
   });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('worker', (w) => w.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`worker: ${m.text()}`);
-  }));
+  page.on('worker', (w) =>
+    w.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`worker: ${m.text()}`);
+    }),
+  );
   return errors;
 }
 

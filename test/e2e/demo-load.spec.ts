@@ -38,7 +38,11 @@ test('Load shows each file downloading and uploading with bytes and speed, then 
 
   await expect(page.locator('body')).toHaveAttribute('data-model', 'ready');
   // Order: config + tokenizer, the weight file, the compile, the encoder; all done, every bar full.
-  expect(await page.locator('#load-progress li').evaluateAll((els) => els.map((e) => [e.getAttribute('data-row'), e.getAttribute('data-state')]))).toEqual([
+  expect(
+    await page
+      .locator('#load-progress li')
+      .evaluateAll((els) => els.map((e) => [e.getAttribute('data-row'), e.getAttribute('data-state')])),
+  ).toEqual([
     ['meta', 'done'],
     ['file', 'done'],
     ['compile', 'done'],
@@ -47,7 +51,9 @@ test('Load shows each file downloading and uploading with bytes and speed, then 
   for (const bar of await page.locator('#load-progress progress').all()) {
     expect(await bar.evaluate((b: HTMLProgressElement) => b.value === b.max && b.max > 0)).toBe(true);
   }
-  await expect(weights.locator('.detail')).toHaveText(new RegExp(`^${WEIGHTS_MB} MB · downloaded at [\\d.]+ MB/s · to the GPU at [\\d.]+ [kMG]?B/s$`));
+  await expect(weights.locator('.detail')).toHaveText(
+    new RegExp(`^${WEIGHTS_MB} MB · downloaded at [\\d.]+ MB/s · to the GPU at [\\d.]+ [kMG]?B/s$`),
+  );
   await expect(compile.locator('.detail')).toContainText("the language model's GPU pipelines, 5 warm-up steps in");
   await expect(page.locator('#load-status')).toContainText('smolvlm-tiny is ready');
   await expect(page.locator('#run')).toBeEnabled();
@@ -55,7 +61,9 @@ test('Load shows each file downloading and uploading with bytes and speed, then 
   await shot(page, testInfo, 'demo-load-ready');
 });
 
-test('a Hugging Face repo id loads through resolve/main/, listed by the Hub API, with no request for absent files', async ({ page }, testInfo) => {
+test('a Hugging Face repo id loads through resolve/main/, listed by the Hub API, with no request for absent files', async ({
+  page,
+}, testInfo) => {
   const errors = watchConsole(page);
   const hub: string[] = [];
   const cors = { 'access-control-allow-origin': '*' };
@@ -69,7 +77,14 @@ test('a Hugging Face repo id loads through resolve/main/, listed by the Hub API,
     const m = url.pathname.match(/^\/test-org\/smolvlm-tiny\/resolve\/main\/([^/]+)$/);
     if (m && TINY_FILES.includes(m[1])) {
       const body = readFileSync(`${TINY}/${m[1]}`);
-      return route.fulfill({ body, headers: { ...cors, 'content-type': m[1].endsWith('.json') ? 'application/json' : 'application/octet-stream', 'content-length': String(body.byteLength) } });
+      return route.fulfill({
+        body,
+        headers: {
+          ...cors,
+          'content-type': m[1].endsWith('.json') ? 'application/json' : 'application/octet-stream',
+          'content-length': String(body.byteLength),
+        },
+      });
     }
     return route.fulfill({ status: 404, body: 'Entry not found', headers: cors });
   });

@@ -33,7 +33,9 @@ test('the stats panel shows rates, cache hits by tier, GPU memory and KV blocks;
   const t = first.info.timings;
   await expect(stat(page, 'ttft')).toHaveText(/^\d+(\.\d)? m?s$/);
   await expect(stat(page, 'prefill-rate')).toHaveText(/^\d+(\.\d)? tok\/s$/);
-  await expect(stat(page, 'decode-rate')).toHaveText(`${t.decodeTokensPerSecond >= 100 ? t.decodeTokensPerSecond.toFixed(0) : t.decodeTokensPerSecond.toFixed(1)} tok/s`);
+  await expect(stat(page, 'decode-rate')).toHaveText(
+    `${t.decodeTokensPerSecond >= 100 ? t.decodeTokensPerSecond.toFixed(0) : t.decodeTokensPerSecond.toFixed(1)} tok/s`,
+  );
   await expect(stat(page, 'tokens')).toHaveText(`${first.info.promptTokens} + ${first.info.tokenIds.length}`);
   await expect(stat(page, 'encode')).toContainText('(first: compiled kernels)');
   await expect(stat(page, 'image-source')).toHaveText('encoded');

@@ -20,7 +20,11 @@ async function loadModel(page: Page, id: string): Promise<void> {
 async function framesShown(page: Page): Promise<number[]> {
   const canvases = page.locator('#messages > li.assistant').last().locator('.video-strip .frame canvas');
   const images = await canvases.evaluateAll((list) =>
-    (list as HTMLCanvasElement[]).map((c) => ({ w: c.width, h: c.height, data: Array.from(c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data) })),
+    (list as HTMLCanvasElement[]).map((c) => ({
+      w: c.width,
+      h: c.height,
+      data: Array.from(c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data),
+    })),
   );
   return images.map((i) => frameIndexOf(i.data, i.w, i.h, 4));
 }
@@ -54,7 +58,9 @@ test('a picked MP4 is asked about; the answer shows the sampled frames with thei
   await expect(frames).toHaveCount(v.frames.length);
   await expect(frames.locator('time')).toHaveText(v.frames.map((f) => f.label));
   expect(v.frames.map((f) => f.label)).toEqual(['00:00', '00:01', '00:02', '00:03']);
-  expect(await frames.evaluateAll((l) => l.map((e) => Number((e as HTMLElement).dataset.timestamp)))).toEqual(v.frames.map((f) => f.timestamp));
+  expect(await frames.evaluateAll((l) => l.map((e) => Number((e as HTMLElement).dataset.timestamp)))).toEqual(
+    v.frames.map((f) => f.timestamp),
+  );
   expect(await framesShown(page)).toEqual(v.frames.map((f) => f.index));
   await expect(answer.locator('.video-strip figcaption')).toContainText('count-4s.mp4: the model saw 4 of 20 frames');
   // Prompt tokens: the frames' image tokens plus text.
@@ -64,7 +70,9 @@ test('a picked MP4 is asked about; the answer shows the sampled frames with thei
   expect(errors).toEqual([]);
 });
 
-test('a checkpoint without video settings: the picker is off, and a video sent anyway fails with VideoNotSupportedError', async ({ page }, testInfo) => {
+test('a checkpoint without video settings: the picker is off, and a video sent anyway fails with VideoNotSupportedError', async ({
+  page,
+}, testInfo) => {
   const errors = watchConsole(page);
   await page.goto('/');
   await waitForWebGpuCheck(page);

@@ -30,7 +30,9 @@ for (const g of goldenVariants()) {
   });
 }
 
-test('weight dtypes in Chromium: f16 storage keeps the greedy tokens; a q4 copy is stored in the Cache API and read back', async ({ page }) => {
+test('weight dtypes in Chromium: f16 storage keeps the greedy tokens; a q4 copy is stored in the Cache API and read back', async ({
+  page,
+}) => {
   await page.goto('/parity.html');
   await expect(page.locator('body')).toHaveAttribute('data-ready', 'yes');
   // The default dtype keeps this BF16 checkpoint's matrices as bf16 (exact, 2 bytes a weight).

@@ -24,7 +24,10 @@ test('MP4 (H.264) and WebM (VP9, VP8) decoded with WebCodecs in the encoder work
     expect(v.source).toBe('decoded');
     expect([v.numFrames, v.fps, v.duration]).toEqual([20, 5, 4]);
     expect(v.frames.map((f) => f.index)).toEqual(FOUR);
-    expect(v.frames.map((f) => f.shown), name).toEqual(FOUR);
+    expect(
+      v.frames.map((f) => f.shown),
+      name,
+    ).toEqual(FOUR);
     expect(v.frames.map((f) => f.label)).toEqual(['00:00', '00:01', '00:02', '00:03']);
     expect(r.tokenIds).toHaveLength(3);
   }

@@ -32,7 +32,12 @@ let ids: Uint32Array;
 let ref: Float32Array[];
 
 async function logitsFor(dtype: WeightDtype): Promise<Float32Array[]> {
-  const model: LoadedModel = await loadModel(gpu(), new NodeDirSource(dir), { kvCacheTokens: 1024, maxTokensPerStep: 128, maxSeqs: 128, dtype });
+  const model: LoadedModel = await loadModel(gpu(), new NodeDirSource(dir), {
+    kvCacheTokens: 1024,
+    maxTokensPerStep: 128,
+    maxSeqs: 128,
+    dtype,
+  });
   try {
     const image = prepared.images[0];
     const vision = await model.vision!.encode({ pixels: image.pixelValues, numTiles: image.layout.numTiles });
@@ -53,7 +58,10 @@ beforeAll(async () => {
   prepared = await processor.prepare([
     {
       role: 'user',
-      content: [{ type: 'image', image: readFileSync(resolve(import.meta.dirname, '../../public/sample.png')) }, { type: 'text', text: 'Can you describe this image?' }],
+      content: [
+        { type: 'image', image: readFileSync(resolve(import.meta.dirname, '../../public/sample.png')) },
+        { type: 'text', text: 'Can you describe this image?' },
+      ],
     },
   ]);
   const prompt = prepared.plan.tokenIds;
@@ -71,7 +79,9 @@ const results: Record<string, LogitsAgreement> = {};
 describe('dtype accuracy against f32 (smolvlm-tiny, 256 teacher-forced positions)', () => {
   it('f32 teacher forcing reproduces the golden first step', () => {
     expect(ref).toHaveLength(POSITIONS);
-    const golden = new Float32Array(readFileSync(resolve(import.meta.dirname, '../fixtures/goldens/tiny-logits-step0.f32.bin')).buffer.slice(0));
+    const golden = new Float32Array(
+      readFileSync(resolve(import.meta.dirname, '../fixtures/goldens/tiny-logits-step0.f32.bin')).buffer.slice(0),
+    );
     let max = 0;
     for (let i = 0; i < golden.length; i++) max = Math.max(max, Math.abs(golden[i] - ref[0][i]));
     expect(max).toBeLessThan(1e-3);

@@ -9,9 +9,13 @@ const WORKGROUP_SIZES = [32, 64, 128, 256];
 describe('kv-write', () => {
   for (const wg of WORKGROUP_SIZES) {
     it(`WG=${wg}`, () =>
-      expectCasePasses(gpu(), kvWriteCase({ numTokens: 7, numKvHeads: 3, headDim: 64, numSlots: 48, numQHeads: 9 }, { workgroupSize: wg })));
+      expectCasePasses(
+        gpu(),
+        kvWriteCase({ numTokens: 7, numKvHeads: 3, headDim: 64, numSlots: 48, numQHeads: 9 }, { workgroupSize: wg }),
+      ));
   }
-  it('one decode token', () => expectCasePasses(gpu(), kvWriteCase({ numTokens: 1, numKvHeads: 1, headDim: 64, numSlots: 16, numQHeads: 3 })));
+  it('one decode token', () =>
+    expectCasePasses(gpu(), kvWriteCase({ numTokens: 1, numKvHeads: 1, headDim: 64, numSlots: 16, numQHeads: 3 })));
   for (const headDim of [8, 72, 128]) {
     it(`head_dim ${headDim}`, () =>
       expectCasePasses(gpu(), kvWriteCase({ numTokens: 5, numKvHeads: 2, headDim, numSlots: 24, numQHeads: 4 })));
@@ -33,20 +37,70 @@ describe('paged-attention', () => {
   for (const headCode of ['unrolled', 'loop'] as const) {
     for (const headDim of headDims[headCode]) {
       it(`head_dim ${headDim} ${headCode}: chunked prefill and decode of 2 sequences`, () =>
-        expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 4, numKvHeads: 2, chunks: [[21, 6], [9, 1]], blockSize: 8, headDim }, { headCode })));
+        expectCasePasses(
+          gpu(),
+          pagedAttentionCase(
+            {
+              numHeads: 4,
+              numKvHeads: 2,
+              chunks: [
+                [21, 6],
+                [9, 1],
+              ],
+              blockSize: 8,
+              headDim,
+            },
+            { headCode },
+          ),
+        ));
     }
     for (const wg of WORKGROUP_SIZES) {
       const headDim = headCode === 'unrolled' ? 16 : 128;
       it(`head_dim ${headDim} ${headCode} WG=${wg}`, () =>
-        expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 2, numKvHeads: 1, chunks: [[19, 19]], headDim }, { workgroupSize: wg, headCode })));
+        expectCasePasses(
+          gpu(),
+          pagedAttentionCase({ numHeads: 2, numKvHeads: 1, chunks: [[19, 19]], headDim }, { workgroupSize: wg, headCode }),
+        ));
     }
   }
   it('decode: one token for each of 3 sequences of different lengths (GQA 9/3)', () =>
-    expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1, 1], [17, 1], [70, 1]] })));
+    expectCasePasses(
+      gpu(),
+      pagedAttentionCase({
+        numHeads: 9,
+        numKvHeads: 3,
+        chunks: [
+          [1, 1],
+          [17, 1],
+          [70, 1],
+        ],
+      }),
+    ));
   it('chunked prefill: a later chunk attends to the earlier chunk in the cache', () =>
-    expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 3, numKvHeads: 1, chunks: [[50, 13], [5, 5]] })));
+    expectCasePasses(
+      gpu(),
+      pagedAttentionCase({
+        numHeads: 3,
+        numKvHeads: 1,
+        chunks: [
+          [50, 13],
+          [5, 5],
+        ],
+      }),
+    ));
   it('block size 4, contexts ending mid-block', () =>
-    expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 2, numKvHeads: 2, chunks: [[9, 3], [6, 6]], blockSize: 4 })));
+    expectCasePasses(
+      gpu(),
+      pagedAttentionCase({
+        numHeads: 2,
+        numKvHeads: 2,
+        chunks: [
+          [9, 3],
+          [6, 6],
+        ],
+        blockSize: 4,
+      }),
+    ));
   it('SmolLM2 shape: 9/3 heads, a 300-token prefill', () =>
     expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 300]] })));
 
@@ -55,17 +109,77 @@ describe('paged-attention', () => {
   // of a kv head share each load in groups of up to 8 (12 per kv head -> 2 groups of 6; 5 -> 1 group of 5).
   for (const keys of [32, 128]) {
     it(`workgroup plan, ${keys} keys scored at once: decode rows and a prefill chunk`, () =>
-      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1000, 1], [150, 20], [5, 1]] }, { plan: 'workgroup', workgroupSize: keys })));
+      expectCasePasses(
+        gpu(),
+        pagedAttentionCase(
+          {
+            numHeads: 9,
+            numKvHeads: 3,
+            chunks: [
+              [1000, 1],
+              [150, 20],
+              [5, 1],
+            ],
+          },
+          { plan: 'workgroup', workgroupSize: keys },
+        ),
+      ));
   }
   for (const plan of PAGED_ATTENTION_PLANS) {
     it(`${plan}: decode rows at contexts of 1, 31, 33, 1000 and 4100 keys (GQA 9/3)`, () =>
-      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[1, 1], [31, 1], [33, 1], [1000, 1], [4100, 1]] }, { plan })));
+      expectCasePasses(
+        gpu(),
+        pagedAttentionCase(
+          {
+            numHeads: 9,
+            numKvHeads: 3,
+            chunks: [
+              [1, 1],
+              [31, 1],
+              [33, 1],
+              [1000, 1],
+              [4100, 1],
+            ],
+          },
+          { plan },
+        ),
+      ));
     it(`${plan}: 12 query heads per kv head, a prefill chunk and a decode row`, () =>
-      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 24, numKvHeads: 2, chunks: [[70, 9], [130, 1]], headDim: 16 }, { plan })));
+      expectCasePasses(
+        gpu(),
+        pagedAttentionCase(
+          {
+            numHeads: 24,
+            numKvHeads: 2,
+            chunks: [
+              [70, 9],
+              [130, 1],
+            ],
+            headDim: 16,
+          },
+          { plan },
+        ),
+      ));
     it(`${plan}: 5 query heads per kv head, loop head code`, () =>
-      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 10, numKvHeads: 2, chunks: [[90, 2]], headDim: 72 }, { plan, headCode: 'loop' })));
+      expectCasePasses(
+        gpu(),
+        pagedAttentionCase({ numHeads: 10, numKvHeads: 2, chunks: [[90, 2]], headDim: 72 }, { plan, headCode: 'loop' }),
+      ));
     it(`${plan}: no GQA (1 query head per kv head)`, () =>
-      expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 2, numKvHeads: 2, chunks: [[200, 1], [3, 3]] }, { plan })));
+      expectCasePasses(
+        gpu(),
+        pagedAttentionCase(
+          {
+            numHeads: 2,
+            numKvHeads: 2,
+            chunks: [
+              [200, 1],
+              [3, 3],
+            ],
+          },
+          { plan },
+        ),
+      ));
   }
 });
 

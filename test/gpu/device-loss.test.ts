@@ -19,14 +19,27 @@ vi.setConfig({ testTimeout: 600_000, hookTimeout: 300_000 });
 const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
 const WANT = goldenManifest().greedy['smolvlm-tiny'].tokens;
 const ask = (maxTokens: number): ChatCompletionRequest & { stream?: false } => ({
-  messages: [{ role: 'user', content: [{ type: 'image', image: SAMPLE }, { type: 'text', text: 'Can you describe this image?' }] }],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'image', image: SAMPLE },
+        { type: 'text', text: 'Can you describe this image?' },
+      ],
+    },
+  ],
   max_tokens: maxTokens,
 });
 
 describe('device loss', () => {
   let engine: Engine;
   beforeAll(async () => {
-    engine = await createEngine({ model: `${ensureTinyModels()}/smolvlm-tiny`, encoder: { mode: 'in-process' }, kvCacheTokens: 2048, maxTokensPerStep: 128 });
+    engine = await createEngine({
+      model: `${ensureTinyModels()}/smolvlm-tiny`,
+      encoder: { mode: 'in-process' },
+      kvCacheTokens: 2048,
+      maxTokensPerStep: 128,
+    });
   });
   afterAll(() => engine?.destroy());
 

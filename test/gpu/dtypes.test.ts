@@ -157,14 +157,30 @@ describe('engine', () => {
   it('createEngine({ dtype }) reaches the language model and the encoder; stored copies of both parts are reused', async () => {
     const cacheDir = join(scratch, 'engine-cache');
     const image = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
-    const ask = { messages: [{ role: 'user' as const, content: [{ type: 'image' as const, image }, { type: 'text' as const, text: 'Describe it.' }] }], max_tokens: 3 };
+    const ask = {
+      messages: [
+        {
+          role: 'user' as const,
+          content: [
+            { type: 'image' as const, image },
+            { type: 'text' as const, text: 'Describe it.' },
+          ],
+        },
+      ],
+      max_tokens: 3,
+    };
     const f32 = await testEngine(gpu(), `${tiny}/smolvlm-tiny`, { kvCacheTokens: 512, maxTokensPerStep: 128 });
     const a = await f32.chat.completions.create(ask);
     const f32Bytes = f32.stats().weightBytes;
     f32.destroy();
     const stamps: string[] = [];
     for (const expected of ['written', 'read'] as const) {
-      const q8 = await testEngine(gpu(), `${tiny}/smolvlm-tiny`, { kvCacheTokens: 512, maxTokensPerStep: 128, dtype: 'q8', weightCacheDir: cacheDir });
+      const q8 = await testEngine(gpu(), `${tiny}/smolvlm-tiny`, {
+        kvCacheTokens: 512,
+        maxTokensPerStep: 128,
+        dtype: 'q8',
+        weightCacheDir: cacheDir,
+      });
       try {
         expect(q8.model.weights.storedCopies).toEqual({ 'model.safetensors': expected });
         // The f32 load kept this BF16 checkpoint's matrices as bf16 (2 bytes a weight); q8 takes 1.125.
@@ -179,7 +195,12 @@ describe('engine', () => {
       // Two copies: the text side (this engine) and the vision side (its encoder), written once, then read.
       const copies = readdirSync(cacheDir).filter((f) => f.endsWith('.tqw'));
       expect(copies).toHaveLength(2);
-      stamps.push(copies.map((f) => `${f}@${statSync(join(cacheDir, f)).mtimeMs}`).sort().join());
+      stamps.push(
+        copies
+          .map((f) => `${f}@${statSync(join(cacheDir, f)).mtimeMs}`)
+          .sort()
+          .join(),
+      );
     }
     expect(stamps[1]).toBe(stamps[0]);
   });
@@ -223,7 +244,10 @@ describe('stored quantized copies', () => {
   });
 
   it('a damaged or truncated copy is detected, never used, and rebuilt', async () => {
-    const copies = () => readdirSync(storeDir).filter((f) => f.endsWith('.tqw')).map((f) => join(storeDir, f));
+    const copies = () =>
+      readdirSync(storeDir)
+        .filter((f) => f.endsWith('.tqw'))
+        .map((f) => join(storeDir, f));
     const before = new Set(copies());
     const q8 = await load(model, { dtype: 'q8', weightStore: store });
     q8.destroy();

@@ -18,7 +18,15 @@ const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.pn
 const CONNECTOR = 'model.connector.modality_projection.proj.weight';
 
 const ask: ChatCompletionRequest & { stream?: false } = {
-  messages: [{ role: 'user', content: [{ type: 'image', image: SAMPLE }, { type: 'text', text: 'Can you describe this image?' }] }],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'image', image: SAMPLE },
+        { type: 'text', text: 'Can you describe this image?' },
+      ],
+    },
+  ],
   max_tokens: 4,
 };
 

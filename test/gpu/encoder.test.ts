@@ -14,7 +14,14 @@ import { fsStore } from '../../src/cache/fs-store';
 import type { EncoderWorkerPool } from '../../src/encoder/worker-pool';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionRequest } from '../../src/engine/types';
-import { EncodeTimeoutError, EncoderOutOfMemoryError, EncoderWorkerCrashedError, ImageDecodeError, RequestAbortedError, TesseraError } from '../../src/errors';
+import {
+  EncodeTimeoutError,
+  EncoderOutOfMemoryError,
+  EncoderWorkerCrashedError,
+  ImageDecodeError,
+  RequestAbortedError,
+  TesseraError,
+} from '../../src/errors';
 import { FAULTY_WORKER, testEngine } from '../helpers/engine';
 import { goldenManifest } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
@@ -27,7 +34,15 @@ let dir: string;
 
 function ask(image: Uint8Array, extra: Partial<ChatCompletionRequest> = {}): ChatCompletionRequest & { stream?: false } {
   return {
-    messages: [{ role: 'user', content: [{ type: 'image', image }, { type: 'text', text: 'Can you describe this image?' }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image },
+          { type: 'text', text: 'Can you describe this image?' },
+        ],
+      },
+    ],
     max_tokens: 2,
     ...extra,
     stream: false,
@@ -35,7 +50,9 @@ function ask(image: Uint8Array, extra: Partial<ChatCompletionRequest> = {}): Cha
 }
 
 function flat(r: number, g: number, b: number, width = 300, height = 200): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r, g, b } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r, g, b } } })
+    .png()
+    .toBuffer();
 }
 
 beforeAll(() => {
@@ -60,14 +77,16 @@ describe('in-process encoder', () => {
   });
 
   it('an encode past its timeout fails that request with the number; the next request works', async () => {
-    const err = await engine.chat.completions.create(ask(await flat(1, 2, 3), { tessera: { encodeTimeoutMs: 1 } })).catch((e: unknown) => e);
+    const err = await engine.chat.completions
+      .create(ask(await flat(1, 2, 3), { tessera: { encodeTimeoutMs: 1 } }))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EncodeTimeoutError);
     expect((err as Error).message).toContain('longer than 1 ms');
     const ok = await engine.chat.completions.create(ask(SAMPLE));
     expect(ok.tessera.tokenIds).toEqual(TOKENS.slice(0, 2));
   });
 
-  it('cancellation during an encode releases the request\'s cache references at once', async () => {
+  it("cancellation during an encode releases the request's cache references at once", async () => {
     const abort = new AbortController();
     const image = await flat(90, 90, 200, 500, 300);
     const pending = engine.chat.completions.create(ask(image, { signal: abort.signal }));
@@ -175,7 +194,11 @@ describe('encoder worker (built dist/encoder-worker.js)', () => {
       messages: [
         {
           role: 'user',
-          content: [{ type: 'image', image: buffer }, { type: 'image', image: view }, { type: 'text', text: 'Compare them.' }],
+          content: [
+            { type: 'image', image: buffer },
+            { type: 'image', image: view },
+            { type: 'text', text: 'Compare them.' },
+          ],
         },
       ],
     });
@@ -204,7 +227,13 @@ describe('encoder worker (built dist/encoder-worker.js)', () => {
 describe('encoder worker that runs out of GPU memory above 5 tiles (test worker entry, built like the real one)', () => {
   let engine: Engine;
   beforeAll(async () => {
-    engine = await testEngine(gpu(), dir, { kvCacheTokens: 2048, maxTokensPerStep: 128, workers: true, workerScript: FAULTY_WORKER, faults: { oomAboveTiles: 5 } });
+    engine = await testEngine(gpu(), dir, {
+      kvCacheTokens: 2048,
+      maxTokensPerStep: 128,
+      workers: true,
+      workerScript: FAULTY_WORKER,
+      faults: { oomAboveTiles: 5 },
+    });
   });
   afterAll(() => engine?.destroy());
 

@@ -19,8 +19,17 @@ const gpu = useGpu();
 const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
 let engine: Engine;
 
-function ask(image: Uint8Array | undefined, text: string, extra: Partial<ChatCompletionRequest> & { stream?: false } = {}): ChatCompletionRequest & { stream?: false } {
-  const content: ChatCompletionRequest['messages'][0]['content'] = image ? [{ type: 'image', image }, { type: 'text', text }] : [{ type: 'text', text }];
+function ask(
+  image: Uint8Array | undefined,
+  text: string,
+  extra: Partial<ChatCompletionRequest> & { stream?: false } = {},
+): ChatCompletionRequest & { stream?: false } {
+  const content: ChatCompletionRequest['messages'][0]['content'] = image
+    ? [
+        { type: 'image', image },
+        { type: 'text', text },
+      ]
+    : [{ type: 'text', text }];
   return { messages: [{ role: 'user', content }], max_tokens: 4, ...extra };
 }
 
@@ -48,7 +57,10 @@ describe('engine', () => {
     expect(full.tessera.imageTokens).toBe(208);
 
     const chunks: ChatCompletionChunk[] = [];
-    for await (const c of await engine.chat.completions.create({ ...ask(SAMPLE, 'Can you describe this image?', { max_tokens: 20 }), stream: true })) {
+    for await (const c of await engine.chat.completions.create({
+      ...ask(SAMPLE, 'Can you describe this image?', { max_tokens: 20 }),
+      stream: true,
+    })) {
       chunks.push(c);
     }
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
@@ -75,7 +87,11 @@ describe('engine', () => {
 
   it('cancellation frees the request at once and the next request runs', async () => {
     const abort = new AbortController();
-    const stream = await engine.chat.completions.create({ ...ask(SAMPLE, 'Describe it.', { max_tokens: 50 }), stream: true, signal: abort.signal });
+    const stream = await engine.chat.completions.create({
+      ...ask(SAMPLE, 'Describe it.', { max_tokens: 50 }),
+      stream: true,
+      signal: abort.signal,
+    });
     const err = await (async () => {
       let n = 0;
       for await (const c of stream) {
@@ -96,14 +112,18 @@ describe('bad input: a named error for that request, and the engine stays usable
   });
 
   it('a 1x1 image', async () => {
-    const png = await sharp({ create: { width: 1, height: 1, channels: 3, background: { r: 200, g: 10, b: 10 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 1, height: 1, channels: 3, background: { r: 200, g: 10, b: 10 } } })
+      .png()
+      .toBuffer();
     const r = await engine.chat.completions.create(ask(png, 'What color is this?', { max_tokens: 2 }));
     expect(r.tessera.numTiles).toBe(17);
     expect(r.tessera.tokenIds.length).toBe(2);
   });
 
   it('a 10000 x 10000 image is resized, not held whole', async () => {
-    const png = await sharp({ create: { width: 10000, height: 10000, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 10000, height: 10000, channels: 3, background: { r: 20, g: 120, b: 200 } } })
+      .png()
+      .toBuffer();
     const rssBefore = process.memoryUsage().rss;
     const r = await engine.chat.completions.create(ask(png, 'What is this?', { max_tokens: 2 }));
     expect(r.tessera.numTiles).toBe(17);
@@ -111,7 +131,17 @@ describe('bad input: a named error for that request, and the engine stays usable
   });
 
   it('embeddings that do not match the placeholders are refused with both numbers', async () => {
-    const plan = (await engine.processor.prepare([{ role: 'user', content: [{ type: 'image', image: SAMPLE }, { type: 'text', text: 'x' }] }])).plan;
+    const plan = (
+      await engine.processor.prepare([
+        {
+          role: 'user',
+          content: [
+            { type: 'image', image: SAMPLE },
+            { type: 'text', text: 'x' },
+          ],
+        },
+      ])
+    ).plan;
     const run = generate(engine.model.runner, 999, {
       promptIds: plan.tokenIds,
       placeholders: plan.placeholders.flatMap((p) => p.runs),
@@ -129,7 +159,9 @@ describe('bad input: a named error for that request, and the engine stays usable
   it('a prompt longer than the context window', async () => {
     const err = await engine.chat.completions.create(ask(SAMPLE, 'word '.repeat(3000), { max_tokens: 8 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ContextLengthError);
-    expect((err as Error).message).toMatch(/the prompt has \d+ tokens and 8 more were asked for, but the context window is 2048 tokens \(the model's limit, max_position_embeddings/);
+    expect((err as Error).message).toMatch(
+      /the prompt has \d+ tokens and 8 more were asked for, but the context window is 2048 tokens \(the model's limit, max_position_embeddings/,
+    );
     await expectHealthy();
   });
 

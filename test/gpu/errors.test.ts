@@ -50,7 +50,9 @@ describe('kernel input checks', () => {
     const err = await prepareRmsNorm(gpu(), io, { rows, dim: 1024 }, { eps: 1e-5 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DeviceLimitError);
     const max = gpu().limits.maxStorageBufferBindingSize;
-    expect((err as Error).message).toContain(`needs maxStorageBufferBindingSize (bytes of 'x') = ${rows * 4096} but this device allows ${max}`);
+    expect((err as Error).message).toContain(
+      `needs maxStorageBufferBindingSize (bytes of 'x') = ${rows * 4096} but this device allows ${max}`,
+    );
   });
 
   it('a tensor that claims more bytes than its buffer holds is a BufferSizeError', async () => {
@@ -64,9 +66,7 @@ describe('kernel input checks', () => {
 
   it('a workgroup size above the device limit is a DeviceLimitError', async () => {
     const io = { x: f32([2, 8], 'x'), weight: f32([8], 'w'), y: f32([2, 8], 'y') };
-    await expect(prepareRmsNorm(gpu(), io, { rows: 2, dim: 8 }, { eps: 1e-5, workgroupSize: 1024 })).rejects.toThrowError(
-      DeviceLimitError,
-    );
+    await expect(prepareRmsNorm(gpu(), io, { rows: 2, dim: 8 }, { eps: 1e-5, workgroupSize: 1024 })).rejects.toThrowError(DeviceLimitError);
   });
 
   it('a head size the attention kernels cannot hold is a HeadDimError with the number', async () => {
@@ -82,16 +82,16 @@ describe('kernel input checks', () => {
 
   it('a vec4 matmul plan with K % 4 != 0 is refused with the numbers', async () => {
     const io = { x: f32([2, 6], 'x'), weight: f32([3, 6], 'w'), y: f32([2, 3], 'y') };
-    await expect(prepareMatmul(gpu(), io, { M: 2, N: 3, K: 6 }, { plan: 'register-wide' })).rejects.toThrowError(
-      UnsupportedShapeError,
-    );
+    await expect(prepareMatmul(gpu(), io, { M: 2, N: 3, K: 6 }, { plan: 'register-wide' })).rejects.toThrowError(UnsupportedShapeError);
   });
 });
 
 describe('shader and pipeline errors', () => {
   it('a WGSL compile error carries the label and the compiler messages', async () => {
     const code = '@compute @workgroup_size(1) fn main() { let x: f32 = undefined_thing; }';
-    const err = await gpu().pipelines.get({ label: 'broken-kernel', code }).catch((e: unknown) => e);
+    const err = await gpu()
+      .pipelines.get({ label: 'broken-kernel', code })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ShaderCompileError);
     const e = err as ShaderCompileError;
     expect(e.label).toBe('broken-kernel');
@@ -101,7 +101,9 @@ describe('shader and pipeline errors', () => {
 
   it('a pipeline that fails validation is a GpuValidationError naming the pipeline', async () => {
     const code = 'override WG: u32 = 64; @compute @workgroup_size(WG) fn main() {}';
-    const err = await gpu().pipelines.get({ label: 'too-wide', code, constants: { WG: 100000 } }).catch((e: unknown) => e);
+    const err = await gpu()
+      .pipelines.get({ label: 'too-wide', code, constants: { WG: 100000 } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GpuValidationError);
     expect((err as Error).message).toContain("WebGPU rejected 'too-wide[main|WG=100000]'");
   });

@@ -16,7 +16,11 @@ let engine: Engine;
 let images: Uint8Array[];
 
 beforeAll(async () => {
-  engine = await testEngine(gpu(), `${ensureTinyModels()}/smolvlm-tiny`, { kvCacheTokens: 2048, maxTokensPerStep: 128, encoder: { maxBatchTiles: 16 } });
+  engine = await testEngine(gpu(), `${ensureTinyModels()}/smolvlm-tiny`, {
+    kvCacheTokens: 2048,
+    maxTokensPerStep: 128,
+    encoder: { maxBatchTiles: 16 },
+  });
   images = await mixImages(3);
 });
 afterAll(() => engine?.destroy());

@@ -111,7 +111,9 @@ describe('broken checkpoints', () => {
   });
 
   it('bytes that are not safetensors are named', async () => {
-    const err = await load(source(microConfig(), { 'model.safetensors': new TextEncoder().encode('<html>not found</html>') })).catch((e: unknown) => e);
+    const err = await load(source(microConfig(), { 'model.safetensors': new TextEncoder().encode('<html>not found</html>') })).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(CheckpointFormatError);
   });
 

@@ -15,8 +15,7 @@ describe('matmul', () => {
   ];
   for (const plan of ['register-wide', 'register-narrow', 'workgroup'] as const) {
     for (const shape of ragged) {
-      it(`${plan} ${shape.M}x${shape.N}x${shape.K} +bias`, () =>
-        expectCasePasses(gpu(), matmulCase(shape, { plan, bias: true })));
+      it(`${plan} ${shape.M}x${shape.N}x${shape.K} +bias`, () => expectCasePasses(gpu(), matmulCase(shape, { plan, bias: true })));
     }
   }
 
@@ -40,7 +39,10 @@ describe('matmul', () => {
   // The residual epilogue (y += act(x·Wᵀ + b)) on every plan, ragged columns included, and packed weights.
   for (const plan of ['register-wide', 'register-narrow', 'workgroup', 'gemv'] as const) {
     it(`${plan} y += x·Wᵀ + b (residual epilogue), ragged`, () =>
-      expectCasePasses(gpu(), matmulCase({ M: plan === 'gemv' || plan === 'register-narrow' ? 3 : 21, N: 37, K: 36 }, { plan, bias: true, accumulate: true })));
+      expectCasePasses(
+        gpu(),
+        matmulCase({ M: plan === 'gemv' || plan === 'register-narrow' ? 3 : 21, N: 37, K: 36 }, { plan, bias: true, accumulate: true }),
+      ));
   }
   it('residual epilogue with q4 weights and GELU', () =>
     expectCasePasses(gpu(), matmulCase({ M: 18, N: 40, K: 64 }, { bias: true, accumulate: true, activation: 'gelu_tanh', format: 'q4' })));
@@ -53,17 +55,19 @@ describe('matmul', () => {
       expectCasePasses(gpu(), matmulCase({ M, N: 41, K: 100 }, { plan: 'register-narrow', bias: true })));
   }
   for (const format of ['f32', 'f16', 'bf16', 'q8', 'q4'] as const) {
-    for (const [M, K] of [[2, 100], [3, 64], [4, 36], [8, 132]] as const) {
+    for (const [M, K] of [
+      [2, 100],
+      [3, 64],
+      [4, 36],
+      [8, 132],
+    ] as const) {
       it(`register-narrow ${format} ${M} rows: each row = that row alone (K=${K})`, () =>
         expectCasePasses(gpu(), matmulRowsCase({ M, N: 37, K }, { format, bias: true, activation: M === 4 ? 'silu' : 'none' })));
     }
   }
 
   // SmolVLM shapes: a ViT projection (1024 patches) and a decode step of the text model.
-  it('ViT shape 1024x768x768 (device plan)', () =>
-    expectCasePasses(gpu(), matmulCase({ M: 1024, N: 768, K: 768 }, { bias: true })));
-  it('decode shape 1x1536x576 (device plan)', () =>
-    expectCasePasses(gpu(), matmulCase({ M: 1, N: 1536, K: 576 })));
-  it('decode shape 1x576x1536 workgroup plan', () =>
-    expectCasePasses(gpu(), matmulCase({ M: 1, N: 576, K: 1536 }, { plan: 'workgroup' })));
+  it('ViT shape 1024x768x768 (device plan)', () => expectCasePasses(gpu(), matmulCase({ M: 1024, N: 768, K: 768 }, { bias: true })));
+  it('decode shape 1x1536x576 (device plan)', () => expectCasePasses(gpu(), matmulCase({ M: 1, N: 1536, K: 576 })));
+  it('decode shape 1x576x1536 workgroup plan', () => expectCasePasses(gpu(), matmulCase({ M: 1, N: 576, K: 1536 }, { plan: 'workgroup' })));
 });

@@ -17,7 +17,12 @@ const GREEDY = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };
 const ids = (n: number, k: number) => Uint32Array.from({ length: n }, (_, i) => (i * k + 5) % 1000);
 
 beforeAll(async () => {
-  model = await loadModel(gpu(), new NodeDirSource(`${ensureTinyModels()}/smolvlm-tiny`), { kvCacheTokens: 1024, maxTokensPerStep: 64, maxSeqs: 8, vision: false });
+  model = await loadModel(gpu(), new NodeDirSource(`${ensureTinyModels()}/smolvlm-tiny`), {
+    kvCacheTokens: 1024,
+    maxTokensPerStep: 64,
+    maxSeqs: 8,
+    vision: false,
+  });
 });
 afterAll(() => model?.destroy());
 
@@ -31,13 +36,24 @@ describe('ModelRunner', () => {
 
   it('gives each sequence of a batched step the token it gets alone', async () => {
     const { runner } = model;
-    const alone = async (tokenIds: Uint32Array) => runner.withScratchSequence(tokenIds.length, async (seqId) => (await runner.run([{ seqId, tokenIds, start: 0, sample: GREEDY }])).tokens[0]);
+    const alone = async (tokenIds: Uint32Array) =>
+      runner.withScratchSequence(
+        tokenIds.length,
+        async (seqId) => (await runner.run([{ seqId, tokenIds, start: 0, sample: GREEDY }])).tokens[0],
+      );
     const a = ids(13, 37);
     const b = ids(5, 91);
     const expected = [await alone(a), await alone(b)];
     const together = await runner.withScratchSequence(a.length, (sa) =>
-      runner.withScratchSequence(b.length, async (sb) =>
-        (await runner.run([{ seqId: sa, tokenIds: a, start: 0, sample: GREEDY }, { seqId: sb, tokenIds: b, start: 0, sample: GREEDY }])).tokens,
+      runner.withScratchSequence(
+        b.length,
+        async (sb) =>
+          (
+            await runner.run([
+              { seqId: sa, tokenIds: a, start: 0, sample: GREEDY },
+              { seqId: sb, tokenIds: b, start: 0, sample: GREEDY },
+            ])
+          ).tokens,
       ),
     );
     expect(together).toEqual(expected);
@@ -51,7 +67,10 @@ describe('ModelRunner', () => {
     // The chunk's rows one at a time, each step sampling its last row: the reference logits.
     const reference = await runner.withScratchSequence(chunk.length, async (seqId) => {
       const rows: Float32Array[] = [];
-      for (let p = 0; p < chunk.length; p++) rows.push((await runner.run([{ seqId, tokenIds: chunk.subarray(p, p + 1), start: p, sample: GREEDY }], { readLogits: true })).logits!);
+      for (let p = 0; p < chunk.length; p++)
+        rows.push(
+          (await runner.run([{ seqId, tokenIds: chunk.subarray(p, p + 1), start: p, sample: GREEDY }], { readLogits: true })).logits!,
+        );
       return rows;
     });
     const shared = await runner.withScratchSequence(chunk.length, async (seqId) => {

@@ -34,13 +34,19 @@ describe('tiny model smoke', () => {
     const ids = Uint32Array.from({ length: 300 }, (_, i) => (i * 97) % 49000);
     const tokens: number[] = [];
     const timings = { prefillMs: 0, numPrefillChunks: 0, decodeStepMs: [] as number[] };
-    for await (const t of generate(model.runner, 1, {
-      promptIds: ids,
-      placeholders: [],
-      maxNewTokens: 6,
-      stopIds: new Set(),
-      chunkSize: 128,
-    }, timings)) tokens.push(t);
+    for await (const t of generate(
+      model.runner,
+      1,
+      {
+        promptIds: ids,
+        placeholders: [],
+        maxNewTokens: 6,
+        stopIds: new Set(),
+        chunkSize: 128,
+      },
+      timings,
+    ))
+      tokens.push(t);
     expect(tokens.length).toBe(6);
     expect(timings.numPrefillChunks).toBe(3);
     expect(timings.decodeStepMs.length).toBe(5);

@@ -16,15 +16,23 @@ describe('layer-norm', () => {
   it('rows offset by 50 (cancellation)', () => expectCasePasses(gpu(), layerNormCase({ rows: 16, dim: 768 }, { offset: 50 })));
   // One invocation per row (the register variant's plan for many rows), at both plans' shapes.
   for (const wg of WORKGROUP_SIZES) {
-    it(`rows plan WG=${wg}, rows not a multiple of it`, () => expectCasePasses(gpu(), layerNormCase({ rows: 77, dim: 36 }, { plan: 'rows', workgroupSize: wg })));
+    it(`rows plan WG=${wg}, rows not a multiple of it`, () =>
+      expectCasePasses(gpu(), layerNormCase({ rows: 77, dim: 36 }, { plan: 'rows', workgroupSize: wg })));
   }
   it('rows plan: one row of dim 4', () => expectCasePasses(gpu(), layerNormCase({ rows: 1, dim: 4 }, { plan: 'rows' })));
   it('rows plan: so400m width 729x1152', () => expectCasePasses(gpu(), layerNormCase({ rows: 729, dim: 1152 }, { plan: 'rows' })));
-  it('rows plan: rows offset by 50 (cancellation)', () => expectCasePasses(gpu(), layerNormCase({ rows: 16, dim: 768 }, { offset: 50, plan: 'rows' })));
-  it('workgroup plan at the ViT shape 1024x768', () => expectCasePasses(gpu(), layerNormCase({ rows: 1024, dim: 768 }, { plan: 'workgroup' })));
+  it('rows plan: rows offset by 50 (cancellation)', () =>
+    expectCasePasses(gpu(), layerNormCase({ rows: 16, dim: 768 }, { offset: 50, plan: 'rows' })));
+  it('workgroup plan at the ViT shape 1024x768', () =>
+    expectCasePasses(gpu(), layerNormCase({ rows: 1024, dim: 768 }, { plan: 'workgroup' })));
   it('register variant: many rows with dim % 4 == 0 take the rows plan, others the workgroup plan', () => {
     const t = (shape: number[], offsetBytes = 0) => ({ shape, offsetBytes }) as unknown as Tensor;
-    const io = (rows: number, dim: number, offset = 0) => ({ x: t([rows, dim], offset), weight: t([dim]), bias: t([dim]), y: t([rows, dim]) });
+    const io = (rows: number, dim: number, offset = 0) => ({
+      x: t([rows, dim], offset),
+      weight: t([dim]),
+      bias: t([dim]),
+      y: t([rows, dim]),
+    });
     expect(chooseLayerNormPlan(gpu(), io(1024, 768), { rows: 1024, dim: 768 }, { variant: 'register' })).toBe('rows');
     expect(chooseLayerNormPlan(gpu(), io(1024, 768), { rows: 1024, dim: 768 }, { variant: 'workgroup' })).toBe('workgroup');
     expect(chooseLayerNormPlan(gpu(), io(8, 768), { rows: 8, dim: 768 }, { variant: 'register' })).toBe('workgroup');

@@ -22,7 +22,13 @@ import { useGpu } from './gpu';
 const gpu = useGpu();
 const TOL = { atol: 1e-4, rtol: 1e-3 };
 const MESSAGES = [
-  { role: 'user' as const, content: [{ type: 'image' as const, image: readFileSync(resolve(import.meta.dirname, '../../public/sample.png')) }, { type: 'text' as const, text: 'Can you describe this image?' }] },
+  {
+    role: 'user' as const,
+    content: [
+      { type: 'image' as const, image: readFileSync(resolve(import.meta.dirname, '../../public/sample.png')) },
+      { type: 'text' as const, text: 'Can you describe this image?' },
+    ],
+  },
 ];
 
 function expectClose(label: string, got: ArrayLike<number>, want: ArrayLike<number>) {
@@ -70,7 +76,10 @@ for (const g of goldenVariants()) {
 
     it('vision tower, connector, first-step logits and 20 greedy tokens match', async () => {
       const image = prepared.images[0];
-      const vision = await model.vision!.encode({ pixels: image.pixelValues, numTiles: image.layout.numTiles }, { captureTowerOutput: true });
+      const vision = await model.vision!.encode(
+        { pixels: image.pixelValues, numTiles: image.layout.numTiles },
+        { captureTowerOutput: true },
+      );
       try {
         if (g.vision) expectClose('vision tower output', vision.towerOutput!, goldenF32(g.vision));
         if (g.connector) expectClose('connector output', await gpu().readF32(vision.embeddings), goldenF32(g.connector));

@@ -24,8 +24,7 @@ describe('embedding-gather', () => {
   for (const wg of WORKGROUP_SIZES) {
     it(`WG=${wg}`, () => expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 5, vocab: 50, dim: 33 }, { workgroupSize: wg })));
   }
-  it('prefill shape 300 tokens of SmolLM2', () =>
-    expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 300, vocab: 2000, dim: 576 })));
+  it('prefill shape 300 tokens of SmolLM2', () => expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 300, vocab: 2000, dim: 576 })));
   it('an id past the vocab gives a zero row and is flagged', () =>
     expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 4, vocab: 10, dim: 8 }, { badId: true })));
 });

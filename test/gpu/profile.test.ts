@@ -24,7 +24,15 @@ import { useGpu } from './gpu';
 const gpu = useGpu();
 const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
 const ask = (max_tokens: number) => ({
-  messages: [{ role: 'user' as const, content: [{ type: 'image' as const, image: SAMPLE }, { type: 'text' as const, text: 'Can you describe this image?' }] }],
+  messages: [
+    {
+      role: 'user' as const,
+      content: [
+        { type: 'image' as const, image: SAMPLE },
+        { type: 'text' as const, text: 'Can you describe this image?' },
+      ],
+    },
+  ],
   max_tokens,
 });
 let engine: Engine;
@@ -101,7 +109,9 @@ describe('engine.profile', () => {
     expect(counts(phase('decode-step'))).toEqual({ ...layer, 'rms-norm': 2 * L + 1, matmul: 4 * L + 1, 'embedding-gather': 2, argmax: 1 });
     // The step the engine reports last is the profile's decode step: the same number of dispatches.
     expect(phase('decode-step').dispatches).toBe(engine.stats().decodeStep.numDispatches);
-    expect(phase('prefill-chunk').description).toMatch(/^128 of the prompt's 252 tokens \(128 rows after padding to the step bucket\), \d+ image rows spliced$/);
+    expect(phase('prefill-chunk').description).toMatch(
+      /^128 of the prompt's 252 tokens \(128 rows after padding to the step bucket\), \d+ image rows spliced$/,
+    );
   });
 
   it('measures time, shares that sum to 100% and a throughput for every costed kind', () => {
@@ -142,7 +152,8 @@ describe('engine.profile', () => {
 
   it('refuses to run beside a request, and a request that arrives meanwhile waits for it', async () => {
     const pending = engine.chat.completions.create(ask(8));
-    for (let i = 0; i < 200 && engine.stats().scheduler.numRunning + engine.stats().scheduler.numWaiting === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && engine.stats().scheduler.numRunning + engine.stats().scheduler.numWaiting === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
     await expect(engine.profile({ image: SAMPLE })).rejects.toBeInstanceOf(EngineBusyError);
     await pending;
     const profiling = engine.profile({ prompt: 'Hello' });
@@ -156,7 +167,11 @@ describe('engine.profile', () => {
 describe('timed steps', () => {
   let model: LoadedModel;
   beforeAll(async () => {
-    model = await loadModel(gpu(), new NodeDirSource(`${ensureTinyModels()}/smolvlm-tiny`), { kvCacheTokens: 256, maxTokensPerStep: 32, visionBatch: 2 });
+    model = await loadModel(gpu(), new NodeDirSource(`${ensureTinyModels()}/smolvlm-tiny`), {
+      kvCacheTokens: 256,
+      maxTokensPerStep: 32,
+      visionBatch: 2,
+    });
   });
   afterAll(() => model?.destroy());
 
@@ -182,7 +197,14 @@ describe('timed steps', () => {
     const { runner } = model;
     const T = 20;
     await runner.withScratchSequence(T, async (seqId) => {
-      const step = [{ seqId, tokenIds: Uint32Array.from({ length: T }, (_, i) => (i * 37) % 1000), start: 0, sample: { temperature: 0.8, topK: 5, topP: 0.9, seed: 3, step: 0 } }];
+      const step = [
+        {
+          seqId,
+          tokenIds: Uint32Array.from({ length: T }, (_, i) => (i * 37) % 1000),
+          start: 0,
+          sample: { temperature: 0.8, topK: 5, topP: 0.9, seed: 3, step: 0 },
+        },
+      ];
       const plain = await runner.run(step, { readLogits: true });
       const timed = await runner.run(step, { readLogits: true, timer });
       expect(timed.tokens).toEqual(plain.tokens);

@@ -35,14 +35,26 @@ describe('SmolVLM2-500M real vision embeddings', () => {
       weight: g.upload(w['patch_embedding.weight'], [768, 768], 'patch.w'),
       bias: g.upload(w['patch_embedding.bias'], [768], 'patch.b'),
       table: g.upload(w['position_embedding.weight'], [1024, 768], 'pos'),
-      ids: g.upload(Uint32Array.from({ length: 1024 }, (_, i) => i), [1024], 'ids'),
+      ids: g.upload(
+        Uint32Array.from({ length: 1024 }, (_, i) => i),
+        [1024],
+        'ids',
+      ),
       pos: g.createTensor([1024, 768], 'f32', 'pos-rows'),
       y: g.createTensor([1024, 768], 'f32', 'y'),
       errors: g.upload(new Uint32Array(2), [2], 'errors'),
     };
     const dispatches = [
-      await preparePatchEmbed(g, { pixels: t.pixels, weight: t.weight, bias: t.bias, y: t.y }, { batch: 1, channels: 3, height: 512, width: 512, patch: 16, outDim: 768 }),
-      await prepareEmbeddingGather(g, { ids: t.ids, table: t.table, out: t.pos, errors: t.errors }, { numTokens: 1024, vocab: 1024, dim: 768 }),
+      await preparePatchEmbed(
+        g,
+        { pixels: t.pixels, weight: t.weight, bias: t.bias, y: t.y },
+        { batch: 1, channels: 3, height: 512, width: 512, patch: 16, outDim: 768 },
+      ),
+      await prepareEmbeddingGather(
+        g,
+        { ids: t.ids, table: t.table, out: t.pos, errors: t.errors },
+        { numTokens: 1024, vocab: 1024, dim: 768 },
+      ),
       await prepareResidualAdd(g, { acc: t.y, x: t.pos }),
     ];
     submitDispatches(g, dispatches);

@@ -8,7 +8,13 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionRequest } from '../../src/engine/types';
-import { InvalidMessageError, InvalidRequestError, PrivateNetworkRefusedError, RequestAbortedError, TooManyImagesError } from '../../src/errors';
+import {
+  InvalidMessageError,
+  InvalidRequestError,
+  PrivateNetworkRefusedError,
+  RequestAbortedError,
+  TooManyImagesError,
+} from '../../src/errors';
 import { testEngine } from '../helpers/engine';
 import { goldenManifest } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
@@ -22,7 +28,15 @@ let server: Server;
 let base: string;
 
 const withImage = (extra: Partial<ChatCompletionRequest> = {}): ChatCompletionRequest & { stream?: false } => ({
-  messages: [{ role: 'user', content: [{ type: 'image', image: SAMPLE }, { type: 'text', text: 'Can you describe this image?' }] }],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'image', image: SAMPLE },
+        { type: 'text', text: 'Can you describe this image?' },
+      ],
+    },
+  ],
   max_tokens: 4,
   ...extra,
   stream: false,
@@ -36,7 +50,11 @@ async function expectHealthy(): Promise<void> {
 }
 
 beforeAll(async () => {
-  engine = await testEngine(gpu(), `${ensureTinyModels()}/smolvlm-tiny`, { kvCacheTokens: 2048, maxTokensPerStep: 128, media: { maxImagesPerRequest: 4 } });
+  engine = await testEngine(gpu(), `${ensureTinyModels()}/smolvlm-tiny`, {
+    kvCacheTokens: 2048,
+    maxTokensPerStep: 128,
+    media: { maxImagesPerRequest: 4 },
+  });
   server = createServer((_req, res) => void res.writeHead(200).write('x')); // a body that never ends
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -76,7 +94,10 @@ describe('request fields are checked on every request', () => {
       { type: 'image_url', image_url: { url: 'data:image/png,%E0%A4%A' } },
     ];
     for (const part of bad) {
-      const req = { messages: [{ role: 'user', content: [part, { type: 'text', text: 'hi' }] }], max_tokens: 2 } as ChatCompletionRequest & { stream?: false };
+      const req = {
+        messages: [{ role: 'user', content: [part, { type: 'text', text: 'hi' }] }],
+        max_tokens: 2,
+      } as ChatCompletionRequest & { stream?: false };
       const err = await engine.chat.completions.create(req).catch((e: unknown) => e);
       expect(err, JSON.stringify(part)).toBeInstanceOf(InvalidMessageError);
     }
@@ -85,7 +106,10 @@ describe('request fields are checked on every request', () => {
 
   it('too many images are refused before any is decoded', async () => {
     const prepare = vi.spyOn(engine.media, 'prepare');
-    const content = [...Array.from({ length: 5 }, () => ({ type: 'image' as const, image: SAMPLE })), { type: 'text' as const, text: 'hi' }];
+    const content = [
+      ...Array.from({ length: 5 }, () => ({ type: 'image' as const, image: SAMPLE })),
+      { type: 'text' as const, text: 'hi' },
+    ];
     const err = await engine.chat.completions.create({ messages: [{ role: 'user', content }], max_tokens: 2 }).catch((e: unknown) => e);
     expect(prepare).not.toHaveBeenCalled();
     prepare.mockRestore();
@@ -95,7 +119,15 @@ describe('request fields are checked on every request', () => {
   it("an image_url fetch stops when the request's signal aborts", async () => {
     const abort = new AbortController();
     const req = withImage({ signal: abort.signal });
-    req.messages = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `${base}/slow.png` } }, { type: 'text', text: 'hi' }] }];
+    req.messages = [
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `${base}/slow.png` } },
+          { type: 'text', text: 'hi' },
+        ],
+      },
+    ];
     const pending = engine.chat.completions.create(req).catch((e: unknown) => e);
     setTimeout(() => abort.abort(), 100);
     expect(await pending).toBeInstanceOf(RequestAbortedError);
@@ -103,10 +135,22 @@ describe('request fields are checked on every request', () => {
   });
 
   it('media.blockPrivateNetwork refuses a loopback image_url', async () => {
-    const guarded = await testEngine(gpu(), `${ensureTinyModels()}/smolvlm-tiny`, { kvCacheTokens: 256, maxTokensPerStep: 128, media: { blockPrivateNetwork: true } });
+    const guarded = await testEngine(gpu(), `${ensureTinyModels()}/smolvlm-tiny`, {
+      kvCacheTokens: 256,
+      maxTokensPerStep: 128,
+      media: { blockPrivateNetwork: true },
+    });
     try {
       const req = withImage();
-      req.messages = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `${base}/x.png` } }, { type: 'text', text: 'hi' }] }];
+      req.messages = [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: `${base}/x.png` } },
+            { type: 'text', text: 'hi' },
+          ],
+        },
+      ];
       expect(await guarded.chat.completions.create(req).catch((e: unknown) => e)).toBeInstanceOf(PrivateNetworkRefusedError);
     } finally {
       guarded.destroy();

@@ -16,8 +16,7 @@ describe('softmax', () => {
 
 describe('argmax', () => {
   for (const wg of WORKGROUP_SIZES) {
-    it(`WG=${wg} ties go to the first index`, () =>
-      expectCasePasses(gpu(), argmaxCase({ rows: 4, cols: 1001 }, { workgroupSize: wg })));
+    it(`WG=${wg} ties go to the first index`, () => expectCasePasses(gpu(), argmaxCase({ rows: 4, cols: 1001 }, { workgroupSize: wg })));
   }
   it('decode shape 1x49280', () => expectCasePasses(gpu(), argmaxCase({ rows: 1, cols: 49280 })));
   it('cols smaller than the workgroup', () => expectCasePasses(gpu(), argmaxCase({ rows: 3, cols: 5 })));

@@ -88,7 +88,8 @@ describe('sample', () => {
 
   describe('temperatures', () => {
     for (const temperature of [0.05, 0.3, 1, 2.5]) {
-      it(`temperature ${temperature} with top-k 30 and top-p 0.95`, () => check(3, 3000, { temperature, topK: 30, topP: 0.95, seed: 41, step: 2 }));
+      it(`temperature ${temperature} with top-k 30 and top-p 0.95`, () =>
+        check(3, 3000, { temperature, topK: 30, topP: 0.95, seed: 41, step: 2 }));
     }
   });
 
@@ -108,15 +109,30 @@ describe('sample', () => {
       { temperature: 2, topK: 5, topP: 0.5, seed: 1, step: 0 },
     ]));
   it('per-row parameters at vocab 49280, with a row argmax marked non-finite', () =>
-    check(4, 49280, [
-      { temperature: 0.7, topK: 50, topP: 0.9, seed: 61, step: 5 },
-      { temperature: 1, topK: 0, topP: 0.95, seed: 62, step: 0 },
-      { temperature: 0.9, topK: 10, topP: 1, seed: 63, step: 9 },
-      { temperature: 0.7, topK: 50, topP: 0.9, seed: 64, step: 1 },
-    ], { nonFiniteRows: [3] }));
+    check(
+      4,
+      49280,
+      [
+        { temperature: 0.7, topK: 50, topP: 0.9, seed: 61, step: 5 },
+        { temperature: 1, topK: 0, topP: 0.95, seed: 62, step: 0 },
+        { temperature: 0.9, topK: 10, topP: 1, seed: 63, step: 9 },
+        { temperature: 0.7, topK: 50, topP: 0.9, seed: 64, step: 1 },
+      ],
+      { nonFiniteRows: [3] },
+    ));
   it("the self-check's sample cases (doctor, the demo page)", async () => {
     for (const c of defaultKernelCases().filter((k) => k.kernel === 'sample')) await expectCasePasses(gpu(), c);
   });
   it('64 rows, each with its own seed and step', () =>
-    check(64, 300, Array.from({ length: 64 }, (_, i) => ({ temperature: 1, topK: i % 3 === 0 ? 0 : 20, topP: i % 2 === 0 ? 0.95 : 1, seed: i + 1, step: i * 7 }))));
+    check(
+      64,
+      300,
+      Array.from({ length: 64 }, (_, i) => ({
+        temperature: 1,
+        topK: i % 3 === 0 ? 0 : 20,
+        topP: i % 2 === 0 ? 0.95 : 1,
+        seed: i + 1,
+        step: i * 7,
+      })),
+    ));
 });

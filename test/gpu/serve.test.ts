@@ -28,7 +28,12 @@ async function image(i: number): Promise<Uint8Array> {
   if (!b) {
     if (i === 0) b = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
     else {
-      const [w, h] = [[200, 150], [600, 200], [90, 300], [1000, 900]][(i - 1) % 4];
+      const [w, h] = [
+        [200, 150],
+        [600, 200],
+        [90, 300],
+        [1000, 900],
+      ][(i - 1) % 4];
       b = await sharp({ create: { width: w, height: h, channels: 3, background: { r: (i * 67) % 256, g: 120, b: (i * 31) % 256 } } })
         .png()
         .toBuffer();
@@ -92,7 +97,9 @@ describe('continuous batching', () => {
         if (c.choices[0].delta.content && ++n === 2) abort.abort(new Error('user pressed stop'));
       }
     })().catch((e: unknown) => e);
-    const others = await Promise.all(specs.map(async (s, i) => (i === 2 ? undefined : (await engine.chat.completions.create(await request(s))).tessera.tokenIds)));
+    const others = await Promise.all(
+      specs.map(async (s, i) => (i === 2 ? undefined : (await engine.chat.completions.create(await request(s))).tessera.tokenIds)),
+    );
     const err = await victimRun;
     expect(err).toBeInstanceOf(RequestAbortedError);
     others.forEach((t, i) => {
@@ -125,7 +132,15 @@ describe('continuous batching', () => {
 
   it('the second turn of a chat about the same image reuses the first turn from the prefix cache', async () => {
     const img = await image(0);
-    const turn1: ChatCompletionRequest['messages'] = [{ role: 'user', content: [{ type: 'image', image: img }, { type: 'text', text: 'What is this?' }] }];
+    const turn1: ChatCompletionRequest['messages'] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image: img },
+          { type: 'text', text: 'What is this?' },
+        ],
+      },
+    ];
     const a = await engine.chat.completions.create({ messages: turn1, max_tokens: 6 });
     const before = engine.stats();
     const turn2: ChatCompletionRequest['messages'] = [
@@ -136,7 +151,17 @@ describe('continuous batching', () => {
     const b = await engine.chat.completions.create({ messages: turn2, max_tokens: 4 });
     const after = engine.stats();
     // Every image row of turn 2 sits in the cached prefix: none was prefilled again, nothing encoded.
-    const plan = (await engine.processor.prepare([{ role: 'user', content: [{ type: 'image', image: img }, { type: 'text', text: 'What is this?' }] }])).plan;
+    const plan = (
+      await engine.processor.prepare([
+        {
+          role: 'user',
+          content: [
+            { type: 'image', image: img },
+            { type: 'text', text: 'What is this?' },
+          ],
+        },
+      ])
+    ).plan;
     const imageEnd = plan.placeholders[0].runs.at(-1)!.offset + plan.placeholders[0].runs.at(-1)!.length;
     expect(b.tessera.cachedTokens).toBeGreaterThanOrEqual(imageEnd);
     expect(after.scheduler.prefixHitTokens - before.scheduler.prefixHitTokens).toBe(b.tessera.cachedTokens);
@@ -149,7 +174,8 @@ describe('continuous batching', () => {
 describe('KV cache growth', () => {
   it('a pool that starts at one block grows under load and gives the tokens of a pool sized up front', async () => {
     const specs = mixedWorkload(6).map((s) => ({ ...s, maxTokens: 20 }));
-    const run = async (engine: Engine) => Promise.all(specs.map(async (s) => (await engine.chat.completions.create(await request(s))).tessera.tokenIds));
+    const run = async (engine: Engine) =>
+      Promise.all(specs.map(async (s) => (await engine.chat.completions.create(await request(s))).tessera.tokenIds));
     const fixed = await testEngine(gpu(), dir, { kvCacheTokens: 2048, kvCacheInitialTokens: 2048, maxTokensPerStep: 128, maxSeqs: 8 });
     let expected: number[][];
     try {

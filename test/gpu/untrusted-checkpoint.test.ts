@@ -64,7 +64,11 @@ describe("a sharded index names only the checkpoint's own files", () => {
   const tensors = tensorsFor(config);
   const shard = writeSafetensors(tensors);
 
-  for (const outside of ['https://elsewhere.example/model.safetensors', '../../other-org/other-repo/resolve/main/model.safetensors', '/abs/model.safetensors']) {
+  for (const outside of [
+    'https://elsewhere.example/model.safetensors',
+    '../../other-org/other-repo/resolve/main/model.safetensors',
+    '/abs/model.safetensors',
+  ]) {
     it(`UrlSource: ${outside} is refused before anything is fetched outside the base`, async () => {
       const base = 'https://huggingface.co/org/repo/resolve/main/';
       const weightMap = Object.fromEntries(tensors.map((t, i) => [t.name, i === 3 ? outside : 'model.safetensors']));
@@ -77,9 +81,14 @@ describe("a sharded index names only the checkpoint's own files", () => {
       const fetchImpl = (async (url: string) => {
         fetched.push(url);
         const body = served[url];
-        return body ? new Response(body as Uint8Array<ArrayBuffer>, { headers: { 'content-length': String(body.byteLength) } }) : new Response('', { status: 404 });
+        return body
+          ? new Response(body as Uint8Array<ArrayBuffer>, { headers: { 'content-length': String(body.byteLength) } })
+          : new Response('', { status: 404 });
       }) as unknown as typeof fetch;
-      const err = await loadModel(gpu(), new UrlSource(base, { useCache: false, fetchImpl, listHub: false }), { kvCacheTokens: 64, maxTokensPerStep: 16 }).catch((e: unknown) => e);
+      const err = await loadModel(gpu(), new UrlSource(base, { useCache: false, fetchImpl, listHub: false }), {
+        kvCacheTokens: 64,
+        maxTokensPerStep: 16,
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(CheckpointFormatError);
       expect((err as Error).message).toContain(`names the file ${JSON.stringify(outside)}`);
       expect(fetched.every((u) => u.startsWith(base))).toBe(true);
@@ -94,7 +103,9 @@ describe("a sharded index names only the checkpoint's own files", () => {
       writeFileSync(join(root, 'ckpt', 'config.json'), JSON.stringify(config));
       const weightMap = Object.fromEntries(tensors.map((t) => [t.name, '../outside.safetensors']));
       writeFileSync(join(root, 'ckpt', 'model.safetensors.index.json'), JSON.stringify({ weight_map: weightMap }));
-      const err = await loadModel(gpu(), new NodeDirSource(join(root, 'ckpt')), { kvCacheTokens: 64, maxTokensPerStep: 16 }).catch((e: unknown) => e);
+      const err = await loadModel(gpu(), new NodeDirSource(join(root, 'ckpt')), { kvCacheTokens: 64, maxTokensPerStep: 16 }).catch(
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(CheckpointFormatError);
       expect((err as Error).message).toContain('"../outside.safetensors"');
     } finally {
@@ -104,7 +115,11 @@ describe("a sharded index names only the checkpoint's own files", () => {
 });
 
 describe('non-finite weights', () => {
-  for (const [dtype, bad] of [['F32', NaN], ['BF16', Infinity], ['F16', -Infinity]] as const) {
+  for (const [dtype, bad] of [
+    ['F32', NaN],
+    ['BF16', Infinity],
+    ['F16', -Infinity],
+  ] as const) {
     it(`${dtype}: a ${bad} in a weight is a NonFiniteWeightError naming the tensor, and nothing stays allocated`, async () => {
       const config = microConfig();
       const tensors = tensorsFor(config, dtype);
@@ -112,7 +127,10 @@ describe('non-finite weights', () => {
       target.data[7] = bad;
       target.data[9] = bad;
       const before = gpu().memory.stats().bytesLive;
-      const err = await loadModel(gpu(), microSource(config, { 'model.safetensors': writeSafetensors(tensors) }), { kvCacheTokens: 64, maxTokensPerStep: 16 }).catch((e: unknown) => e);
+      const err = await loadModel(gpu(), microSource(config, { 'model.safetensors': writeSafetensors(tensors) }), {
+        kvCacheTokens: 64,
+        maxTokensPerStep: 16,
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(NonFiniteWeightError);
       expect((err as NonFiniteWeightError).tensor).toBe('model.text_model.layers.0.mlp.down_proj.weight');
       expect((err as Error).message).toContain(`holds 2 non-finite values (the first, ${bad}, at element 7)`);

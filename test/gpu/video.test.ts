@@ -27,8 +27,23 @@ let dir: string;
 
 type Video = Extract<ChatCompletionRequest['messages'][0]['content'], unknown[]>[0] & { type: 'video' };
 
-function ask(video: Video['video'], extra: Partial<ChatCompletionRequest> & { stream?: false } = {}): ChatCompletionRequest & { stream?: false } {
-  return { messages: [{ role: 'user', content: [{ type: 'video', video }, { type: 'text', text: 'What happens in this video?' }] }], max_tokens: 3, ...extra };
+function ask(
+  video: Video['video'],
+  extra: Partial<ChatCompletionRequest> & { stream?: false } = {},
+): ChatCompletionRequest & { stream?: false } {
+  return {
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'video', video },
+          { type: 'text', text: 'What happens in this video?' },
+        ],
+      },
+    ],
+    max_tokens: 3,
+    ...extra,
+  };
 }
 
 /** The frame indices the thumbnails show (80 px thumbnails of 80 x 48 clips are the frames themselves). */
@@ -58,14 +73,30 @@ describe('video', () => {
     const g = videoGolden();
     const video: VideoFrames = { frames: g.frames.map((image, k) => ({ image, timestamp: g.timestamps[k] })), duration: g.duration };
     const plan = engine.processor.planPrompt(
-      [{ role: 'user', content: [{ type: 'video', video }, { type: 'text', text: g.prompt }] }],
+      [
+        {
+          role: 'user',
+          content: [
+            { type: 'video', video },
+            { type: 'text', text: g.prompt },
+          ],
+        },
+      ],
       [],
       undefined,
       [{ timestamps: g.timestamps, duration: g.duration, tokensPerFrame: [16, 16, 16, 16] }],
     );
     expect(Array.from(plan.tokenIds)).toEqual(g.inputIds);
     const r = await engine.chat.completions.create({
-      messages: [{ role: 'user', content: [{ type: 'video', video }, { type: 'text', text: g.prompt }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'video', video },
+            { type: 'text', text: g.prompt },
+          ],
+        },
+      ],
       max_tokens: 20,
     });
     expect(r.tessera.tokenIds).toEqual(g.tokens);
@@ -87,7 +118,12 @@ describe('video', () => {
     ];
     for (const [name, indices, labels, numFrames] of cases) {
       const info = await engine.videoFrames(clip(name), { thumbnailEdge: 80, encode: false });
-      expect({ name, indices: info.frames.map((f) => f.index), labels: info.frames.map((f) => f.label), numFrames: info.numFrames }).toEqual({ name, indices, labels, numFrames });
+      expect({
+        name,
+        indices: info.frames.map((f) => f.index),
+        labels: info.frames.map((f) => f.label),
+        numFrames: info.numFrames,
+      }).toEqual({ name, indices, labels, numFrames });
       expect(shownIndices(info), name).toEqual(indices);
       const r = await engine.chat.completions.create(ask(clip(name)));
       expect(r.tessera.videos[0].frames.map((f) => f.index)).toEqual(indices);
@@ -138,7 +174,11 @@ describe('video', () => {
     // The pruned item's embeddings are EVS's choice from the frames' cached embeddings.
     const id = 1e9;
     try {
-      const frames = await Promise.all(plain.tessera.media.map(async (m) => (await engine.media.lookup({ key: m.key, layout: undefined as never, numTokens: 16 }, id))!.data));
+      const frames = await Promise.all(
+        plain.tessera.media.map(
+          async (m) => (await engine.media.lookup({ key: m.key, layout: undefined as never, numTokens: 16 }, id))!.data,
+        ),
+      );
       const pruned = await engine.media.lookup({ key: half.tessera.media[0].key, layout: undefined as never, numTokens: v.tokens }, id);
       expect(pruned!.data).toEqual(evsPrune(frames, engine.media.info.hiddenSize, 0.5));
     } finally {
@@ -182,7 +222,11 @@ describe('bad video input: a named error for that request, and the engine stays 
 
   it('a 2-hour clip: only max_frames frames are decoded (one ffmpeg run each), the right ones', async () => {
     const ffmpeg = countingFfmpeg();
-    const e = await testEngine(gpu(), `${dir}/smolvlm2-video-tiny`, { kvCacheTokens: 2048, maxTokensPerStep: 128, encoder: { ffmpegPath: ffmpeg.path } });
+    const e = await testEngine(gpu(), `${dir}/smolvlm2-video-tiny`, {
+      kvCacheTokens: 2048,
+      maxTokensPerStep: 128,
+      encoder: { ffmpegPath: ffmpeg.path },
+    });
     try {
       const rss = process.memoryUsage().rss;
       const r = await e.chat.completions.create(ask(clip('two-hours.mp4'), { tessera: { videoThumbnails: 80 } }));
@@ -201,7 +245,11 @@ describe('bad video input: a named error for that request, and the engine stays 
   });
 
   it('no ffmpeg: FfmpegMissingError saying what to install; animated GIF still works', async () => {
-    const e = await testEngine(gpu(), `${dir}/smolvlm2-video-tiny`, { kvCacheTokens: 2048, maxTokensPerStep: 128, encoder: { ffmpegPath: '/nonexistent/ffmpeg' } });
+    const e = await testEngine(gpu(), `${dir}/smolvlm2-video-tiny`, {
+      kvCacheTokens: 2048,
+      maxTokensPerStep: 128,
+      encoder: { ffmpegPath: '/nonexistent/ffmpeg' },
+    });
     try {
       const err = await e.chat.completions.create(ask(clip('count-4s.mp4'))).catch((x: unknown) => x);
       expect(err).toBeInstanceOf(FfmpegMissingError);
@@ -214,7 +262,16 @@ describe('bad video input: a named error for that request, and the engine stays 
   });
 
   it('bad frame lists, a bad pruning rate, and video on a checkpoint without video', async () => {
-    for (const video of [{ frames: [] }, { frames: [{ image: countFrameImage(1), timestamp: -1 }] }, { frames: [{ image: countFrameImage(1), timestamp: 2 }, { image: countFrameImage(2), timestamp: 1 }] }]) {
+    for (const video of [
+      { frames: [] },
+      { frames: [{ image: countFrameImage(1), timestamp: -1 }] },
+      {
+        frames: [
+          { image: countFrameImage(1), timestamp: 2 },
+          { image: countFrameImage(2), timestamp: 1 },
+        ],
+      },
+    ]) {
       const err = await engine.chat.completions.create(ask(video)).catch((x: unknown) => x);
       expect(err).toBeInstanceOf(InvalidMessageError);
     }
@@ -234,7 +291,15 @@ describe('bad video input: a named error for that request, and the engine stays 
     const bytes = clip('count-4s.mp4');
     const url = `data:video/mp4;base64,${Buffer.from(bytes).toString('base64')}`;
     const r = await engine.chat.completions.create({
-      messages: [{ role: 'user', content: [{ type: 'video_url', video_url: { url } }, { type: 'text', text: 'What happens in this video?' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'video_url', video_url: { url } },
+            { type: 'text', text: 'What happens in this video?' },
+          ],
+        },
+      ],
       max_tokens: 2,
     });
     expect(r.tessera.tokenIds).toEqual(healthyTokens);

@@ -35,11 +35,17 @@ describe('vit-attention stream head code', () => {
   for (const headCode of ['unrolled', 'loop'] as const) {
     for (const headDim of [4, 8, 16, 72, 128, 256]) {
       it(`head_dim ${headDim} ${headCode}, ragged tokens`, () =>
-        expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 23, heads: 2, headDim }, { plan: 'stream', maskedKeys: 3, headCode })));
+        expectCasePasses(
+          gpu(),
+          vitAttentionCase({ batch: 2, tokens: 23, heads: 2, headDim }, { plan: 'stream', maskedKeys: 3, headCode }),
+        ));
     }
     for (const wg of WORKGROUP_SIZES) {
       it(`head_dim 72 ${headCode} WG=${wg}`, () =>
-        expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 30, heads: 3, headDim: 72 }, { plan: 'stream', workgroupSize: wg, headCode })));
+        expectCasePasses(
+          gpu(),
+          vitAttentionCase({ batch: 1, tokens: 30, heads: 3, headDim: 72 }, { plan: 'stream', workgroupSize: wg, headCode }),
+        ));
     }
   }
 });
@@ -48,7 +54,10 @@ describe('vit-attention matmuls score blocks', () => {
   // A score budget smaller than all heads: heads run in blocks (here 2, 2, 1 of 5; and one at a time).
   const perHead = 19 * 20 * 4;
   it('blocks of 2 heads over 3 images', () =>
-    expectCasePasses(gpu(), vitAttentionCase({ batch: 3, tokens: 19, heads: 5, headDim: 12 }, { plan: 'matmuls', maskedKeys: 2, scoresBudgetBytes: 2 * perHead })));
+    expectCasePasses(
+      gpu(),
+      vitAttentionCase({ batch: 3, tokens: 19, heads: 5, headDim: 12 }, { plan: 'matmuls', maskedKeys: 2, scoresBudgetBytes: 2 * perHead }),
+    ));
   it('one head at a time (budget below one head)', () =>
     expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 19, heads: 3, headDim: 8 }, { plan: 'matmuls', scoresBudgetBytes: 16 })));
 });
@@ -58,10 +67,16 @@ describe('vit-attention matmuls in pieces (paced encoding: QKáµ€, softmax and PÂ
   it('pieces of 1 head over 3 images, in blocks of 3 heads', () =>
     expectCasePasses(
       gpu(),
-      vitAttentionCase({ batch: 3, tokens: 19, heads: 5, headDim: 12 }, { plan: 'matmuls', maskedKeys: 2, scoresBudgetBytes: 3 * perHead, headsPerPiece: 1 }),
+      vitAttentionCase(
+        { batch: 3, tokens: 19, heads: 5, headDim: 12 },
+        { plan: 'matmuls', maskedKeys: 2, scoresBudgetBytes: 3 * perHead, headsPerPiece: 1 },
+      ),
     ));
   it('pieces of 2 heads (the last of 1), ragged tokens', () =>
-    expectCasePasses(gpu(), vitAttentionCase({ batch: 2, tokens: 37, heads: 5, headDim: 16 }, { plan: 'matmuls', maskedKeys: 3, headsPerPiece: 2 })));
+    expectCasePasses(
+      gpu(),
+      vitAttentionCase({ batch: 2, tokens: 37, heads: 5, headDim: 16 }, { plan: 'matmuls', maskedKeys: 3, headsPerPiece: 2 }),
+    ));
 
   // The encoder runs a piecewise step whole when unpaced and piece by piece when paced, possibly both
   // within one encode: the two must give the same bits, and the same as attention prepared without pieces.
@@ -70,7 +85,9 @@ describe('vit-attention matmuls in pieces (paced encoding: QKáµ€, softmax and PÂ
     const shape: VitAttentionShape = { batch: 2, tokens: 45, heads: 6, headDim: 16 };
     const rows = shape.batch * shape.tokens;
     let seed = 7;
-    const qkv = new Float32Array(rows * 3 * shape.heads * shape.headDim).map(() => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1);
+    const qkv = new Float32Array(rows * 3 * shape.heads * shape.headDim).map(
+      () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1,
+    );
     const mask = new Uint32Array(rows).fill(1);
     mask[3] = 0;
     mask[50] = 0;
@@ -103,10 +120,16 @@ describe('vit-attention matmuls in pieces (paced encoding: QKáµ€, softmax and PÂ
 describe('patch-embed', () => {
   for (const wg of WORKGROUP_SIZES) {
     it(`WG=${wg}`, () =>
-      expectCasePasses(gpu(), patchEmbedCase({ batch: 2, channels: 3, height: 32, width: 48, patch: 16, outDim: 20 }, { workgroupSize: wg })));
+      expectCasePasses(
+        gpu(),
+        patchEmbedCase({ batch: 2, channels: 3, height: 32, width: 48, patch: 16, outDim: 20 }, { workgroupSize: wg }),
+      ));
   }
   it('workgroup matmul plan', () =>
-    expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 3, height: 32, width: 32, patch: 16, outDim: 70 }, { plan: 'workgroup' })));
+    expectCasePasses(
+      gpu(),
+      patchEmbedCase({ batch: 1, channels: 3, height: 32, width: 32, patch: 16, outDim: 70 }, { plan: 'workgroup' }),
+    ));
   it('odd patch size 3 over 2 channels', () =>
     expectCasePasses(gpu(), patchEmbedCase({ batch: 1, channels: 2, height: 9, width: 6, patch: 3, outDim: 5 })));
   it('patch 14 over a tile that is not a whole number of patches (the last 2 / 4 pixels unused)', () =>
@@ -125,7 +148,6 @@ describe('pixel-shuffle', () => {
   for (const wg of WORKGROUP_SIZES) {
     it(`WG=${wg}`, () => expectCasePasses(gpu(), pixelShuffleCase({ batch: 2, seq: 36, embed: 5, scale: 3 }, { workgroupSize: wg })));
   }
-  it('SmolVLM shape: 1024 x 768, scale 4', () =>
-    expectCasePasses(gpu(), pixelShuffleCase({ batch: 1, seq: 1024, embed: 768, scale: 4 })));
+  it('SmolVLM shape: 1024 x 768, scale 4', () => expectCasePasses(gpu(), pixelShuffleCase({ batch: 1, seq: 1024, embed: 768, scale: 4 })));
   it('scale 2 over two images', () => expectCasePasses(gpu(), pixelShuffleCase({ batch: 2, seq: 16, embed: 3, scale: 2 })));
 });

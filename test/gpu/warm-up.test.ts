@@ -19,7 +19,15 @@ import { ensureTinyModels } from '../helpers/tiny-models';
 const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
 // A fresh Uint8Array each time: a Node Buffer's slice() is a view, and the worker pool transfers it.
 const ask = (extra: object = {}) => ({
-  messages: [{ role: 'user' as const, content: [{ type: 'image' as const, image: new Uint8Array(SAMPLE) }, { type: 'text' as const, text: 'Can you describe this image?' }] }],
+  messages: [
+    {
+      role: 'user' as const,
+      content: [
+        { type: 'image' as const, image: new Uint8Array(SAMPLE) },
+        { type: 'text' as const, text: 'Can you describe this image?' },
+      ],
+    },
+  ],
   max_tokens: 3,
   ...extra,
 });

@@ -49,9 +49,17 @@ export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOpti
       weightStore: weightCache ? openWeightStoreNode(weightCache) : undefined,
       media: mediaPolicy(options.media, options.net),
       startEncoder: async (modelId, lifecycle) => {
-        const init = workerInit({ kind: 'dir', path: source.where }, modelId, enc, { dtype: options.dtype, compute: options.compute, weightCache });
+        const init = workerInit({ kind: 'dir', path: source.where }, modelId, enc, {
+          dtype: options.dtype,
+          compute: options.compute,
+          weightCache,
+        });
         const backend = options.workers
-          ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(options.workerScript ?? BUILT_WORKER, { workerData: faults }), init, enc.poolSize ?? 1)
+          ? await EncoderWorkerPool.start(
+              nodeEncoderWorkerSpawner(options.workerScript ?? BUILT_WORKER, { workerData: faults }),
+              init,
+              enc.poolSize ?? 1,
+            )
           : withFaults(
               await startInProcessBackend(
                 {

@@ -35,7 +35,12 @@ export function mixedWorkload(n: number): MixedSpec[] {
 
 /** The OpenAI-style content of a spec, given the bytes of its image. */
 export function specContent(spec: MixedSpec, image: Uint8Array | undefined) {
-  return image ? [{ type: 'image' as const, image }, { type: 'text' as const, text: spec.text }] : [{ type: 'text' as const, text: spec.text }];
+  return image
+    ? [
+        { type: 'image' as const, image },
+        { type: 'text' as const, text: spec.text },
+      ]
+    : [{ type: 'text' as const, text: spec.text }];
 }
 
 export function specRequest(spec: MixedSpec, image: Uint8Array | undefined) {

@@ -72,7 +72,14 @@ export function mixItems(count: number, numImages: number): MixItem[] {
 export async function mixImages(count: number): Promise<Uint8Array[]> {
   return Promise.all(
     Array.from({ length: count }, (_, i) =>
-      sharp({ create: { width: 120 + 70 * (i % 4), height: 90 + 50 * (i % 3), channels: 3, background: { r: (i * 53) % 256, g: (i * 97) % 256, b: (i * 29) % 256 } } })
+      sharp({
+        create: {
+          width: 120 + 70 * (i % 4),
+          height: 90 + 50 * (i % 3),
+          channels: 3,
+          background: { r: (i * 53) % 256, g: (i * 97) % 256, b: (i * 29) % 256 },
+        },
+      })
         .png()
         .toBuffer()
         .then((b) => new Uint8Array(b)),
@@ -83,7 +90,12 @@ export async function mixImages(count: number): Promise<Uint8Array[]> {
 function request(item: MixItem, images: Uint8Array[], signal?: AbortSignal): ChatCompletionRequest {
   const img: ChatContentPart = { type: 'image', image: images[item.image] };
   const ask = (parts: unknown[], extra: Partial<ChatCompletionRequest> = {}): ChatCompletionRequest =>
-    ({ messages: [{ role: 'user', content: [...parts, { type: 'text', text: 'What is in this picture?' }] }], max_tokens: 3, signal, ...extra }) as ChatCompletionRequest;
+    ({
+      messages: [{ role: 'user', content: [...parts, { type: 'text', text: 'What is in this picture?' }] }],
+      max_tokens: 3,
+      signal,
+      ...extra,
+    }) as ChatCompletionRequest;
   switch (item.kind) {
     case 'image':
     case 'cancel-before':
@@ -149,7 +161,8 @@ export async function runItem(engine: Engine, item: MixItem, images: Uint8Array[
     const key = `${item.kind === 'stream' ? 'image' : item.kind}:${item.image}`;
     const want = reference.get(key);
     if (!want) reference.set(key, tokenIds);
-    else if (want.join(',') !== tokenIds.join(',')) return { item, ok: true, ms, mismatch: `${key} answered [${tokenIds}] but alone it answers [${want}]` };
+    else if (want.join(',') !== tokenIds.join(','))
+      return { item, ok: true, ms, mismatch: `${key} answered [${tokenIds}] but alone it answers [${want}]` };
   }
   return { item, ok: true, ms };
 }

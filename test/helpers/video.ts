@@ -29,7 +29,9 @@ export function requireFfmpeg(): void {
   try {
     execFileSync('ffmpeg', ['-hide_banner', '-version'], { stdio: 'ignore' });
   } catch {
-    throw new Error('the video tests decode MP4/WebM in Node with ffmpeg, which is not on PATH: install it (Debian/Ubuntu: apt-get install ffmpeg; scripts/setup.mjs does this when run as root).');
+    throw new Error(
+      'the video tests decode MP4/WebM in Node with ffmpeg, which is not on PATH: install it (Debian/Ubuntu: apt-get install ffmpeg; scripts/setup.mjs does this when run as root).',
+    );
   }
 }
 
@@ -60,7 +62,12 @@ export function videoGolden(): VideoGolden {
   const [n, h, w] = input.frames.shape as number[];
   const all = new Uint8Array(readFileSync(resolve(GOLDEN_DIR, 'tiny-video-frames.u8.bin')));
   return {
-    frames: Array.from({ length: n }, (_, k) => ({ width: w, height: h, channels: 3 as const, data: all.subarray(k * w * h * 3, (k + 1) * w * h * 3) })),
+    frames: Array.from({ length: n }, (_, k) => ({
+      width: w,
+      height: h,
+      channels: 3 as const,
+      data: all.subarray(k * w * h * 3, (k + 1) * w * h * 3),
+    })),
     timestamps: input.frames.timestamps,
     duration: input.frames.duration,
     prompt: input.prompt,

@@ -54,8 +54,7 @@ for (const [MODEL, OUT] of MODELS) {
   }
 
   const out = {
-    description:
-      `Prompt token ids from transformers.js Idefics3Processor (${MODEL}, public/sample.png, chat template + add_generation_prompt). Made by \`npx tsx test/reference/make-input.ts\`.`,
+    description: `Prompt token ids from transformers.js Idefics3Processor (${MODEL}, public/sample.png, chat template + add_generation_prompt). Made by \`npx tsx test/reference/make-input.ts\`.`,
     model: `public/models/${MODEL}`,
     image: IMAGE,
     messages,
@@ -81,5 +80,7 @@ for (const [MODEL, OUT] of MODELS) {
   const file = join(root, 'test/fixtures/goldens', OUT);
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
-  console.log(`wrote ${file}: ${ids.length} ids, ${out.num_image_tokens} image tokens, rows ${JSON.stringify(inputs.rows)} cols ${JSON.stringify(inputs.cols)}, pixel_values ${JSON.stringify(inputs.pixel_values.dims)}`);
+  console.log(
+    `wrote ${file}: ${ids.length} ids, ${out.num_image_tokens} image tokens, rows ${JSON.stringify(inputs.rows)} cols ${JSON.stringify(inputs.cols)}, pixel_values ${JSON.stringify(inputs.pixel_values.dims)}`,
+  );
 }

@@ -57,7 +57,12 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     description:
       'Prompt ids of the 4-frame video golden: the reference text of video-reference.json case "tiny: 4 s at 5 fps", tokenized by transformers.js. Made by `npx tsx test/reference/make-video-input.ts`.',
     model: 'public/models/smolvlm2-video-tiny',
-    frames: { file: 'test/fixtures/goldens/tiny-video-frames.u8.bin', shape: [4, VIDEO_GOLDEN.height, VIDEO_GOLDEN.width, 3], timestamps: VIDEO_GOLDEN.timestamps, duration: VIDEO_GOLDEN.duration },
+    frames: {
+      file: 'test/fixtures/goldens/tiny-video-frames.u8.bin',
+      shape: [4, VIDEO_GOLDEN.height, VIDEO_GOLDEN.width, 3],
+      timestamps: VIDEO_GOLDEN.timestamps,
+      duration: VIDEO_GOLDEN.duration,
+    },
     prompt: VIDEO_GOLDEN.prompt,
     prompt_text: c.text,
     input_ids: ids,

@@ -45,7 +45,16 @@ describe('MemoryEncoderCache', () => {
     for (const k of keys) gates.get(k)!.resolve(new Float32Array(SIZE / 4));
     const results = await Promise.all(calls);
     expect(produced).toEqual(['k0', 'k1', 'k2']);
-    expect(results.map((r) => r.source)).toEqual(['produced', 'produced', 'produced', 'inflight', 'inflight', 'inflight', 'inflight', 'inflight']);
+    expect(results.map((r) => r.source)).toEqual([
+      'produced',
+      'produced',
+      'produced',
+      'inflight',
+      'inflight',
+      'inflight',
+      'inflight',
+      'inflight',
+    ]);
     expect(keys.map((k) => cache.refCount(k))).toEqual([3, 3, 2]);
     for (let i = 0; i < 8; i++) cache.release(`r${i}`);
     expect(keys.map((k) => cache.refCount(k))).toEqual([0, 0, 0]);
@@ -99,7 +108,12 @@ describe('MemoryEncoderCache', () => {
     const known = deferred<Float32Array>();
     const later = deferred<Float32Array>();
     const a = cache.getOrProduce('a', 'r1', SIZE, () => known.promise);
-    const b = cache.getOrProduce('b', 'r1', (v) => v.byteLength, () => later.promise);
+    const b = cache.getOrProduce(
+      'b',
+      'r1',
+      (v) => v.byteLength,
+      () => later.promise,
+    );
     expect(cache.stats()).toMatchObject({ usedBytes: SIZE, numEntries: 1, numInFlight: 2 });
     known.resolve(new Float32Array(SIZE / 4));
     later.resolve(new Float32Array(100));
@@ -136,8 +150,18 @@ describe('MemoryEncoderCache', () => {
   it('fails every caller when a value sized after production does not fit, leaving nothing', async () => {
     const cache = new MemoryEncoderCache<Float32Array>({ capacityBytes: 100 });
     const gate = deferred<Float32Array>();
-    const first = cache.getOrProduce('k', 'r1', (v) => v.byteLength, () => gate.promise);
-    const waiter = cache.getOrProduce('k', 'r2', (v) => v.byteLength, async () => new Float32Array(0));
+    const first = cache.getOrProduce(
+      'k',
+      'r1',
+      (v) => v.byteLength,
+      () => gate.promise,
+    );
+    const waiter = cache.getOrProduce(
+      'k',
+      'r2',
+      (v) => v.byteLength,
+      async () => new Float32Array(0),
+    );
     gate.resolve(new Float32Array(26)); // 104 bytes
     await expect(first).rejects.toThrowError(/needs 104 bytes for one entry but only 100 of its 100 bytes/);
     await expect(waiter).rejects.toThrowError(EncoderCacheFullError);

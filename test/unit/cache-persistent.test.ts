@@ -220,7 +220,9 @@ describe('PersistentEncoderCache with a failing store', () => {
     expect(await cache.put(key('a'), embedding(1), SHAPE)).toBe(false);
     expect(warnings.length).toBe(1);
     expect(warnings[0]).toBeInstanceOf(PersistentCacheUnavailableError);
-    expect(warnings[0].message).toMatch(/failed during write an entry \(QuotaExceededError: quota exceeded\) while holding 0 entries \(0 bytes\)/);
+    expect(warnings[0].message).toMatch(
+      /failed during write an entry \(QuotaExceededError: quota exceeded\) while holding 0 entries \(0 bytes\)/,
+    );
     const touched = { ...calls };
     expect(await cache.put(key('b'), embedding(2), SHAPE)).toBe(false);
     expect(await cache.get(key('a'))).toBeUndefined();

@@ -11,7 +11,8 @@ import { ChatTemplateError, ChatTemplateLimitError } from '../../src/errors';
 import { DEFAULT_TEMPLATE_BOUNDS, renderBounded } from '../../src/processor/bounded-jinja';
 import { ChatTemplate, type TemplateMessage } from '../../src/processor/chat-template';
 
-const REAL = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/models/SmolVLM-256M-Instruct/chat_template.json'), 'utf8')).chat_template as string;
+const REAL = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/models/SmolVLM-256M-Instruct/chat_template.json'), 'utf8'))
+  .chat_template as string;
 const MESSAGES: TemplateMessage[] = [
   { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
   { role: 'user', content: [{ type: 'image' }, { type: 'text', text: 'What is this?' }] },
@@ -36,7 +37,9 @@ describe('bounded chat template rendering', () => {
   });
 
   it('keeps the builtins: range, namespace, raise_exception, strftime_now', () => {
-    const t = new Template("{% set ns = namespace(n=0) %}{% for i in range(2, 10, 3) %}{% set ns.n = ns.n + i %}{{ i }},{% endfor %}{{ ns.n }} {{ strftime_now('%Y')|length }}");
+    const t = new Template(
+      "{% set ns = namespace(n=0) %}{% for i in range(2, 10, 3) %}{% set ns.n = ns.n + i %}{{ i }},{% endfor %}{{ ns.n }} {{ strftime_now('%Y')|length }}",
+    );
     expect(renderBounded(t, {}, DEFAULT_TEMPLATE_BOUNDS)).toBe('2,5,8,15 4');
     expect(() => renderBounded(new Template("{{ raise_exception('no') }}"), {}, DEFAULT_TEMPLATE_BOUNDS)).toThrow('no');
   });
@@ -84,7 +87,10 @@ describe('bounded chat template rendering', () => {
   });
 
   it('a macro that calls itself forever (passed to itself: macros do not see their own name) is a named error', () => {
-    const { err } = limitOf('{% macro f(g, n) %}{{ g(g, n + 1) }}{% endmacro %}{{ f(f, 0) }}', { ...DEFAULT_TEMPLATE_BOUNDS, maxSteps: Number.MAX_SAFE_INTEGER });
+    const { err } = limitOf('{% macro f(g, n) %}{{ g(g, n + 1) }}{% endmacro %}{{ f(f, 0) }}', {
+      ...DEFAULT_TEMPLATE_BOUNDS,
+      maxSteps: Number.MAX_SAFE_INTEGER,
+    });
     expect(err).toBeInstanceOf(ChatTemplateLimitError);
   });
 

@@ -21,10 +21,41 @@ function usageMessage(argv: string[]): string {
 
 describe('tessera arguments', () => {
   it('parses a run with every option', () => {
-    const args = parseCliArgs([...RUN, '--image', 'a.png', '--max-tokens', '7', '--temperature', '0.5', '--top-p', '0.9', '--top-k', '0', '--seed', '3', '--json', '-v']);
+    const args = parseCliArgs([
+      ...RUN,
+      '--image',
+      'a.png',
+      '--max-tokens',
+      '7',
+      '--temperature',
+      '0.5',
+      '--top-p',
+      '0.9',
+      '--top-k',
+      '0',
+      '--seed',
+      '3',
+      '--json',
+      '-v',
+    ]);
     expect(args).toEqual({
-      command: 'run', model: 'm', prompt: 'p', image: 'a.png', video: undefined, videoPruning: undefined, maxTokens: 7, temperature: 0.5, topP: 0.9, topK: 0, seed: 3,
-      notice: undefined, dtype: undefined, compute: undefined, weightCache: true, json: true, verbose: true,
+      command: 'run',
+      model: 'm',
+      prompt: 'p',
+      image: 'a.png',
+      video: undefined,
+      videoPruning: undefined,
+      maxTokens: 7,
+      temperature: 0.5,
+      topP: 0.9,
+      topK: 0,
+      seed: 3,
+      notice: undefined,
+      dtype: undefined,
+      compute: undefined,
+      weightCache: true,
+      json: true,
+      verbose: true,
     });
     expect(parseCliArgs([...RUN, '--dtype', 'vision=f16,text=q4', '--compute', 'f16', '--no-weight-cache'])).toMatchObject({
       dtype: { vision: 'f16', text: 'q4' },
@@ -72,16 +103,52 @@ describe('tessera profile arguments', () => {
   const PROFILE = ['profile', '--model', 'm', '--image', 'a.png'];
 
   it('parses a profile with every option, and with none of the optional ones', () => {
-    const args = parseCliArgs([...PROFILE, '--prompt', 'p', '--dtype', 'q4', '--compute', 'f16', '--no-weight-cache', '--variant', 'workgroup', '--timing', 'submit-and-wait', '--json', '-v']);
+    const args = parseCliArgs([
+      ...PROFILE,
+      '--prompt',
+      'p',
+      '--dtype',
+      'q4',
+      '--compute',
+      'f16',
+      '--no-weight-cache',
+      '--variant',
+      'workgroup',
+      '--timing',
+      'submit-and-wait',
+      '--json',
+      '-v',
+    ]);
     expect(args).toEqual({
-      command: 'profile', model: 'm', image: 'a.png', prompt: 'p', dtype: 'q4', compute: 'f16', weightCache: false, variant: 'workgroup',
-      timing: 'submit-and-wait', json: true, verbose: true,
+      command: 'profile',
+      model: 'm',
+      image: 'a.png',
+      prompt: 'p',
+      dtype: 'q4',
+      compute: 'f16',
+      weightCache: false,
+      variant: 'workgroup',
+      timing: 'submit-and-wait',
+      json: true,
+      verbose: true,
     });
     expect(parseCliArgs(PROFILE)).toEqual({
-      command: 'profile', model: 'm', image: 'a.png', prompt: undefined, dtype: undefined, compute: undefined, weightCache: true, variant: undefined,
-      timing: undefined, json: false, verbose: false,
+      command: 'profile',
+      model: 'm',
+      image: 'a.png',
+      prompt: undefined,
+      dtype: undefined,
+      compute: undefined,
+      weightCache: true,
+      variant: undefined,
+      timing: undefined,
+      json: false,
+      verbose: false,
     });
-    expect(parseCliArgs([...PROFILE, '--timing', 'timestamp-query', '--dtype', 'vision=f16,text=q8'])).toMatchObject({ timing: 'timestamp-query', dtype: { vision: 'f16', text: 'q8' } });
+    expect(parseCliArgs([...PROFILE, '--timing', 'timestamp-query', '--dtype', 'vision=f16,text=q8'])).toMatchObject({
+      timing: 'timestamp-query',
+      dtype: { vision: 'f16', text: 'q8' },
+    });
   });
 
   it('refuses a missing model or image, bad values and options of other commands', () => {
@@ -108,7 +175,9 @@ describe('tessera error lines', () => {
 
   it('prints an error rebuilt from a worker the same way', () => {
     const rebuilt = fromWireError(toWireError(new ImageDecodeError('image has 0 bytes; send the file contents, not an empty buffer.')));
-    expect(formatCliError(rebuilt, false)).toBe('tessera: ImageDecodeError: image has 0 bytes; send the file contents, not an empty buffer.');
+    expect(formatCliError(rebuilt, false)).toBe(
+      'tessera: ImageDecodeError: image has 0 bytes; send the file contents, not an empty buffer.',
+    );
   });
 
   it('points at --verbose for an unexpected error, and shows its causes with it', () => {

@@ -33,11 +33,15 @@ describe('references in the code and the README', () => {
     expect(hits(/\bissue [0-9]|shared\//i, files)).toEqual([]);
   });
 
-  it("cite only invariants docs/design.md numbers", () => {
+  it('cite only invariants docs/design.md numbers', () => {
     const design = readFileSync(join(root, 'docs/design.md'), 'utf8');
     const numbered = new Set([...design.matchAll(/^(\d+)\. \*\*/gm)].map((m) => Number(m[1])));
     expect(numbered.size).toBeGreaterThanOrEqual(8);
-    const cited = files.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/docs\/design\.md invariants? (\d+)(?: and (\d+))?/g)].flatMap((m) => [m[1], m[2]].filter(Boolean).map(Number)));
+    const cited = files.flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/docs\/design\.md invariants? (\d+)(?: and (\d+))?/g)].flatMap((m) =>
+        [m[1], m[2]].filter(Boolean).map(Number),
+      ),
+    );
     expect(cited.length).toBeGreaterThan(10);
     expect(cited.filter((n) => !numbered.has(n))).toEqual([]);
   });

@@ -87,7 +87,10 @@ describe('error hints', () => {
   it('writes every option-like path as "the request option ..." or "the engine option ..."', () => {
     const stray = messages.flatMap((m) => {
       const covered = [...m.text.matchAll(OPTION_MENTION)].map((x) => x[2]);
-      return [...m.text.matchAll(OPTION_LIKE_PATH)].map((x) => x[0]).filter((p) => !covered.includes(p)).map((p) => `${m.file}: ${p}`);
+      return [...m.text.matchAll(OPTION_LIKE_PATH)]
+        .map((x) => x[0])
+        .filter((p) => !covered.includes(p))
+        .map((p) => `${m.file}: ${p}`);
     });
     expect(stray).toEqual([]);
   });

@@ -94,7 +94,15 @@ describe('media.blockPrivateNetwork', () => {
 
   it('refuses literal private, loopback and link-local hosts, and localhost, without contacting them', async () => {
     const fetchImpl = vi.fn();
-    for (const url of [`${base}/small.png`, 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://0x7f.1/x', 'http://localhost:8080/x', 'http://[::ffff:10.0.0.1]/x', 'http://2130706433/x']) {
+    for (const url of [
+      `${base}/small.png`,
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/x',
+      'http://0x7f.1/x',
+      'http://localhost:8080/x',
+      'http://[::ffff:10.0.0.1]/x',
+      'http://2130706433/x',
+    ]) {
       const err = await fetchMedia(url, blocking({ fetchImpl: fetchImpl as unknown as typeof fetch })).catch((e: unknown) => e);
       expect(err, url).toBeInstanceOf(PrivateNetworkRefusedError);
     }
@@ -104,7 +112,10 @@ describe('media.blockPrivateNetwork', () => {
   it('refuses a name that resolves to a private address', async () => {
     const fetchImpl = vi.fn();
     const resolveHost = async (h: string) => (h === 'intranet.example' ? ['93.184.216.34', '10.1.2.3'] : ['93.184.216.34']);
-    const err = await fetchMedia('https://intranet.example/x.png', blocking({ fetchImpl: fetchImpl as unknown as typeof fetch, resolveHost })).catch((e: unknown) => e);
+    const err = await fetchMedia(
+      'https://intranet.example/x.png',
+      blocking({ fetchImpl: fetchImpl as unknown as typeof fetch, resolveHost }),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PrivateNetworkRefusedError);
     expect((err as Error).message).toContain('10.1.2.3 (intranet.example)');
     expect(fetchImpl).not.toHaveBeenCalled();
@@ -117,22 +128,56 @@ describe('media.blockPrivateNetwork', () => {
       expect(init.redirect).toBe('manual');
       return new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data' } });
     }) as unknown as typeof fetch;
-    const err = await fetchMedia('https://public.example/x.png', blocking({ fetchImpl, resolveHost: async () => ['93.184.216.34'] })).catch((e: unknown) => e);
+    const err = await fetchMedia('https://public.example/x.png', blocking({ fetchImpl, resolveHost: async () => ['93.184.216.34'] })).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(PrivateNetworkRefusedError);
     expect(fetched).toEqual(['https://public.example/x.png']);
   });
 
   it('lets public hosts through', async () => {
     const fetchImpl = (async () => new Response(new Uint8Array([9]))) as unknown as typeof fetch;
-    expect(Array.from(await fetchMedia('https://public.example/x.png', blocking({ fetchImpl, resolveHost: async () => ['2606:4700::1111'] })))).toEqual([9]);
+    expect(
+      Array.from(await fetchMedia('https://public.example/x.png', blocking({ fetchImpl, resolveHost: async () => ['2606:4700::1111'] }))),
+    ).toEqual([9]);
   });
 });
 
 describe('isPrivateAddress', () => {
   it('classifies IPv4 and IPv6 addresses', () => {
-    const blocked = ['0.0.0.0', '10.9.8.7', '100.64.0.1', '127.0.0.1', '169.254.169.254', '172.16.0.1', '172.31.255.255', '192.168.1.1', '224.0.0.1', '255.255.255.255',
-      '::', '::1', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '2002:a00:1::1', 'not an address'];
-    const allowed = ['8.8.8.8', '93.184.216.34', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808'];
+    const blocked = [
+      '0.0.0.0',
+      '10.9.8.7',
+      '100.64.0.1',
+      '127.0.0.1',
+      '169.254.169.254',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::',
+      '::1',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '64:ff9b::a00:1',
+      '2002:a00:1::1',
+      'not an address',
+    ];
+    const allowed = [
+      '8.8.8.8',
+      '93.184.216.34',
+      '172.32.0.1',
+      '100.128.0.1',
+      '2606:4700::1111',
+      '2001:4860:4860::8888',
+      '::ffff:8.8.8.8',
+      '64:ff9b::808:808',
+    ];
     for (const a of blocked) expect(isPrivateAddress(a), a).toBe(true);
     for (const a of allowed) expect(isPrivateAddress(a), a).toBe(false);
   });

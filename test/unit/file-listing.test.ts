@@ -31,8 +31,10 @@ function fakeFetch(table: Record<string, () => Response>) {
   return { calls, impl };
 }
 
-const json = (v: unknown, headers: Record<string, string> = {}) => () =>
-  new Response(JSON.stringify(v), { headers: { 'content-type': 'application/json', ...headers } });
+const json =
+  (v: unknown, headers: Record<string, string> = {}) =>
+  () =>
+    new Response(JSON.stringify(v), { headers: { 'content-type': 'application/json', ...headers } });
 const text = (v: string) => () => new Response(v, { headers: { 'content-type': 'application/json' } });
 
 describe('hubTreeUrl', () => {
@@ -57,14 +59,25 @@ describe('hubTreeUrl', () => {
 describe('listHubFiles', () => {
   it('lists the files of the folder, not its directories', async () => {
     const f = fakeFetch({ [TREE]: json(ROOT_ENTRIES) });
-    expect(await listHubFiles(HUB, f.impl)).toEqual(['.gitattributes', 'config.json', 'chat_template.json', 'tokenizer.json', 'model.safetensors']);
+    expect(await listHubFiles(HUB, f.impl)).toEqual([
+      '.gitattributes',
+      'config.json',
+      'chat_template.json',
+      'tokenizer.json',
+      'model.safetensors',
+    ]);
     expect(f.calls).toEqual([TREE]);
   });
 
   it('names files relative to a subfolder', async () => {
     const base = 'https://huggingface.co/org/repo/resolve/main/checkpoints/v2/';
     const tree = 'https://huggingface.co/api/models/org/repo/tree/main/checkpoints/v2';
-    const f = fakeFetch({ [tree]: json([{ type: 'file', path: 'checkpoints/v2/config.json' }, { type: 'directory', path: 'checkpoints/v2/x' }]) });
+    const f = fakeFetch({
+      [tree]: json([
+        { type: 'file', path: 'checkpoints/v2/config.json' },
+        { type: 'directory', path: 'checkpoints/v2/x' },
+      ]),
+    });
     expect(await listHubFiles(base, f.impl)).toEqual(['config.json']);
   });
 
@@ -74,7 +87,13 @@ describe('listHubFiles', () => {
       [TREE]: json(ROOT_ENTRIES.slice(0, 2), { link: `<${page2}>; rel="next"` }),
       [page2]: json(ROOT_ENTRIES.slice(2)),
     });
-    expect(await listHubFiles(HUB, f.impl)).toEqual(['.gitattributes', 'config.json', 'chat_template.json', 'tokenizer.json', 'model.safetensors']);
+    expect(await listHubFiles(HUB, f.impl)).toEqual([
+      '.gitattributes',
+      'config.json',
+      'chat_template.json',
+      'tokenizer.json',
+      'model.safetensors',
+    ]);
     expect(f.calls).toEqual([TREE, page2]);
   });
 
@@ -95,7 +114,11 @@ describe('UrlSource with a file listing', () => {
   it('given files: an unlisted file is absent without a request, a listed one is fetched', async () => {
     const base = 'http://localhost:5173/models/smolvlm-tiny/';
     const f = fakeFetch({ [`${base}chat_template.json`]: text('{"chat_template":"x"}') });
-    const source = new UrlSource(base, { useCache: false, fetchImpl: f.impl, files: ['config.json', 'chat_template.json', 'model.safetensors'] });
+    const source = new UrlSource(base, {
+      useCache: false,
+      fetchImpl: f.impl,
+      files: ['config.json', 'chat_template.json', 'model.safetensors'],
+    });
     expect(await source.readText('chat_template.jinja')).toBeUndefined();
     expect(await source.openBytes('model.safetensors.index.json')).toBeUndefined();
     expect(await source.readText('chat_template.json')).toBe('{"chat_template":"x"}');

@@ -91,7 +91,9 @@ describe('linearGrid', () => {
   });
   it('throws a DeviceLimitError with the numbers past x*y', () => {
     expect(() => linearGrid(gpu, 'copy', 65535 * 65535 + 1)).toThrowError(DeviceLimitError);
-    expect(() => linearGrid(gpu, 'copy', 65535 * 65535 + 1)).toThrowError(/copy: needs workgroups \(x \* y\) = 4294836226 but this device allows 4294836225/);
+    expect(() => linearGrid(gpu, 'copy', 65535 * 65535 + 1)).toThrowError(
+      /copy: needs workgroups \(x \* y\) = 4294836226 but this device allows 4294836225/,
+    );
   });
 });
 
@@ -106,7 +108,9 @@ describe('packParams', () => {
     ]);
     expect(buf.byteLength).toBe(32);
     const v = new DataView(buf);
-    expect([v.getUint32(0, true), v.getFloat32(4, true), v.getInt32(8, true), v.getUint32(12, true), v.getUint32(16, true)]).toEqual([7, 0.5, -2, 1, 9]);
+    expect([v.getUint32(0, true), v.getFloat32(4, true), v.getInt32(8, true), v.getUint32(12, true), v.getUint32(16, true)]).toEqual([
+      7, 0.5, -2, 1, 9,
+    ]);
   });
 });
 
@@ -117,7 +121,13 @@ describe('GpuMemory', () => {
     const a = memory.createBuffer({ size: 1000, usage: 0x80, label: 'weight:text.embed' });
     const b = memory.createBuffer({ size: 24, usage: 0x80, label: 'lm.h' });
     memory.destroyBuffer(a);
-    expect(memory.stats()).toEqual({ numBuffers: 1, bytesLive: 24, peakBytes: 1024, byArea: { lm: 24 }, peakByArea: { weight: 1000, lm: 24 } });
+    expect(memory.stats()).toEqual({
+      numBuffers: 1,
+      bytesLive: 24,
+      peakBytes: 1024,
+      byArea: { lm: 24 },
+      peakByArea: { weight: 1000, lm: 24 },
+    });
     memory.resetPeak();
     expect(memory.stats().peakBytes).toBe(24);
     expect(memory.stats().peakByArea).toEqual({ lm: 24 });
@@ -126,7 +136,7 @@ describe('GpuMemory', () => {
     expect(memory.stats().byArea).toEqual({});
   });
 
-  it('names the area of a buffer by its label\'s first word', () => {
+  it("names the area of a buffer by its label's first word", () => {
     expect(memoryArea('kv-cache.3.k')).toBe('kv-cache');
     expect(memoryArea('matmul:register-narrow:f32.params')).toBe('matmul');
     expect(memoryArea('vit-attention.scores')).toBe('vit-attention');

@@ -15,7 +15,11 @@ describe('preparePiecewise', () => {
   it('keeps the whole and the pieces; the pieces are what a sequence encodes, and release frees both', async () => {
     const log: string[] = [];
     const released = new Set<string>();
-    const d = await preparePiecewise('step', async () => recorder('whole', log, released), [0, 1, 2].map((i) => async () => recorder(`piece${i}`, log, released)));
+    const d = await preparePiecewise(
+      'step',
+      async () => recorder('whole', log, released),
+      [0, 1, 2].map((i) => async () => recorder(`piece${i}`, log, released)),
+    );
     expect(d).toBeInstanceOf(PiecewiseDispatch);
     const p = d as PiecewiseDispatch;
     expect(p.whole.label).toBe('whole');
@@ -30,7 +34,11 @@ describe('preparePiecewise', () => {
   it('returns the whole alone when fewer than two pieces are asked for', async () => {
     const released = new Set<string>();
     for (const n of [0, 1]) {
-      const d = await preparePiecewise('step', async () => recorder('whole', [], released), Array.from({ length: n }, (_, i) => async () => recorder(`piece${i}`, [], released)));
+      const d = await preparePiecewise(
+        'step',
+        async () => recorder('whole', [], released),
+        Array.from({ length: n }, (_, i) => async () => recorder(`piece${i}`, [], released)),
+      );
       expect(d).not.toBeInstanceOf(PiecewiseDispatch);
       expect(d.label).toBe('whole');
     }
@@ -71,7 +79,9 @@ describe('prepareAll', () => {
   it('releases what was prepared when one fails, after the others settle, and throws the failure', async () => {
     const released = new Set<string>();
     const slow = new Promise<Dispatch>((r) => setTimeout(() => r(recorder('slow', [], released)), 20));
-    const err = await prepareAll([Promise.resolve(recorder('fast', [], released)), Promise.reject(new Error('no pipeline')), slow]).catch((e: unknown) => e);
+    const err = await prepareAll([Promise.resolve(recorder('fast', [], released)), Promise.reject(new Error('no pipeline')), slow]).catch(
+      (e: unknown) => e,
+    );
     expect((err as Error).message).toBe('no pipeline');
     expect([...released].sort()).toEqual(['fast', 'slow']);
   });

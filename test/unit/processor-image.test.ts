@@ -116,7 +116,11 @@ describe('decoding and processing', () => {
   });
 
   it('an image whose header claims 20000x20000 -> ImageTooLargeError before any pixel is decoded', async () => {
-    const png = Buffer.from(await sharp(Buffer.from([1, 2, 3]), { raw: { width: 1, height: 1, channels: 3 } }).png().toBuffer());
+    const png = Buffer.from(
+      await sharp(Buffer.from([1, 2, 3]), { raw: { width: 1, height: 1, channels: 3 } })
+        .png()
+        .toBuffer(),
+    );
     png.writeUInt32BE(20000, 16); // IHDR width
     png.writeUInt32BE(20000, 20); // IHDR height
     png.writeUInt32BE(crc32(png.subarray(12, 29)) >>> 0, 29);
@@ -134,7 +138,9 @@ describe('decoding and processing', () => {
   });
 
   it('a 1x1 image works (17 tiles of one colour)', async () => {
-    const png = await sharp(Buffer.from([10, 200, 30]), { raw: { width: 1, height: 1, channels: 3 } }).png().toBuffer();
+    const png = await sharp(Buffer.from([10, 200, 30]), { raw: { width: 1, height: 1, channels: 3 } })
+      .png()
+      .toBuffer();
     const im = await real.processImage(new Uint8Array(png));
     expect(im.layout.numTiles).toBe(17);
     expect(im.pixelValues.length).toBe(17 * 3 * 512 * 512);
@@ -145,7 +151,9 @@ describe('decoding and processing', () => {
   });
 
   it('transparent pixels come out white; normalisation is numpy float32', async () => {
-    const png = await sharp(Buffer.from([0, 0, 0, 0]), { raw: { width: 1, height: 1, channels: 4 } }).png().toBuffer();
+    const png = await sharp(Buffer.from([0, 0, 0, 0]), { raw: { width: 1, height: 1, channels: 4 } })
+      .png()
+      .toBuffer();
     const decoded = await decodeImageNode(new Uint8Array(png));
     expect(decoded.channels).toBe(4);
     const im = await real.processImage(new Uint8Array(png));

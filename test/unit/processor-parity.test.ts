@@ -40,7 +40,11 @@ async function makeImage(width: number, height: number): Promise<Uint8Array> {
       raw[o + 2] = Math.floor(x / 8) % 2 === 0 ? 40 : 200;
     }
   }
-  return new Uint8Array(await sharp(raw, { raw: { width, height, channels: 3 } }).png().toBuffer());
+  return new Uint8Array(
+    await sharp(raw, { raw: { width, height, channels: 3 } })
+      .png()
+      .toBuffer(),
+  );
 }
 
 function withPreprocessor(dir: string, patch: Record<string, unknown>): ModelFiles {
@@ -83,7 +87,13 @@ async function runTjs(tjs: TjsProcessor, bytes: Uint8Array, options: Record<stri
 }
 
 const messagesFor = (bytes: Uint8Array): ChatMessage[] => [
-  { role: 'user', content: [{ type: 'image', image: bytes }, { type: 'text', text: PROMPT }] },
+  {
+    role: 'user',
+    content: [
+      { type: 'image', image: bytes },
+      { type: 'text', text: PROMPT },
+    ],
+  },
 ];
 
 describe('parity with transformers.js Idefics3Processor', () => {
@@ -133,7 +143,9 @@ describe('parity with transformers.js Idefics3Processor', () => {
           expect(ref.dims).toEqual([1, im.layout.numTiles, 3, T, T]);
           expect(plan.placeholders[0]!.length).toBe(im.layout.numTiles * mine.config.imageSeqLen);
           const s = diffStats(im.pixelValues, ref.pixels);
-          console.log(`${dir} ${name}: ${ref.ids.length} tokens identical; pixels vs transformers.js max ${s.max.toFixed(4)} mean ${s.mean.toFixed(5)}`);
+          console.log(
+            `${dir} ${name}: ${ref.ids.length} tokens identical; pixels vs transformers.js max ${s.max.toFixed(4)} mean ${s.mean.toFixed(5)}`,
+          );
           expect(s.max).toBeLessThanOrEqual(PIXEL_MAX_ABS);
           expect(s.mean).toBeLessThanOrEqual(PIXEL_MEAN_ABS);
         }, 30_000);

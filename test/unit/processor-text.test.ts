@@ -47,7 +47,14 @@ describe('prompt plan: placeholders only from image parts', () => {
   it('typed "<image>" next to a real image: only the image part becomes placeholders', () => {
     const layout = p.imageLayout(640, 480);
     const messages: ChatMessage<null>[] = [
-      { role: 'user', content: [{ type: 'text', text: 'see <image>: ' }, { type: 'image', image: null }, { type: 'text', text: '<image>' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'see <image>: ' },
+          { type: 'image', image: null },
+          { type: 'text', text: '<image>' },
+        ],
+      },
     ];
     const plan = p.planPrompt(messages, [layout]);
     expect(plan.placeholders).toHaveLength(1);
@@ -69,9 +76,22 @@ describe('prompt plan: placeholders only from image parts', () => {
     ];
     const layouts = sizes.map(([w, h]) => p.imageLayout(w, h));
     const messages: ChatMessage<null>[] = [
-      { role: 'user', content: [{ type: 'image', image: null }, { type: 'text', text: 'and' }, { type: 'image', image: null }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image: null },
+          { type: 'text', text: 'and' },
+          { type: 'image', image: null },
+        ],
+      },
       { role: 'assistant', content: 'Two images.' },
-      { role: 'user', content: [{ type: 'text', text: 'third:' }, { type: 'image', image: null }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'third:' },
+          { type: 'image', image: null },
+        ],
+      },
     ];
     const plan = p.planPrompt(messages, layouts);
     expect(plan.placeholders.map((x) => x.imageIndex)).toEqual([0, 1, 2]);
@@ -93,7 +113,15 @@ describe('prompt plan: placeholders only from image parts', () => {
   it('counts before work: planPrompt from sizes equals prepare() on the pixels', async () => {
     const { readFileSync } = await import('node:fs');
     const bytes = new Uint8Array(readFileSync(resolve(import.meta.dirname, '../../public/sample.png')));
-    const messages: ChatMessage[] = [{ role: 'user', content: [{ type: 'image', image: bytes }, { type: 'text', text: 'Describe.' }] }];
+    const messages: ChatMessage[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image: bytes },
+          { type: 'text', text: 'Describe.' },
+        ],
+      },
+    ];
     const prepared = await p.prepare(messages);
     const planned = p.planPrompt(messages, [p.imageLayout(640, 480)]);
     expect(Array.from(planned.tokenIds)).toEqual(Array.from(prepared.plan.tokenIds));
@@ -106,7 +134,9 @@ describe('prompt plan: placeholders only from image parts', () => {
     expect(() => p.planPrompt([{ role: 'robot' as 'user', content: 'hi' }], [])).toThrow(/role is "robot"/);
     expect(() => p.planPrompt([{ role: 'user', content: [{ type: 'audio' } as never] }], [])).toThrow(/use 'text', 'image' or 'video'/);
     // SmolVLM (v1) has no video settings: a video part is refused by name.
-    expect(() => p.planPrompt([{ role: 'user', content: [{ type: 'video', video: new Uint8Array(1) }] }], [])).toThrow(VideoNotSupportedError);
+    expect(() => p.planPrompt([{ role: 'user', content: [{ type: 'video', video: new Uint8Array(1) }] }], [])).toThrow(
+      VideoNotSupportedError,
+    );
   });
 });
 
@@ -154,7 +184,9 @@ describe('chat template sources', () => {
       /tokenizer\.json is missing/,
     );
     const bad = overridden({ 'processor_config.json': '{"image_seq_len": 169}' });
-    await expect(Idefics3Processor.load(bad, { decodeImage: decodeImageNode })).rejects.toThrow(/image_seq_len is 169 but config\.json implies 64/);
+    await expect(Idefics3Processor.load(bad, { decodeImage: decodeImageNode })).rejects.toThrow(
+      /image_seq_len is 169 but config\.json implies 64/,
+    );
   });
 });
 

@@ -21,7 +21,19 @@ describe('kernelKind', () => {
     expect(kernelKind('paged-attention[D=128,loop]')).toBe('paged-attention');
     expect(kernelKind('embedding-gather:f16')).toBe('embedding-gather');
     expect(kernelKind('quantize:q4')).toBe('quantize');
-    for (const k of ['rms-norm', 'layer-norm', 'residual-add', 'rope', 'kv-write', 'sample', 'argmax', 'patch-embed', 'pixel-shuffle', 'splice', 'swiglu']) {
+    for (const k of [
+      'rms-norm',
+      'layer-norm',
+      'residual-add',
+      'rope',
+      'kv-write',
+      'sample',
+      'argmax',
+      'patch-embed',
+      'pixel-shuffle',
+      'splice',
+      'swiglu',
+    ]) {
       expect(kernelKind(k)).toBe(k);
     }
   });
@@ -106,7 +118,9 @@ describe('profile tables', () => {
     expect(describeTiming('timestamp-query')).toMatch(/^timing: GPU timestamps \(timestamp-query\) around each dispatch/);
     expect(describeTiming('timestamp-query', 65536)).toMatch(/steps of 65\.5 µs \(quantized by the implementation\)/);
     expect(describeTiming('timestamp-query', 1)).not.toMatch(/quantized/);
-    expect(describeTiming('submit-and-wait')).toMatch(/^timing: submit-and-wait: each dispatch submitted alone, waited for and timed on the CPU/);
+    expect(describeTiming('submit-and-wait')).toMatch(
+      /^timing: submit-and-wait: each dispatch submitted alone, waited for and timed on the CPU/,
+    );
   });
 
   it('prints the device, the timing, each phase and the notes', () => {

@@ -5,7 +5,7 @@ import * as errors from '../../src/errors';
 import { errorClassForCode, fromWireError, toWireError } from '../../src/protocol/errors';
 
 describe('error transfer', () => {
-  it('rebuilds the class from the code even when the sender\'s class name was minified', () => {
+  it("rebuilds the class from the code even when the sender's class name was minified", () => {
     const sent = new errors.EncoderOutOfMemoryError(13, 'out of memory');
     const wire = toWireError(sent);
     // What the built worker sends: its classes are bound to one-letter names.

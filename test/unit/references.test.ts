@@ -85,7 +85,8 @@ describe('vitAttentionReference', () => {
     for (let h = 0; h < H; h++) {
       const pick = (part: number) => {
         const out = new Float32Array(T * D);
-        for (let t = 0; t < T; t++) out.set(qkv.subarray(t * 3 * H * D + part * H * D + h * D, t * 3 * H * D + part * H * D + h * D + D), t * D);
+        for (let t = 0; t < T; t++)
+          out.set(qkv.subarray(t * 3 * H * D + part * H * D + h * D, t * 3 * H * D + part * H * D + h * D + D), t * D);
         return out;
       };
       const [q, k, v] = [pick(0), pick(1), pick(2)];

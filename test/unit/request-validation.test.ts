@@ -26,11 +26,28 @@ function thrown(f: () => unknown): unknown {
 describe('validateRequest', () => {
   it('accepts the documented values and absent fields', () => {
     expect(validateRequest(req({}), policy)).toEqual({ maxTokens: 128, sampling: undefined });
-    const ok = req({ max_tokens: 4, temperature: 0.7, top_p: 1, top_k: 40, seed: -3, stream: false, signal: new AbortController().signal, tessera: { encodeTimeoutMs: 10, textOnlyFallback: true } });
+    const ok = req({
+      max_tokens: 4,
+      temperature: 0.7,
+      top_p: 1,
+      top_k: 40,
+      seed: -3,
+      stream: false,
+      signal: new AbortController().signal,
+      tessera: { encodeTimeoutMs: 10, textOnlyFallback: true },
+    });
     expect(validateRequest(ok, policy)).toEqual({ maxTokens: 4, sampling: { temperature: 0.7, topK: 40, topP: 1, seed: -3 } });
-    expect(validateRequest(req({ temperature: 0, top_p: null, top_k: 0, seed: Date.now() }), policy)).toEqual({ maxTokens: 128, sampling: undefined });
+    expect(validateRequest(req({ temperature: 0, top_p: null, top_k: 0, seed: Date.now() }), policy)).toEqual({
+      maxTokens: 128,
+      sampling: undefined,
+    });
     // Sampling fields left null take their defaults (every token, seed 0).
-    expect(validateRequest(req({ temperature: 1, top_p: null, top_k: null, seed: null }), policy).sampling).toEqual({ temperature: 1, topK: 0, topP: 1, seed: 0 });
+    expect(validateRequest(req({ temperature: 1, top_p: null, top_k: null, seed: null }), policy).sampling).toEqual({
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      seed: 0,
+    });
   });
 
   for (const [field, value] of [
@@ -96,7 +113,7 @@ describe('image parts', () => {
     expect(err).toBeInstanceOf(InvalidMessageError);
   });
 
-  it('accept a Node Buffer, a typed-array view, an ArrayBuffer and a Blob without copying the caller\'s bytes away', async () => {
+  it("accept a Node Buffer, a typed-array view, an ArrayBuffer and a Blob without copying the caller's bytes away", async () => {
     const bytes = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
     for (const image of [Buffer.from(bytes), new Uint16Array(bytes.buffer), bytes.buffer, new Blob([bytes])]) {
       const [m] = await toProcessorMessages(one({ type: 'image', image }), policy);
@@ -107,7 +124,9 @@ describe('image parts', () => {
   });
 
   it('over media.maxImageBytes are refused before decoding', async () => {
-    const err = await toProcessorMessages(one({ type: 'image', image: new Uint8Array(100) }), mediaPolicy({ maxImageBytes: 99 })).catch((e: unknown) => e);
+    const err = await toProcessorMessages(one({ type: 'image', image: new Uint8Array(100) }), mediaPolicy({ maxImageBytes: 99 })).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(InvalidMessageError);
     expect((err as Error).message).toContain('is 100 bytes, over media.maxImageBytes (99)');
   });
@@ -140,7 +159,9 @@ describe('data: URLs', () => {
     'data:image/png,%zz',
   ]) {
     it(`${url} is an InvalidMessageError, not a TypeError/URIError/DOMException`, async () => {
-      const err = await toProcessorMessages([{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }], policy).catch((e: unknown) => e);
+      const err = await toProcessorMessages([{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }], policy).catch(
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(InvalidMessageError);
       expect((err as Error).message).toContain(where);
     });

@@ -75,7 +75,13 @@ describe('safetensors header validation', () => {
   });
 
   it('offsets and dimensions must be non-negative integers', async () => {
-    for (const bad of [f32([4], 0.5, 16.5), f32([4], -16, 0), f32([2.5, 1.6], 0, 16), f32([4], 0, 1e300), { dtype: 'F32', shape: [4], data_offsets: ['0', '16'] }]) {
+    for (const bad of [
+      f32([4], 0.5, 16.5),
+      f32([4], -16, 0),
+      f32([2.5, 1.6], 0, 16),
+      f32([4], 0, 1e300),
+      { dtype: 'F32', shape: [4], data_offsets: ['0', '16'] },
+    ]) {
       const err = await read(craft({ a: bad }, 16));
       expect(err, JSON.stringify(bad)).toBeInstanceOf(CheckpointFormatError);
     }
@@ -103,7 +109,14 @@ describe('safetensors header validation', () => {
     const bytes = craft({ a: f32([4], 0, 16) }, 16);
     let called = false;
     const err = await (async () => {
-      for await (const _ of streamSafetensors(chunks(bytes.subarray(0, bytes.byteLength - 4)), 'm.safetensors', () => (called = true), undefined, bytes.byteLength - 4)) void _;
+      for await (const _ of streamSafetensors(
+        chunks(bytes.subarray(0, bytes.byteLength - 4)),
+        'm.safetensors',
+        () => (called = true),
+        undefined,
+        bytes.byteLength - 4,
+      ))
+        void _;
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TruncatedFileError);
     expect(called).toBe(false);

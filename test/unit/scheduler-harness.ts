@@ -68,7 +68,9 @@ export class FakeModel {
       const req = s.req;
       for (const m of req.media) {
         if (m.state !== 'ready' && m.start < s.start + s.numTokens && m.end > s.start) {
-          throw new Error(`request ${req.id}: step covers [${s.start}, ${s.start + s.numTokens}) but media [${m.start}, ${m.end}) is ${m.state}`);
+          throw new Error(
+            `request ${req.id}: step covers [${s.start}, ${s.start + s.numTokens}) but media [${m.start}, ${m.end}) is ${m.state}`,
+          );
         }
       }
       const slots = this.kv.slots(req.id, s.start, s.numTokens);
@@ -81,7 +83,8 @@ export class FakeModel {
       const all = this.kv.slots(req.id, 0, end);
       for (let p = 0; p < end; p++) {
         const got = this.slots.get(all[p]);
-        if (got !== content(req, p)) throw new Error(`request ${req.id}: position ${p} reads '${got}' from slot ${all[p]}, expected '${content(req, p)}'`);
+        if (got !== content(req, p))
+          throw new Error(`request ${req.id}: position ${p} reads '${got}' from slot ${all[p]}, expected '${content(req, p)}'`);
       }
       out.set(req.id, nextToken(req.tokens(0, end)));
     }

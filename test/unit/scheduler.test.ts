@@ -61,11 +61,21 @@ describe('Scheduler: token budget', () => {
   });
 
   it('names what limits the context window and the option that raises it', async () => {
-    const byCache = await harness({ numBlocks: 8, blockSize: 16, contextWindow: 96, contextLimits: { modelPositions: 2048, kvCacheTokens: 96 } });
+    const byCache = await harness({
+      numBlocks: 8,
+      blockSize: 16,
+      contextWindow: 96,
+      contextLimits: { modelPositions: 2048, kvCacheTokens: 96 },
+    });
     expect(() => byCache.scheduler.add({ id: 1, promptIds: prompt(90, 1), maxTokens: 10 })).toThrowError(
       "the prompt has 90 tokens and 10 more were asked for, but the context window is 96 tokens (the engine option kvCacheTokens, 96, is below the model's limit of 2048: raise kvCacheTokens up to 2048, or shorten the prompt",
     );
-    const byModel = await harness({ numBlocks: 8, blockSize: 16, contextWindow: 96, contextLimits: { modelPositions: 96, kvCacheTokens: 4096 } });
+    const byModel = await harness({
+      numBlocks: 8,
+      blockSize: 16,
+      contextWindow: 96,
+      contextLimits: { modelPositions: 96, kvCacheTokens: 4096 },
+    });
     const e = (() => {
       try {
         byModel.scheduler.add({ id: 1, promptIds: prompt(90, 1), maxTokens: 10 });
@@ -82,7 +92,9 @@ describe('Scheduler: token budget', () => {
     const h = await harness({ numBlocks: 4, blockSize: 16, contextWindow: 100 });
     const ok = h.scheduler.add({ id: 1, promptIds: prompt(10, 1), maxTokens: 5 });
     expect(() => h.scheduler.add({ id: 2, promptIds: prompt(60, 2), maxTokens: 10 })).toThrowError(KvCacheTooSmallError);
-    expect(() => h.scheduler.add({ id: 2, promptIds: prompt(60, 2), maxTokens: 10 })).toThrowError(/needs up to 70 tokens .* whole cache holds 64/);
+    expect(() => h.scheduler.add({ id: 2, promptIds: prompt(60, 2), maxTokens: 10 })).toThrowError(
+      /needs up to 70 tokens .* whole cache holds 64/,
+    );
     expect(() => h.scheduler.add({ id: 3, promptIds: prompt(40, 3), maxTokens: 61 })).toThrowError(ContextLengthError);
     drain(h);
     expect(ok.outputIds).toEqual(soloTokens(ok.promptIds, 5));
@@ -105,7 +117,12 @@ describe('Scheduler: token budget', () => {
 describe('Scheduler: media and the encoder budget', () => {
   it('stops a chunk at the doorstep of an image that is not ready, and goes through it once ready', async () => {
     const h = await harness({ numBlocks: 64, blockSize: 16, maxTokensPerStep: 64 });
-    const r = h.scheduler.add({ id: 1, promptIds: prompt(50, 1), maxTokens: 2, media: [{ key: 'img', start: 10, end: 30, numEmbeddings: 20 }] });
+    const r = h.scheduler.add({
+      id: 1,
+      promptIds: prompt(50, 1),
+      maxTokens: 2,
+      media: [{ key: 'img', start: 10, end: 30, numEmbeddings: 20 }],
+    });
     let s = h.step({ settleEncodes: false }).plan;
     expect(s.seqs.map((x) => [x.start, x.numTokens])).toEqual([[0, 10]]);
     expect(s.encode.map((e) => e.item.key)).toEqual(['img']);
@@ -137,10 +154,15 @@ describe('Scheduler: media and the encoder budget', () => {
     expect(h.scheduler.stats().encodingEmbeddings).toBe(0);
   });
 
-  it('counts an item\'s encode cost against the budget (a pruned video encodes more than it fills)', async () => {
+  it("counts an item's encode cost against the budget (a pruned video encodes more than it fills)", async () => {
     const h = await harness({ numBlocks: 64, blockSize: 16, maxTokensPerStep: 64, encoderBudget: 64 });
     // 20 placeholder tokens, but 48 embeddings to encode (all frames of a video before EVS keeps 20).
-    const a = h.scheduler.add({ id: 1, promptIds: prompt(30, 1), maxTokens: 1, media: [{ key: 'pruned', start: 2, end: 22, numEmbeddings: 20, encodeCost: 48 }] });
+    const a = h.scheduler.add({
+      id: 1,
+      promptIds: prompt(30, 1),
+      maxTokens: 1,
+      media: [{ key: 'pruned', start: 2, end: 22, numEmbeddings: 20, encodeCost: 48 }],
+    });
     h.scheduler.add({ id: 2, promptIds: prompt(30, 2), maxTokens: 1, media: [{ key: 'image', start: 2, end: 22, numEmbeddings: 20 }] });
     expect(h.step({ settleEncodes: false }).plan.encode.map((e) => e.item.key)).toEqual(['pruned']); // 48 + 20 > 64
     expect(h.scheduler.stats().encodingEmbeddings).toBe(48);
@@ -279,7 +301,12 @@ describe('Scheduler: cancellation', () => {
       const h = await harness({ numBlocks: when === 'preempted' ? 8 : 64, blockSize: 4, maxTokensPerStep: 16 });
       const other = h.scheduler.add({ id: 1, promptIds: prompt(6, 1), maxTokens: 12 });
       const media = when === 'encoding' ? [{ key: 'm', start: 4, end: 12, numEmbeddings: 8 }] : [];
-      const victim = h.scheduler.add({ id: 2, promptIds: prompt(when === 'prefilling' ? 40 : when === 'encoding' ? 16 : 6, 2), maxTokens: 12, media });
+      const victim = h.scheduler.add({
+        id: 2,
+        promptIds: prompt(when === 'prefilling' ? 40 : when === 'encoding' ? 16 : 6, 2),
+        maxTokens: 12,
+        media,
+      });
       const until: Record<typeof when, () => boolean> = {
         waiting: () => true,
         encoding: () => victim.media[0].state === 'encoding',
@@ -307,7 +334,12 @@ describe('Scheduler: cancellation', () => {
 describe('Scheduler: prefix caching off', () => {
   it('computes every prompt token again', async () => {
     const kv = new KvManager(new BlockPool(64, 4));
-    const s = new Scheduler({ maxTokensPerStep: 64, encoderBudget: 100, maxRunning: 4, contextWindow: 1000 }, kv, await createBlockHasher(), false);
+    const s = new Scheduler(
+      { maxTokensPerStep: 64, encoderBudget: 100, maxRunning: 4, contextWindow: 1000 },
+      kv,
+      await createBlockHasher(),
+      false,
+    );
     const p = prompt(30, 7);
     s.add({ id: 1, promptIds: p, maxTokens: 2 });
     while (s.hasWork()) s.update(s.schedule(), new Map([[1, 5]]));

@@ -14,7 +14,14 @@ const TINY: VideoProcessorConfig = {
   longestEdge: 256,
   tileSize: 128,
   resample: 'bicubic',
-  normalize: { doConvertRgb: true, doRescale: true, rescaleFactor: 1 / 255, doNormalize: true, imageMean: [0.5, 0.5, 0.5], imageStd: [0.5, 0.5, 0.5] },
+  normalize: {
+    doConvertRgb: true,
+    doRescale: true,
+    rescaleFactor: 1 / 255,
+    doNormalize: true,
+    imageMean: [0.5, 0.5, 0.5],
+    imageStd: [0.5, 0.5, 0.5],
+  },
 };
 
 describe('video frames', () => {

@@ -25,7 +25,9 @@ describe('non-finite weights', () => {
 
   it('F16 bits: the largest finite half (65504) and subnormals pass; +Inf, -Inf and NaN fail', () => {
     // 1.0 = 0x3c00, 65504 = 0x7bff, smallest subnormal = 0x0001, -0 = 0x8000
-    expect(thrown(() => checkFiniteHalfWeights(new Uint8Array(Uint16Array.of(0x3c00, 0x7bff, 0x0001, 0x8000).buffer), 't', 'f'))).toBeUndefined();
+    expect(
+      thrown(() => checkFiniteHalfWeights(new Uint8Array(Uint16Array.of(0x3c00, 0x7bff, 0x0001, 0x8000).buffer), 't', 'f')),
+    ).toBeUndefined();
     const bytes = new Uint8Array(Uint16Array.of(0x3c00, 0xfc00, 0x3c00, 0x7e00, 0x7c00).buffer);
     const e = thrown(() => checkFiniteHalfWeights(bytes, 'embed', 'shard-2.safetensors'));
     expect(e).toMatchObject({ tensor: 'embed', file: 'shard-2.safetensors', index: 1, value: -Infinity, numNonFinite: 3 });

@@ -14,11 +14,15 @@ export const webCodecsVideoBackend: VideoBackend = {
   name: 'webcodecs',
   async open(source: Uint8Array | Blob): Promise<OpenedClip> {
     const animated = await isAnimatedImage(source);
-    if (animated) throw new VideoCodecUnsupportedError(animated, 'the browser encoder (animated GIF/WebP video is decoded in Node only, with sharp)');
+    if (animated)
+      throw new VideoCodecUnsupportedError(animated, 'the browser encoder (animated GIF/WebP video is decoded in Node only, with sharp)');
     const clip = await demuxClip(source);
     if (typeof VideoDecoder === 'undefined' || !(await clip.track.canDecode())) {
       clip.input.dispose();
-      throw new VideoCodecUnsupportedError(clip.meta.codec, typeof VideoDecoder === 'undefined' ? 'this environment (no WebCodecs VideoDecoder)' : "this browser's WebCodecs");
+      throw new VideoCodecUnsupportedError(
+        clip.meta.codec,
+        typeof VideoDecoder === 'undefined' ? 'this environment (no WebCodecs VideoDecoder)' : "this browser's WebCodecs",
+      );
     }
     const { width, height } = clip.meta;
     return {
@@ -44,11 +48,15 @@ export const webCodecsVideoBackend: VideoBackend = {
           }
         } catch (e) {
           if (e instanceof VideoDecodeError) throw e;
-          throw new VideoDecodeError(`decoding frame ${indices[k]} of the ${clip.meta.codec} clip failed (${(e as Error).message || String(e)}); the file may be cut short or damaged.`, {
-            cause: e,
-          });
+          throw new VideoDecodeError(
+            `decoding frame ${indices[k]} of the ${clip.meta.codec} clip failed (${(e as Error).message || String(e)}); the file may be cut short or damaged.`,
+            {
+              cause: e,
+            },
+          );
         }
-        if (k !== indices.length) throw new VideoDecodeError(`the clip gave ${k} of the ${indices.length} sampled frames; it may be cut short.`);
+        if (k !== indices.length)
+          throw new VideoDecodeError(`the clip gave ${k} of the ${indices.length} sampled frames; it may be cut short.`);
       },
       close: () => clip.input.dispose(),
     };

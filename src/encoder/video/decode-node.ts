@@ -39,7 +39,10 @@ async function openAnimated(source: Uint8Array | Blob, kind: 'gif' | 'webp'): Pr
   try {
     meta = await sharp(bytes, { animated: true }).metadata();
   } catch (e) {
-    throw new VideoDecodeError(`${bytes.length} bytes could not be read as an animated ${kind.toUpperCase()} (${(e as Error).message}); the file may be damaged.`, { cause: e });
+    throw new VideoDecodeError(
+      `${bytes.length} bytes could not be read as an animated ${kind.toUpperCase()} (${(e as Error).message}); the file may be damaged.`,
+      { cause: e },
+    );
   }
   const numFrames = meta.pages ?? 1;
   const delays = Array.from({ length: numFrames }, (_, i) => {
@@ -63,10 +66,20 @@ async function openAnimated(source: Uint8Array | Blob, kind: 'gif' | 'webp'): Pr
     async *frames(indices: readonly number[]): AsyncGenerator<RawImage> {
       for (const i of indices) {
         try {
-          const { data, info } = await sharp(bytes, { page: i, pages: 1 }).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-          yield { width: info.width, height: info.height, channels: info.channels as RawImage['channels'], data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+          const { data, info } = await sharp(bytes, { page: i, pages: 1 })
+            .toColourspace('srgb')
+            .raw({ depth: 'uchar' })
+            .toBuffer({ resolveWithObject: true });
+          yield {
+            width: info.width,
+            height: info.height,
+            channels: info.channels as RawImage['channels'],
+            data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+          };
         } catch (e) {
-          throw new VideoDecodeError(`frame ${i} of the animated ${kind.toUpperCase()} could not be decoded (${(e as Error).message}).`, { cause: e });
+          throw new VideoDecodeError(`frame ${i} of the animated ${kind.toUpperCase()} could not be decoded (${(e as Error).message}).`, {
+            cause: e,
+          });
         }
       }
     },
@@ -82,10 +95,17 @@ function runFfmpeg(command: string, args: string[], what: string): Promise<Buffe
     let err = '';
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-2000)));
-    child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' || e.code === 'EACCES' ? new FfmpegMissingError(command, e.message) : e));
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      reject(e.code === 'ENOENT' || e.code === 'EACCES' ? new FfmpegMissingError(command, e.message) : e),
+    );
     child.on('close', (code) => {
       if (code === 0) resolve(Buffer.concat(out));
-      else reject(new VideoDecodeError(`ffmpeg could not decode ${what} (exit code ${code}: ${err.trim().split('\n').slice(-2).join(' / ') || 'no message'}); the file may be cut short or damaged.`));
+      else
+        reject(
+          new VideoDecodeError(
+            `ffmpeg could not decode ${what} (exit code ${code}: ${err.trim().split('\n').slice(-2).join(' / ') || 'no message'}); the file may be cut short or damaged.`,
+          ),
+        );
     });
   });
 }
@@ -110,10 +130,28 @@ async function openWithFfmpeg(source: Uint8Array | Blob, ffmpeg: string): Promis
     async *frames(indices: readonly number[]): AsyncGenerator<RawImage> {
       for (const i of indices) {
         const at = i === 0 ? 0 : (clip.timestamps[i - 1]! + clip.timestamps[i]!) / 2 - t0;
-        const args = ['-hide_banner', '-nostdin', '-v', 'error', '-ss', at.toFixed(6), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'];
+        const args = [
+          '-hide_banner',
+          '-nostdin',
+          '-v',
+          'error',
+          '-ss',
+          at.toFixed(6),
+          '-i',
+          file,
+          '-frames:v',
+          '1',
+          '-f',
+          'rawvideo',
+          '-pix_fmt',
+          'rgb24',
+          'pipe:1',
+        ];
         const data = await runFfmpeg(ffmpeg, args, `frame ${i} of the ${clip.meta.codec} clip`);
         if (data.length !== width * height * 3) {
-          throw new VideoDecodeError(`ffmpeg returned ${data.length} bytes for frame ${i}, but a ${width}x${height} RGB frame has ${width * height * 3}; the file may be cut short.`);
+          throw new VideoDecodeError(
+            `ffmpeg returned ${data.length} bytes for frame ${i}, but a ${width}x${height} RGB frame has ${width * height * 3}; the file may be cut short.`,
+          );
         }
         yield { width, height, channels: 3, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
       }

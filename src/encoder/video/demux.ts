@@ -35,16 +35,24 @@ export function byteLengthOf(source: Uint8Array | Blob): number {
 export async function demuxClip(source: Uint8Array | Blob): Promise<DemuxedClip> {
   const numBytes = byteLengthOf(source);
   if (numBytes === 0) throw new VideoDecodeError('the video has 0 bytes; send the file contents, not an empty buffer.');
-  const input = new Input({ source: source instanceof Uint8Array ? new BufferSource(source) : new BlobSource(source), formats: VIDEO_FORMATS });
+  const input = new Input({
+    source: source instanceof Uint8Array ? new BufferSource(source) : new BlobSource(source),
+    formats: VIDEO_FORMATS,
+  });
   try {
     if (!(await input.canRead())) {
-      throw new VideoDecodeError(`${numBytes} bytes are not a video container this decoder reads; send MP4 (H.264), WebM (VP8/VP9), MKV or MOV.`);
+      throw new VideoDecodeError(
+        `${numBytes} bytes are not a video container this decoder reads; send MP4 (H.264), WebM (VP8/VP9), MKV or MOV.`,
+      );
     }
     const track = await input.getPrimaryVideoTrack();
     if (!track) {
       const tracks = await input.getTracks();
       // No track of any kind: an MP4 cut before its index (moov) at the end reads like this.
-      if (tracks.length === 0) throw new VideoDecodeError(`${numBytes} bytes hold a ${(await input.getFormat()).name} container with no tracks at all; the file may be cut short or damaged: send the whole file.`);
+      if (tracks.length === 0)
+        throw new VideoDecodeError(
+          `${numBytes} bytes hold a ${(await input.getFormat()).name} container with no tracks at all; the file may be cut short or damaged: send the whole file.`,
+        );
       const names = await Promise.all(tracks.map(async (t) => `${t.type} ${(await t.getCodec()) ?? 'unknown codec'}`));
       throw new VideoTrackMissingError(numBytes, names.join(', '));
     }

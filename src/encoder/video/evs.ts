@@ -17,7 +17,9 @@ import { InternalError, InvalidMessageError } from '../../errors';
 
 export function checkPruningRate(q: number): void {
   if (typeof q !== 'number' || !Number.isFinite(q) || q < 0 || q >= 1) {
-    throw new InvalidMessageError(`the request option tessera.videoPruning must be a number in [0, 1) (the share of video tokens to drop), got ${JSON.stringify(q)}.`);
+    throw new InvalidMessageError(
+      `the request option tessera.videoPruning must be a number in [0, 1) (the share of video tokens to drop), got ${JSON.stringify(q)}.`,
+    );
   }
 }
 

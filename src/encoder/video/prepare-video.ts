@@ -48,18 +48,25 @@ function isFrameList(source: VideoSource): source is VideoFramesSource {
 
 /** Validated timestamps and duration of a frame list (InvalidMessageError names what is wrong). */
 export function frameListTiming(list: VideoFramesSource): { timestamps: number[]; duration: number } {
-  if (!Array.isArray(list?.frames) || list.frames.length === 0) throw new InvalidMessageError('a video given as frames needs a non-empty frames array of { image, timestamp }.');
+  if (!Array.isArray(list?.frames) || list.frames.length === 0)
+    throw new InvalidMessageError('a video given as frames needs a non-empty frames array of { image, timestamp }.');
   const timestamps = list.frames.map((f, i) => {
     const t = f?.timestamp;
-    if (typeof t !== 'number' || !Number.isFinite(t) || t < 0) throw new InvalidMessageError(`video frames[${i}].timestamp must be a number of seconds >= 0, got ${JSON.stringify(t)}.`);
-    if (i > 0 && t < list.frames[i - 1]!.timestamp) throw new InvalidMessageError(`video frames[${i}].timestamp ${t} is before frames[${i - 1}]'s ${list.frames[i - 1]!.timestamp}; give frames in time order.`);
+    if (typeof t !== 'number' || !Number.isFinite(t) || t < 0)
+      throw new InvalidMessageError(`video frames[${i}].timestamp must be a number of seconds >= 0, got ${JSON.stringify(t)}.`);
+    if (i > 0 && t < list.frames[i - 1]!.timestamp)
+      throw new InvalidMessageError(
+        `video frames[${i}].timestamp ${t} is before frames[${i - 1}]'s ${list.frames[i - 1]!.timestamp}; give frames in time order.`,
+      );
     return t;
   });
   const n = timestamps.length;
   const last = timestamps[n - 1]!;
   const duration = list.duration ?? (n > 1 ? last + (last - timestamps[n - 2]!) : last);
   if (typeof duration !== 'number' || !Number.isFinite(duration) || duration < last) {
-    throw new InvalidMessageError(`video duration must be a number of seconds >= the last frame's timestamp ${last}, got ${JSON.stringify(list.duration)}.`);
+    throw new InvalidMessageError(
+      `video duration must be a number of seconds >= the last frame's timestamp ${last}, got ${JSON.stringify(list.duration)}.`,
+    );
   }
   return { timestamps, duration };
 }
@@ -77,7 +84,13 @@ async function clipKeyOf(identity: string, source: Uint8Array | Blob): Promise<s
   return contentKeyOfChunks(identity, source.size, chunks());
 }
 
-async function frameOf(ctx: VideoPrepareContext, raw: RawImage, index: number, timestamp: number, thumbnailEdge: number | undefined): Promise<PreparedVideoFrame> {
+async function frameOf(
+  ctx: VideoPrepareContext,
+  raw: RawImage,
+  index: number,
+  timestamp: number,
+  thumbnailEdge: number | undefined,
+): Promise<PreparedVideoFrame> {
   const tile = frameToTile(raw, ctx.video);
   const key = await contentKey(ctx.frameIdentity, tile);
   const layout = videoFrameLayout({ width: raw.width, height: raw.height }, ctx.video, ctx.imageSeqLen);
@@ -91,7 +104,11 @@ async function frameOf(ctx: VideoPrepareContext, raw: RawImage, index: number, t
 }
 
 /** Sample, decode and keep a video's frames; on failure nothing it kept stays behind. */
-export async function prepareVideo(ctx: VideoPrepareContext, source: VideoSource, options: PrepareVideoOptions = {}): Promise<PreparedVideo> {
+export async function prepareVideo(
+  ctx: VideoPrepareContext,
+  source: VideoSource,
+  options: PrepareVideoOptions = {},
+): Promise<PreparedVideo> {
   const kept: string[] = [];
   const tracking: VideoPrepareContext = {
     ...ctx,
@@ -141,7 +158,15 @@ async function prepareTracked(ctx: VideoPrepareContext, source: VideoSource, opt
       frames.push(await frameOf(ctx, raw, sample.indices[k]!, sample.timestamps[k]!, options.thumbnailEdge));
       k++;
     }
-    return { clipKey, known: false, meta: { ...clip.meta, decoder: backend.name }, frames, numDecoded: frames.length, demuxMs: t1 - t0, decodeMs: performance.now() - t1 };
+    return {
+      clipKey,
+      known: false,
+      meta: { ...clip.meta, decoder: backend.name },
+      frames,
+      numDecoded: frames.length,
+      demuxMs: t1 - t0,
+      decodeMs: performance.now() - t1,
+    };
   } finally {
     clip.close();
   }

@@ -42,7 +42,9 @@ export function dataUrlBytes(url: string, maxBytes: number, where: string, media
   const option = media === 'image' ? 'media.maxImageBytes' : 'media.maxVideoBytes';
   const comma = url.indexOf(',');
   if (!/^data:/i.test(url) || comma < 0) {
-    throw new InvalidMessageError(`${where} is a data: URL without a ',' before its payload; use data:${media === 'image' ? 'image/png' : 'video/mp4'};base64,<bytes>.`);
+    throw new InvalidMessageError(
+      `${where} is a data: URL without a ',' before its payload; use data:${media === 'image' ? 'image/png' : 'video/mp4'};base64,<bytes>.`,
+    );
   }
   const meta = url.slice(5, comma);
   const payload = url.slice(comma + 1);
@@ -51,11 +53,15 @@ export function dataUrlBytes(url: string, maxBytes: number, where: string, media
   // percent-encoded character), so an oversized URL is refused before it is decoded.
   const decodedBound = isBase64 ? Math.floor((payload.replace(/[\t\n\f\r =]/g, '').length * 3) / 4) : payload.length;
   if (decodedBound > maxBytes) {
-    throw new InvalidMessageError(`${where} is a data: URL of about ${decodedBound} bytes, over ${option} (${maxBytes}); send a smaller ${media}.`);
+    throw new InvalidMessageError(
+      `${where} is a data: URL of about ${decodedBound} bytes, over ${option} (${maxBytes}); send a smaller ${media}.`,
+    );
   }
   const bytes = isBase64 ? base64Bytes(payload, where) : percentBytes(payload, where);
   if (bytes.byteLength > maxBytes) {
-    throw new InvalidMessageError(`${where} is a data: URL of ${bytes.byteLength} bytes, over ${option} (${maxBytes}); send a smaller ${media}.`);
+    throw new InvalidMessageError(
+      `${where} is a data: URL of ${bytes.byteLength} bytes, over ${option} (${maxBytes}); send a smaller ${media}.`,
+    );
   }
   return bytes;
 }

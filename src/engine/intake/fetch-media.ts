@@ -86,14 +86,25 @@ async function readCapped(res: Response, limit: MediaFetchLimit, shown: string):
 }
 
 /** The bytes at `url` (http, https or blob), within the policy's bounds; named errors for every failure. */
-export async function fetchMedia(url: string, policy: MediaPolicy, signal?: AbortSignal, limit: MediaFetchLimit = imageFetchLimit(policy)): Promise<Uint8Array> {
+export async function fetchMedia(
+  url: string,
+  policy: MediaPolicy,
+  signal?: AbortSignal,
+  limit: MediaFetchLimit = imageFetchLimit(policy),
+): Promise<Uint8Array> {
   const media = limit.media;
   const shown = url.length > 200 ? `${url.slice(0, 200)}…` : url;
   let current: URL;
   try {
     current = new URL(url);
   } catch {
-    throw new ImageFetchError(shown, 'scheme', `it is not an absolute URL; use an http(s) URL, a data: URL or the ${media} bytes`, undefined, media);
+    throw new ImageFetchError(
+      shown,
+      'scheme',
+      `it is not an absolute URL; use an http(s) URL, a data: URL or the ${media} bytes`,
+      undefined,
+      media,
+    );
   }
   if (signal?.aborted) throw new RequestAbortedError(signal.reason);
   const timeout = AbortSignal.timeout(policy.fetchTimeoutMs);
@@ -102,12 +113,24 @@ export async function fetchMedia(url: string, policy: MediaPolicy, signal?: Abor
   try {
     for (let hop = 0; ; hop++) {
       if (!SCHEMES.has(current.protocol)) {
-        throw new ImageFetchError(shown, 'scheme', `the scheme ${current.protocol} is not fetched; use http(s), a data: URL or the ${media} bytes`, undefined, media);
+        throw new ImageFetchError(
+          shown,
+          'scheme',
+          `the scheme ${current.protocol} is not fetched; use http(s), a data: URL or the ${media} bytes`,
+          undefined,
+          media,
+        );
       }
       if (policy.blockPrivateNetwork) await checkHost(current, shown, policy, media);
       const res = await fetchImpl(current.href, { signal: combined, redirect: policy.blockPrivateNetwork ? 'manual' : 'follow' });
       if (res.type === 'opaqueredirect') {
-        throw new ImageFetchError(shown, 'redirect', 'it redirects, and the browser does not reveal where, so media.blockPrivateNetwork cannot check the target; pass the final URL', undefined, media);
+        throw new ImageFetchError(
+          shown,
+          'redirect',
+          'it redirects, and the browser does not reveal where, so media.blockPrivateNetwork cannot check the target; pass the final URL',
+          undefined,
+          media,
+        );
       }
       const location = res.headers.get('location');
       if (res.status >= 300 && res.status < 400 && location !== null) {
@@ -124,7 +147,14 @@ export async function fetchMedia(url: string, policy: MediaPolicy, signal?: Abor
     }
   } catch (e) {
     if (signal?.aborted) throw new RequestAbortedError(signal.reason);
-    if (timeout.aborted) throw new ImageFetchError(shown, 'timeout', `it took longer than media.fetchTimeoutMs (${policy.fetchTimeoutMs} ms)`, { cause: e }, media);
+    if (timeout.aborted)
+      throw new ImageFetchError(
+        shown,
+        'timeout',
+        `it took longer than media.fetchTimeoutMs (${policy.fetchTimeoutMs} ms)`,
+        { cause: e },
+        media,
+      );
     if (e instanceof ImageFetchError || e instanceof PrivateNetworkRefusedError) throw e;
     throw new ImageFetchError(shown, 'network', (e as Error).message ?? String(e), { cause: e }, media);
   }

@@ -57,7 +57,8 @@ export async function prepareVideos(
   }
   return clips.map((clip) => {
     const n = clip.frames.length;
-    const tokensPerFrame = options.pruneRate > 0 ? evsTokensPerFrame(imageSeqLen, n, options.pruneRate) : Array<number>(n).fill(imageSeqLen);
+    const tokensPerFrame =
+      options.pruneRate > 0 ? evsTokensPerFrame(imageSeqLen, n, options.pruneRate) : Array<number>(n).fill(imageSeqLen);
     return {
       clip,
       layout: { timestamps: clip.frames.map((f) => f.timestamp), duration: clip.meta.duration, tokensPerFrame },
@@ -69,19 +70,33 @@ export async function prepareVideos(
 const runsItem = (runs: PlaceholderRun[]) => ({ offset: runs[0]!.offset, length: runs.reduce((a, r) => a + r.length, 0), runs });
 
 /** The scheduler media items of the planned videos (frames, or one pruned item per video). */
-export async function videoMedia(media: MediaEncoder, videos: readonly RequestVideo[], plan: PromptPlan, pruneRate: number): Promise<RequestMedia[]> {
+export async function videoMedia(
+  media: MediaEncoder,
+  videos: readonly RequestVideo[],
+  plan: PromptPlan,
+  pruneRate: number,
+): Promise<RequestMedia[]> {
   const out: RequestMedia[] = [];
   for (const [videoIndex, v] of videos.entries()) {
     const ph = plan.videos[videoIndex]!;
     const tileSize = v.clip.frames[0]!.media.layout.tileSize;
     if (pruneRate > 0) {
       const runs = ph.frameRuns.filter((r): r is PlaceholderRun => r !== undefined);
-      const prepared = await media.compositeOf(v.clip.frames.map((f) => f.media), pruneRate, ph.length);
+      const prepared = await media.compositeOf(
+        v.clip.frames.map((f) => f.media),
+        pruneRate,
+        ph.length,
+      );
       out.push({ prepared, placeholder: runsItem(runs), longestEdge: tileSize, video: { videoIndex } });
       continue;
     }
     v.clip.frames.forEach((f, frame) => {
-      const item: RequestMedia = { prepared: f.media, placeholder: runsItem([ph.frameRuns[frame]!]), longestEdge: tileSize, video: { videoIndex, frame } };
+      const item: RequestMedia = {
+        prepared: f.media,
+        placeholder: runsItem([ph.frameRuns[frame]!]),
+        longestEdge: tileSize,
+        video: { videoIndex, frame },
+      };
       if (f.cached) {
         item.data = f.cached.data;
         item.source = f.cached.source;

@@ -68,15 +68,24 @@ export async function intake(
   const videoWork = prepareVideos(deps.media, sources, requestId, deps.processor.config.imageSeqLen, videoOptions);
   const settled = await Promise.allSettled([...preparing, videoWork]);
   const prepared = settled.slice(0, images.length).flatMap((r) => (r.status === 'fulfilled' ? [r.value as PreparedMedia] : []));
-  const videos = settled[images.length]!.status === 'fulfilled' ? (settled[images.length] as PromiseFulfilledResult<RequestVideo[]>).value : [];
+  const videos =
+    settled[images.length]!.status === 'fulfilled' ? (settled[images.length] as PromiseFulfilledResult<RequestVideo[]>).value : [];
   const all: PreparedMedia[] = [...prepared, ...videos.flatMap((v) => v.clip.frames.map((f) => f.media))];
   try {
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    const plan = deps.processor.planPrompt(messages, prepared.map((m) => m.layout), undefined, videos.map((v) => v.layout));
-    if (plan.tokenIds.length + maxTokens > deps.contextWindow) throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow, deps.contextLimits);
+    const plan = deps.processor.planPrompt(
+      messages,
+      prepared.map((m) => m.layout),
+      undefined,
+      videos.map((v) => v.layout),
+    );
+    if (plan.tokenIds.length + maxTokens > deps.contextWindow)
+      throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow, deps.contextLimits);
     const imageMedia: RequestMedia[] = prepared.map((p, i) => ({ prepared: p, placeholder: plan.placeholders[i], longestEdge: edges[i] }));
-    const media = [...imageMedia, ...(await videoMedia(deps.media, videos, plan, videoOptions.pruneRate))].sort((a, b) => a.placeholder.offset - b.placeholder.offset);
+    const media = [...imageMedia, ...(await videoMedia(deps.media, videos, plan, videoOptions.pruneRate))].sort(
+      (a, b) => a.placeholder.offset - b.placeholder.offset,
+    );
     const hits = await Promise.all(media.map((m) => (m.data ? undefined : deps.media.lookup(m.prepared, requestId))));
     hits.forEach((h, i) => {
       if (!h) return;

@@ -45,8 +45,10 @@ export const DEFAULT_MEDIA_OPTIONS: Required<MediaOptions> = {
 export function mediaPolicy(options: MediaOptions = {}, net: { fetchImpl?: typeof fetch; resolveHost?: ResolveHost } = {}): MediaPolicy {
   const o = { ...DEFAULT_MEDIA_OPTIONS, ...options };
   for (const key of ['maxImagesPerRequest', 'maxImageBytes', 'maxVideoBytes', 'fetchTimeoutMs'] as const) {
-    if (!Number.isSafeInteger(o[key]) || o[key] < 1) throw new InvalidRequestError(`media.${key}`, o[key], 'it must be a positive integer.');
+    if (!Number.isSafeInteger(o[key]) || o[key] < 1)
+      throw new InvalidRequestError(`media.${key}`, o[key], 'it must be a positive integer.');
   }
-  if (typeof o.blockPrivateNetwork !== 'boolean') throw new InvalidRequestError('media.blockPrivateNetwork', o.blockPrivateNetwork, 'it must be true or false.');
+  if (typeof o.blockPrivateNetwork !== 'boolean')
+    throw new InvalidRequestError('media.blockPrivateNetwork', o.blockPrivateNetwork, 'it must be true or false.');
   return { ...o, ...net };
 }

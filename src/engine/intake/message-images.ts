@@ -23,13 +23,18 @@ function describe(v: unknown): string {
 async function givenBytes(img: unknown, where: string, policy: MediaPolicy): Promise<Uint8Array> {
   let size: number;
   if (typeof Blob !== 'undefined' && img instanceof Blob) size = img.size;
-  else if (img instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && img instanceof SharedArrayBuffer)) size = img.byteLength;
+  else if (img instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && img instanceof SharedArrayBuffer))
+    size = img.byteLength;
   else if (ArrayBuffer.isView(img)) size = img.byteLength;
   else {
-    throw new InvalidMessageError(`${where}.image is a ${describe(img)}; pass the encoded image bytes (Uint8Array, ArrayBuffer or Blob), or use an image_url part.`);
+    throw new InvalidMessageError(
+      `${where}.image is a ${describe(img)}; pass the encoded image bytes (Uint8Array, ArrayBuffer or Blob), or use an image_url part.`,
+    );
   }
   if (size > policy.maxImageBytes) {
-    throw new InvalidMessageError(`${where}.image is ${size} bytes, over media.maxImageBytes (${policy.maxImageBytes}); send a smaller image.`);
+    throw new InvalidMessageError(
+      `${where}.image is ${size} bytes, over media.maxImageBytes (${policy.maxImageBytes}); send a smaller image.`,
+    );
   }
   if (typeof Blob !== 'undefined' && img instanceof Blob) return new Uint8Array(await img.arrayBuffer());
   if (ArrayBuffer.isView(img)) return img instanceof Uint8Array ? img : new Uint8Array(img.buffer, img.byteOffset, img.byteLength);
@@ -74,7 +79,9 @@ export async function toProcessorMessages(
         if (typeof url !== 'string') throw new InvalidMessageError(`${where}.video_url.url must be a string, found ${describe(url)}.`);
         parts.push({ type: 'video', video: await fetchVideoUrl(url, `${where}.video_url.url`, policy, signal) });
       } else {
-        throw new InvalidMessageError(`${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url' or 'video'`);
+        throw new InvalidMessageError(
+          `${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url' or 'video'`,
+        );
       }
     }
     out.push({ role: m.role, content: parts });

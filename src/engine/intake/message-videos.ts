@@ -19,13 +19,23 @@ export async function fetchVideoUrl(url: string, where: string, policy: MediaPol
 
 function isRawImage(x: unknown): x is RawImage {
   const r = x as RawImage;
-  return !!r && typeof r === 'object' && Number.isInteger(r.width) && Number.isInteger(r.height) && !!r.data && typeof r.channels === 'number';
+  return (
+    !!r && typeof r === 'object' && Number.isInteger(r.width) && Number.isInteger(r.height) && !!r.data && typeof r.channels === 'number'
+  );
 }
 
 /** A `video` part's payload as the encoder takes it; `where` names the part in errors. */
 export async function videoSourceOf(video: unknown, where: string, maxBytes: number): Promise<VideoSource> {
-  const size = video instanceof Uint8Array || video instanceof ArrayBuffer ? video.byteLength : typeof Blob !== 'undefined' && video instanceof Blob ? video.size : 0;
-  if (size > maxBytes) throw new InvalidMessageError(`${where}.video is ${size} bytes, over media.maxVideoBytes (${maxBytes}); send a shorter or smaller clip.`);
+  const size =
+    video instanceof Uint8Array || video instanceof ArrayBuffer
+      ? video.byteLength
+      : typeof Blob !== 'undefined' && video instanceof Blob
+        ? video.size
+        : 0;
+  if (size > maxBytes)
+    throw new InvalidMessageError(
+      `${where}.video is ${size} bytes, over media.maxVideoBytes (${maxBytes}); send a shorter or smaller clip.`,
+    );
   if (video instanceof Uint8Array) return video;
   if (video instanceof ArrayBuffer) return new Uint8Array(video);
   if (typeof Blob !== 'undefined' && video instanceof Blob) return video;
@@ -38,10 +48,14 @@ export async function videoSourceOf(video: unknown, where: string, maxBytes: num
         if (image instanceof Uint8Array || isRawImage(image)) return { image, timestamp };
         if (image instanceof ArrayBuffer) return { image: new Uint8Array(image), timestamp };
         if (typeof Blob !== 'undefined' && image instanceof Blob) return { image: new Uint8Array(await image.arrayBuffer()), timestamp };
-        throw new InvalidMessageError(`${where}.video.frames[${i}].image must be encoded image bytes, a Blob, or {width, height, channels, data} pixels.`);
+        throw new InvalidMessageError(
+          `${where}.video.frames[${i}].image must be encoded image bytes, a Blob, or {width, height, channels, data} pixels.`,
+        );
       }),
     );
     return { frames, ...(list.duration !== undefined ? { duration: list.duration } : {}) };
   }
-  throw new InvalidMessageError(`${where}.video must be video bytes (Uint8Array/ArrayBuffer), a Blob/File, or { frames: [{ image, timestamp }], duration? }.`);
+  throw new InvalidMessageError(
+    `${where}.video must be video bytes (Uint8Array/ArrayBuffer), a Blob/File, or { frames: [{ image, timestamp }], duration? }.`,
+  );
 }

@@ -29,7 +29,7 @@ function parseV4(s: string): number | undefined {
 }
 
 function v4Blocked(a: number): boolean {
-  return V4_BLOCKED.some(([base, bits]) => (a >>> (32 - bits)) === (parseV4(base)! >>> (32 - bits)));
+  return V4_BLOCKED.some(([base, bits]) => a >>> (32 - bits) === parseV4(base)! >>> (32 - bits));
 }
 
 /** Eight 16-bit groups, or undefined when `s` is not an IPv6 address. */

@@ -4,4 +4,5 @@
 import { lookup } from 'node:dns/promises';
 import type { ResolveHost } from './media-options';
 
-export const resolveHostNode: ResolveHost = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const resolveHostNode: ResolveHost = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);

@@ -53,14 +53,25 @@ function countImages(messages: unknown[]): number {
 export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPolicy, 'maxImagesPerRequest'>): CheckedRequest {
   if (req === null || typeof req !== 'object') throw new InvalidRequestError('the request', req, 'pass an object with messages.');
   const r = req as unknown as Record<string, unknown>;
-  if (!Array.isArray(req.messages) || req.messages.length === 0) throw new InvalidMessageError('messages must be a non-empty array of {role, content}.');
+  if (!Array.isArray(req.messages) || req.messages.length === 0)
+    throw new InvalidMessageError('messages must be a non-empty array of {role, content}.');
   optional(r, 'max_tokens', (v) => Number.isSafeInteger(v) && (v as number) >= 1, 'it must be an integer of at least 1.');
   optional(r, 'temperature', (v) => isFiniteNumber(v) && v >= 0, 'it must be a finite number >= 0 (0 or unset decodes greedily).');
-  optional(r, 'top_p', (v) => isFiniteNumber(v) && v > 0 && v <= 1, 'it must be a number in (0, 1]; use 1 (or leave it unset) to keep every token, and temperature 0 for greedy decoding.');
+  optional(
+    r,
+    'top_p',
+    (v) => isFiniteNumber(v) && v > 0 && v <= 1,
+    'it must be a number in (0, 1]; use 1 (or leave it unset) to keep every token, and temperature 0 for greedy decoding.',
+  );
   optional(r, 'top_k', (v) => Number.isSafeInteger(v) && (v as number) >= 0, 'it must be an integer >= 0 (0 or unset keeps every token).');
   optional(r, 'seed', (v) => Number.isSafeInteger(v), 'it must be an integer.');
   optional(r, 'stream', (v) => typeof v === 'boolean', 'it must be true or false.');
-  optional(r, 'signal', (v) => typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function', 'it must be an AbortSignal.');
+  optional(
+    r,
+    'signal',
+    (v) => typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function',
+    'it must be an AbortSignal.',
+  );
   if (!absent(r.tessera)) {
     if (typeof r.tessera !== 'object') throw new InvalidRequestError('tessera', r.tessera, 'it must be an object of Tessera options.');
     const t = r.tessera as Record<string, unknown>;
@@ -70,8 +81,9 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
   }
   const numImages = countImages(req.messages);
   if (numImages > policy.maxImagesPerRequest) throw new TooManyImagesError(numImages, policy.maxImagesPerRequest);
-  const sampling = req.temperature !== undefined && req.temperature !== null && req.temperature > 0
-    ? { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 }
-    : undefined;
+  const sampling =
+    req.temperature !== undefined && req.temperature !== null && req.temperature > 0
+      ? { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 }
+      : undefined;
   return { maxTokens: (r.max_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS, sampling };
 }

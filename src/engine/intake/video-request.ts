@@ -10,7 +10,9 @@ export function videoOptionsOf(req: ChatCompletionRequest): VideoIntakeOptions {
   checkPruningRate(pruneRate);
   const thumbnailEdge = req.tessera?.videoThumbnails ?? 0;
   if (!Number.isInteger(thumbnailEdge) || thumbnailEdge < 0 || thumbnailEdge > 4096) {
-    throw new InvalidMessageError(`the request option tessera.videoThumbnails must be a whole number of pixels from 1 to 4096 (0 or unset: none), got ${JSON.stringify(thumbnailEdge)}.`);
+    throw new InvalidMessageError(
+      `the request option tessera.videoThumbnails must be a whole number of pixels from 1 to 4096 (0 or unset: none), got ${JSON.stringify(thumbnailEdge)}.`,
+    );
   }
   return { pruneRate, thumbnailEdge };
 }

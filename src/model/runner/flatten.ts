@@ -39,7 +39,8 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
   seqs.forEach((s, i) => {
     const n = s.tokenIds.length;
     if (n < 1 || s.slots.length !== n) throw new InternalError(`batch: sequence ${i} has ${n} tokens and ${s.slots.length} slots`);
-    if (s.blockTable.length > maxBlocksPerSeq) throw new InternalError(`batch: sequence ${i} holds ${s.blockTable.length} blocks, more than ${maxBlocksPerSeq}`);
+    if (s.blockTable.length > maxBlocksPerSeq)
+      throw new InternalError(`batch: sequence ${i} holds ${s.blockTable.length} blocks, more than ${maxBlocksPerSeq}`);
     ids.set(s.tokenIds, row);
     tokenSeq.fill(i, row, row + n);
     for (let j = 0; j < n; j++) positions[row + j] = s.start + j;

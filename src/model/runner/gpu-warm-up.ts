@@ -37,13 +37,22 @@ export function warmUpSteps(maxTokensPerStep: number): WarmUpStep[] {
     { name: 'prefill', numTokens: prefillTokens, sampled: false, splice: true },
     { name: 'decode', numTokens: 1, sampled: false, splice: false },
     // One sequence's rows stand in for one row per sequence: the matmuls see the same M either way.
-    ...BATCH_ROWS.filter((rows) => rows <= maxTokensPerStep).map((rows) => ({ name: 'batch' as const, numTokens: rows, sampled: false, splice: false })),
+    ...BATCH_ROWS.filter((rows) => rows <= maxTokensPerStep).map((rows) => ({
+      name: 'batch' as const,
+      numTokens: rows,
+      sampled: false,
+      splice: false,
+    })),
     { name: 'sampling', numTokens: 1, sampled: true, splice: false },
   ];
 }
 
 /** Warm up `runner`, whose steps run on `lm`: its plans are built first, all at once, then each step runs. */
-export async function warmUpGpuRunner(runner: ModelRunner, lm: LanguageModel, onProgress?: (p: WarmUpProgress) => void): Promise<WarmUpReport> {
+export async function warmUpGpuRunner(
+  runner: ModelRunner,
+  lm: LanguageModel,
+  onProgress?: (p: WarmUpProgress) => void,
+): Promise<WarmUpReport> {
   const t0 = performance.now();
   const pipelinesBefore = lm.gpu.pipelines.size;
   const steps = warmUpSteps(runner.limits.maxTokensPerStep);
@@ -57,7 +66,8 @@ export async function warmUpGpuRunner(runner: ModelRunner, lm: LanguageModel, on
       onProgress?.({ step: steps[0].name, done: 0, total: steps.length });
       // A batched decode step samples every row (one per sequence): its head is built for that many rows
       // too, where that many sequences can share a step (maxSeqs).
-      const batchHead = (s: WarmUpStep) => (s.name === 'batch' && s.numTokens <= runner.limits.maxSeqs ? [{ rows: s.numTokens, headRows: s.numTokens }] : []);
+      const batchHead = (s: WarmUpStep) =>
+        s.name === 'batch' && s.numTokens <= runner.limits.maxSeqs ? [{ rows: s.numTokens, headRows: s.numTokens }] : [];
       await lm.warmUp(steps.flatMap((s) => [{ rows: s.numTokens }, ...batchHead(s)]));
       let pos = 0;
       for (const [i, s] of steps.entries()) {

@@ -53,7 +53,13 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
       }
       const seqs: RunnerSeq[] = [];
       for (let p = c0; p < c1; p++) {
-        seqs.push({ seqId, tokenIds: input.ids.subarray(p, p + 1), start: p, sample: GREEDY, media: mediaRows[p] >= 0 ? [{ offset: 0, data: rowOf(p) }] : undefined });
+        seqs.push({
+          seqId,
+          tokenIds: input.ids.subarray(p, p + 1),
+          start: p,
+          sample: GREEDY,
+          media: mediaRows[p] >= 0 ? [{ offset: 0, data: rowOf(p) }] : undefined,
+        });
       }
       const r = await runner.run(seqs, { readLogits: true });
       for (let i = 0; i < c1 - c0; i++) if (c0 + i >= n - want) out.push(r.logits!.slice(i * vocab, (i + 1) * vocab));

@@ -49,7 +49,8 @@ export function resolveDtype(option: unknown, where = 'dtype'): DtypePlan {
   if (typeof option === 'object' && option !== null && !Array.isArray(option)) {
     const o = option as Record<string, unknown>;
     for (const key of Object.keys(o)) {
-      if (key !== 'vision' && key !== 'text') throw new UnknownDtypeError(`${where}.${key} (parts are vision and text)`, o[key], WEIGHT_DTYPES);
+      if (key !== 'vision' && key !== 'text')
+        throw new UnknownDtypeError(`${where}.${key} (parts are vision and text)`, o[key], WEIGHT_DTYPES);
     }
     return {
       vision: o.vision === undefined ? 'f32' : check(`${where}.vision`, o.vision),
@@ -66,7 +67,8 @@ export function parseDtypeText(text: string, where = '--dtype'): DtypeOption {
   const out: { vision?: WeightDtype; text?: WeightDtype } = {};
   for (const part of text.split(',')) {
     const [key, value] = part.split('=').map((s) => s.trim());
-    if (key !== 'vision' && key !== 'text') throw new UnknownDtypeError(`${where} part '${key}' (parts are vision and text)`, value, WEIGHT_DTYPES);
+    if (key !== 'vision' && key !== 'text')
+      throw new UnknownDtypeError(`${where} part '${key}' (parts are vision and text)`, value, WEIGHT_DTYPES);
     out[key] = check(`${where} ${key}`, value);
   }
   return out;

@@ -53,7 +53,13 @@ export function allocateWeight(gpu: GpuContext, plan: GpuWeightPlan): { weight: 
   const [N, K] = plan.shape;
   const layout = packedLayout(plan.format, N, K);
   const data = create(`weight:${plan.key}:${plan.format}`, layout.dataWords * 4);
-  const tensor = (buffer: GPUBuffer, words: number, label: string): Tensor => ({ buffer, shape: [words], dtype: 'u32', offsetBytes: 0, label });
+  const tensor = (buffer: GPUBuffer, words: number, label: string): Tensor => ({
+    buffer,
+    shape: [words],
+    dtype: 'u32',
+    offsetBytes: 0,
+    label,
+  });
   const scales = layout.scaleWords > 0 ? create(`weight:${plan.key}:${plan.format}.scales`, layout.scaleWords * 4) : undefined;
   const weight: PackedWeight = {
     format: plan.format,
@@ -75,7 +81,14 @@ export function entryRanges(entry: StoredEntry): { dataOffset: number; scaleOffs
 }
 
 /** What a checkpoint tensor becomes in its target (rows of K values; 1-D tensors are K = 1 rows). */
-export function entryFor(name: string, target: string, targetShape: readonly number[], offsetElems: number, numel: number, format: WeightFormat): StoredEntry {
+export function entryFor(
+  name: string,
+  target: string,
+  targetShape: readonly number[],
+  offsetElems: number,
+  numel: number,
+  format: WeightFormat,
+): StoredEntry {
   const K = format === 'f32' ? 1 : targetShape[1];
   if (offsetElems % K !== 0 || numel % K !== 0) {
     throw new InternalError(`weight ${target}: tensor ${name} does not cover whole rows of ${K}`);
@@ -125,7 +138,8 @@ export class WeightWriter {
     }
     if (entry.format === 'bf16') {
       // Chosen only for BF16 tensors (weights/dtype.ts, exact storage): the bytes are the packed order.
-      if (info.dtype !== 'BF16') throw new InternalError(`weight ${entry.target}: bf16 storage chosen for ${info.name}, which is ${info.dtype}`);
+      if (info.dtype !== 'BF16')
+        throw new InternalError(`weight ${entry.target}: bf16 storage chosen for ${info.name}, which is ${info.dtype}`);
       checkFiniteBf16Weights(bytes, info.name, file);
       this.writeBytes(target, entry, bytes);
       return;

@@ -12,7 +12,19 @@ import type { SafetensorsDtype, SafetensorsHeader, TensorInfo } from './safetens
 export type { SafetensorsDtype, SafetensorsHeader, TensorInfo };
 
 const DTYPE_BYTES: Record<string, number> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, U16: 2, U32: 4, U64: 8, BOOL: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U8: 1,
+  U16: 2,
+  U32: 4,
+  U64: 8,
+  BOOL: 1,
 };
 
 /** Header size from the first 8 bytes; throws on a size no real file has. */
@@ -32,13 +44,15 @@ export function parseSafetensorsHeader(json: Uint8Array, headerSize: number, fil
   } catch (e) {
     throw new CheckpointFormatError(`${file} is not a safetensors file: its header is not JSON (${(e as Error).message})`);
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new CheckpointFormatError(`${file}: safetensors header is not an object`);
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new CheckpointFormatError(`${file}: safetensors header is not an object`);
   const tensors = new Map<string, TensorInfo>();
   let metadata: Record<string, string> = {};
   let dataBytes = 0;
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     if (name === '__metadata__') {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CheckpointFormatError(`${file}: __metadata__ is not an object`);
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        throw new CheckpointFormatError(`${file}: __metadata__ is not an object`);
       metadata = value as Record<string, string>;
       continue;
     }

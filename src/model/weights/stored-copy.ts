@@ -106,7 +106,9 @@ export async function* writeStoredCopy(
   for (const e of header.entries) {
     const { data, scales } = await entryBytes(e);
     if (data.byteLength !== e.dataBytes || (scales?.byteLength ?? 0) !== e.scaleBytes) {
-      throw new RangeError(`stored copy: entry ${e.name} has ${data.byteLength}+${scales?.byteLength ?? 0} bytes, expected ${e.dataBytes}+${e.scaleBytes}`);
+      throw new RangeError(
+        `stored copy: entry ${e.name} has ${data.byteLength}+${scales?.byteLength ?? 0} bytes, expected ${e.dataBytes}+${e.scaleBytes}`,
+      );
     }
     yield emit(data);
     if (scales && scales.byteLength > 0) yield emit(scales);
@@ -211,8 +213,10 @@ export async function readStoredCopy(
     }
     const { tensorSums = [], ...rest } = header;
     const { tensorSums: _expectedSums, ...wanted } = expected;
-    if (JSON.stringify(rest) !== JSON.stringify(wanted)) return { ok: false, reason: 'its tensors or formats differ from what this load needs' };
-    if (needSums && tensorSums.length !== header.entries.length) return { ok: false, reason: 'it lacks the checksums of its source tensors' };
+    if (JSON.stringify(rest) !== JSON.stringify(wanted))
+      return { ok: false, reason: 'its tensors or formats differ from what this load needs' };
+    if (needSums && tensorSums.length !== header.entries.length)
+      return { ok: false, reason: 'it lacks the checksums of its source tensors' };
     for (const e of header.entries) {
       const data = await take(e.dataBytes);
       const scales = await take(e.scaleBytes);
