@@ -6,7 +6,7 @@
 //                                test/consumer (the packed package in a generated app; npm run test:consumer)
 // WGSL files are imported with `?raw`, so the same shader text runs in all three.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
@@ -69,6 +69,32 @@ function packageEncoderWorker(): Plugin {
   };
 }
 
+// The browser tests' harness pages (test/e2e/pages/*.html) are served by the dev server at /<name>.html
+// and never built into the demo: the demo build ships the pages users open. A page's `%PAGES%` is the
+// folder's /@fs/ URL, so its script (test/e2e/pages/<name>.ts) goes through Vite like the demo's.
+const TEST_PAGES = resolve(root, 'test/e2e/pages');
+
+function serveTestPages(): Plugin {
+  return {
+    name: 'tessera-test-pages',
+    apply: 'serve',
+    configureServer(server) {
+      server.middlewares.use(async (req, res, next) => {
+        const name = /^\/([a-z0-9-]+)\.html(?:\?.*)?$/.exec(req.url ?? '')?.[1];
+        const file = name && resolve(TEST_PAGES, `${name}.html`);
+        if (!file || !existsSync(file)) return next();
+        try {
+          const html = readFileSync(file, 'utf8').replaceAll('%PAGES%', `/@fs${TEST_PAGES}`);
+          res.setHeader('Content-Type', 'text/html');
+          res.end(await server.transformIndexHtml(req.url ?? '/', html));
+        } catch (e) {
+          next(e);
+        }
+      });
+    },
+  };
+}
+
 export default defineConfig(({ mode }) => ({
   root: mode === 'lib' ? root : resolve(root, 'demo'),
   // Multi-page, no SPA fallback: a missing model file must be a 404, not index.html with status 200.
@@ -76,7 +102,7 @@ export default defineConfig(({ mode }) => ({
   // The demo serves public/ (sample image, tiny models); the package must not ship it.
   publicDir: mode === 'lib' ? false : resolve(root, 'public'),
   server: { fs: { allow: [root] } },
-  plugins: mode === 'lib' ? [packageEncoderWorker()] : [],
+  plugins: mode === 'lib' ? [packageEncoderWorker()] : [serveTestPages()],
   build:
     mode === 'lib'
       ? {
@@ -110,9 +136,6 @@ export default defineConfig(({ mode }) => ({
           rollupOptions: {
             input: {
               main: resolve(root, 'demo/index.html'),
-              parity: resolve(root, 'demo/parity.html'),
-              'encoder-harness': resolve(root, 'demo/encoder-harness.html'),
-              'video-harness': resolve(root, 'demo/video-harness.html'),
             },
           },
         },

@@ -62,9 +62,9 @@ fn main(
       let col = c0 + i;
       if (col < p.N) {
         var o = total[i];
-        if ((p.epilogue & 1u) != 0u) { o += b[col]; }
-        o = activate(o, (p.epilogue >> 1u) & 3u);
-        if ((p.epilogue & 8u) != 0u) { o += y[lid * p.N + col]; }
+        if (epilogue_bias(p.epilogue)) { o += b[col]; }
+        o = activate(o, epilogue_activation(p.epilogue));
+        if (epilogue_accumulate(p.epilogue)) { o += y[lid * p.N + col]; }
         y[lid * p.N + col] = o;
       }
     }

@@ -2,6 +2,7 @@
 // Matches torch.nn.LayerNorm as used by HF `SiglipEncoderLayer`. Two passes over the row (mean, then
 // centred squares) so large offsets do not cancel.
 // x: [rows, dim] f32   w, b: [dim] f32   y: [rows, dim] f32   grid: linear over rows (x, y split)
+// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_row, workgroup_sum, workgroup_max).
 
 override WG: u32 = 64;
 
@@ -13,28 +14,13 @@ struct Params { rows: u32, dim: u32, eps: f32, _pad: u32 }
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(4) var<uniform> p: Params;
 
-var<workgroup> partial: array<f32, WG>;
-
-// Sum of `v` over the workgroup (WG is a power of two). Called in uniform control flow.
-fn workgroup_sum(lid: u32, v: f32) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (lid < stride) { partial[lid] += partial[lid + stride]; }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
-
 @compute @workgroup_size(WG)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let row = wid.x + wid.y * nwg.x;
+  let row = workgroup_row(wid, nwg);
   if (row >= p.rows) { return; }
   let base = row * p.dim;
   var s = 0.0;

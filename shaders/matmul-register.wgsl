@@ -44,8 +44,8 @@ override EPILOGUE: u32 = EPILOGUE_FROM_PARAMS;
 const WIDE_ROWS: u32 = 16u;
 const WIDE_COLS: u32 = 16u;
 
-// epilogue: bit 0 = add bias; bits 1..2 = activation (0 none, 1 GELU tanh, 2 SiLU); bit 3 = add y's
-// previous value (a residual connection: y += act(x · Wᵀ + b)). Two ways to give it, per pipeline:
+// epilogue: the bits of lib/activation.wgsl: add bias, the activation (0 none, 1 GELU tanh, 2 SiLU), add
+// y's previous value (a residual connection: y += act(x · Wᵀ + b)). Two ways to give it, per pipeline:
 //   EPILOGUE = EPILOGUE_FROM_PARAMS (narrow entries): read from the uniform p.epilogue, so one pipeline
 //     serves every layer (the unrolled kernels take seconds each to compile on SwiftShader, and a decode
 //     invocation stores 8 or 16 values against a K loop of hundreds).

@@ -81,9 +81,9 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
     let col = c + i;
     if (col < p.N) {
       var o = v[i];
-      if ((p.epilogue & 1u) != 0u) { o += b[col]; }
-      o = activate(o, (p.epilogue >> 1u) & 3u);
-      if ((p.epilogue & 8u) != 0u) { o += y[r * p.N + col]; }
+      if (epilogue_bias(p.epilogue)) { o += b[col]; }
+      o = activate(o, epilogue_activation(p.epilogue));
+      if (epilogue_accumulate(p.epilogue)) { o += y[r * p.N + col]; }
       y[r * p.N + col] = o;
     }
   }

@@ -1,6 +1,7 @@
 // softmax.wgsl: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)). One workgroup per row.
 // Subtracting the row maximum keeps exp() in range for any finite input.
 // x: [rows, cols] f32   y: [rows, cols] f32   grid: linear over rows (x, y split)
+// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_row, workgroup_sum, workgroup_max).
 
 override WG: u32 = 64;
 
@@ -10,39 +11,13 @@ struct Params { rows: u32, cols: u32, _pad0: u32, _pad1: u32 }
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
 @group(0) @binding(2) var<uniform> p: Params;
 
-var<workgroup> partial: array<f32, WG>;
-
-fn workgroup_max(lid: u32, v: f32) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (lid < stride) { partial[lid] = max(partial[lid], partial[lid + stride]); }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
-
-fn workgroup_sum(lid: u32, v: f32) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (lid < stride) { partial[lid] += partial[lid + stride]; }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
-
 @compute @workgroup_size(WG)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let row = wid.x + wid.y * nwg.x;
+  let row = workgroup_row(wid, nwg);
   if (row >= p.rows) { return; }
   let base = row * p.cols;
   var m = -3.402823e38;

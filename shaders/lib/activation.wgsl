@@ -12,6 +12,25 @@ fn silu(v: f32) -> f32 {
   return v / (1.0 + exp(-v));
 }
 
+// The matmuls' fused epilogue (matmul.wgsl, matmul-register.wgsl through lib/store-y-*.wgsl, gemv.wgsl),
+// y = act(x · Wᵀ + b) + y's previous value, given as the bits of one u32. src/kernels/matmul.ts packs it
+// from these constants (wgslConstant).
+const EPILOGUE_BIAS: u32 = 1u;
+const EPILOGUE_ACTIVATION_SHIFT: u32 = 1u;
+const EPILOGUE_ACCUMULATE: u32 = 8u;
+
+fn epilogue_bias(e: u32) -> bool {
+  return (e & EPILOGUE_BIAS) != 0u;
+}
+
+fn epilogue_activation(e: u32) -> u32 {
+  return (e >> EPILOGUE_ACTIVATION_SHIFT) & 3u;
+}
+
+fn epilogue_accumulate(e: u32) -> bool {
+  return (e & EPILOGUE_ACCUMULATE) != 0u;
+}
+
 // act: 0 none, 1 GELU tanh, 2 SiLU (ACTIVATION_CODE in src/kernels/activations.ts).
 fn activate(v: f32, act: u32) -> f32 {
   if (act == 1u) { return gelu_tanh(v); }

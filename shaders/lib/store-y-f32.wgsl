@@ -10,13 +10,13 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
   var o = v;
   let e = epilogue();
   if (e != 0u) {
-    if ((e & 1u) != 0u) {
+    if (epilogue_bias(e)) {
       let last = p.N - 1u;
       o += vec4<f32>(b[min(c, last)], b[min(c + 1u, last)], b[min(c + 2u, last)], b[min(c + 3u, last)]);
     }
-    let act = (e >> 1u) & 3u;
+    let act = epilogue_activation(e);
     o = vec4<f32>(activate(o.x, act), activate(o.y, act), activate(o.z, act), activate(o.w, act));
-    if ((e & 8u) != 0u && c < p.N) {
+    if (epilogue_accumulate(e) && c < p.N) {
       let last = base + (p.N - 1u - c); // the row's last column: reads past it are clamped, never stored
       o += vec4<f32>(y[base], y[min(base + 1u, last)], y[min(base + 2u, last)], y[min(base + 3u, last)]);
     }

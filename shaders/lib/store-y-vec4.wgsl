@@ -11,10 +11,10 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
   var o = v;
   let e = epilogue();
   if (e != 0u) {
-    if ((e & 1u) != 0u) { o += vec4<f32>(b[c], b[c + 1u], b[c + 2u], b[c + 3u]); }
-    let act = (e >> 1u) & 3u;
+    if (epilogue_bias(e)) { o += vec4<f32>(b[c], b[c + 1u], b[c + 2u], b[c + 3u]); }
+    let act = epilogue_activation(e);
     o = vec4<f32>(activate(o.x, act), activate(o.y, act), activate(o.z, act), activate(o.w, act));
-    if ((e & 8u) != 0u) { o += y[i]; }
+    if (epilogue_accumulate(e)) { o += y[i]; }
   }
   y[i] = o;
 }

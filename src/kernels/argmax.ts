@@ -5,7 +5,7 @@
 import source from '../../shaders/argmax.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface ArgmaxShape {
@@ -44,7 +44,7 @@ export async function prepareArgmax(
 ): Promise<KernelDispatch> {
   const kernel = 'argmax';
   const { rows, cols } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'rows', rows);
   expectPositiveInt(kernel, 'cols', cols);
   expectWorkgroupSize(gpu, kernel, wg);

@@ -10,7 +10,7 @@
 import { DeviceLimitError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, type KernelDispatch } from './dispatch';
 import { packRegisterParams, registerKernelSource, WIDE_COLS, WIDE_ROWS, type StridedMatrix } from './matmul';
 import { ACTIVATION_LIB, assembleWgsl, weightLib } from './weight-lib';
@@ -81,7 +81,7 @@ export async function prepareBatchedMatmul(
   expectFits(kernel, 'c', io.c, layout.c, batch, M, N, false);
   const maxDim = gpu.limits.maxComputeWorkgroupsPerDimension;
   if (batch > maxDim) throw new DeviceLimitError(kernel, 'maxComputeWorkgroupsPerDimension (z)', batch, maxDim);
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectWorkgroupSize(gpu, kernel, wg);
   const lib = weightLib('f32', { scalarF32: false, f16Math: false });
   const invocations = Math.ceil(M / WIDE_ROWS) * Math.ceil(N / WIDE_COLS);

@@ -42,6 +42,13 @@ export function expectWeight(gpu: GpuContext, kernel: string, operand: string, w
 }
 
 /** The value of `const NAME: u32 = <n>u;` in a WGSL source: the one definition the host reads. */
+/**
+ * Invocations per workgroup of a kernel whose caller names none: 64, a multiple of every subgroup size
+ * the adapters Tessera has met (SwiftShader 4 or 8, NVIDIA 32, AMD 32/64, Intel 8-32, Apple 32), and within
+ * the WebGPU default limit of 256. The GPU tests check every kernel at 32, 64, 128 and 256.
+ */
+export const DEFAULT_WORKGROUP_SIZE = 64;
+
 export function wgslConstant(source: string, name: string): number {
   const m = new RegExp(`const\\s+${name}\\s*:\\s*[iu]32\\s*=\\s*(\\d+)u?\\s*;`).exec(source);
   if (!m) throw new InternalError(`the WGSL source has no constant ${name}`);

@@ -5,7 +5,7 @@ import source from '../../shaders/copy.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { numElements, type Tensor } from '../gpu/tensor';
-import { expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export function copyReference(x: Float32Array): Float32Array {
@@ -20,7 +20,7 @@ export async function prepareCopy(
   const kernel = 'copy';
   const n = numElements(io.x.shape);
   if (n % 4 !== 0 || n === 0) throw new UnsupportedShapeError(`copy: element count ${n} must be a positive multiple of 4`);
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'x', io.x, io.x.shape);
   expectTensor(gpu, kernel, 'y', io.y, io.x.shape);

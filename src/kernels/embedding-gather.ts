@@ -6,7 +6,7 @@
 import source from '../../shaders/embedding-gather.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 import { packedSizeBytes, weightFormatOf, type Weight } from './weight-format';
 import { assembleWgsl, weightBindings, weightLib } from './weight-lib';
@@ -36,7 +36,7 @@ export async function prepareEmbeddingGather(
 ): Promise<KernelDispatch> {
   const kernel = 'embedding-gather';
   const { numTokens, vocab, dim } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'numTokens', numTokens);
   expectPositiveInt(kernel, 'vocab', vocab);
   expectPositiveInt(kernel, 'dim', dim);

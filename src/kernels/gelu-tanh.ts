@@ -6,7 +6,7 @@ import source from '../../shaders/gelu-tanh.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import { numElements, type Tensor } from '../gpu/tensor';
 import { geluTanh } from './activations';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export function geluTanhReference(x: Float32Array): Float32Array {
@@ -20,7 +20,7 @@ export async function prepareGeluTanh(
 ): Promise<KernelDispatch> {
   const kernel = 'gelu-tanh';
   const n = numElements(io.x.shape);
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'elements', n);
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'x', io.x, io.x.shape);

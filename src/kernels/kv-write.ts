@@ -5,7 +5,7 @@
 import source from '../../shaders/kv-write.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface KvWriteShape {
@@ -48,7 +48,7 @@ export async function prepareKvWrite(
 ): Promise<KernelDispatch> {
   const kernel = 'kv-write';
   const { numTokens, numKvHeads, headDim, rowStride, kOffset, vOffset, numSlots } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   for (const [name, value] of Object.entries({ numTokens, numKvHeads, headDim, rowStride, numSlots })) {
     expectPositiveInt(kernel, name, value);
   }

@@ -8,11 +8,12 @@
 
 import rowsSource from '../../shaders/layer-norm-rows.wgsl?raw';
 import source from '../../shaders/layer-norm.wgsl?raw';
+import reduceSource from '../../shaders/lib/workgroup-reduce.wgsl?raw';
 import { InternalError } from '../errors';
 import type { KernelVariant } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface LayerNormShape {
@@ -74,7 +75,7 @@ export async function prepareLayerNorm(
 ): Promise<KernelDispatch> {
   const kernel = 'layer-norm';
   const { rows, dim } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'rows', rows);
   expectPositiveInt(kernel, 'dim', dim);
   expectWorkgroupSize(gpu, kernel, wg);
@@ -85,7 +86,7 @@ export async function prepareLayerNorm(
   const rowsPlan = chooseLayerNormPlan(gpu, io, shape, options) === 'rows';
   return createDispatch(gpu, {
     label: rowsPlan ? `${kernel}:rows` : kernel,
-    code: rowsPlan ? rowsSource : source,
+    code: rowsPlan ? rowsSource : [reduceSource, source].join('\n'),
     constants: { WG: wg },
     resources: [io.x, io.weight, io.bias, io.y],
     params: packParams([

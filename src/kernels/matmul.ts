@@ -24,7 +24,16 @@ import type { KernelVariant } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { ACTIVATION_CODE, activate, type Activation } from './activations';
-import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid, tileGrid, wgslConstant } from './checks';
+import {
+  DEFAULT_WORKGROUP_SIZE,
+  expectPositiveInt,
+  expectTensor,
+  expectWeight,
+  expectWorkgroupSize,
+  linearGrid,
+  tileGrid,
+  wgslConstant,
+} from './checks';
 import { createDispatch, packParams, type DispatchCost, type KernelDispatch } from './dispatch';
 import { isPacked, packedSizeBytes, weightFormatOf, type Weight, type WeightFormat } from './weight-format';
 import { ACTIVATION_LIB, assembleWgsl, weightBindings, weightLib } from './weight-lib';
@@ -121,6 +130,16 @@ export interface StridedMatrix {
   batch: number;
 }
 
+/** The fused epilogue's bits (lib/activation.wgsl EPILOGUE_*): bias, activation, accumulate into y. */
+const EPILOGUE_BIAS = wgslConstant(ACTIVATION_LIB, 'EPILOGUE_BIAS');
+const EPILOGUE_ACTIVATION_SHIFT = wgslConstant(ACTIVATION_LIB, 'EPILOGUE_ACTIVATION_SHIFT');
+const EPILOGUE_ACCUMULATE = wgslConstant(ACTIVATION_LIB, 'EPILOGUE_ACCUMULATE');
+
+/** The epilogue uniform (or the wide kernel's EPILOGUE constant) of a matmul. */
+export function matmulEpilogue(bias: boolean, activation: Activation, accumulate: boolean): number {
+  return (bias ? EPILOGUE_BIAS : 0) | (ACTIVATION_CODE[activation] << EPILOGUE_ACTIVATION_SHIFT) | (accumulate ? EPILOGUE_ACCUMULATE : 0);
+}
+
 /** One matrix of dense rows: x [M, K], W [N, K], y [M, N]. */
 export function denseLayout(shape: MatmulShape): RegisterLayout {
   return {
@@ -209,7 +228,7 @@ async function prepareMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulSha
   if (plan === 'gemv' && M > NARROW_MAX_ROWS) {
     throw new UnsupportedShapeError(`matmul: plan 'gemv' is for at most ${NARROW_MAX_ROWS} rows of x, got M = ${M}`);
   }
-  const epilogue = (io.bias ? 1 : 0) | (ACTIVATION_CODE[options.activation ?? 'none'] << 1) | (options.accumulate ? 8 : 0);
+  const epilogue = matmulEpilogue(io.bias !== undefined, options.activation ?? 'none', options.accumulate === true);
   // The register kernel's Params carry a batch layout after these four fields; a weight matmul is one
   // dense matrix (matmul.wgsl and gemv.wgsl read only the first four).
   const params = packRegisterParams(shape, epilogue, denseLayout(shape));
@@ -231,7 +250,7 @@ async function prepareMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulSha
     });
   }
   if (plan === 'gemv') {
-    const wg = options.workgroupSize ?? 64;
+    const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
     expectWorkgroupSize(gpu, kernel, wg);
     const subgroups = options.subgroups ?? gpu.hasFeature('subgroups');
     return createDispatch(gpu, {

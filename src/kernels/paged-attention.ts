@@ -32,7 +32,7 @@ import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { attentionGroupSource, attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
 import { createDispatch, DispatchSequence, packParams, type Dispatch, type DispatchCost, type Grid, type KernelDispatch } from './dispatch';
 
 export type PagedAttentionPlan = 'split' | 'workgroup' | 'stream';
@@ -44,7 +44,7 @@ const MIN_SPLIT_KEYS = wgslConstant(splitsSource, 'MIN_SPLIT_KEYS');
 /** Query heads one split invocation holds at most (each a Head of registers for q and for its accumulator). */
 const MAX_GROUP_HEADS = 8;
 /** Keys the workgroup plan scores at once: its workgroup size (default). */
-const WORKGROUP_PLAN_KEYS = 64;
+const WORKGROUP_PLAN_KEYS = DEFAULT_WORKGROUP_SIZE;
 
 /** Keys per run of a row with `ctx` keys (lib/paged-splits.wgsl split_keys). */
 export function splitKeys(ctx: number): number {
@@ -195,7 +195,7 @@ export async function preparePagedAttention(
   }
   if (rowStride % 4 !== 0) throw new UnsupportedShapeError(`paged-attention: qkv row stride ${rowStride} must be a multiple of 4`);
   const plan = options.plan ?? (gpu.kernelVariant === 'workgroup' ? 'workgroup' : 'split');
-  const wg = options.workgroupSize ?? (plan === 'split' ? 8 : plan === 'workgroup' ? WORKGROUP_PLAN_KEYS : 64);
+  const wg = options.workgroupSize ?? (plan === 'split' ? 8 : plan === 'workgroup' ? WORKGROUP_PLAN_KEYS : DEFAULT_WORKGROUP_SIZE);
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'qkv', io.qkv, [numTokens, rowStride]);
   expectTensor(gpu, kernel, 'tokenSeq', io.tokenSeq, [numTokens], 'u32');
@@ -290,7 +290,7 @@ export async function preparePagedAttention(
         grid: gridFor(MAX_SPLITS),
       }),
     );
-    const combineWg = 64;
+    const combineWg = DEFAULT_WORKGROUP_SIZE;
     made.push(
       await createDispatch(gpu, {
         label: `${kernel}:combine`,

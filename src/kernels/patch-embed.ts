@@ -10,7 +10,7 @@ import source from '../../shaders/patch-embed.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, DispatchSequence, packParams, type Dispatch } from './dispatch';
 import { prepareMatmul, type MatmulOptions } from './matmul';
 import type { Weight } from './weight-format';
@@ -67,7 +67,7 @@ export async function preparePatchEmbed(
   if (height < patch || width < patch) {
     throw new UnsupportedShapeError(`patch-embed: image ${height}x${width} is smaller than one ${patch}x${patch} patch`);
   }
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectWorkgroupSize(gpu, kernel, wg);
   const numPatches = patchEmbedNumPatches(shape);
   const cols = channels * patch * patch;

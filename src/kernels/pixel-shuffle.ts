@@ -5,7 +5,7 @@ import source from '../../shaders/pixel-shuffle.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface PixelShuffleShape {
@@ -61,7 +61,7 @@ export async function preparePixelShuffle(
 ): Promise<KernelDispatch> {
   const kernel = 'pixel-shuffle';
   const { batch, seq, embed, scale } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'batch', batch);
   expectPositiveInt(kernel, 'embed', embed);
   expectPositiveInt(kernel, 'scale', scale);

@@ -7,7 +7,7 @@ import source from '../../shaders/quantize.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 import { packedLayout, packedSizeBytes, type PackedWeight } from './weight-format';
 
@@ -37,7 +37,7 @@ export async function prepareQuantize(
       "quantize: bf16 weights hold a BF16 checkpoint's own values and are written as they are, never packed from f32",
     );
   }
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'src', io.src, [rows, K]);
   expectWeight(gpu, kernel, 'dst', io.dst, [N, K]);

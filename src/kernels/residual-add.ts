@@ -4,7 +4,7 @@
 import source from '../../shaders/residual-add.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import { numElements, type Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 /** Returns acc + x (a new array; the kernel updates acc in place). */
@@ -19,7 +19,7 @@ export async function prepareResidualAdd(
 ): Promise<KernelDispatch> {
   const kernel = 'residual-add';
   const n = numElements(io.acc.shape);
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'elements', n);
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'acc', io.acc, io.acc.shape);

@@ -2,9 +2,10 @@
 //   x: [rows, dim] f32   weight: [dim] f32   y: [rows, dim] f32
 
 import source from '../../shaders/rms-norm.wgsl?raw';
+import reduceSource from '../../shaders/lib/workgroup-reduce.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface RmsNormShape {
@@ -37,7 +38,7 @@ export async function prepareRmsNorm(
 ): Promise<KernelDispatch> {
   const kernel = 'rms-norm';
   const { rows, dim } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'rows', rows);
   expectPositiveInt(kernel, 'dim', dim);
   expectWorkgroupSize(gpu, kernel, wg);
@@ -46,7 +47,7 @@ export async function prepareRmsNorm(
   expectTensor(gpu, kernel, 'y', io.y, [rows, dim]);
   return createDispatch(gpu, {
     label: kernel,
-    code: source,
+    code: [reduceSource, source].join('\n'),
     constants: { WG: wg },
     resources: [io.x, io.weight, io.y],
     params: packParams([

@@ -6,7 +6,7 @@ import source from '../../shaders/rope.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface RopeShape {
@@ -83,7 +83,7 @@ export async function prepareRope(
   const kernel = 'rope';
   const { numTokens, numHeads, headDim, maxPositions } = shape;
   const rotaryHeads = shape.rotaryHeads ?? numHeads;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   if (!Number.isInteger(rotaryHeads) || rotaryHeads < 1 || rotaryHeads > numHeads) {
     throw new UnsupportedShapeError(`rope: rotaryHeads must be in [1, ${numHeads}], got ${rotaryHeads}`);
   }

@@ -8,7 +8,7 @@ import source from '../../shaders/sample.wgsl?raw';
 import { DeviceLimitError, InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid, wgslConstant } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface SampleShape {
@@ -151,7 +151,7 @@ export async function prepareSample(
   const kernel = 'sample';
   expectPositiveInt(kernel, 'rows', shape.rows);
   expectPositiveInt(kernel, 'vocab', shape.vocab);
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   const candidates = options.candidates ?? SAMPLE_CANDIDATES;
   expectWorkgroupSize(gpu, kernel, wg);
   expectPositiveInt(kernel, 'candidates', candidates);

@@ -2,9 +2,10 @@
 //   x: [rows, cols] f32   y: [rows, cols] f32
 
 import source from '../../shaders/softmax.wgsl?raw';
+import reduceSource from '../../shaders/lib/workgroup-reduce.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface SoftmaxShape {
@@ -34,7 +35,7 @@ export async function prepareSoftmax(
 ): Promise<KernelDispatch> {
   const kernel = 'softmax';
   const { rows, cols } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'rows', rows);
   expectPositiveInt(kernel, 'cols', cols);
   expectWorkgroupSize(gpu, kernel, wg);
@@ -42,7 +43,7 @@ export async function prepareSoftmax(
   expectTensor(gpu, kernel, 'y', io.y, [rows, cols]);
   return createDispatch(gpu, {
     label: kernel,
-    code: source,
+    code: [reduceSource, source].join('\n'),
     constants: { WG: wg },
     resources: [io.x, io.y],
     params: packParams([

@@ -6,7 +6,7 @@ import source from '../../shaders/splice.wgsl?raw';
 import { ShapeMismatchError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type DispatchCost, type KernelDispatch } from './dispatch';
 
 export interface SpliceShape {
@@ -46,7 +46,7 @@ export async function prepareSplice(
   const numSrcRows = shape.numSrcRows ?? numRows;
   for (const [name, value] of Object.entries({ numRows, dim, numDstRows, numSrcRows })) expectPositiveInt(kernel, name, value);
   if (srcRowOffset + numRows > numSrcRows) throw new ShapeMismatchError(kernel, 'src rows', srcRowOffset + numRows, numSrcRows);
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'src', io.src, [numSrcRows, dim]);
   expectTensor(gpu, kernel, 'rows', io.rows, [numRows], 'u32');

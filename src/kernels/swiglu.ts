@@ -6,7 +6,7 @@ import source from '../../shaders/swiglu.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { silu } from './activations';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
 export interface SwigluShape {
@@ -32,7 +32,7 @@ export async function prepareSwiglu(
 ): Promise<KernelDispatch> {
   const kernel = 'swiglu';
   const { rows, dim } = shape;
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'rows', rows);
   expectPositiveInt(kernel, 'dim', dim);
   expectWorkgroupSize(gpu, kernel, wg);

@@ -28,7 +28,7 @@ import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { attentionHeadSource, checkHeadDim, defaultHeadCode, type HeadCode } from './attention-head';
 import { prepareBatchedMatmul } from './batched-matmul';
-import { expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
+import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, DispatchSequence, packParams, preparePiecewise, type Dispatch, type ParamField } from './dispatch';
 
 export interface VitAttentionShape {
@@ -161,7 +161,7 @@ export async function prepareVitAttention(
   expectPositiveInt(kernel, 'tokens', tokens);
   expectPositiveInt(kernel, 'heads', heads);
   checkHeadDim(kernel, headDim);
-  const wg = options.workgroupSize ?? 64;
+  const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'qkv', io.qkv, [batch * tokens, 3 * heads * headDim]);
   expectTensor(gpu, kernel, 'mask', io.mask, [batch * tokens], 'u32');

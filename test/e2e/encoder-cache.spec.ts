@@ -1,4 +1,4 @@
-// Encoder workers and the content-addressed encoder cache in headless Chromium (demo/encoder-harness):
+// Encoder workers and the content-addressed encoder cache in headless Chromium (test/e2e/pages/encoder-harness):
 // reloads hit IndexedDB, two tabs share one encode, bad stored entries are re-encoded, a store that
 // refuses writes still answers, concurrent requests deduplicate, and a killed worker fails only its
 // request.

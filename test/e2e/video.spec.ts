@@ -1,4 +1,4 @@
-// Video in headless Chromium (demo/video-harness): clips demuxed by mediabunny and decoded with WebCodecs
+// Video in headless Chromium (test/e2e/pages/video-harness): clips demuxed by mediabunny and decoded with WebCodecs
 // inside the encoder Web Worker (MP4/H.264, WebM/VP9 and VP8), exactly the frames SmolVLM2 samples (each test
 // frame shows its index; the thumbnails are read back), the whole-clip cache (a repeat decodes and encodes
 // nothing), bad inputs as named errors with the engine answering afterwards, and a 2-hour clip of which only

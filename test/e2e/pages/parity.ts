@@ -2,14 +2,14 @@
 // in the browser's own WebGPU, returning the vision tower output, the connector output, the first-step
 // logits and the greedy tokens for the test to compare with the PyTorch goldens.
 
-import { createBrowserGpuContext } from '../src/gpu/browser';
-import { UrlSource } from '../src/io/model-source';
-import { generate } from '../src/model/generate';
-import { loadModel } from '../src/model/load';
-import type { DtypeOption } from '../src/model/weights/dtype';
-import { CacheApiWeightStore } from '../src/model/weights/store';
-import { decodeImageBrowser } from '../src/processor/image-decode';
-import { Idefics3Processor } from '../src/processor/processor';
+import { createBrowserGpuContext } from '../../../src/gpu/browser';
+import { UrlSource } from '../../../src/io/model-source';
+import { generate } from '../../../src/model/generate';
+import { loadModel } from '../../../src/model/load';
+import type { DtypeOption } from '../../../src/model/weights/dtype';
+import { CacheApiWeightStore } from '../../../src/model/weights/store';
+import { decodeImageBrowser } from '../../../src/processor/image-decode';
+import { Idefics3Processor } from '../../../src/processor/processor';
 
 export interface ParityResult {
   tokenIds: number[];

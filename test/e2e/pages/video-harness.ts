@@ -4,16 +4,16 @@
 // VideoDecoder that counts what it decodes and how many decoded frames are open at once (a wrapper around the
 // real WebCodecs decoder, on the page only: product code is unchanged).
 
-import { createEngine } from '../src/engine/create-browser';
-import type { Engine } from '../src/engine/engine';
-import type { ChatCompletionRequest, EngineStats, TesseraInfo } from '../src/engine/types';
-import { frameIndexOf } from '../test/helpers/count-frames';
+import { createEngine } from '../../../src/engine/create-browser';
+import type { Engine } from '../../../src/engine/engine';
+import type { ChatCompletionRequest, EngineStats, TesseraInfo } from '../../../src/engine/types';
+import { frameIndexOf } from '../../helpers/count-frames';
 
 const MODEL = '/models/smolvlm2-video-tiny/';
-const CLIPS = import.meta.glob('../test/fixtures/video/*', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+const CLIPS = import.meta.glob('../../fixtures/video/*', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
 
 async function clipBytes(name: string): Promise<Uint8Array> {
-  const url = CLIPS[`../test/fixtures/video/${name}`];
+  const url = CLIPS[`../../fixtures/video/${name}`];
   if (!url) throw new Error(`no test clip ${name}`);
   return new Uint8Array(await (await fetch(url)).arrayBuffer());
 }

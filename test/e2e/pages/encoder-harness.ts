@@ -3,12 +3,12 @@
 // the store refuse writes, kill a worker mid-encode).
 
 import { createStore, get, set } from 'idb-keyval';
-import type { KeyValueStore } from '../src/cache/store';
-import type { EncoderWorkerPool } from '../src/encoder/worker-pool';
-import { createEngine } from '../src/engine/create-browser';
-import type { Engine } from '../src/engine/engine';
-import type { EngineStats, TesseraInfo } from '../src/engine/types';
-import { mixedWorkload, specRequest } from '../test/helpers/mixed-workload';
+import type { KeyValueStore } from '../../../src/cache/store';
+import type { EncoderWorkerPool } from '../../../src/encoder/worker-pool';
+import { createEngine } from '../../../src/engine/create-browser';
+import type { Engine } from '../../../src/engine/engine';
+import type { EngineStats, TesseraInfo } from '../../../src/engine/types';
+import { mixedWorkload, specRequest } from '../../helpers/mixed-workload';
 
 const MODEL = '/models/smolvlm-tiny/';
 const idb = createStore('tessera-encoder-cache', 'entries');
