@@ -11,6 +11,7 @@ import { builtinModules } from 'node:module';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import type { Plugin } from 'vite';
+import { wgslWithoutComments } from './scripts/wgsl-without-comments';
 
 const root = import.meta.dirname;
 
@@ -69,6 +70,22 @@ function packageEncoderWorker(): Plugin {
   };
 }
 
+// WGSL without its comments in the package build (vite build --mode lib): the shaders travel as strings
+// inside dist/ and then inside every app's bundle, where comments are about 40% of their bytes (the app's
+// minifier cannot touch a string). Blank lines go too; the code is unchanged. Development, the tests and
+// the demo keep the commented source, so a compile error there points at the file's own lines.
+function stripWgslComments(): Plugin {
+  return {
+    name: 'tessera-wgsl-without-comments',
+    enforce: 'pre',
+    load(id) {
+      if (!id.endsWith('.wgsl?raw')) return null;
+      const source = readFileSync(id.slice(0, -'?raw'.length), 'utf8');
+      return `export default ${JSON.stringify(wgslWithoutComments(source))};`;
+    },
+  };
+}
+
 // The browser tests' harness pages (test/e2e/pages/*.html) are served by the dev server at /<name>.html
 // and never built into the demo: the demo build ships the pages users open. A page's `%PAGES%` is the
 // folder's /@fs/ URL, so its script (test/e2e/pages/<name>.ts) goes through Vite like the demo's.
@@ -102,7 +119,7 @@ export default defineConfig(({ mode }) => ({
   // The demo serves public/ (sample image, tiny models); the package must not ship it.
   publicDir: mode === 'lib' ? false : resolve(root, 'public'),
   server: { fs: { allow: [root] } },
-  plugins: mode === 'lib' ? [packageEncoderWorker()] : [serveTestPages()],
+  plugins: mode === 'lib' ? [packageEncoderWorker(), stripWgslComments()] : [serveTestPages()],
   build:
     mode === 'lib'
       ? {
