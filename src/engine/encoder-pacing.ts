@@ -12,6 +12,20 @@
 //
 // Off (share undefined), the encoder works freely beside decoding: faster encodes, slower decode steps
 // while they run (on a CPU-emulated adapter both share the same cores).
+//
+// The flow, every file it crosses (an encoder worker adds the two middle hops; in-process skips them):
+//
+//   engine/serve-loop.ts          beforeStep(decoding) -> step -> afterStep(stepMs, decoding, encoding)
+//     engine/encoder-pacing.ts    credit += s·d; grant(credit) ............ spent -> credit -= cost
+//       encoder/media-encoder.ts  setPaced / grant to the backend               ^
+//         encoder/worker-pool.ts  each live worker (protocol/encoder.ts)         | the most any took
+//           encoder/expose.ts     the worker side of those two calls             |
+//             encoder/encoder-core.ts -> encoder/piece-gate.ts: pieces wait for a grant, run while it
+//                                    has budget, and the last one resolves it with the time spent
+//               model/vision-encoder.ts  a tile's dispatches cut into pieces (kernels/piece-runner.ts)
+//
+// Settings: engine/engine.ts (EngineOptions.decodePriority); figures: engine/engine-stats.ts
+// (stats().decodePriority: grantedMs, chargedMs).
 
 export interface DecodePriority {
   /** Encoder time per unit of decode step time while requests decode (default 0.2). */

@@ -46,10 +46,10 @@ export class EngineRequest {
     /** performance.now() at each token after the first (decode steps). */
     tokenAt: [] as number[],
   };
-  /** Lifecycle marks per media item (indices into media). */
-  readonly staged = new Set<number>();
-  readonly spliced = new Set<number>();
-  readonly prefilled = new Set<number>();
+  /** Lifecycle marks per media item. */
+  readonly staged = new Set<RequestMedia>();
+  readonly spliced = new Set<RequestMedia>();
+  readonly prefilled = new Set<RequestMedia>();
   /** Its media references were given back (once). */
   released = false;
   private readonly items: Item[] = [];
@@ -85,6 +85,16 @@ export class EngineRequest {
   }
 
   /** The request ended normally (stop token, max_tokens or the context window). */
+  /**
+   * The media item whose placeholder starts at `start`: a request's media are told apart by where their
+   * placeholder starts (the scheduler's SchedMediaItem.start), never by their order in a list.
+   */
+  mediaAt(start: number): RequestMedia {
+    const m = this.media.find((x) => x.placeholder.runs[0].offset === start);
+    if (!m) throw new InternalError(`request ${this.id} has no media item whose placeholder starts at token ${start}`);
+    return m;
+  }
+
   finish(cause: FinishCause, media: TesseraInfo['media']): RunResult {
     const tail = this.detok.flush();
     if (tail) this.put({ kind: 'delta', text: tail });

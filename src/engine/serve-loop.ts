@@ -14,7 +14,6 @@
 import { DeviceLostError, NonFiniteLogitsError } from '../errors';
 import { isComposite, type LifecycleCounters, type MediaEncoder } from '../encoder/media-encoder';
 import type { ModelRunner, RunnerSeq } from '../model/runner/model-runner';
-import type { SchedMediaItem } from '../scheduler/request';
 import type { MediaStart, Scheduler, SchedulerStep } from '../scheduler/scheduler';
 import type { EngineRequest } from './engine-request';
 import type { EncoderPacing } from './encoder-pacing';
@@ -145,7 +144,7 @@ export class ServeLoop {
     if (starts.length === 0) return;
     const items = starts.map((s) => {
       const r = this.requests.get(s.req.id)!;
-      const m = r.media[this.mediaIndex(r, s.item)];
+      const m = r.mediaAt(s.item.start);
       if (r.timings.encodeStart === 0) r.timings.encodeStart = performance.now();
       return {
         r,
@@ -175,10 +174,6 @@ export class ServeLoop {
     });
   }
 
-  private mediaIndex(r: EngineRequest, item: SchedMediaItem): number {
-    return r.sched!.media.indexOf(item);
-  }
-
   private async runStep(step: SchedulerStep): Promise<void> {
     const { runner, scheduler, lifecycle } = this.deps;
     const hidden = runner.text.hiddenSize;
@@ -192,19 +187,18 @@ export class ServeLoop {
       if (r.timings.prefillStart === 0) r.timings.prefillStart = t0;
       if (s.start < prompt) r.timings.numPrefillChunks++;
       const media = s.start < prompt ? chunkMediaRows(r.media, s.start, Math.min(end, prompt), hidden) : undefined;
-      r.media.forEach((m, i) => {
-        const runs = m.placeholder.runs;
-        const first = runs[0].offset;
-        const last = runs[runs.length - 1];
-        if (first < end && !r.staged.has(i) && last.offset + last.length > s.start) {
-          r.staged.add(i);
+      for (const item of s.req.media) {
+        // A media item is staged by the first step its placeholder overlaps, spliced by the step it ends in.
+        const m = r.mediaAt(item.start);
+        if (item.start < end && item.end > s.start && !r.staged.has(m)) {
+          r.staged.add(m);
           lifecycle.staged++;
         }
-        if (last.offset + last.length <= end && last.offset + last.length > s.start && !r.spliced.has(i)) {
-          r.spliced.add(i);
+        if (item.end <= end && item.end > s.start && !r.spliced.has(m)) {
+          r.spliced.add(m);
           lifecycle.spliced++;
         }
-      });
+      }
       seqs.push({
         seqId: s.req.id,
         tokenIds: s.req.tokens(s.start, s.numTokens),
@@ -244,13 +238,13 @@ export class ServeLoop {
     for (const s of step.seqs) {
       const r = this.requests.get(s.req.id);
       if (!r || r.isSettled) continue;
-      r.media.forEach((m, i) => {
-        const last = m.placeholder.runs[m.placeholder.runs.length - 1];
-        if (!r.prefilled.has(i) && s.req.numComputed >= last.offset + last.length) {
-          r.prefilled.add(i);
+      for (const item of s.req.media) {
+        const m = r.mediaAt(item.start);
+        if (!r.prefilled.has(m) && s.req.numComputed >= item.end) {
+          r.prefilled.add(m);
           lifecycle.prefilled++;
         }
-      });
+      }
     }
     for (const req of update.finished) {
       const r = this.requests.get(req.id)!;
