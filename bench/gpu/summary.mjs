@@ -39,35 +39,26 @@ for (const v of ['auto', 'register']) {
 
 console.log('\nrun (bench model, 64 tokens)   load s  encode ms  prefill ms  TTFT ms  decode tok/s  step p50 ms  weights MiB');
 const runs = {};
-for (const v of ['workgroup', 'register', 'f16-math', 'q4']) {
-  const r = (runs[v] = read(`run-${v}`));
+/** One row of the run table: `name` read from <name>.json (tessera run --json). */
+function runRow(label, name) {
+  const r = (runs[label] = read(name));
   const t = r?.timings;
   if (!t) {
-    console.log(`${v.padEnd(30)} no result`);
-    continue;
+    console.log(`${label.padEnd(30)} no result`);
+    return;
   }
   console.log(
-    `${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
+    `${label.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
       `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`,
   );
 }
+for (const v of ['workgroup', 'register', 'f16-math', 'q4']) runRow(v, `run-${v}`);
 const compared = readdirSync(dir)
   .filter((n) => /^(base|head)-.*\.json$/.test(n))
   .map((n) => n.replace(/\.json$/, ''))
   .sort();
 if (compared.length) console.log('previous tree (base) against this one (head):');
-for (const v of compared) {
-  const r = (runs[v] = read(v));
-  const t = r?.timings;
-  if (!t) {
-    console.log(`${v.padEnd(30)} no result`);
-    continue;
-  }
-  console.log(
-    `${v.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
-      `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`,
-  );
-}
+for (const v of compared) runRow(v, v);
 const ids = (v) => runs[v]?.token_ids ?? [];
 const agree = (a, b) => {
   const x = ids(a),
