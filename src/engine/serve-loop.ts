@@ -237,7 +237,9 @@ export class ServeLoop {
     }
     for (const s of step.seqs) {
       const r = this.requests.get(s.req.id);
-      if (!r || r.isSettled) continue;
+      // A request withdrawn and planned again while the step ran (a text-only or reduced retry) has a new
+      // scheduler twin and new media: the step's marks belonged to the old ones.
+      if (!r || r.isSettled || r.sched !== s.req) continue;
       for (const item of s.req.media) {
         const m = r.mediaAt(item.start);
         if (!r.prefilled.has(m) && s.req.numComputed >= item.end) {
