@@ -14,27 +14,9 @@
 // workgroups of a row's splits beyond its context leave.
 // Prepended by the host: HEAD_VEC4, GROUP (query heads per workgroup), KEYS (= the workgroup size), OUTS
 // (output vec4s per invocation: ceil(GROUP * HEAD_VEC4 / KEYS)), lib/online-softmax.wgsl, lib/paged-kv.wgsl,
-// lib/paged-splits.wgsl.
+// lib/paged-splits.wgsl, lib/paged-attention-inputs.wgsl (Params and the inputs' bindings).
 
-struct Params {
-  numTokens: u32,
-  numHeads: u32,
-  numKvHeads: u32,
-  rowStride: u32,
-  maxBlocksPerSeq: u32,
-  blockSize: u32,
-  scale: f32,
-  groupsPerKvHead: u32,
-}
-
-@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> tokenSeq: array<u32>;
-@group(0) @binding(2) var<storage, read> tokenPos: array<u32>;
-@group(0) @binding(3) var<storage, read> blockTables: array<u32>;
-@group(0) @binding(4) var<storage, read> kCache: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> vCache: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> partial: array<vec4<f32>>;
-@group(0) @binding(7) var<uniform> p: Params;
 
 var<workgroup> qShared: array<vec4<f32>, GROUP * HEAD_VEC4>;
 var<workgroup> scores: array<f32, GROUP * KEYS>;

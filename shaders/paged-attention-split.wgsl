@@ -13,29 +13,11 @@
 // grid: linear over MAX_SPLITS * numTokens * numKvHeads * groupsPerKvHead / WG (x, y split); the splits of a
 // row beyond its context leave (the combine reads only the ones a row has).
 // Prepended by the host: the Head code and the Group code (attention-head.ts), lib/online-softmax.wgsl,
-// lib/paged-kv.wgsl, lib/paged-splits.wgsl.
+// lib/paged-kv.wgsl, lib/paged-splits.wgsl, lib/paged-attention-inputs.wgsl (Params and the inputs' bindings).
 
 override WG: u32 = 8;
 
-struct Params {
-  numTokens: u32,
-  numHeads: u32,
-  numKvHeads: u32,
-  rowStride: u32,
-  maxBlocksPerSeq: u32,
-  blockSize: u32,
-  scale: f32,
-  groupsPerKvHead: u32,
-}
-
-@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> tokenSeq: array<u32>;
-@group(0) @binding(2) var<storage, read> tokenPos: array<u32>;
-@group(0) @binding(3) var<storage, read> blockTables: array<u32>;
-@group(0) @binding(4) var<storage, read> kCache: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> vCache: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> partial: array<vec4<f32>>;
-@group(0) @binding(7) var<uniform> p: Params;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

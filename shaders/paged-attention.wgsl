@@ -15,28 +15,12 @@
 // qkv: [numTokens, rowStride] f32, q heads at the start of each row   tokenSeq, tokenPos: [numTokens] u32
 // blockTables: [numSeqs, maxBlocksPerSeq] u32   kCache, vCache: [numSlots, numKvHeads, D] f32
 // out: [numTokens, numHeads * D] f32   grid: linear over numTokens * numHeads / WG (x, y split)
+// Prepended by the host: the Head code, lib/online-softmax.wgsl, lib/paged-kv.wgsl and
+// lib/paged-attention-inputs.wgsl (Params and the inputs' bindings).
 
 override WG: u32 = 64;
 
-struct Params {
-  numTokens: u32,
-  numHeads: u32,
-  numKvHeads: u32,
-  rowStride: u32,
-  maxBlocksPerSeq: u32,
-  blockSize: u32,
-  scale: f32,
-  _pad: u32,
-}
-
-@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> tokenSeq: array<u32>;
-@group(0) @binding(2) var<storage, read> tokenPos: array<u32>;
-@group(0) @binding(3) var<storage, read> blockTables: array<u32>;
-@group(0) @binding(4) var<storage, read> kCache: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> vCache: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> out: array<vec4<f32>>;
-@group(0) @binding(7) var<uniform> p: Params;
 
 // kv_base(table, k, kvh): lib/paged-kv.wgsl, appended by src/kernels/paged-attention.ts.
 

@@ -26,6 +26,7 @@ import splitSource from '../../shaders/paged-attention-split.wgsl?raw';
 import splitWorkgroupSource from '../../shaders/paged-attention-split-workgroup.wgsl?raw';
 import combineSource from '../../shaders/paged-attention-combine.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
+import inputsSource from '../../shaders/lib/paged-attention-inputs.wgsl?raw';
 import pagedKvSource from '../../shaders/lib/paged-kv.wgsl?raw';
 import splitsSource from '../../shaders/lib/paged-splits.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
@@ -227,7 +228,7 @@ export async function preparePagedAttention(
   if (plan === 'stream') {
     return createDispatch(gpu, {
       label: `${kernel}[D=${headDim},${headCode}]`,
-      code: [head, onlineSoftmax, pagedKvSource, source].join('\n'),
+      code: [head, onlineSoftmax, pagedKvSource, inputsSource, source].join('\n'),
       constants: { WG: wg },
       resources: [io.qkv, io.tokenSeq, io.tokenPos, io.blockTables, io.kCache, io.vCache, io.out],
       params: params(0),
@@ -265,6 +266,7 @@ export async function preparePagedAttention(
             onlineSoftmax,
             pagedKvSource,
             splitsSource,
+            inputsSource,
             splitWorkgroupSource,
           ].join('\n'),
           constants: {},
@@ -277,6 +279,7 @@ export async function preparePagedAttention(
             onlineSoftmax,
             pagedKvSource,
             splitsSource,
+            inputsSource,
             splitSource,
           ].join('\n'),
           constants: { WG: wg },
