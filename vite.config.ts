@@ -11,7 +11,7 @@ import { builtinModules } from 'node:module';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import type { Plugin } from 'vite';
-import { wgslWithoutComments } from './scripts/wgsl-without-comments';
+import { wgslWithoutComments } from './scripts/wgsl-without-comments.ts';
 
 const root = import.meta.dirname;
 
