@@ -84,17 +84,24 @@ export class EngineRequest {
     if (delta) this.put({ kind: 'delta', text: delta });
   }
 
-  /** The request ended normally (stop token, max_tokens or the context window). */
+  private byStart: { list: readonly RequestMedia[]; map: Map<number, RequestMedia> } | undefined;
+
   /**
    * The media item whose placeholder starts at `start`: a request's media are told apart by where their
    * placeholder starts (the scheduler's SchedMediaItem.start), never by their order in a list.
    */
   mediaAt(start: number): RequestMedia {
-    const m = this.media.find((x) => x.placeholder.runs[0].offset === start);
+    // Looked up for each media item on every step (decode steps too): a map, rebuilt when a new plan
+    // replaces the list (a retry), instead of a scan of the list per item.
+    if (this.byStart?.list !== this.media) {
+      this.byStart = { list: this.media, map: new Map(this.media.map((x) => [x.placeholder.runs[0].offset, x])) };
+    }
+    const m = this.byStart.map.get(start);
     if (!m) throw new InternalError(`request ${this.id} has no media item whose placeholder starts at token ${start}`);
     return m;
   }
 
+  /** The request ended normally (stop token, max_tokens or the context window). */
   finish(cause: FinishCause, media: TesseraInfo['media']): RunResult {
     const tail = this.detok.flush();
     if (tail) this.put({ kind: 'delta', text: tail });

@@ -188,13 +188,15 @@ export class ServeLoop {
       if (s.start < prompt) r.timings.numPrefillChunks++;
       const media = s.start < prompt ? chunkMediaRows(r.media, s.start, Math.min(end, prompt), hidden) : undefined;
       for (const item of s.req.media) {
-        // A media item is staged by the first step its placeholder overlaps, spliced by the step it ends in.
+        // A media item is staged by the first step its placeholder overlaps, spliced by the step it ends in;
+        // a step its placeholder does not overlap (every decode step) has nothing to mark.
+        if (item.end <= s.start || item.start >= end) continue;
         const m = r.mediaAt(item.start);
-        if (item.start < end && item.end > s.start && !r.staged.has(m)) {
+        if (!r.staged.has(m)) {
           r.staged.add(m);
           lifecycle.staged++;
         }
-        if (item.end <= end && item.end > s.start && !r.spliced.has(m)) {
+        if (item.end <= end && !r.spliced.has(m)) {
           r.spliced.add(m);
           lifecycle.spliced++;
         }
