@@ -28,11 +28,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let idx = wid.x + wid.y * nwg.x;
   let rows = p.numTokens * p.numKvHeads * p.groupsPerKvHead;
   if (idx >= MAX_SPLITS * rows) { return; }
-  let split = idx / rows;
-  let r = idx % rows;
-  let sub = r % p.groupsPerKvHead;
-  let kvh = (r / p.groupsPerKvHead) % p.numKvHeads;
-  let t = r / (p.groupsPerKvHead * p.numKvHeads);
+  let run = split_run(idx, rows, p.numKvHeads, p.groupsPerKvHead);
+  let split = run.split;
+  let sub = run.group;
+  let kvh = run.kvHead;
+  let t = run.token;
   if (lid == 0u) { ctxShared = tokenPos[t] + 1u; }
   // The context bounds every loop with a barrier in it, so it must be uniform over the workgroup.
   let ctx = workgroupUniformLoad(&ctxShared);

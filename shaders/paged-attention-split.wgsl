@@ -24,13 +24,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let idx = gid.x + gid.y * nwg.x * WG;
   let rows = p.numTokens * p.numKvHeads * p.groupsPerKvHead;
   if (idx >= MAX_SPLITS * rows) { return; }
-  // The split is the slowest index: the invocations of a row's first splits are adjacent across rows,
-  // so the work of short contexts sits in few workgroups and long ones spread over many.
-  let split = idx / rows;
-  let r = idx % rows;
-  let sub = r % p.groupsPerKvHead;
-  let kvh = (r / p.groupsPerKvHead) % p.numKvHeads;
-  let t = r / (p.groupsPerKvHead * p.numKvHeads);
+  let run = split_run(idx, rows, p.numKvHeads, p.groupsPerKvHead);
+  let split = run.split;
+  let sub = run.group;
+  let kvh = run.kvHead;
+  let t = run.token;
   let ctx = tokenPos[t] + 1u;
   let len = split_keys(ctx);
   let begin = split * len;

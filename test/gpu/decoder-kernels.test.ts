@@ -104,9 +104,7 @@ describe('paged-attention', () => {
   it('SmolLM2 shape: 9/3 heads, a 300-token prefill', () =>
     expectCasePasses(gpu(), pagedAttentionCase({ numHeads: 9, numKvHeads: 3, chunks: [[300, 300]] })));
 
-  // The three plans (the cases above run split). Split and workgroup cut a row's keys into at most 16 runs
-  // of >= 32 keys: contexts of 1, 31, 33, 1000 and 4100 keys give 1, 1, 2, 16 and 16 runs; the query heads
-  // of a kv head share each load in groups of up to 8 (12 per kv head -> 2 groups of 6; 5 -> 1 group of 5).
+  // The workgroup plan at other numbers of keys scored at once than its default 64.
   for (const keys of [32, 128]) {
     it(`workgroup plan, ${keys} keys scored at once: decode rows and a prefill chunk`, () =>
       expectCasePasses(
@@ -125,6 +123,9 @@ describe('paged-attention', () => {
         ),
       ));
   }
+  // The three plans (the cases above run split). Split and workgroup cut a row's keys into at most 16 runs
+  // of >= 32 keys: contexts of 1, 31, 33, 1000 and 4100 keys give 1, 1, 2, 16 and 16 runs; the query heads
+  // of a kv head share each load in groups of up to 8 (12 per kv head -> 2 groups of 6; 5 -> 1 group of 5).
   for (const plan of PAGED_ATTENTION_PLANS) {
     it(`${plan}: decode rows at contexts of 1, 31, 33, 1000 and 4100 keys (GQA 9/3)`, () =>
       expectCasePasses(
