@@ -53,6 +53,10 @@ const WIDE_COLS: u32 = 16u;
 //     64 stores. On SwiftShader the generic stores cost QKᵀ (K = 64) 37% of its time although they took
 //     no branch (776 -> 487 ms for 12 x 1024 x 1024 x 64, and ~5% at the ViT weight shapes), so each
 //     epilogue the model uses gets its own wide pipeline.
+// main stores its 16 rows in a loop (4 stores a row) from an array of the 64 accumulators: SwiftShader
+// inlines every store4 call, and 64 inlined stores took most of the pipeline's compile time (bf16 W, bias
+// epilogue: 1.6 s unrolled against 0.37 s in the loop, Dawn in Node). At run time the loop measured within
+// noise of the unrolled stores at the ViT weight shapes and ~6% slower for short K (4096 x 1024 x 64).
 // The layout fields place matrix z = gid.z of a batch inside the bindings, so the same kernel runs the
 // attention's per-head products (src/kernels/batched-matmul.ts) on strided views of one buffer:
 //   x row r of matrix z     starts at vec4 x_off + z * x_batch + r * x_stride
@@ -179,22 +183,29 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       { let v = x[x15 + k]; a15_0 += v * m0; a15_1 += v * m1; a15_2 += v * m2; a15_3 += v * m3; }
     }
   }
-  store4(r0 + 0u, c0 + 0u, a0_0); store4(r0 + 0u, c0 + 4u, a0_1); store4(r0 + 0u, c0 + 8u, a0_2); store4(r0 + 0u, c0 + 12u, a0_3);
-  store4(r0 + 1u, c0 + 0u, a1_0); store4(r0 + 1u, c0 + 4u, a1_1); store4(r0 + 1u, c0 + 8u, a1_2); store4(r0 + 1u, c0 + 12u, a1_3);
-  store4(r0 + 2u, c0 + 0u, a2_0); store4(r0 + 2u, c0 + 4u, a2_1); store4(r0 + 2u, c0 + 8u, a2_2); store4(r0 + 2u, c0 + 12u, a2_3);
-  store4(r0 + 3u, c0 + 0u, a3_0); store4(r0 + 3u, c0 + 4u, a3_1); store4(r0 + 3u, c0 + 8u, a3_2); store4(r0 + 3u, c0 + 12u, a3_3);
-  store4(r0 + 4u, c0 + 0u, a4_0); store4(r0 + 4u, c0 + 4u, a4_1); store4(r0 + 4u, c0 + 8u, a4_2); store4(r0 + 4u, c0 + 12u, a4_3);
-  store4(r0 + 5u, c0 + 0u, a5_0); store4(r0 + 5u, c0 + 4u, a5_1); store4(r0 + 5u, c0 + 8u, a5_2); store4(r0 + 5u, c0 + 12u, a5_3);
-  store4(r0 + 6u, c0 + 0u, a6_0); store4(r0 + 6u, c0 + 4u, a6_1); store4(r0 + 6u, c0 + 8u, a6_2); store4(r0 + 6u, c0 + 12u, a6_3);
-  store4(r0 + 7u, c0 + 0u, a7_0); store4(r0 + 7u, c0 + 4u, a7_1); store4(r0 + 7u, c0 + 8u, a7_2); store4(r0 + 7u, c0 + 12u, a7_3);
-  store4(r0 + 8u, c0 + 0u, a8_0); store4(r0 + 8u, c0 + 4u, a8_1); store4(r0 + 8u, c0 + 8u, a8_2); store4(r0 + 8u, c0 + 12u, a8_3);
-  store4(r0 + 9u, c0 + 0u, a9_0); store4(r0 + 9u, c0 + 4u, a9_1); store4(r0 + 9u, c0 + 8u, a9_2); store4(r0 + 9u, c0 + 12u, a9_3);
-  store4(r0 + 10u, c0 + 0u, a10_0); store4(r0 + 10u, c0 + 4u, a10_1); store4(r0 + 10u, c0 + 8u, a10_2); store4(r0 + 10u, c0 + 12u, a10_3);
-  store4(r0 + 11u, c0 + 0u, a11_0); store4(r0 + 11u, c0 + 4u, a11_1); store4(r0 + 11u, c0 + 8u, a11_2); store4(r0 + 11u, c0 + 12u, a11_3);
-  store4(r0 + 12u, c0 + 0u, a12_0); store4(r0 + 12u, c0 + 4u, a12_1); store4(r0 + 12u, c0 + 8u, a12_2); store4(r0 + 12u, c0 + 12u, a12_3);
-  store4(r0 + 13u, c0 + 0u, a13_0); store4(r0 + 13u, c0 + 4u, a13_1); store4(r0 + 13u, c0 + 8u, a13_2); store4(r0 + 13u, c0 + 12u, a13_3);
-  store4(r0 + 14u, c0 + 0u, a14_0); store4(r0 + 14u, c0 + 4u, a14_1); store4(r0 + 14u, c0 + 8u, a14_2); store4(r0 + 14u, c0 + 12u, a14_3);
-  store4(r0 + 15u, c0 + 0u, a15_0); store4(r0 + 15u, c0 + 4u, a15_1); store4(r0 + 15u, c0 + 8u, a15_2); store4(r0 + 15u, c0 + 12u, a15_3);
+  // The stores, a row per iteration (see the comment on the epilogue above).
+  var acc: array<vec4<f32>, 64>;
+  acc[0u] = a0_0; acc[1u] = a0_1; acc[2u] = a0_2; acc[3u] = a0_3;
+  acc[4u] = a1_0; acc[5u] = a1_1; acc[6u] = a1_2; acc[7u] = a1_3;
+  acc[8u] = a2_0; acc[9u] = a2_1; acc[10u] = a2_2; acc[11u] = a2_3;
+  acc[12u] = a3_0; acc[13u] = a3_1; acc[14u] = a3_2; acc[15u] = a3_3;
+  acc[16u] = a4_0; acc[17u] = a4_1; acc[18u] = a4_2; acc[19u] = a4_3;
+  acc[20u] = a5_0; acc[21u] = a5_1; acc[22u] = a5_2; acc[23u] = a5_3;
+  acc[24u] = a6_0; acc[25u] = a6_1; acc[26u] = a6_2; acc[27u] = a6_3;
+  acc[28u] = a7_0; acc[29u] = a7_1; acc[30u] = a7_2; acc[31u] = a7_3;
+  acc[32u] = a8_0; acc[33u] = a8_1; acc[34u] = a8_2; acc[35u] = a8_3;
+  acc[36u] = a9_0; acc[37u] = a9_1; acc[38u] = a9_2; acc[39u] = a9_3;
+  acc[40u] = a10_0; acc[41u] = a10_1; acc[42u] = a10_2; acc[43u] = a10_3;
+  acc[44u] = a11_0; acc[45u] = a11_1; acc[46u] = a11_2; acc[47u] = a11_3;
+  acc[48u] = a12_0; acc[49u] = a12_1; acc[50u] = a12_2; acc[51u] = a12_3;
+  acc[52u] = a13_0; acc[53u] = a13_1; acc[54u] = a13_2; acc[55u] = a13_3;
+  acc[56u] = a14_0; acc[57u] = a14_1; acc[58u] = a14_2; acc[59u] = a14_3;
+  acc[60u] = a15_0; acc[61u] = a15_1; acc[62u] = a15_2; acc[63u] = a15_3;
+  for (var r = 0u; r < 16u; r++) {
+    if (r0 + r >= p.M) { break; }
+    let i = r * 4u;
+    store4(r0 + r, c0, acc[i]); store4(r0 + r, c0 + 4u, acc[i + 1u]); store4(r0 + r, c0 + 8u, acc[i + 2u]); store4(r0 + r, c0 + 12u, acc[i + 3u]);
+  }
 }
 
 @compute @workgroup_size(WG)
