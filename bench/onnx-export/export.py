@@ -4,7 +4,7 @@ modules against the project's independent PyTorch reference (test/reference/). S
 Run from the repository root with Debian's Python (torch 1.13, numpy, onnx 1.12):
     /usr/bin/python3 bench/onnx-export/export.py [--model DIR] [--max-new 32]
 `npm run bench:model` runs it when <model>/onnx/manifest.json is missing or stale. Needs
-<model>/bench-input/ (written by bench/model-inputs.ts): the prompt ids and pixel values of the bench request.
+<model>/bench-input/ (written by bench/model/model-inputs.ts): the prompt ids and pixel values of the bench request.
 
 Writes <model>/onnx/:
     vision_encoder.onnx, embed_tokens.onnx, decoder_model_merged.onnx   (f32, opset 17, weights inline)

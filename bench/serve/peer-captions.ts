@@ -4,7 +4,7 @@
 // has no batching across requests, so one after another is how an app would use it.
 
 import { AutoProcessor, Idefics3ForConditionalGeneration, RawImage } from '@huggingface/transformers';
-import { configureEnv } from '../model-peer';
+import { configureEnv } from '../model/model-peer';
 import { captionImage, CAPTION_PROMPT } from './serve-inputs';
 
 export async function runPeerCaptions(o: { modelId: string; n: number; maxTokens: number; log: (line: string) => void }) {

@@ -23,8 +23,8 @@ import { BENCH_LONGEST_EDGE, BENCH_MODEL_DIR, ensureBenchModel } from '../../scr
 import { DEFAULT_DECODE_PRIORITY } from '../../src/engine/encoder-pacing';
 import { runBaseline } from '../harness/baseline';
 import { openBenchBrowser, percentile, runBenchPage } from '../harness/browser';
-import { ensureOnnxExport } from '../model-export';
-import { writeBenchInput } from '../model-inputs';
+import { ensureOnnxExport } from '../model/model-export';
+import { writeBenchInput } from '../model/model-inputs';
 
 const serveDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(serveDir, '../..');
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     await writeBenchInput(BENCH_MODEL_DIR, repoRoot);
     await ensureOnnxExport(BENCH_MODEL_DIR, repoRoot, log);
   }
-  const b = await openBenchBrowser(serveDir, repoRoot, dirname(BENCH_MODEL_DIR));
+  const b = await openBenchBrowser({ root: serveDir, repoRoot, publicDir: dirname(BENCH_MODEL_DIR) });
   const model = relative(dirname(BENCH_MODEL_DIR), BENCH_MODEL_DIR);
   const run = <T>(query: Record<string, string | number>) =>
     runBenchPage<T>(

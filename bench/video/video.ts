@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   await ensureVideoBenchModel(log);
   const clipDir = join(dirname(VIDEO_BENCH_MODEL_DIR), 'bench-video-clips');
   makeClips(clipDir);
-  const b = await openBenchBrowser(here, repoRoot, dirname(VIDEO_BENCH_MODEL_DIR));
+  const b = await openBenchBrowser({ root: here, repoRoot, publicDir: dirname(VIDEO_BENCH_MODEL_DIR) });
   const samples: Array<[number, number]> = [];
   const phases = new Map<string, { start?: number; end?: number }>();
   b.page.on('console', (m) => {

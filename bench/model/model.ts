@@ -1,0 +1,265 @@
+// `npm run bench:model`: SmolVLM-256M-shaped model (real config, random weights) end to end. Our engine
+// in Node (Dawn) and in headless Chromium, and in the same page transformers.js on onnxruntime-web's
+// WebGPU EP with the same weights (ONNX export). Streams progress, prints tables, ends with ONE JSON line.
+//
+//   1. scripts/make-bench-model.ts -> .cache/bench-models/smolvlm-256m-random/ (skipped when current)
+//   2. model-inputs.ts             -> bench-input/ (our processor's ids + pixels for the request)
+//   3. model-export.ts             -> onnx/ (Python export + checks; skipped when current; not with --no-peer)
+//   4. Node: model-node.ts through the benchmarks' Vite server (../harness/server.ts: the engine imports
+//      WGSL with ?raw)
+//   5. Chromium: model.html (ours, then the peer) on the same server (../harness/browser.ts)
+//
+// Flags: --tokens=N (default 16)  --reps=N warm requests of ours (default 1)  --no-peer  --no-node
+//        --no-browser  --quick (= --tokens=4 --no-peer --dtypes=f32,q4 --no-accuracy)  --peer-own-pixels
+//        --force-export  --timeout-min=N for the page (default 90)
+//        --dtypes=f32,f16,q8,q4 (Node; default all)  --browser-dtypes=f32 (default f32: each dtype in the
+//        browser is another ~5 minutes here)  --no-accuracy (skip the dtypes' accuracy against f32)
+//        --no-profile (skip engine.profile(): per-kernel-kind GPU time, printed beside the tables)
+//        --baseline=<git-ref> (the same request on that tree first, in a worktree under .cache/baseline/,
+//        printed beside this tree's figures with ratios: a change measured against the tree before it)
+
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BENCH_LONGEST_EDGE, BENCH_MODEL_DIR, ensureBenchModel } from '../../scripts/make-bench-model';
+import { runBaseline } from '../harness/baseline';
+import { launchBenchPage, runBenchPage } from '../harness/browser';
+import { startBenchServer, type BenchServer } from '../harness/server';
+import { compareWithBaseline } from './model-baseline';
+import { ensureOnnxExport } from './model-export';
+import { writeBenchInput } from './model-inputs';
+import { resolveDtype, type WeightDtype } from '../../src/model/weights/dtype';
+import type { NodeRunOptions, NodeRunResult } from './model-node';
+import {
+  computeAgreement,
+  computeDtypeRatios,
+  computeGoals,
+  computeRatios,
+  computeRunGoals,
+  formatModelReport,
+  sampledOverGreedy,
+} from './model-report';
+import { BENCH_SAMPLING } from './model-request';
+import { isSkipped, type BrowserFigures, type ExportFigures, type ModelBenchResult, type OursFigures, type Skipped } from './model-result';
+
+class BenchError extends Error {
+  override readonly name = 'BenchError';
+}
+
+const suiteDir = dirname(fileURLToPath(import.meta.url));
+const repoRoot = join(suiteDir, '..', '..');
+
+interface Args {
+  dtypes: WeightDtype[];
+  browserDtypes: WeightDtype[];
+  accuracy: boolean;
+  profile: boolean;
+  tokens: number;
+  reps: number;
+  peer: boolean;
+  node: boolean;
+  browser: boolean;
+  ownPixels: boolean;
+  forceExport: boolean;
+  timeoutMs: number;
+  baseline: string | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
+  const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const quick = argv.includes('--quick');
+  const dtypeList = (text: string | undefined, fallback: string) =>
+    (text ?? fallback).split(',').map((d) => resolveDtype(d.trim(), '--dtypes').text);
+  const args: Args = {
+    dtypes: dtypeList(value('dtypes'), quick ? 'f32,q4' : 'f32,f16,q8,q4'),
+    browserDtypes: dtypeList(value('browser-dtypes'), 'f32'),
+    accuracy: !quick && !argv.includes('--no-accuracy'),
+    profile: !argv.includes('--no-profile'),
+    tokens: Number(value('tokens') ?? (quick ? 4 : 16)),
+    reps: Number(value('reps') ?? 1),
+    peer: !quick && !argv.includes('--no-peer'),
+    node: !argv.includes('--no-node'),
+    browser: !argv.includes('--no-browser'),
+    ownPixels: argv.includes('--peer-own-pixels'),
+    forceExport: argv.includes('--force-export'),
+    timeoutMs: Number(value('timeout-min') ?? 90) * 60_000,
+    baseline: value('baseline'),
+  };
+  if (!Number.isInteger(args.tokens) || args.tokens < 2) throw new BenchError(`--tokens must be an integer >= 2, got ${value('tokens')}`);
+  if (!Number.isInteger(args.reps) || args.reps < 1) throw new BenchError(`--reps must be a positive integer, got ${value('reps')}`);
+  return args;
+}
+
+const log = (line: string) => console.log(`[bench] ${line}`);
+const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+
+/** The page's figures (model-page.ts), on the server the Node run used; Chromium is started for it alone. */
+async function runBrowser(server: BenchServer, args: Args): Promise<BrowserFigures> {
+  // Optional checkpoint files are probed and may be absent: their 404s are reported once, with the path.
+  const b = await launchBenchPage(server, {
+    quiet: (t) => t.startsWith('Failed to load resource: the server responded with a status of 404'),
+  });
+  try {
+    const q = new URLSearchParams({
+      model: relative(join(BENCH_MODEL_DIR, '..'), BENCH_MODEL_DIR),
+      tokens: String(args.tokens),
+      reps: String(args.reps),
+      peer: args.peer ? '1' : '0',
+      dtypes: args.browserDtypes.join(','),
+      ownPixels: args.ownPixels ? '1' : '0',
+      profile: args.profile ? '1' : '0',
+    });
+    const pageUrl = `${b.url}model.html?${q}`;
+    log(`Chromium ${b.version}, page ${pageUrl}`);
+    b.page.on('response', (r) => {
+      if (r.status() === 404) console.log(`[page] 404 ${new URL(r.url()).pathname} (optional files are probed; absent is fine)`);
+    });
+    return await runBenchPage<BrowserFigures>(
+      b.page,
+      pageUrl,
+      { result: '__modelBenchResult', error: '__modelBenchError' },
+      args.timeoutMs,
+    );
+  } finally {
+    await b.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const loadAverageAtStart = loadavg();
+  log(`machine: ${cpus().length} CPUs, load average ${loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}`);
+  log(
+    `NOTE: the bench model's preprocessor_config.json has size.longest_edge = ${BENCH_LONGEST_EDGE} (the real SmolVLM-256M: 2048), ` +
+      'so the image is ONE 512x512 tile (64 image tokens) instead of 13-17 tiles; weights are random.',
+  );
+  await ensureBenchModel(log);
+  const input = await writeBenchInput(BENCH_MODEL_DIR, repoRoot);
+  log(
+    `request: ${input.inputIds.length} prompt tokens (${input.imageTokens} image tokens, ${input.numTiles} tile), ${args.tokens} new tokens, greedy (ours also sampled: ${JSON.stringify(BENCH_SAMPLING)})`,
+  );
+
+  let exported: ExportFigures | Skipped = { skipped: 'not needed (--no-peer / --quick)' };
+  if (args.peer && args.browser) {
+    try {
+      exported = await ensureOnnxExport(BENCH_MODEL_DIR, repoRoot, log, args.forceExport);
+    } catch (e) {
+      exported = { skipped: `export failed: ${errorText(e)}` };
+      log(exported.skipped);
+      args.peer = false;
+    }
+  }
+  const referencePath = join(BENCH_MODEL_DIR, 'onnx/verify/reference.json');
+  let referenceTokens: number[] | null = null;
+  try {
+    referenceTokens = (JSON.parse(readFileSync(referencePath, 'utf8')) as { tokens: number[] }).tokens;
+  } catch {
+    referenceTokens = null; // no export yet: nothing to compare with
+  }
+
+  // The baseline first: the same request on the other tree (its own bench model, no peer), so that both
+  // run in the same hour on the same machine.
+  let baseline: Awaited<ReturnType<typeof runBaseline<Record<string, unknown>>>> | { skipped: string } | undefined;
+  if (args.baseline) {
+    const passOn = [`--tokens=${args.tokens}`, `--reps=${args.reps}`, '--no-peer', '--no-profile', `--dtypes=f32`, '--no-accuracy'];
+    if (!args.node) passOn.push('--no-node');
+    if (!args.browser) passOn.push('--no-browser');
+    try {
+      baseline = await runBaseline<Record<string, unknown>>(repoRoot, args.baseline, 'bench:model', passOn, log);
+    } catch (e) {
+      baseline = { skipped: `baseline failed: ${errorText(e)}` };
+      log(baseline.skipped);
+    }
+  }
+
+  // Nothing pre-bundled (transformers.js's web build and onnxruntime-web are ESM, served as they are); the
+  // model folders are served at /<name>/ (weights, ONNX files, bench-input/).
+  const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
+  let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
+  let browser: BrowserFigures | Skipped = { skipped: 'not requested (--no-browser)' };
+  try {
+    if (args.node) {
+      try {
+        const mod = await server.load<{ runNode(o: NodeRunOptions): Promise<NodeRunResult> }>(join(suiteDir, 'model-node.ts'));
+        nodeRun = await mod.runNode({
+          modelDir: BENCH_MODEL_DIR,
+          repoRoot,
+          maxNewTokens: args.tokens,
+          warmReps: args.reps,
+          dtypes: args.dtypes,
+          accuracy: args.accuracy,
+          profile: args.profile,
+          log,
+        });
+      } catch (e) {
+        nodeRun = { byDtype: { f32: { skipped: `Node run failed: ${errorText(e)}` } }, accuracy: { skipped: 'Node run failed' } };
+        log(`Node run failed: ${errorText(e)}`);
+      }
+    }
+    if (args.browser) {
+      try {
+        browser = await runBrowser(server, args);
+      } catch (e) {
+        browser = { skipped: `browser run failed: ${errorText(e)}` };
+        log(browser.skipped);
+      }
+    }
+  } finally {
+    await server.close();
+  }
+
+  const node: OursFigures | Skipped = nodeRun.byDtype.f32 ?? { skipped: args.node ? 'f32 not in --dtypes' : 'not requested (--no-node)' };
+  const partial = { node, browser, referenceTokens };
+  const result: ModelBenchResult = {
+    bench: 'model',
+    model: {
+      path: relative(repoRoot, BENCH_MODEL_DIR),
+      shape:
+        'SmolVLM-256M-Instruct config: vision 768 hidden x 12 layers (512 px tiles, patch 16), text 576 hidden x 30 layers, 9/3 heads, vocab 49280',
+      weights: 'deterministic random BF16 (scripts/make-bench-model.ts)',
+      longestEdge: BENCH_LONGEST_EDGE,
+      note: `preprocessor_config.json size.longest_edge = ${BENCH_LONGEST_EDGE} (real model: 2048): one 512x512 tile per image, not 13-17`,
+    },
+    request: {
+      prompt: input.prompt,
+      image: input.image,
+      maxNewTokens: args.tokens,
+      greedy: true,
+      promptTokens: input.inputIds.length,
+      imageTokens: input.imageTokens,
+      numTiles: input.numTiles,
+    },
+    sampling: {
+      params: BENCH_SAMPLING,
+      sampledOverGreedyDecode: { node: sampledOverGreedy(node), browser: isSkipped(browser) ? null : sampledOverGreedy(browser.ours) },
+    },
+    referenceTokens,
+    node,
+    browser,
+    export: exported,
+    ratios: computeRatios(partial),
+    dtypes: {
+      node: nodeRun.byDtype,
+      ratiosToF32: computeDtypeRatios(nodeRun.byDtype),
+      accuracy: nodeRun.accuracy,
+      goals: computeGoals(nodeRun.byDtype),
+    },
+    tokenAgreement: computeAgreement(partial),
+    goals: {},
+    machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+    totalSeconds: (Date.now() - started) / 1000,
+  };
+  if (baseline) result.baseline = 'skipped' in baseline ? baseline : compareWithBaseline(result, baseline);
+  result.goals = computeRunGoals(result);
+  console.log('');
+  console.log(formatModelReport(result));
+  console.log(`Total time: ${result.totalSeconds.toFixed(1)} s`);
+  console.log(JSON.stringify(result));
+}
+
+main().catch((e: unknown) => {
+  console.error(errorText(e));
+  process.exitCode = 1;
+});
