@@ -32,7 +32,7 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let row = wid.x + wid.y * nwg.x;
+  let row = grid_workgroup(wid, nwg);
   if (row >= p.rows) { return; }
   let base = row * p.cols;
   var bv = -3.402823e38;

@@ -18,7 +18,7 @@ fn ok(j: u32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = grid_invocation(gid, nwg, WG);
   if (i >= p.stride4) { return; }
   let j = 4u * i;
   keyOk[i] = vec4<f32>(ok(j), ok(j + 1u), ok(j + 2u), ok(j + 3u));

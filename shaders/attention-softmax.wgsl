@@ -24,7 +24,7 @@ const LOWEST: f32 = -0x1.fffffep+127f;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let r = gid.x + gid.y * nwg.x * WG;
+  let r = grid_invocation(gid, nwg, WG);
   if (r >= p.rows) { return; }
   let base = (p.row0 + r) * p.stride4;
   var m4 = vec4<f32>(LOWEST);

@@ -17,7 +17,7 @@ struct Params { heads: u32, tokens: u32, d4: u32, row4: u32, qBase4: u32, kBase4
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = grid_invocation(gid, nwg, WG);
   let perPart = p.heads * p.tokens * p.d4;
   if (i >= 2u * perPart) { return; }
   let part = i / perPart;

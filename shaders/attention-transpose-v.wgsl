@@ -22,7 +22,7 @@ fn v_at(j: u32, hd: u32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = grid_invocation(gid, nwg, WG);
   if (i >= p.heads * p.headDim * p.stride4) { return; }
   let j = 4u * (i % p.stride4);
   let hd = i / p.stride4; // h * D + d: the column within the image's V heads

@@ -18,7 +18,7 @@ struct Params { numTokens: u32, vocab: u32, dim: u32, _pad: u32 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.numTokens * p.dim) { return; }
   let t = idx / p.dim;
   let c = idx % p.dim;

@@ -14,7 +14,7 @@ struct Params { n: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = grid_invocation(gid, nwg, WG);
   if (i >= p.n) { return; }
   y[i] = gelu_tanh(x[i]);
 }

@@ -33,7 +33,7 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   // No early return before reduce_rows(): every invocation takes part in its barriers.
-  let c0 = (wid.x + wid.y * nwg.x) * COLS;
+  let c0 = grid_workgroup(wid, nwg) * COLS;
   let last = p.N - 1u;
   let r0 = w_row(min(c0, last), p.K);
   let r1 = w_row(min(c0 + 1u, last), p.K);

@@ -28,7 +28,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let rowElems = p.numKvHeads * p.headDim;
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.numTokens * rowElems) { return; }
   let t = idx / rowElems;
   let e = idx % rowElems;

@@ -18,7 +18,7 @@ struct Params { rows: u32, dim4: u32, eps: f32, _pad: u32 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let r = gid.x + gid.y * nwg.x * WG;
+  let r = grid_invocation(gid, nwg, WG);
   if (r >= p.rows) { return; }
   let base = r * p.dim4;
   let n = f32(4u * p.dim4);

@@ -2,7 +2,7 @@
 // Matches torch.nn.LayerNorm as used by HF `SiglipEncoderLayer`. Two passes over the row (mean, then
 // centred squares) so large offsets do not cancel.
 // x: [rows, dim] f32   w, b: [dim] f32   y: [rows, dim] f32   grid: linear over rows (x, y split)
-// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_row, workgroup_sum, workgroup_max).
+// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_sum, workgroup_max).
 
 override WG: u32 = 64;
 
@@ -20,7 +20,7 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let row = workgroup_row(wid, nwg);
+  let row = grid_workgroup(wid, nwg);
   if (row >= p.rows) { return; }
   let base = row * p.dim;
   var s = 0.0;

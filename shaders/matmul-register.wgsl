@@ -102,15 +102,12 @@ fn xrow(r: u32) -> u32 {
   return p.x_off + zm * p.x_batch + r * p.x_stride;
 }
 
-fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-  return gid.x + gid.y * nwg.x * WG;
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let K4 = p.K / 4u;
   let numColBlocks = (p.N + WIDE_COLS - 1u) / WIDE_COLS;
-  let t = linear_id(gid, nwg);
+  let t = grid_invocation(gid, nwg, WG);
   zm = gid.z;
   let c0 = (t % numColBlocks) * WIDE_COLS;
   let r0 = (t / numColBlocks) * WIDE_ROWS;
@@ -213,7 +210,7 @@ fn main_narrow(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   let K4 = p.K / 4u;
   let cols = 4u * NARROW_QUADS;
   let numColBlocks = (p.N + cols - 1u) / cols;
-  let t = linear_id(gid, nwg);
+  let t = grid_invocation(gid, nwg, WG);
   let c0 = (t % numColBlocks) * cols;
   let r = t / numColBlocks;
   if (r >= p.M) { return; }
@@ -274,7 +271,7 @@ fn quad_dot(q0: WGroup, q1: WGroup, q2: WGroup, q3: WGroup, xg: XGroup) -> vec4<
 fn main_narrow_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let K4 = p.K / 4u;
   let numColBlocks = (p.N + 7u) / 8u;
-  let t = linear_id(gid, nwg);
+  let t = grid_invocation(gid, nwg, WG);
   let c0 = (t % numColBlocks) * 8u;
   let r0 = (t / numColBlocks) * NARROW_ROWS;
   if (r0 >= p.M) { return; }

@@ -16,7 +16,7 @@ struct Params { numTokens: u32, numHeads: u32, headVec4: u32, _pad: u32 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.numTokens * p.numHeads) { return; }
   let t = idx / p.numHeads;
   let ctx = tokenPos[t] + 1u;

@@ -25,7 +25,7 @@ var<workgroup> ctxShared: u32;
 
 @compute @workgroup_size(KEYS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let idx = wid.x + wid.y * nwg.x;
+  let idx = grid_workgroup(wid, nwg);
   let rows = p.numTokens * p.numKvHeads * p.groupsPerKvHead;
   if (idx >= MAX_SPLITS * rows) { return; }
   let run = split_run(idx, rows, p.numKvHeads, p.groupsPerKvHead);

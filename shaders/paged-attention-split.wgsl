@@ -21,7 +21,7 @@ override WG: u32 = 8;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   let rows = p.numTokens * p.numKvHeads * p.groupsPerKvHead;
   if (idx >= MAX_SPLITS * rows) { return; }
   let run = split_run(idx, rows, p.numKvHeads, p.groupsPerKvHead);

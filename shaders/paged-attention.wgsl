@@ -26,7 +26,7 @@ override WG: u32 = 64;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.numTokens * p.numHeads) { return; }
   let h = idx % p.numHeads;
   let t = idx / p.numHeads;

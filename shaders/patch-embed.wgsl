@@ -20,7 +20,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let gridW = p.width / p.patchSize;
   let gridH = p.height / p.patchSize;
   let cols = p.channels * p.patchSize * p.patchSize;
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.batch * gridH * gridW * cols) { return; }
   let col = idx % cols;
   let row = idx / cols;

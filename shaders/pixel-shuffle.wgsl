@@ -17,7 +17,7 @@ struct Params { batch: u32, side: u32, embed: u32, scale: u32 }
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let seq = p.side * p.side;
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.batch * seq * p.embed) { return; }
   let outSide = p.side / p.scale;
   let outDim = p.embed * p.scale * p.scale;

@@ -23,14 +23,11 @@ struct Params { rows: u32, K: u32, rowOffset: u32, _pad: u32 }
 @group(0) @binding(2) var<storage, read_write> dst_scales: array<u32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-  return gid.x + gid.y * nwg.x * WG;
-}
 
 @compute @workgroup_size(WG)
 fn main_f16(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let K4 = p.K / 4u;
-  let i = linear_id(gid, nwg);
+  let i = grid_invocation(gid, nwg, WG);
   if (i >= p.rows * K4) { return; }
   let s = i * 4u; // row i / K4, column 4 (i % K4): the same as element 4 i of the row-major chunk
   let o = (p.rowOffset * K4 + i) * 2u;
@@ -55,7 +52,7 @@ fn group_value(r: u32, g: u32, j: u32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn main_q8(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let at = group_at(linear_id(gid, nwg));
+  let at = group_at(grid_invocation(gid, nwg, WG));
   if (at.r >= p.rows) { return; }
   let r = at.r;
   let g = at.g;
@@ -78,7 +75,7 @@ fn main_q8(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 
 @compute @workgroup_size(WG)
 fn main_q4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let at = group_at(linear_id(gid, nwg));
+  let at = group_at(grid_invocation(gid, nwg, WG));
   if (at.r >= p.rows) { return; }
   let r = at.r;
   let g = at.g;

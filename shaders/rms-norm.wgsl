@@ -1,7 +1,7 @@
 // rms-norm.wgsl: y = x * w / sqrt(mean(x^2) + eps). One workgroup per row.
 // Matches HF `LlamaRMSNorm.forward` (statistics in f32, weight applied after normalising).
 // x: [rows, dim] f32   w: [dim] f32   y: [rows, dim] f32   grid: linear over rows (x, y split)
-// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_row, workgroup_sum, workgroup_max).
+// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_sum, workgroup_max).
 
 override WG: u32 = 64;
 
@@ -18,7 +18,7 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let row = workgroup_row(wid, nwg);
+  let row = grid_workgroup(wid, nwg);
   if (row >= p.rows) { return; }
   let base = row * p.dim;
   var sq = 0.0;

@@ -25,7 +25,7 @@ struct Params { numTokens: u32, numHeads: u32, headDim: u32, maxPositions: u32, 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let half = p.headDim / 2u;
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.numTokens * p.rotaryHeads * half) { return; }
   let i = idx % half;
   let head = (idx / half) % p.rotaryHeads;

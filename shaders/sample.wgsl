@@ -393,7 +393,7 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let row = wid.x + wid.y * nwg.x;
+  let row = grid_workgroup(wid, nwg);
   if (row >= p.rows) { return; }
   let base = row * p.vocab;
   // The row's parameters come from a storage buffer; workgroupUniformLoad makes them uniform so the

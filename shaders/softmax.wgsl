@@ -1,7 +1,7 @@
 // softmax.wgsl: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)). One workgroup per row.
 // Subtracting the row maximum keeps exp() in range for any finite input.
 // x: [rows, cols] f32   y: [rows, cols] f32   grid: linear over rows (x, y split)
-// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_row, workgroup_sum, workgroup_max).
+// Prepended by the host: lib/workgroup-reduce.wgsl (workgroup_sum, workgroup_max).
 
 override WG: u32 = 64;
 
@@ -17,7 +17,7 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let row = workgroup_row(wid, nwg);
+  let row = grid_workgroup(wid, nwg);
   if (row >= p.rows) { return; }
   let base = row * p.cols;
   var m = -3.402823e38;

@@ -17,7 +17,7 @@ struct Params { numRows: u32, dim: u32, numDstRows: u32, srcRowOffset: u32 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.numRows * p.dim) { return; }
   let i = idx / p.dim;
   let c = idx % p.dim;

@@ -27,7 +27,7 @@ fn key_valid(keyBase: u32, j: u32) -> bool {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = gid.x + gid.y * nwg.x * WG;
+  let idx = grid_invocation(gid, nwg, WG);
   if (idx >= p.batch * p.tokens * p.heads) { return; }
   let t = idx % p.tokens;
   let h = (idx / p.tokens) % p.heads;

@@ -1,14 +1,9 @@
 // lib/workgroup-reduce.wgsl: the one-workgroup-per-row kernels' shared pieces (layer-norm.wgsl,
-// rms-norm.wgsl, softmax.wgsl): which row a workgroup takes, and the sum or the maximum of one f32 per
-// invocation over the workgroup. Needs the including kernel's `override WG` (a power of two). The
-// reductions have barriers: every invocation calls them, in uniform control flow.
+// rms-norm.wgsl, softmax.wgsl): the sum or the maximum of one f32 per invocation over the workgroup
+// (the row itself is lib/grid.wgsl's grid_workgroup). Needs the including kernel's `override WG` (a
+// power of two). The reductions have barriers: every invocation calls them, in uniform control flow.
 
 var<workgroup> partial: array<f32, WG>;
-
-/** The row of a workgroup in a linear grid split over x and y (src/kernels/checks.ts linearGrid). */
-fn workgroup_row(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-  return wid.x + wid.y * nwg.x;
-}
 
 /** Sum of `v` over the workgroup: a tree of log2(WG) barrier steps. */
 fn workgroup_sum(lid: u32, v: f32) -> f32 {

@@ -86,7 +86,8 @@ export function expectWorkgroupSize(gpu: GpuContext, kernel: string, size: numbe
 
 /**
  * Spread `numWorkgroups` over x and y so neither exceeds maxComputeWorkgroupsPerDimension.
- * Shaders recover the linear id as `wid.x + wid.y * num_workgroups.x`; ids past the end exit early.
+ * Shaders recover the linear ids with shaders/lib/grid.wgsl (grid_workgroup, grid_invocation), which
+ * createDispatch appends to every kernel; ids past the end exit early.
  */
 export function linearGrid(gpu: GpuContext, kernel: string, numWorkgroups: number): Grid {
   const maxDim = gpu.limits.maxComputeWorkgroupsPerDimension;

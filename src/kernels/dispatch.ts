@@ -1,6 +1,7 @@
 // A prepared kernel call: pipeline + bind group + grid (+ its uniform buffer), built once and encoded
 // as often as needed. Building touches the pipeline cache and the buffer pool; encoding allocates nothing.
 
+import gridSource from '../../shaders/lib/grid.wgsl?raw';
 import type { GpuContext } from '../gpu/context';
 import { UNIFORM_USAGE } from '../gpu/flags';
 import { tensorBinding, type Tensor } from '../gpu/tensor';
@@ -114,7 +115,9 @@ export async function createDispatch(gpu: GpuContext, spec: DispatchSpec): Promi
   gpu.assertAlive();
   const pipeline = await gpu.pipelines.get({
     label: spec.label,
-    code: spec.code,
+    // Every kernel may place itself in its grid with lib/grid.wgsl; appended, so that a kernel's `enable`
+    // directives stay first (WGSL declarations may follow their use).
+    code: `${spec.code}\n${gridSource}`,
     entryPoint: spec.entryPoint,
     constants: spec.constants,
   });
