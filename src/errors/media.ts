@@ -131,3 +131,9 @@ export class FfmpegMissingError extends TesseraError {
     );
   }
 }
+
+/** The bytes of an audio part could not be read as audio (not a format Tessera reads, cut short, or empty). */
+export class AudioDecodeError extends TesseraError {
+  override readonly name = 'AudioDecodeError';
+  readonly code = 'AUDIO_DECODE';
+}

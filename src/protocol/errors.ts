@@ -80,6 +80,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   VIDEO_CODEC_UNSUPPORTED: errors.VideoCodecUnsupportedError,
   VIDEO_EMPTY: errors.VideoEmptyError,
   FFMPEG_MISSING: errors.FfmpegMissingError,
+  AUDIO_DECODE: errors.AudioDecodeError,
   HEAD_DIM: errors.HeadDimError,
   UNKNOWN_DTYPE: errors.UnknownDtypeError,
   STORED_WEIGHTS_MISMATCH: errors.StoredWeightsMismatchError,
