@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { WhisperFeatureExtractor } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
 import { ProcessorConfigError } from '../../src/errors';
-import { Fft } from '../../src/processor/audio/fft';
+import { Fft, RealFft } from '../../src/processor/audio/fft';
 import { LogMelExtractor, logMelConfigFrom } from '../../src/processor/audio/log-mel';
 import { slaneyMelFilters } from '../../src/processor/audio/mel-filters';
 import { testClip } from '../helpers/audio-clips';
@@ -52,6 +52,25 @@ describe('FFT of any length', () => {
       }
     });
   }
+});
+
+describe('FFT of a real signal through one of half the length', () => {
+  for (const n of [2, 4, 30, 98, 400, 512]) {
+    it(`n = ${n}: bins 0 .. n / 2 match the direct DFT`, () => {
+      let s = n + 1;
+      const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+      const x = Float64Array.from({ length: n }, rand);
+      const [wantRe, wantIm] = directDft(x, new Float64Array(n));
+      const gotRe = new Float64Array(n / 2 + 1);
+      const gotIm = new Float64Array(n / 2 + 1);
+      new RealFft(n).transform(x, gotRe, gotIm);
+      for (let k = 0; k <= n / 2; k++) {
+        expect(Math.abs(gotRe[k] - wantRe[k])).toBeLessThan(1e-9 * n);
+        expect(Math.abs(gotIm[k] - wantIm[k])).toBeLessThan(1e-9 * n);
+      }
+    });
+  }
+  it('odd lengths are refused', () => expect(() => new RealFft(401)).toThrow(RangeError));
 });
 
 describe('Slaney mel filter bank', () => {
@@ -129,6 +148,7 @@ describe('log-mel features against the float64 reference', () => {
     expect(() => logMelConfigFrom({ ...whisperBase, n_fft: 0 }, 'p.json')).toThrow(ProcessorConfigError);
     expect(() => logMelConfigFrom({ ...whisperBase, hop_length: 1.5 }, 'p.json')).toThrow(/hop_length must be a positive integer/);
     expect(() => logMelConfigFrom({ ...whisperBase, dither: 1 }, 'p.json')).toThrow(/dither/);
+    expect(() => logMelConfigFrom({ ...whisperBase, n_fft: 401 }, 'p.json')).toThrow(/n_fft must be even/);
     expect(() => logMelConfigFrom({ ...whisperBase, padding_value: 'x' }, 'p.json')).toThrow(/padding_value/);
   });
 });

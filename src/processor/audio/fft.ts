@@ -100,3 +100,57 @@ function factorize(n: number): number[] {
   }
   return out;
 }
+
+/**
+ * The spectrum of a real signal of even length n, bins 0 .. n / 2, through one complex FFT of half the
+ * length: z[j] = x[2j] + i·x[2j+1] is transformed, and each bin is rebuilt from Z[k] and conj(Z[n/2 − k]):
+ *
+ *   E[k] = (Z[k] + conj(Z[n/2 − k])) / 2        (the even samples' spectrum)
+ *   O[k] = (Z[k] − conj(Z[n/2 − k])) / (2i)     (the odd samples')
+ *   X[k] = E[k] + e^(−2πik/n) · O[k]
+ */
+export class RealFft {
+  readonly n: number;
+  private readonly half: Fft;
+  private readonly zRe: Float64Array;
+  private readonly zIm: Float64Array;
+  private readonly outZRe: Float64Array;
+  private readonly outZIm: Float64Array;
+  private readonly cos: Float64Array;
+  private readonly sin: Float64Array;
+
+  constructor(n: number) {
+    if (!Number.isInteger(n) || n < 2 || n % 2 !== 0) throw new RangeError(`a real FFT's length must be an even integer >= 2, got ${n}`);
+    this.n = n;
+    const m = n / 2;
+    this.half = new Fft(m);
+    this.zRe = new Float64Array(m);
+    this.zIm = new Float64Array(m);
+    this.outZRe = new Float64Array(m);
+    this.outZIm = new Float64Array(m);
+    this.cos = Float64Array.from({ length: m + 1 }, (_, k) => Math.cos((2 * Math.PI * k) / n));
+    this.sin = Float64Array.from({ length: m + 1 }, (_, k) => -Math.sin((2 * Math.PI * k) / n));
+  }
+
+  /** Bins 0 .. n / 2 of X[k] = Σ x[j] e^(−2πijk/n) into outRe, outIm (length n / 2 + 1 at least). */
+  transform(x: ArrayLike<number>, outRe: Float64Array, outIm: Float64Array): void {
+    const m = this.n / 2;
+    for (let j = 0; j < m; j++) {
+      this.zRe[j] = x[2 * j];
+      this.zIm[j] = x[2 * j + 1];
+    }
+    this.half.transform(this.zRe, this.zIm, this.outZRe, this.outZIm);
+    const zr = this.outZRe;
+    const zi = this.outZIm;
+    for (let k = 0; k <= m; k++) {
+      const a = k % m; // Z[k], with Z[m] = Z[0]
+      const b = (m - k) % m; // Z[m − k]
+      const eRe = (zr[a] + zr[b]) / 2;
+      const eIm = (zi[a] - zi[b]) / 2;
+      const oRe = (zi[a] + zi[b]) / 2;
+      const oIm = -(zr[a] - zr[b]) / 2;
+      outRe[k] = eRe + this.cos[k] * oRe - this.sin[k] * oIm;
+      outIm[k] = eIm + this.cos[k] * oIm + this.sin[k] * oRe;
+    }
+  }
+}

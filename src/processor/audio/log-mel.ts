@@ -11,7 +11,7 @@
 // Output [featureSize, numFrames] row-major (a row per mel bin), float32; computed in float64.
 
 import { ProcessorConfigError } from '../../errors';
-import { Fft } from './fft';
+import { RealFft } from './fft';
 import { slaneyMelFilters } from './mel-filters';
 
 export interface LogMelConfig {
@@ -51,6 +51,8 @@ export function logMelConfigFrom(json: Record<string, unknown>, where: string): 
     );
   }
   if (nFft > nSamples) throw new ProcessorConfigError(`${where}: n_fft (${nFft}) is longer than a chunk (${nSamples} samples)`);
+  if (nFft % 2 !== 0)
+    throw new ProcessorConfigError(`${where}: n_fft must be even (a window of whole half-windows each side), got ${nFft}`);
   return { featureSize, samplingRate, nFft, hopLength, nSamples, paddingValue };
 }
 
@@ -65,7 +67,7 @@ const DYNAMIC_RANGE = 8;
 /** Computes the features of chunks under one config; holds its FFT, window and filter bank. */
 export class LogMelExtractor {
   readonly numFrames: number;
-  private readonly fft: Fft;
+  private readonly fft: RealFft;
   private readonly window: Float64Array;
   private readonly filters: Float64Array;
   private readonly numBins: number;
@@ -74,7 +76,7 @@ export class LogMelExtractor {
 
   constructor(readonly config: LogMelConfig) {
     this.numFrames = logMelFrames(config);
-    this.fft = new Fft(config.nFft);
+    this.fft = new RealFft(config.nFft);
     // Periodic Hann: the symmetric window of nFft + 1 points without its last.
     this.window = new Float64Array(config.nFft);
     for (let i = 0; i < config.nFft; i++) this.window[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / config.nFft);
@@ -109,7 +111,7 @@ export class LogMelExtractor {
     for (let t = 0; t < this.numFrames; t++) {
       const start = t * hopLength - half;
       for (let i = 0; i < nFft; i++) frame[i] = sample(start + i) * this.window[i];
-      this.fft.transform(frame, undefined, re, im);
+      this.fft.transform(frame, re, im);
       for (let b = 0; b < this.numBins; b++) power[b] = re[b] * re[b] + im[b] * im[b];
       for (let m = 0; m < featureSize; m++) {
         const row = m * this.numBins;
