@@ -1,4 +1,4 @@
-// The tiny SmolVLM2-shaped video checkpoint for `npm run make:tiny` (issue 10), kept apart from
+// The tiny SmolVLM2-shaped video checkpoint for `npm run make:tiny`, kept apart from
 // make-tiny.ts's image checkpoints so each entry can change on its own. Like them: deterministic random
 // weights (RANDOM: its answers are noise), the real SmolVLM2-500M-Video-Instruct config schema, tokenizer,
 // chat template and processor files (test/fixtures/models/SmolVLM2-500M-Video-Instruct), reduced sizes:

@@ -36,7 +36,7 @@ const TOKENIZER_FILES = [
   'generation_config.json',
 ];
 
-/** The head- and patch-size variants (issue 8): each has its own PyTorch goldens. */
+/** The head- and patch-size variants: each has its own PyTorch goldens. */
 export const TINY_SHAPES: Record<string, { sizes: TinySizes; modelType: string; dtype: TensorToWrite['dtype']; note: string }> = {
   'smolvlm-tiny-so400m': {
     sizes: {

@@ -3,7 +3,7 @@
 // 1. Every relative specifier gets a `.js` extension ('./gpu/context' -> './gpu/context.js', './kernels'
 //    -> './kernels/index.js'), the form Node's ESM resolution needs. Without it a consumer on
 //    moduleResolution NodeNext or node16 cannot follow the declarations' own imports, and every Tessera
-//    type silently becomes `any` (issue 9). The source keeps extensionless imports (moduleResolution
+//    type silently becomes `any`. The source keeps extensionless imports (moduleResolution
 //    bundler); a specifier that matches no emitted file fails the build.
 // 2. The entry points reference types/web-globals.d.ts (src/types/web-globals.ts): empty interfaces for
 //    the browser globals the declarations name, so a Node project without lib.dom type-checks them.

@@ -1,4 +1,4 @@
-// bench:kernels, issue 8 part (page side): our matmul for every weight dtype and both kernel variants
+// bench:kernels, weight dtypes (page side): our matmul for every weight dtype and both kernel variants
 // (GFLOP/s at the ViT shapes, effective weight bandwidth of decode rows beside the copy roofline), and
 // the attention kernels at other head sizes with both head codes. Each output is checked against the
 // float64 reference on the DEQUANTIZED weights (the kernels' exact math), like the rest of the page.

@@ -210,7 +210,7 @@ async function main(): Promise<KernelsBenchResult> {
       matmul.push(await benchMatmul(gpu, peer, shape, otherVariant, (seed += 10)));
     }
     const attention = await benchAttention(gpu, peer, quick ? 256 : ATTENTION.tokens);
-    // Issue 8: every weight dtype in both variants, and other head sizes.
+    // Weight dtypes: every weight dtype in both variants, and other head sizes.
     const variants = [gpu.kernelVariant, otherVariant];
     const policyFor = (v: KernelVariant) => (v === gpu.kernelVariant ? FAST_POLICY : SLOW_POLICY);
     const dtypes = { vit: [] as DtypeMatmulFigures[], decode: [] as DtypeMatmulFigures[] };

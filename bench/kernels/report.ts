@@ -15,7 +15,7 @@ const err = (m: Measured | Skipped) => (isSkipped(m) || m.maxAbsErr === undefine
 
 const FORMATS = ['f32', 'f16', 'q8', 'q4'];
 
-/** Issue 8 tables: matmul per dtype and variant (ViT GFLOP/s, decode weight GB/s vs copy), head sizes. */
+/** The weight-dtype tables: matmul per dtype and variant (ViT GFLOP/s, decode weight GB/s vs copy), head sizes. */
 function formatDtypes(r: BenchResult): string[] {
   const out: string[] = [];
   const variants = [r.kernelVariant, r.otherVariant];

@@ -51,7 +51,7 @@ export interface CopyFigures {
   ours: Measured;
 }
 
-/** Our matmul with one weight dtype and one kernel variant (issue 8). */
+/** Our matmul with one weight dtype and one kernel variant. */
 export interface DtypeMatmulFigures {
   M: number;
   K: number;
@@ -96,7 +96,7 @@ export interface BenchResult {
   matmul: MatmulFigures[];
   attention: AttentionFigures;
   copy: CopyFigures;
-  /** Matmul per weight dtype and variant: the ViT shapes and decode rows (issue 8). */
+  /** Matmul per weight dtype and variant: the ViT shapes and decode rows. */
   dtypes: { vit: DtypeMatmulFigures[]; decode: DtypeMatmulFigures[] };
   /** vit-attention at head sizes 64, 72, 128, unrolled and loop head code. */
   headDims: DtypeAttentionFigures[];

@@ -1,4 +1,4 @@
-// bench:model, issue 8 part (Node side): the accuracy of each weight dtype against f32 at the
+// bench:model, weight dtypes (Node side): the accuracy of each weight dtype against f32 at the
 // SmolVLM-256M shape, through the whole model: first-step logits max error and KL divergence, and top-1
 // agreement over 256 teacher-forced positions (the bench request's prompt with its image, then a fixed
 // pseudo-random continuation), with src/model/weights/accuracy.ts as in test/gpu/accuracy.test.ts.

@@ -1,5 +1,5 @@
 // Node side of `npm run bench:model`: our engine on Dawn's WebGPU (SwiftShader when there is no GPU),
-// created with the public createEngine, once per weight dtype (issue 8), then each dtype's accuracy
+// created with the public createEngine, once per weight dtype, then each dtype's accuracy
 // against f32. Loaded by bench/model/model.ts through the Vite dev server's SSR loader (server.ssrLoadModule),
 // because the engine imports its WGSL with `?raw`, which only Vite understands; the code that runs is the
 // same src/.

@@ -131,7 +131,7 @@ export function computeDtypeRatios(byDtype: Record<string, OursFigures | Skipped
   return out;
 }
 
-/** Issue 8's goals on this machine (Node figures). */
+/** The weight dtypes' goals on this machine (Node figures). */
 export function computeGoals(byDtype: Record<string, OursFigures | Skipped>): ModelBenchResult['dtypes']['goals'] {
   const r = computeDtypeRatios(byDtype);
   const goal = (text: string, measured: number | null | undefined, ok: (v: number) => boolean) => ({

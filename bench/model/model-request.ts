@@ -6,7 +6,7 @@ export const BENCH_PROMPT = 'Can you describe this image?';
 /** Relative to the repository root. */
 export const BENCH_IMAGE = 'public/sample.png';
 
-/** The sampled request's settings (issue 12: sampling must cost at most 10% of greedy decode). */
+/** The sampled request's settings (the goal: sampling costs at most 10% of greedy decode). */
 export const BENCH_SAMPLING = { temperature: 0.7, top_k: 50, top_p: 0.9, seed: 1234 } as const;
 
 /** <model>/bench-input/input.json, written by bench/model/model-inputs.ts from our processor's output. */

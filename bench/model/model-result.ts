@@ -177,7 +177,7 @@ export interface ModelBenchResult {
   referenceTokens: number[] | null;
   node: OursFigures | Skipped;
   browser: BrowserFigures | Skipped;
-  /** Issue 8: our engine per weight dtype in Node (f32 is `node`), and each dtype's accuracy against f32. */
+  /** Weight dtypes: our engine per weight dtype in Node (f32 is `node`), and each dtype's accuracy against f32. */
   dtypes: {
     node: Record<string, OursFigures | Skipped>;
     /** Dtype figure / f32 figure for load, weight memory, vision, prefill, decode (Node). */

@@ -1,4 +1,4 @@
-// Tessera as a user installs it (issue 9): the package is packed (`npm pack`, after the build in
+// Tessera as a user installs it: the package is packed (`npm pack`, after the build in
 // global-setup.ts), installed into a fresh Vite + TypeScript app generated in a temp folder (npm registry
 // only, npm's cache first), type-checked strictly, built, served and run in headless Chromium with
 // DEFAULT options (encoder Web Workers) against the bundled tiny model; then a Node program imports

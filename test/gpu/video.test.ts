@@ -1,7 +1,7 @@
 // Video end to end in Node on the tiny SmolVLM2-shaped checkpoint (smolvlm2-video-tiny: 16 tokens per frame,
 // max_frames 8): greedy tokens against the PyTorch reference for a 4-frame clip; MP4/WebM through ffmpeg
 // and animated GIF/WebP through sharp, decoding exactly the frames SmolVLM2 samples (every test frame shows
-// its own index); the frame-level and whole-clip caches; EVS pruning; and the bad inputs of issue 10, each a
+// its own index); the frame-level and whole-clip caches; EVS pruning; and the bad inputs, each a
 // named error for that request only. Needs ffmpeg (test/helpers/video.ts says how to get it).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

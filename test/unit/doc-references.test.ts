@@ -1,18 +1,19 @@
 // What the code and the README cite must be in the repository: no "issue N" (the tracker is not shipped),
-// no paths outside it (../shared/), and every "docs/design.md invariant N" names an invariant that
-// docs/design.md numbers.
+// no paths outside it (the sibling shared folder), and every "docs/design.md invariant N" names an
+// invariant that docs/design.md numbers. The product (src, shaders, workers) and everything beside it
+// (bench, scripts, demo, test) are checked alike.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
-const SOURCE_DIRS = ['src', 'shaders', 'workers'];
+const SOURCE_DIRS = ['src', 'shaders', 'workers', 'bench', 'scripts', 'demo', 'test'];
 
 function sourceFiles(): string[] {
   return SOURCE_DIRS.flatMap((d) =>
     readdirSync(join(root, d), { recursive: true, withFileTypes: true })
-      .filter((e) => e.isFile() && /\.(ts|wgsl)$/.test(e.name))
+      .filter((e) => e.isFile() && /\.(ts|wgsl|html|mjs|py)$/.test(e.name) && !e.parentPath.includes('node_modules'))
       .map((e) => join(e.parentPath, e.name)),
   );
 }
