@@ -123,11 +123,15 @@ export class FfmpegMissingError extends TesseraError {
   constructor(
     readonly command: string,
     detail: string,
+    readonly purpose: 'video' | 'audio' = 'video',
   ) {
     super(
-      `decoding MP4/WebM video in Node needs the ffmpeg program, and '${command}' could not be run (${detail}); install ` +
-        'it (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg) or put it on PATH, or send the frames ' +
-        'as a list of images with timestamps. Animated GIF and WebP need no ffmpeg.',
+      purpose === 'video'
+        ? `decoding MP4/WebM video in Node needs the ffmpeg program, and '${command}' could not be run (${detail}); install ` +
+            'it (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg) or put it on PATH, or send the frames ' +
+            'as a list of images with timestamps. Animated GIF and WebP need no ffmpeg.'
+        : `decoding audio other than WAV in Node needs the ffmpeg program, and '${command}' could not be run (${detail}); install ` +
+            'it (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg) or put it on PATH, or send WAV or PCM.',
     );
   }
 }

@@ -23,11 +23,24 @@ const FORMAT_EXTENSIBLE = 0xfffe;
 
 const ascii = (b: Uint8Array, at: number) => String.fromCharCode(b[at], b[at + 1], b[at + 2], b[at + 3]);
 
-/** The format and where the samples are; `where` names the input in errors. */
-export function readWavInfo(bytes: Uint8Array, where = 'the audio'): WavInfo {
-  if (bytes.length < 12 || ascii(bytes, 0) !== 'RIFF' || ascii(bytes, 8) !== 'WAVE') {
-    throw new AudioDecodeError(`${where} is not a WAV file (no RIFF/WAVE header in its first 12 bytes)`);
-  }
+/** The format, and where the data chunk's samples start. */
+export type WavHeader = Omit<WavInfo, 'numFrames'> & {
+  /** The data chunk's size as its header says (a streamed file's may be a placeholder). */
+  declaredDataBytes: number;
+};
+
+/** True when `bytes` starts as a WAV file does. */
+export function isWav(bytes: Uint8Array): boolean {
+  return bytes.length >= 12 && ascii(bytes, 0) === 'RIFF' && ascii(bytes, 8) === 'WAVE';
+}
+
+/**
+ * The header of a WAV file from its first bytes, or undefined while they do not reach the data chunk's
+ * header yet (a stream: read more and ask again). `where` names the input in errors.
+ */
+export function readWavHeader(bytes: Uint8Array, where = 'the audio'): WavHeader | undefined {
+  if (bytes.length < 12) return undefined;
+  if (!isWav(bytes)) throw new AudioDecodeError(`${where} is not a WAV file (no RIFF/WAVE header in its first 12 bytes)`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let fmt: Omit<WavInfo, 'numFrames' | 'dataOffset'> | undefined;
   for (let at = 12; at + 8 <= bytes.length; ) {
@@ -35,7 +48,8 @@ export function readWavInfo(bytes: Uint8Array, where = 'the audio'): WavInfo {
     const size = view.getUint32(at + 4, true);
     const body = at + 8;
     if (id === 'fmt ') {
-      if (size < 16 || body + size > bytes.length) throw new AudioDecodeError(`${where}: its fmt chunk is cut short (${size} bytes)`);
+      if (body + size > bytes.length) return undefined;
+      if (size < 16) throw new AudioDecodeError(`${where}: its fmt chunk is cut short (${size} bytes)`);
       let format = view.getUint16(body, true);
       if (format === FORMAT_EXTENSIBLE && size >= 40) format = view.getUint16(body + 24, true); // the sub-format GUID's first field
       const numChannels = view.getUint16(body + 2, true);
@@ -54,16 +68,25 @@ export function readWavInfo(bytes: Uint8Array, where = 'the audio'): WavInfo {
       fmt = { sampleRate, numChannels, bitsPerSample, encoding: int ? 'int' : 'float' };
     } else if (id === 'data') {
       if (!fmt) throw new AudioDecodeError(`${where}: the data chunk comes before any fmt chunk`);
-      const frameBytes = (fmt.bitsPerSample / 8) * fmt.numChannels;
-      // A size past the end (a recording cut off, or a streamed header's placeholder) keeps the whole frames there.
-      const available = Math.min(size, bytes.length - body);
-      const numFrames = Math.floor(available / frameBytes);
-      if (numFrames === 0) throw new AudioDecodeError(`${where} holds no audio (its data chunk has no whole sample frame)`);
-      return { ...fmt, numFrames, dataOffset: body };
+      return { ...fmt, dataOffset: body, declaredDataBytes: size };
     }
     at = body + size + (size % 2);
   }
-  throw new AudioDecodeError(`${where}: no ${fmt ? 'data' : 'fmt'} chunk (the file is cut short, or not a WAV file)`);
+  return undefined;
+}
+
+/** The format and where the samples are, for a whole file in memory; `where` names the input in errors. */
+export function readWavInfo(bytes: Uint8Array, where = 'the audio'): WavInfo {
+  if (!isWav(bytes)) throw new AudioDecodeError(`${where} is not a WAV file (no RIFF/WAVE header in its first 12 bytes)`);
+  const header = readWavHeader(bytes, where);
+  if (!header) throw new AudioDecodeError(`${where}: no data chunk (the file is cut short, or not a WAV file)`);
+  const { declaredDataBytes, ...info } = header;
+  const frameBytes = (info.bitsPerSample / 8) * info.numChannels;
+  // A size past the end (a recording cut off, or a streamed header's placeholder) keeps the whole frames there.
+  const available = Math.min(declaredDataBytes, bytes.length - info.dataOffset);
+  const numFrames = Math.floor(available / frameBytes);
+  if (numFrames === 0) throw new AudioDecodeError(`${where} holds no audio (its data chunk has no whole sample frame)`);
+  return { ...info, numFrames };
 }
 
 /** The samples as mono float32 in [-1, 1], `blockFrames` frames at a time (the last block may be shorter). */
