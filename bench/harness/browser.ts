@@ -16,8 +16,6 @@ export interface BenchBrowser {
   page: Page;
   /** Chromium's version, for the report. */
   version: string;
-  /** The server, whose load() runs a module in Node beside the page (a suite's Node run). */
-  server: BenchServer;
   close(): Promise<void>;
 }
 
@@ -61,7 +59,6 @@ export async function launchBenchPage(server: BenchServer, options: Pick<BenchBr
       url: server.url,
       page,
       version: browser.version(),
-      server,
       close: () => browser.close(),
     };
   } catch (e) {

@@ -11,13 +11,13 @@
 // ffmpeg reads a file (an M4A may keep its index at the end, which a pipe cannot seek to): the bytes are
 // written once to a private temporary directory, removed when decoding ends or stops.
 
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AudioDecodeError, FfmpegMissingError } from '../../errors';
+import { AudioDecodeError } from '../../errors';
 import { StreamingResampler } from '../../processor/audio/resample';
 import { isWav, readWavHeader, readWavInfo, wavMonoBlocks } from '../../processor/audio/wav';
+import { startFfmpeg } from '../ffmpeg-process';
 
 export interface AudioDecodeOptions {
   /** The ffmpeg program (default 'ffmpeg' on PATH). */
@@ -55,32 +55,23 @@ async function* decodeWithFfmpeg(
   where: string,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Float32Array> {
+  signal?.throwIfAborted();
   const dir = await mkdtemp(join(tmpdir(), 'tessera-audio-'));
   const file = join(dir, 'input');
-  const child = { kill: () => {} };
+  let run: ReturnType<typeof startFfmpeg> | undefined;
+  const onAbort = () => run?.kill();
   try {
     await writeFile(file, bytes);
     const args = ['-hide_banner', '-nostdin', '-v', 'error', '-i', file, '-map', '0:a:0', '-c:a', 'pcm_f32le', '-f', 'wav', 'pipe:1'];
-    const proc = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.kill = () => proc.kill('SIGKILL');
-    const onAbort = () => proc.kill('SIGKILL');
+    run = startFfmpeg(ffmpeg, args, 'audio');
     signal?.addEventListener('abort', onAbort, { once: true });
-    let stderr = '';
-    proc.stderr.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-2000)));
-    const exited = new Promise<number | null>((resolve, reject) => {
-      proc.on('error', (e: NodeJS.ErrnoException) =>
-        reject(e.code === 'ENOENT' || e.code === 'EACCES' ? new FfmpegMissingError(ffmpeg, e.message, 'audio') : e),
-      );
-      proc.on('close', (code) => resolve(code));
-    });
-    exited.catch(() => {}); // awaited below; a spawn failure also ends the stdout loop
     let head: Uint8Array = new Uint8Array(0);
     let resampler: StreamingResampler | undefined;
     let channels = 1;
     let carry: Uint8Array = new Uint8Array(0); // the bytes of a sample frame split between two reads
     let samples = 0;
     try {
-      for await (const chunk of proc.stdout as AsyncIterable<Buffer>) {
+      for await (const chunk of run.stdout as AsyncIterable<Buffer>) {
         let data = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
         if (!resampler) {
           head = concat(head, data);
@@ -108,11 +99,11 @@ async function* decodeWithFfmpeg(
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
-    const code = await exited;
+    const code = await run.exited;
     signal?.throwIfAborted();
     if (code !== 0) {
-      const why = stderr.trim().split('\n').slice(-2).join(' / ') || 'no message';
-      if (/matches no streams|does not contain any stream/i.test(stderr)) {
+      const why = run.why();
+      if (/matches no streams|does not contain any stream/i.test(why)) {
         throw new AudioDecodeError(`${where} has no audio track (ffmpeg: ${why})`);
       }
       throw new AudioDecodeError(
@@ -122,7 +113,7 @@ async function* decodeWithFfmpeg(
     if (!resampler || samples === 0) throw new AudioDecodeError(`${where} holds no audio samples`);
     yield resampler.flush();
   } finally {
-    child.kill();
+    run?.kill(); // a consumer that stopped early leaves ffmpeg running otherwise
     await rm(dir, { recursive: true, force: true });
   }
 }

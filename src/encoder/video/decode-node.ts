@@ -11,15 +11,15 @@
 // the midpoint between frames i-1 and i: ffmpeg outputs the first frame at or after -ss, and the midpoint
 // keeps container rounding from picking a neighbour.
 
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
-import { FfmpegMissingError, VideoDecodeError, VideoEmptyError } from '../../errors';
+import { VideoDecodeError, VideoEmptyError } from '../../errors';
 import { importOptional } from '../../optional-dependency';
+import { startFfmpeg } from '../ffmpeg-process';
 import type { RawImage } from '../../processor/image-decode';
 import { demuxClip } from './demux';
 import { isAnimatedImage, type ClipMeta, type OpenedClip, type VideoBackend, type VideoBackendOptions } from './video-backend';
@@ -87,27 +87,16 @@ async function openAnimated(source: Uint8Array | Blob, kind: 'gif' | 'webp'): Pr
   };
 }
 
-/** Run ffmpeg; resolves with stdout, or rejects with FfmpegMissingError (not found) or VideoDecodeError. */
-function runFfmpeg(command: string, args: string[], what: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-2000)));
-    child.on('error', (e: NodeJS.ErrnoException) =>
-      reject(e.code === 'ENOENT' || e.code === 'EACCES' ? new FfmpegMissingError(command, e.message) : e),
-    );
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out));
-      else
-        reject(
-          new VideoDecodeError(
-            `ffmpeg could not decode ${what} (exit code ${code}: ${err.trim().split('\n').slice(-2).join(' / ') || 'no message'}); the file may be cut short or damaged.`,
-          ),
-        );
-    });
-  });
+/** Run ffmpeg to the end; resolves with its stdout, or rejects with FfmpegMissingError or VideoDecodeError. */
+async function runFfmpeg(command: string, args: string[], what: string): Promise<Buffer> {
+  const run = startFfmpeg(command, args, 'video');
+  const out: Buffer[] = [];
+  for await (const b of run.stdout as AsyncIterable<Buffer>) out.push(b);
+  const code = await run.exited;
+  if (code !== 0) {
+    throw new VideoDecodeError(`ffmpeg could not decode ${what} (exit code ${code}: ${run.why()}); the file may be cut short or damaged.`);
+  }
+  return Buffer.concat(out);
 }
 
 async function openWithFfmpeg(source: Uint8Array | Blob, ffmpeg: string): Promise<OpenedClip> {
