@@ -23,6 +23,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeSafetensors, type TensorToWrite } from '../src/model/weights/safetensors-writer';
+import { makeTinyAudio, TINY_AUDIO } from './make-tiny-audio';
 import { makeTinyVideo, TINY_VIDEO } from './make-tiny-video';
 import { sha256, tensorsFor, tinyConfig, TINY, writeJson, type TinySizes } from './tiny-weights';
 
@@ -171,6 +172,11 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
   }
   // 4. the SmolVLM2 video checkpoint (scripts/make-tiny-video.ts)
   manifest[TINY_VIDEO.name] = makeTinyVideo(outDir);
+  // 5. the Voxtral audio checkpoints (scripts/make-tiny-audio.ts)
+  for (const [name, files] of Object.entries(makeTinyAudio(outDir))) {
+    manifest[name] = files;
+    descriptions[name] = `tiny, random weights, takes audio: ${TINY_AUDIO[name].note}`;
+  }
   writeJson(join(outDir, 'manifest.json'), manifest);
   const models: BundledModel[] = Object.keys(manifest).map((id) => ({
     id,
@@ -182,7 +188,7 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
 }
 
 /** Every checkpoint makeTiny writes (the manifest's keys). */
-export const TINY_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', ...Object.keys(TINY_SHAPES), TINY_VIDEO.name];
+export const TINY_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', ...Object.keys(TINY_SHAPES), TINY_VIDEO.name, ...Object.keys(TINY_AUDIO)];
 
 /** True when `outDir` has a manifest naming every tiny checkpoint and each one's files, and the demo's index. */
 export function tinyModelsPresent(outDir: string): boolean {

@@ -71,8 +71,8 @@ function initTensor(name: string, shape: number[], tied: boolean): Float32Array 
   if (/norm|layer_norm/.test(name) && name.endsWith('.weight')) return normal(name, n, 1, 0.1);
   if (name.endsWith('.bias')) return normal(name, n, 0, 0.05);
   if (name.includes('embed_tokens')) return normal(name, n, 0, tied ? 0.4 : 1);
-  if (name.includes('position_embedding')) return normal(name, n, 0, 0.5);
-  if (name === 'lm_head.weight') return normal(name, n, 0, 3 / Math.sqrt(shape[1]));
+  if (name.includes('position_embedding') || name.includes('embed_positions')) return normal(name, n, 0, 0.5);
+  if (name === 'lm_head.weight' || name.endsWith('.lm_head.weight')) return normal(name, n, 0, 3 / Math.sqrt(shape[1]));
   const fanIn = shape.slice(1).reduce((a, b) => a * b, 1);
   return normal(name, n, 0, 1 / Math.sqrt(fanIn));
 }

@@ -4,7 +4,7 @@ import { openAsBlob } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createEngine } from '../engine/create-node';
 import type { ChatCompletionRequest, ChatContentPart, EngineProgress } from '../engine/types';
-import { describeDtype } from '../model/weights/dtype';
+import { describeDtype, modelParts } from '../model/weights/dtype';
 import type { RunArgs } from './args';
 
 /** The parsed `run` arguments (args.ts) and where output goes. */
@@ -73,7 +73,10 @@ export async function run(o: RunOptions): Promise<number> {
           media: r.tessera.media,
           videos: r.tessera.videos,
           encoder: engine.stats().encoder.mode,
-          weights: { dtype: describeDtype(engine.model.weights.dtype), gpuBytes: engine.stats().weightBytes },
+          weights: {
+            dtype: describeDtype(engine.model.weights.dtype, modelParts(engine.model.config)),
+            gpuBytes: engine.stats().weightBytes,
+          },
         })}\n`,
       );
       return 0;

@@ -14,6 +14,7 @@ import { EncoderOutOfMemoryError, InternalError, MediaNotPreparedError, VideoNot
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { loadVisionModel, type LoadedVisionModel } from '../model/load';
+import { requireVision } from '../model/config';
 import type { WeightStore } from '../model/weights/store';
 import type {
   EncodedMedia,
@@ -139,8 +140,7 @@ export class EncoderCore implements EncoderWorkerApi {
         encoderConfig: {
           image: this.imageConfig(longestEdge),
           imageSeqLen: s.processor.imageSeqLen,
-          vision: s.model.config.vision,
-          scaleFactor: s.model.config.scaleFactor,
+          vision: requireVision(s.model.config),
           textHidden: s.model.config.text.hiddenSize,
         },
       });
@@ -175,8 +175,7 @@ export class EncoderCore implements EncoderWorkerApi {
           tileSize: video.tileSize,
           normalize: video.normalize,
           imageSeqLen: s.processor.imageSeqLen,
-          vision: s.model.config.vision,
-          scaleFactor: s.model.config.scaleFactor,
+          vision: requireVision(s.model.config),
           textHidden: s.model.config.text.hiddenSize,
         },
       });

@@ -229,7 +229,7 @@ export class Engine {
       {
         maxTokensPerStep: model.runner.limits.maxTokensPerStep,
         maxRunning: model.runner.limits.maxSeqs,
-        encoderBudget: options.encoderBudget ?? DEFAULT_ENCODER_BUDGET_TILES * c.imageSeqLen,
+        encoderBudget: options.encoderBudget ?? DEFAULT_ENCODER_BUDGET_TILES * (c.vision?.imageSeqLen ?? c.audio?.tokensPerChunk ?? 1),
         contextWindow: model.runner.limits.contextWindow,
         contextLimits: { modelPositions: model.runner.limits.modelPositions, kvCacheTokens: model.runner.limits.kvCacheTokens },
       },

@@ -21,7 +21,7 @@ import type { GpuContext } from '../gpu/context';
 import { adapterName } from '../gpu/adapter-info';
 import type { MediaRows, RunnerSeq } from '../model/runner/model-runner';
 import type { LoadedModel, LoadedVisionModel } from '../model/load';
-import { describeDtype } from '../model/weights/dtype';
+import { describeDtype, modelParts } from '../model/weights/dtype';
 import type { Idefics3Processor } from '../processor/processor';
 import type { ImagePlaceholder } from '../processor/prompt';
 import { chunkMediaRows } from './media-rows';
@@ -92,7 +92,7 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
       phases.push(
         summarizePhase(
           'vision-tile',
-          `1 of the image's ${image.layout.numTiles} tile(s): ${vm.vision.patchesPerTile} patches -> ${config.imageSeqLen} embeddings`,
+          `1 of the image's ${image.layout.numTiles} tile(s): ${vm.vision.patchesPerTile} patches -> ${vm.vision.vision.imageSeqLen} embeddings`,
           timings,
         ),
       );
@@ -171,7 +171,7 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
     ...(quantum !== undefined && quantum >= 1000 ? { timestampQuantumNs: quantum } : {}),
     adapter: adapterName(gpu.adapter),
     kernelVariant: gpu.kernelVariant,
-    dtype: describeDtype(model.weights.dtype),
+    dtype: describeDtype(model.weights.dtype, modelParts(model.config)),
     phases,
     ...(options.decodePositions ? { decodeAtPositions } : {}),
     notes,

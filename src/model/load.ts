@@ -1,5 +1,6 @@
-// Load an Idefics3 / SmolVLM checkpoint onto the GPU: config, weights, the vision encoder, the language
-// model and its paged KV cache, sized from the options.
+// Load a checkpoint onto the GPU: config, weights, the media encoder (the vision tower of an Idefics3 /
+// SmolVLM checkpoint, the audio encoder of a Voxtral one), the language model and its paged KV cache, sized
+// from the options.
 
 import { ModelConfigError, ModelFileError } from '../errors';
 import type { GpuContext } from '../gpu/context';
@@ -10,6 +11,7 @@ import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
 import { GpuModelRunner } from './runner/gpu-runner';
 import type { ModelSource } from '../io/model-source';
+import { AudioEncoder } from './audio-encoder';
 import { VisionEncoder } from './vision-encoder';
 import { loadWeights, type ModelWeights, type ProgressCallback, type TensorDigestSink } from './weights';
 import type { ComputePrecision, DtypeOption } from './weights/dtype';
@@ -35,9 +37,11 @@ export interface LoadModelOptions {
   maxSeqs?: number;
   /** Tiles per vision forward pass (default 4). */
   visionBatch?: number;
+  /** 30-second chunks per audio forward pass (default 1). */
+  audioBatch?: number;
   /**
-   * Load the vision tower here (default true). False when encoder workers own it: the main thread then
-   * holds only the language model.
+   * Load the media encoders (vision tower, audio encoder) here (default true). False when encoder workers
+   * own them: the main thread then holds only the language model.
    */
   vision?: boolean;
   /** Weight storage: 'f32' (default), 'f16', 'q8', 'q4', or per part { vision, text } (weights/dtype.ts). */
@@ -51,8 +55,10 @@ export interface LoadModelOptions {
 export interface LoadedModel {
   config: ModelConfig;
   weights: ModelWeights;
-  /** Undefined when encoder workers hold the vision tower (LoadModelOptions.vision = false). */
+  /** Undefined when encoder workers hold the vision tower (LoadModelOptions.vision = false) or the model has none. */
   vision: VisionEncoder | undefined;
+  /** Undefined when encoder workers hold the audio encoder or the model has none. */
+  audio: AudioEncoder | undefined;
   lm: LanguageModel;
   kv: KvManager;
   /** Runs the language model's steps over `kv` (what the engine, generate() and the tools call). */
@@ -90,10 +96,12 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
   const numBlocks = Math.min(maxBlocks, Math.ceil((options.kvCacheInitialTokens ?? DEFAULT_KV_CACHE_INITIAL_TOKENS) / blockSize));
   let kvBuffers: KvCacheBuffers | undefined;
   let vision: VisionEncoder | undefined;
+  let audio: AudioEncoder | undefined;
   try {
     kvBuffers = new KvCacheBuffers(gpu, config.text, numBlocks, blockSize, maxBlocks);
     const kv = new KvManager(new BlockPool(numBlocks, blockSize, maxBlocks));
-    if (withVision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
+    if (withVision && config.vision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
+    if (withVision && config.audio) audio = new AudioEncoder(gpu, weights, config, options.audioBatch ?? 1);
     const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
       maxSeqs: options.maxSeqs ?? 16,
@@ -101,10 +109,12 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     });
     const buffers = kvBuffers;
     const encoder = vision;
+    const audioEncoder = audio;
     return {
       config,
       weights,
       vision: encoder,
+      audio: audioEncoder,
       lm,
       kv,
       runner: new GpuModelRunner(lm, kv),
@@ -119,12 +129,14 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
       destroy() {
         lm.destroy();
         encoder?.destroy();
+        audioEncoder?.destroy();
         buffers.destroy();
         weights.destroy();
       },
     };
   } catch (e) {
     vision?.destroy();
+    audio?.destroy();
     kvBuffers?.destroy();
     weights.destroy();
     throw e;

@@ -12,7 +12,7 @@
 import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { DispatchSequence, encodeDispatches, PiecewiseDispatch, prepareAll, preparePiecewise, type Dispatch } from '../kernels/dispatch';
+import { prepareAll, preparePiecewise, type Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../kernels/piece-runner';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
@@ -28,8 +28,9 @@ import {
   releaseVitAttentionScratch,
   type VitAttentionScratch,
 } from '../kernels/vit-attention';
-import type { ModelConfig } from './config';
+import { requireVision, type ModelConfig, type VisionConfig } from './config';
 import { visionPositionIds } from './vision-positions';
+import { padTo, runEncoderPass } from './encoder-pass';
 import type { ModelWeights } from './weights';
 
 export interface VisionInput {
@@ -69,6 +70,7 @@ interface BatchBuffers {
 export class VisionEncoder {
   private plan: BatchBuffers | undefined;
   readonly patchesPerTile: number;
+  readonly vision: VisionConfig;
 
   constructor(
     private readonly gpu: GpuContext,
@@ -94,16 +96,17 @@ export class VisionEncoder {
       throw new InternalError(
         `VisionEncoder: rowsPerPiece must be a multiple of 64 (row views stay 256-byte aligned), got ${rowsPerPiece}`,
       );
-    this.patchesPerTile = config.vision.patchesPerSide ** 2;
+    this.vision = requireVision(config);
+    this.patchesPerTile = this.vision.patchesPerSide ** 2;
   }
 
   private async buildPlan(batch: number): Promise<BatchBuffers> {
     const { gpu } = this;
-    const v = this.config.vision;
+    const v = this.vision;
     const D = v.hiddenSize;
     const P = this.patchesPerTile;
     const rows = batch * P;
-    const s = this.config.scaleFactor;
+    const s = this.vision.scaleFactor;
     const H = this.config.text.hiddenSize;
     const t = (shape: number[], label: string, dtype: 'f32' | 'u32' = 'f32') => gpu.createTensor(shape, dtype, `vision.${label}`);
     const b: BatchBuffers = {
@@ -134,12 +137,12 @@ export class VisionEncoder {
   /** The forward pass's dispatches over a plan's buffers, into b.dispatches (and its attention scratch). */
   private async prepareDispatches(b: BatchBuffers): Promise<void> {
     const { gpu, weights } = this;
-    const v = this.config.vision;
+    const v = this.vision;
     const D = v.hiddenSize;
     const P = this.patchesPerTile;
     const batch = b.batch;
     const rows = batch * P;
-    const s = this.config.scaleFactor;
+    const s = this.vision.scaleFactor;
     const H = this.config.text.hiddenSize;
     const attentionShape = { batch, tokens: P, heads: v.numHeads, headDim: v.headDim };
     if (chooseVitAttentionPlan(gpu) === 'matmuls') b.attentionScratch = createVitAttentionScratch(gpu, attentionShape);
@@ -263,7 +266,7 @@ export class VisionEncoder {
     options: { captureTowerOutput?: boolean; runner?: PieceRunner; timer?: DispatchTimer } = {},
   ): Promise<VisionOutput> {
     const { gpu } = this;
-    const v = this.config.vision;
+    const v = this.vision;
     const P = this.patchesPerTile;
     const tileElems = v.numChannels * v.imageSize * v.imageSize;
     if (input.pixels.length !== input.numTiles * tileElems) {
@@ -271,7 +274,7 @@ export class VisionEncoder {
         `vision input holds ${input.pixels.length} values but ${input.numTiles} tiles of ${v.numChannels}x${v.imageSize}x${v.imageSize} need ${input.numTiles * tileElems}`,
       );
     }
-    const seqLen = this.config.imageSeqLen;
+    const seqLen = this.vision.imageSeqLen;
     const H = this.config.text.hiddenSize;
     const embeddings = gpu.createTensor([input.numTiles * seqLen, H], 'f32', 'image-embeddings');
     const tower = options.captureTowerOutput ? new Float32Array(input.numTiles * P * v.hiddenSize) : undefined;
@@ -290,45 +293,13 @@ export class VisionEncoder {
         gpu.write(b.posIds, ids);
         gpu.write(b.mask, mask);
         const rowBytes = H * 4;
-        const copyOut = (encoder: GPUCommandEncoder) =>
-          encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes);
-        if (options.timer) {
-          await options.timer.run(b.dispatches, 'vision-encoder');
-          const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
-          copyOut(encoder);
-          gpu.device.queue.submit([encoder.finish()]);
-        } else {
-          // While the runner is paced, each piece (one row block of a matmul, one attention part, one
-          // other dispatch) waits for its turn and is timed alone. Otherwise the rest of the pass goes in
-          // submissions of dispatchesPerSubmit units (0: all that are left), matmuls whole: their row
-          // blocks exist only for pacing, and whole they run faster (fewer, fuller dispatches).
-          const units = encodeUnits(b.dispatches);
-          let u = 0;
-          let j = 0; // next row block of units[u] (0: not started, so it may run whole)
-          while (u < units.length) {
-            await options.runner?.before();
-            const group: Dispatch[] = [];
-            const limit = options.runner?.isPaced ? 1 : this.dispatchesPerSubmit > 0 ? this.dispatchesPerSubmit : Number.POSITIVE_INFINITY;
-            while (u < units.length && group.length < limit) {
-              const unit = units[u];
-              if (j === 0 && !options.runner?.isPaced) {
-                group.push(unit.whole);
-                u++;
-              } else {
-                group.push(unit.pieces[j++]);
-                if (j === unit.pieces.length) [u, j] = [u + 1, 0];
-              }
-            }
-            const last = u === units.length;
-            const t0 = performance.now();
-            const encoder = gpu.device.createCommandEncoder({ label: 'vision-encoder' });
-            encodeDispatches(encoder, group, 'vision-encoder');
-            if (last) copyOut(encoder);
-            gpu.device.queue.submit([encoder.finish()]);
-            if (!last || options.runner?.isPaced) await gpu.sync();
-            options.runner?.after(performance.now() - t0);
-          }
-        }
+        await runEncoderPass(gpu, b.dispatches, 'vision-encoder', {
+          runner: options.runner,
+          timer: options.timer,
+          dispatchesPerSubmit: this.dispatchesPerSubmit,
+          copyOut: (encoder) =>
+            encoder.copyBufferToBuffer(b.out.buffer, 0, embeddings.buffer, start * seqLen * rowBytes, batch * seqLen * rowBytes),
+        });
         if (tower) {
           const bytes = await gpu.readBytes(b.x.buffer, 0, batch * P * v.hiddenSize * 4);
           tower.set(new Float32Array(bytes.buffer, bytes.byteOffset, batch * P * v.hiddenSize), start * P * v.hiddenSize);
@@ -345,28 +316,4 @@ export class VisionEncoder {
   destroy(): void {
     this.releasePlan();
   }
-}
-
-/** One step of the pass: run whole when nothing paces it, else piece by piece. */
-interface EncodeUnit {
-  whole: Dispatch;
-  pieces: readonly Dispatch[];
-}
-
-/** The pass as units, in order: piecewise steps keep both forms; other sequences open into their parts. */
-function encodeUnits(dispatches: readonly Dispatch[]): EncodeUnit[] {
-  return dispatches.flatMap((d): EncodeUnit[] =>
-    d instanceof PiecewiseDispatch
-      ? [{ whole: d.whole, pieces: d.parts }]
-      : d instanceof DispatchSequence
-        ? encodeUnits(d.parts)
-        : [{ whole: d, pieces: [d] }],
-  );
-}
-
-function padTo(data: Float32Array, length: number): Float32Array {
-  if (data.length === length) return data;
-  const out = new Float32Array(length);
-  out.set(data);
-  return out;
 }

@@ -1,15 +1,22 @@
 // Which tensors a checkpoint must hold (names and shapes implied by config.json) and where each one
 // lands on the GPU. Some checkpoint tensors are fused on upload so one matmul does the work of several:
 //
-//   GPU tensor                 rows filled from (HF names under model.*)
+//   GPU tensor                 rows filled from
 //   vision.layers.i.qkv.w      [0, D) q_proj | [D, 2D) k_proj | [2D, 3D) v_proj      (+ the same for biases)
+//   audio.layers.i.qkv.w       the same; audio.layers.i.qkv.b has no k part in the checkpoint (k_proj has
+//                              no bias): those D values stay zero
 //   text.layers.i.qkv          [0, nH*hd) q_proj | then k_proj (nKV*hd rows) | then v_proj (nKV*hd rows)
 //   text.layers.i.gate_up      [0, I) gate_proj | [I, 2I) up_proj
 //
-// The patch conv weight [D, C, P, P] is used as [D, C*P*P] (same bytes). With tied embeddings the LM
-// head is the token embedding matrix and the checkpoint has no lm_head.weight.
+// The patch conv weight [D, C, P, P] is used as [D, C*P*P], the audio conv weights [D, Cin, 3] as
+// [D, Cin*3] (same bytes). With tied embeddings the LM head is the token embedding matrix and the
+// checkpoint has no lm_head.weight. Checkpoint names by family:
+//
+//   idefics3 / smolvlm   model.vision_model.*, model.connector.*, model.text_model.*, lm_head.weight
+//   voxtral              audio_tower.*, multi_modal_projector.*, language_model.model.*,
+//                        language_model.lm_head.weight
 
-import type { ModelConfig } from './config';
+import type { AudioConfig, ModelConfig, VisionConfig } from './config';
 
 export interface GpuWeightSpec {
   key: string;
@@ -35,23 +42,10 @@ export interface WeightLayout {
 
 const numel = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 
-export function weightLayout(config: ModelConfig): WeightLayout {
-  const gpu: GpuWeightSpec[] = [];
-  const checkpoint: CheckpointTensorSpec[] = [];
-  const aliases: Record<string, string> = {};
+type AddTensor = (key: string, shape: number[], parts: Array<[name: string | null, shape: number[]]>) => void;
 
-  /** A GPU tensor filled by the listed checkpoint tensors, back to back. */
-  function add(key: string, shape: number[], parts: Array<[name: string, shape: number[]]>): void {
-    gpu.push({ key, shape });
-    let offset = 0;
-    for (const [name, partShape] of parts) {
-      checkpoint.push({ name, shape: partShape, target: key, offsetElems: offset });
-      offset += numel(partShape);
-    }
-    if (offset !== numel(shape)) throw new Error(`weight layout: ${key} parts hold ${offset} elements, tensor ${numel(shape)}`);
-  }
-
-  const v = config.vision;
+/** SigLIP tower + pixel-shuffle connector (HF Idefics3). */
+function addVision(v: VisionConfig, H: number, add: AddTensor): void {
   const D = v.hiddenSize;
   const vp = 'model.vision_model';
   add(
@@ -88,12 +82,78 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   add('vision.post_ln.w', [D], [[`${vp}.post_layernorm.weight`, [D]]]);
   add('vision.post_ln.b', [D], [[`${vp}.post_layernorm.bias`, [D]]]);
 
+  const connectorIn = D * v.scaleFactor ** 2;
+  add('connector.w', [H, connectorIn], [['model.connector.modality_projection.proj.weight', [H, connectorIn]]]);
+}
+
+/** Whisper encoder + frame-stacking projector (HF Voxtral). */
+function addAudio(a: AudioConfig, H: number, add: AddTensor): void {
+  const e = a.encoder;
+  const D = e.hiddenSize;
+  const p = 'audio_tower';
+  add('audio.conv1.w', [D, e.numMelBins * 3], [[`${p}.conv1.weight`, [D, e.numMelBins, 3]]]);
+  add('audio.conv1.b', [D], [[`${p}.conv1.bias`, [D]]]);
+  add('audio.conv2.w', [D, D * 3], [[`${p}.conv2.weight`, [D, D, 3]]]);
+  add('audio.conv2.b', [D], [[`${p}.conv2.bias`, [D]]]);
+  add('audio.pos', [e.maxSourcePositions, D], [[`${p}.embed_positions.weight`, [e.maxSourcePositions, D]]]);
+  for (let i = 0; i < e.numLayers; i++) {
+    const l = `${p}.layers.${i}`;
+    const k = `audio.layers.${i}`;
+    add(`${k}.ln1.w`, [D], [[`${l}.self_attn_layer_norm.weight`, [D]]]);
+    add(`${k}.ln1.b`, [D], [[`${l}.self_attn_layer_norm.bias`, [D]]]);
+    add(
+      `${k}.qkv.w`,
+      [3 * D, D],
+      ['q', 'k', 'v'].map((x) => [`${l}.self_attn.${x}_proj.weight`, [D, D]]),
+    );
+    add(
+      `${k}.qkv.b`,
+      [3 * D],
+      [
+        [`${l}.self_attn.q_proj.bias`, [D]],
+        [null, [D]],
+        [`${l}.self_attn.v_proj.bias`, [D]],
+      ],
+    );
+    add(`${k}.o.w`, [D, D], [[`${l}.self_attn.out_proj.weight`, [D, D]]]);
+    add(`${k}.o.b`, [D], [[`${l}.self_attn.out_proj.bias`, [D]]]);
+    add(`${k}.ln2.w`, [D], [[`${l}.final_layer_norm.weight`, [D]]]);
+    add(`${k}.ln2.b`, [D], [[`${l}.final_layer_norm.bias`, [D]]]);
+    add(`${k}.fc1.w`, [e.intermediateSize, D], [[`${l}.fc1.weight`, [e.intermediateSize, D]]]);
+    add(`${k}.fc1.b`, [e.intermediateSize], [[`${l}.fc1.bias`, [e.intermediateSize]]]);
+    add(`${k}.fc2.w`, [D, e.intermediateSize], [[`${l}.fc2.weight`, [D, e.intermediateSize]]]);
+    add(`${k}.fc2.b`, [D], [[`${l}.fc2.bias`, [D]]]);
+  }
+  add('audio.post_ln.w', [D], [[`${p}.layer_norm.weight`, [D]]]);
+  add('audio.post_ln.b', [D], [[`${p}.layer_norm.bias`, [D]]]);
+  const In = a.projector.inputSize;
+  add('projector.linear1.w', [H, In], [['multi_modal_projector.linear_1.weight', [H, In]]]);
+  add('projector.linear2.w', [H, H], [['multi_modal_projector.linear_2.weight', [H, H]]]);
+}
+
+export function weightLayout(config: ModelConfig): WeightLayout {
+  const gpu: GpuWeightSpec[] = [];
+  const checkpoint: CheckpointTensorSpec[] = [];
+  const aliases: Record<string, string> = {};
+
+  /** A GPU tensor filled by the listed checkpoint tensors, back to back (null: a gap of that shape left zero). */
+  const add: AddTensor = (key, shape, parts) => {
+    gpu.push({ key, shape });
+    let offset = 0;
+    for (const [name, partShape] of parts) {
+      if (name !== null) checkpoint.push({ name, shape: partShape, target: key, offsetElems: offset });
+      offset += numel(partShape);
+    }
+    if (offset !== numel(shape)) throw new Error(`weight layout: ${key} parts hold ${offset} elements, tensor ${numel(shape)}`);
+  };
+
+  if (config.vision) addVision(config.vision, config.text.hiddenSize, add);
+  if (config.audio) addAudio(config.audio, config.text.hiddenSize, add);
+
   const t = config.text;
   const H = t.hiddenSize;
-  const connectorIn = D * config.scaleFactor ** 2;
-  add('connector.w', [H, connectorIn], [['model.connector.modality_projection.proj.weight', [H, connectorIn]]]);
-
-  const tp = 'model.text_model';
+  const tp = config.modelType === 'voxtral' ? 'language_model.model' : 'model.text_model';
+  const lmHead = config.modelType === 'voxtral' ? 'language_model.lm_head.weight' : 'lm_head.weight';
   add('text.embed', [t.vocabSize, H], [[`${tp}.embed_tokens.weight`, [t.vocabSize, H]]]);
   const qRows = t.numHeads * t.headDim;
   const kvRows = t.numKvHeads * t.headDim;
@@ -124,7 +184,7 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   }
   add('text.norm', [H], [[`${tp}.norm.weight`, [H]]]);
   if (config.tieWordEmbeddings) aliases['text.lm_head'] = 'text.embed';
-  else add('text.lm_head', [t.vocabSize, H], [['lm_head.weight', [t.vocabSize, H]]]);
+  else add('text.lm_head', [t.vocabSize, H], [[lmHead, [t.vocabSize, H]]]);
   return { gpu, checkpoint, aliases };
 }
 

@@ -24,11 +24,13 @@ import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './we
 import {
   computePrecisionFor,
   formatFor,
+  partOf,
   resolveDtype,
   storageFormatFor,
   type ComputePrecision,
   type DtypeOption,
   type DtypePlan,
+  type WeightPart,
 } from './weights/dtype';
 import { allocateWeight, entryFor, WeightWriter } from './weights/gpu-weights';
 import {
@@ -132,13 +134,12 @@ function checkHeader(file: string, header: SafetensorsHeader, specs: CheckpointT
   }
 }
 
-/** Which GPU weights to load: all, or only the vision side (an encoder worker) or only the text side. */
-export type WeightSelection = 'all' | 'vision' | 'text';
+/** Which GPU weights to load: all, or only one part (an encoder worker: vision or audio; the main thread: text). */
+export type WeightSelection = 'all' | WeightPart;
 
 export function selects(selection: WeightSelection, gpuKey: string): boolean {
   if (selection === 'all') return true;
-  const vision = gpuKey.startsWith('vision.') || gpuKey === 'connector.w';
-  return selection === 'vision' ? vision : !vision;
+  return partOf(gpuKey) === selection;
 }
 
 export interface LoadWeightsOptions {

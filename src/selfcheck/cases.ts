@@ -12,6 +12,7 @@ import { geluTanhReference, prepareGeluTanh } from '../kernels/gelu-tanh';
 import { layerNormReference, prepareLayerNorm, type LayerNormPlan, type LayerNormShape } from '../kernels/layer-norm';
 import { matmulReference, prepareMatmul, type MatmulPlan, type MatmulShape } from '../kernels/matmul';
 import { patchEmbedNumPatches, patchEmbedReference, preparePatchEmbed, type PatchEmbedShape } from '../kernels/patch-embed';
+import { conv1dOutputLength, conv1dReference, prepareConv1d, type Conv1dShape } from '../kernels/conv1d';
 import { pixelShuffleOutputShape, pixelShuffleReference, preparePixelShuffle, type PixelShuffleShape } from '../kernels/pixel-shuffle';
 import { residualAddReference, prepareResidualAdd } from '../kernels/residual-add';
 import { rmsNormReference, prepareRmsNorm, type RmsNormShape } from '../kernels/rms-norm';
@@ -484,6 +485,39 @@ export function patchEmbedCase(shape: PatchEmbedShape, o: CommonOptions & { plan
         const d = await preparePatchEmbed(gpu, io, shape, { workgroupSize: o.workgroupSize, matmul: { plan: o.plan } });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: patchEmbedReference(pixels, asStored(format, w, outDim, K), b, shape) };
+      }),
+  };
+}
+
+/** conv1d (im2col + matmul with a fused activation) against a direct float64 convolution. */
+export function conv1dCase(
+  shape: Conv1dShape,
+  o: CommonOptions & { plan?: MatmulPlan; format?: WeightFormat; activation?: Activation } = {},
+): KernelCase {
+  const { batch, channels, length, kernel: k, outDim, layout } = shape;
+  const seed = o.seed ?? 17;
+  const K = channels * k;
+  const format = o.format ?? 'f32';
+  const activation = o.activation ?? 'none';
+  const rows = batch * conv1dOutputLength(shape);
+  return {
+    kernel: 'conv1d',
+    label: `conv1d ${layout} ${batch}x${channels}x${length} k=${k} s=${shape.stride} p=${shape.padding} out=${outDim}${activation !== 'none' ? ` ${activation}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${wgLabel(o)}`,
+    tolerance: { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(batch * channels * length, seed);
+        const w = randomUniform(outDim * K, seed + 1);
+        const b = randomUniform(outDim, seed + 2);
+        const io = {
+          x: s.upload(x, layout === 'channels-first' ? [batch, channels, length] : [batch, length, channels], 'x'),
+          weight: s.weight(format, w, outDim, K, 'weight'),
+          bias: s.upload(b, [outDim], 'bias'),
+          y: s.zeros([rows, outDim], 'f32', 'y'),
+        };
+        const d = await prepareConv1d(gpu, io, shape, { workgroupSize: o.workgroupSize, matmul: { plan: o.plan, activation } });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
+        return { ...r, want: conv1dReference(x, asStored(format, w, outDim, K), b, shape, activation) };
       }),
   };
 }

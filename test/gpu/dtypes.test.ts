@@ -58,7 +58,7 @@ describe('dtype plans', () => {
       expect(fmt('text.embed')).toBe('q4');
       expect(fmt('text.lm_head')).toBe('q4');
       expect(fmt('text.layers.0.ln1')).toBe('f32');
-      expect(m.weights.dtype).toEqual({ vision: 'f16', text: 'q4' });
+      expect(m.weights.dtype).toEqual({ vision: 'f16', audio: 'f32', text: 'q4' });
     } finally {
       m.destroy();
     }
@@ -77,7 +77,7 @@ describe('dtype plans', () => {
       }
       expect(fmt(m, 'text.layers.0.ln1')).toBe('f32');
       expect(fmt(f16Source, 'text.layers.1.gate_up')).toBe('f32');
-      expect(m.weights.dtype).toEqual({ vision: 'f32', text: 'f32' });
+      expect(m.weights.dtype).toEqual({ vision: 'f32', audio: 'f32', text: 'f32' });
       // The fused q|k|v rows hold the checkpoint's BF16 bytes as they are.
       const file = readFileSync(`${tiny}/smolvlm-tiny/model.safetensors`);
       const headerLength = Number(file.readBigUInt64LE(0));
@@ -114,7 +114,7 @@ describe('dtype plans', () => {
   });
 
   it('an unknown dtype is a named error listing the valid ones', async () => {
-    for (const dtype of ['int3', 'fp16', { text: 'q2' }, { audio: 'q4' }] as const) {
+    for (const dtype of ['int3', 'fp16', { text: 'q2' }, { speech: 'q4' }] as const) {
       const err = await load(`${tiny}/smolvlm-tiny`, { dtype: dtype as never }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UnknownDtypeError);
       expect((err as Error).name).toBe('UnknownDtypeError');
@@ -122,7 +122,7 @@ describe('dtype plans', () => {
     }
     expect(() => parseDtypeText('vision=f16,text=q3')).toThrowError(/--dtype text: unknown weight dtype "q3"; use one of f32, f16, q8, q4/);
     expect(parseDtypeText('vision=f16,text=q4')).toEqual({ vision: 'f16', text: 'q4' });
-    expect(resolveDtype('q8')).toEqual({ vision: 'q8', text: 'q8' });
+    expect(resolveDtype('q8')).toEqual({ vision: 'q8', audio: 'q8', text: 'q8' });
   });
 });
 

@@ -20,10 +20,10 @@ beforeAll(async () => {
 
 describe('tiny model smoke', () => {
   it('encodes 5 tiles into 5 x image_seq_len embeddings', async () => {
-    const v = model.config.vision;
+    const v = model.config.vision!;
     const pixels = randomUniform(5 * 3 * v.imageSize * v.imageSize, 1);
     const out = await model.vision!.encode({ pixels, numTiles: 5 }, { captureTowerOutput: true });
-    expect(out.embeddings.shape).toEqual([5 * model.config.imageSeqLen, model.config.text.hiddenSize]);
+    expect(out.embeddings.shape).toEqual([5 * v.imageSeqLen, model.config.text.hiddenSize]);
     expect(out.towerOutput!.length).toBe(5 * v.patchesPerSide ** 2 * v.hiddenSize);
     const emb = await gpu().readF32(out.embeddings);
     expect(emb.every(Number.isFinite)).toBe(true);

@@ -54,14 +54,14 @@ const phase = (name: ProfilePhase['name']) => report.phases.find((p) => p.name =
  */
 function attentionDispatches(config: ModelConfig, batch: number): number {
   if (chooseVitAttentionPlan(gpu()) === 'stream') return 1;
-  const v = config.vision;
+  const v = config.vision!;
   const block = headsPerScoreBlock(gpu(), { batch, tokens: v.patchesPerSide ** 2, heads: v.numHeads, headDim: v.headDim });
   return batch * (1 + 5 * Math.ceil(v.numHeads / block));
 }
 
 /** Dispatches of the vision plan for `batch` images: per layer 2 norms, 4 matmuls and the attention; plus 7. */
 function visionDispatches(config: ModelConfig, batch: number): number {
-  return config.vision.numLayers * (6 + attentionDispatches(config, batch)) + 7;
+  return config.vision!.numLayers * (6 + attentionDispatches(config, batch)) + 7;
 }
 
 /** Dispatches per kind, matmuls of any plan counted as 'matmul'. */
@@ -85,7 +85,7 @@ describe('engine.profile', () => {
 
   it('counts every dispatch of the vision plan, by kind (layers L: 6 dispatches each and the attention, plus 7)', () => {
     const config = engine.model.config;
-    const L = config.vision.numLayers;
+    const L = config.vision!.numLayers;
     expect(counts(phase('vision-tile'))).toEqual({
       'patch-embed': 1, // im2col; its matmul is counted with the matmuls
       matmul: 1 + 4 * L + 1, // patch embedding, qkv / o / fc1 / fc2 per layer (residual adds in their epilogues), connector

@@ -2,7 +2,8 @@
 // `tessera run --dtype`), and which precision f16 weights are multiplied in (`compute`).
 //
 //   dtype: 'f32' | 'f16' | 'q8' | 'q4'           every weight matrix of the model
-//          { vision?: ..., text?: ... }           per part (vision tower + connector / decoder + LM head)
+//          { vision?, audio?, text? }             per part (vision tower + connector / audio encoder +
+//                                                 projector / decoder + LM head)
 //   'f32' means f32 values, stored exactly: a matrix whose checkpoint tensors are all BF16 keeps them as
 //   bf16 (its f32 values are those bf16 values, so nothing is rounded), in half the memory and with half
 //   the loads per weight; F32 and F16 tensors are stored as f32.
@@ -22,12 +23,15 @@ import type { GpuWeightSpec } from '../weight-layout';
 export type WeightDtype = Exclude<WeightFormat, 'bf16'>;
 export const WEIGHT_DTYPES: readonly WeightDtype[] = WEIGHT_FORMATS.filter((f): f is WeightDtype => f !== 'bf16');
 
-export type DtypeOption = WeightDtype | { vision?: WeightDtype; text?: WeightDtype };
+export type DtypeOption = WeightDtype | { vision?: WeightDtype; audio?: WeightDtype; text?: WeightDtype };
 
-export interface DtypePlan {
-  vision: WeightDtype;
-  text: WeightDtype;
-}
+/** The parts of a model whose weights may be stored in different formats. */
+export const WEIGHT_PARTS = ['vision', 'audio', 'text'] as const;
+export type WeightPart = (typeof WEIGHT_PARTS)[number];
+
+export type DtypePlan = Record<WeightPart, WeightDtype>;
+
+const isPart = (key: string): key is WeightPart => (WEIGHT_PARTS as readonly string[]).includes(key);
 
 export type ComputePrecision = 'f32' | 'f16';
 export const COMPUTE_PRECISIONS: readonly ComputePrecision[] = ['f32', 'f16'];
@@ -45,38 +49,39 @@ export function chooseComputePrecisionOption(text: string): ComputePrecision {
 
 /** The per-part plan for a dtype option (default f32); an unknown value is an UnknownDtypeError. */
 export function resolveDtype(option: unknown, where = 'dtype'): DtypePlan {
-  if (option === undefined) return { vision: 'f32', text: 'f32' };
+  if (option === undefined) return { vision: 'f32', audio: 'f32', text: 'f32' };
   if (typeof option === 'object' && option !== null && !Array.isArray(option)) {
     const o = option as Record<string, unknown>;
     for (const key of Object.keys(o)) {
-      if (key !== 'vision' && key !== 'text')
-        throw new UnknownDtypeError(`${where}.${key} (parts are vision and text)`, o[key], WEIGHT_DTYPES);
+      if (!isPart(key)) throw new UnknownDtypeError(`${where}.${key} (parts are ${WEIGHT_PARTS.join(', ')})`, o[key], WEIGHT_DTYPES);
     }
-    return {
-      vision: o.vision === undefined ? 'f32' : check(`${where}.vision`, o.vision),
-      text: o.text === undefined ? 'f32' : check(`${where}.text`, o.text),
-    };
+    const part = (key: WeightPart) => (o[key] === undefined ? 'f32' : check(`${where}.${key}`, o[key]));
+    return { vision: part('vision'), audio: part('audio'), text: part('text') };
   }
   const d = check(where, option);
-  return { vision: d, text: d };
+  return { vision: d, audio: d, text: d };
 }
 
 /** 'vision=f16,text=q4' or 'q4' (the CLI's --dtype) to a DtypeOption. */
 export function parseDtypeText(text: string, where = '--dtype'): DtypeOption {
   if (!text.includes('=')) return check(where, text);
-  const out: { vision?: WeightDtype; text?: WeightDtype } = {};
+  const out: { vision?: WeightDtype; audio?: WeightDtype; text?: WeightDtype } = {};
   for (const part of text.split(',')) {
     const [key, value] = part.split('=').map((s) => s.trim());
-    if (key !== 'vision' && key !== 'text')
-      throw new UnknownDtypeError(`${where} part '${key}' (parts are vision and text)`, value, WEIGHT_DTYPES);
+    if (!isPart(key)) throw new UnknownDtypeError(`${where} part '${key}' (parts are ${WEIGHT_PARTS.join(', ')})`, value, WEIGHT_DTYPES);
     out[key] = check(`${where} ${key}`, value);
   }
   return out;
 }
 
-/** The part a GPU weight belongs to (the connector travels with the vision tower, in encoder workers). */
-export function partOf(gpuKey: string): 'vision' | 'text' {
-  return gpuKey.startsWith('vision.') || gpuKey === 'connector.w' ? 'vision' : 'text';
+/**
+ * The part a GPU weight belongs to: the connector travels with the vision tower and the projector with
+ * the audio encoder (in encoder workers).
+ */
+export function partOf(gpuKey: string): WeightPart {
+  if (gpuKey.startsWith('vision.') || gpuKey === 'connector.w') return 'vision';
+  if (gpuKey.startsWith('audio.') || gpuKey.startsWith('projector.')) return 'audio';
+  return 'text';
 }
 
 /** The storage format of one GPU weight under `plan`, before the checkpoint's dtypes are known. */
@@ -96,9 +101,15 @@ export function storageFormatFor(plan: DtypePlan, spec: GpuWeightSpec, partDtype
   return partDtypes.length > 0 && partDtypes.every((d) => d === 'BF16') ? 'bf16' : 'f32';
 }
 
-/** A short name for reports: 'q4', or 'vision f16 / text q4'. */
-export function describeDtype(plan: DtypePlan): string {
-  return plan.vision === plan.text ? plan.vision : `vision ${plan.vision} / text ${plan.text}`;
+/** A short name for reports: 'q4', or 'vision f16 / text q4' (the parts a model has: default vision and text). */
+export function describeDtype(plan: DtypePlan, parts: readonly WeightPart[] = ['vision', 'text']): string {
+  const formats = parts.map((p) => plan[p]);
+  return formats.every((f) => f === formats[0]) ? formats[0] : parts.map((p) => `${p} ${plan[p]}`).join(' / ');
+}
+
+/** The weight parts a model has (for describeDtype). */
+export function modelParts(config: { vision?: unknown; audio?: unknown }): WeightPart[] {
+  return [...(config.vision ? ['vision' as const] : []), ...(config.audio ? ['audio' as const] : []), 'text'];
 }
 
 export interface ComputeChoice {
