@@ -85,7 +85,8 @@ function updateControls(): void {
 
 /** Video needs the checkpoint's video settings (preprocessor_config.json "video_sampling"). */
 function updateVideoPicker(): void {
-  const video = engine?.processor.config.video;
+  const processor = engine?.processor;
+  const video = processor && 'config' in processor ? processor.config.video : undefined;
   videoInput.disabled = !video;
   videoInput.closest('label')!.dataset.disabled = String(!video);
   if (video) {

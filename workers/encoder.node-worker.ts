@@ -6,6 +6,7 @@ import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { EncoderCore } from '../src/encoder/encoder-core';
 import { transferringApi } from '../src/encoder/expose';
+import { nodeAudioDecoder } from '../src/encoder/audio/decode-node';
 import { nodeVideoBackend } from '../src/encoder/video/decode-node';
 import { nodeModelSourceFromRef } from '../src/encoder/model-ref-node';
 import { openWeightStoreNode } from '../src/model/weights/store-node';
@@ -21,6 +22,7 @@ Comlink.expose(
       createGpu: () => createNodeGpuContext(),
       openModel: nodeModelSourceFromRef,
       videoBackend: nodeVideoBackend,
+      decodeAudio: nodeAudioDecoder,
       decodeImage: decodeImageNode,
       openWeightStore: openWeightStoreNode,
     }),

@@ -12,6 +12,7 @@ import type { Engine, EngineOptions } from '../../src/engine/engine';
 import type { ChatCompletionRequest, TesseraInfo } from '../../src/engine/types';
 import { runPeerCaptions } from './peer-captions';
 import { captionImage, CAPTION_PROMPT, storyPrompt } from './serve-inputs';
+import type { Idefics3Processor } from '../../src/processor/processor';
 
 declare global {
   interface Window {
@@ -173,7 +174,9 @@ async function prefillFloor(engine: Engine, numTokens: number) {
   const prompt = (words: number) => `${nonce} ${Array.from({ length: words }, (_, i) => `w${i}`).join(' ')}`;
   let words = 0;
   for (; words < 4 * numTokens; words++) {
-    const plan = (await engine.processor.prepare([{ role: 'user', content: [{ type: 'text', text: prompt(words) }] }])).plan;
+    const plan = (
+      await (engine.processor as Idefics3Processor).prepare([{ role: 'user', content: [{ type: 'text', text: prompt(words) }] }])
+    ).plan;
     if (plan.tokenIds.length >= numTokens) break;
   }
   const r = await engine.chat.completions.create(text(prompt(words), 1));

@@ -1,28 +1,42 @@
-// The media encoder itself: hash, decode, tile and encode images with its own GPUDevice and the vision
-// weights. It runs inside an encoder worker (workers/encoder.worker.ts wires it to comlink) or, with the
-// same code, on the calling thread. Encodes of different requests are batched into one forward pass.
+// The media encoder itself: hash, decode, prepare and encode media with its own GPUDevice and the
+// checkpoint's encoder weights (a vision tower, or an audio encoder). It runs inside an encoder worker
+// (workers/encoder.worker.ts wires it to comlink) or, with the same code, on the calling thread. Encodes of
+// different requests are batched into one forward pass.
 //
 //   prepare(bytes) -> key = blake3(identity ‖ bytes); decode; resize; tile   (pixels kept until encode)
-//   encode(key)    -> waits for the next batch: jobs' tiles concatenated up to maxBatchTiles, one
-//                     vision forward pass, outputs read back and split per job
+//   encode(key)    -> waits for the next batch: jobs' tiles (or audio chunks) concatenated up to
+//                     maxBatchTiles, one forward pass, outputs read back and split per job
 //   prepareVideo   -> video/prepare-video.ts: sampled frames become prepared one-tile items keyed by their
 //                     pixels; they keep u8 tiles only (normalised when their batch runs: a 64-frame clip at
 //                     512 px is 50 MB of u8, 200 MB as f32)
+//   prepareAudio   -> audio/prepare-audio.ts: 30-second chunks keyed by their PCM, their log-mel kept
 
 import { contentKey, encoderIdentity } from '../cache/content-key';
-import { EncoderOutOfMemoryError, InternalError, MediaNotPreparedError, VideoNotSupportedError } from '../errors';
+import {
+  AudioNotSupportedError,
+  EncoderOutOfMemoryError,
+  ImageNotSupportedError,
+  InternalError,
+  MediaNotPreparedError,
+  VideoNotSupportedError,
+} from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
-import { loadVisionModel, type LoadedVisionModel } from '../model/load';
+import { loadEncoderModel, readModelConfig, type LoadedEncoderModel } from '../model/load';
 import { requireVision } from '../model/config';
+import { LogMelExtractor, logMelConfigFrom } from '../processor/audio/log-mel';
+import { requireJson } from '../processor/files';
 import type { WeightStore } from '../model/weights/store';
 import type {
+  AudioSource,
   EncodedMedia,
   EncoderWorkerApi,
   EncoderWorkerInfo,
   EncoderWorkerInit,
   EncoderWorkerStats,
   ModelRef,
+  PrepareAudioOptions,
+  PreparedAudio,
   PrepareOptions,
   WeightCacheRef,
   PreparedMedia,
@@ -36,6 +50,7 @@ import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
 import { normalizeFrameTile } from '../processor/video-frames';
+import { prepareAudio, type AudioDecodeFn } from './audio/prepare-audio';
 import { prepareVideo } from './video/prepare-video';
 import type { VideoBackend } from './video/video-backend';
 import { WeightsDigest } from './weights-digest';
@@ -50,6 +65,8 @@ export interface EncoderCoreDeps {
   openWeightStore?(ref: WeightCacheRef): WeightStore | undefined;
   /** Decodes video clips (WebCodecs in a browser, ffmpeg/sharp in Node); absent: frame lists only. */
   videoBackend?: VideoBackend;
+  /** Decodes audio files (WebCodecs in a browser, WAV / ffmpeg in Node); absent: PCM only. */
+  decodeAudio?: (ffmpegPath: string | undefined) => AudioDecodeFn;
 }
 
 /** Pixels kept between prepare and encode: an image's tiles (normalised already) or a video frame's (u8 only). */
@@ -60,18 +77,40 @@ interface PreparedTiles {
   pixelValues?: Float32Array;
 }
 
+/** An audio chunk kept between prepare and encode: its log-mel features [mel, frames]. */
+interface PreparedChunk {
+  features: Float32Array;
+}
+
+type PreparedItem = PreparedTiles | PreparedChunk;
+
+const isChunk = (item: PreparedItem): item is PreparedChunk => 'features' in item;
+
+/** Forward-pass units an item takes: its tiles, or one audio chunk. */
+const unitsOf = (item: PreparedItem): number => (isChunk(item) ? 1 : item.layout.numTiles);
+
 interface Job {
   key: string;
-  image: PreparedTiles;
+  item: PreparedItem;
   resolve(m: EncodedMedia): void;
   reject(e: unknown): void;
+}
+
+/** An audio encoder's feature extractor and chunk identity. */
+interface AudioSide {
+  extractor: LogMelExtractor;
+  chunkIdentity: string;
+  tokensPerChunk: number;
 }
 
 interface Loaded {
   init: EncoderWorkerInit;
   gpu: GpuContext;
-  model: LoadedVisionModel;
-  processor: ProcessorConfig;
+  model: LoadedEncoderModel;
+  /** The image processor's settings (a vision checkpoint). */
+  processor?: ProcessorConfig;
+  /** The feature extractor (an audio checkpoint). */
+  audio?: AudioSide;
   /** Digest of the vision and connector tensors (weights-digest.ts). */
   weightsDigest: string;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
@@ -82,7 +121,7 @@ interface Loaded {
 
 export class EncoderCore implements EncoderWorkerApi {
   private loaded: Loaded | undefined;
-  private readonly prepared = new Map<string, PreparedTiles>();
+  private readonly prepared = new Map<string, PreparedItem>();
   private readonly queue: Job[] = [];
   private draining = false;
   private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0, deviceRecoveries: 0 };
@@ -95,16 +134,35 @@ export class EncoderCore implements EncoderWorkerApi {
     const source = this.deps.openModel(init.model);
     const gpu = await this.deps.createGpu();
     try {
-      const processor = await loadProcessorConfig(source);
+      const config = await readModelConfig(source);
+      const processor = config.vision ? await loadProcessorConfig(source) : undefined;
+      const logMel = config.audio
+        ? logMelConfigFrom(
+            await requireJson(source, 'preprocessor_config.json', 'for the audio feature extractor (its log-mel settings)'),
+            'preprocessor_config.json',
+          )
+        : undefined;
       const weights = new WeightsDigest();
       const model = await this.loadModel(gpu, source, init, weights);
       // Compiled before the encoder reports ready (the engine starts it beside its own warm-up), so the
       // first image does not wait seconds for pipelines on a CPU adapter.
-      await model.vision.compile();
+      await (model.vision ?? model.audio)?.compile();
       this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
+      if (config.audio && logMel) {
+        const extractor = new LogMelExtractor(logMel);
+        const chunkIdentity = await encoderIdentity({
+          modelId: init.modelId,
+          weights: this.loaded.weightsDigest,
+          dtype: this.weightsDtype(),
+          encoderConfig: { kind: 'audio-chunk', features: logMel, audio: config.audio, textHidden: config.text.hiddenSize },
+        });
+        this.loaded.audio = { extractor, chunkIdentity, tokensPerChunk: config.audio.tokensPerChunk };
+      }
       return {
-        identity: await this.identity(processor.image.longestEdge),
-        imageSeqLen: processor.imageSeqLen,
+        identity: processor ? await this.identity(processor.image.longestEdge) : this.loaded.audio!.chunkIdentity,
+        modality: processor ? 'vision' : 'audio',
+        imageSeqLen: processor?.imageSeqLen ?? 0,
+        audioTokensPerChunk: config.audio?.tokensPerChunk ?? 0,
         hiddenSize: model.config.text.hiddenSize,
         adapter: gpu.adapter,
       };
@@ -124,8 +182,15 @@ export class EncoderCore implements EncoderWorkerApi {
     return this.loaded;
   }
 
+  /** The image processor's settings; ImageNotSupportedError for an audio checkpoint. */
+  private vision(part: 'image' | 'video'): ProcessorConfig {
+    const p = this.state.processor;
+    if (!p) throw new ImageNotSupportedError(this.state.init.modelId, part);
+    return p;
+  }
+
   private imageConfig(longestEdge: number): ImageProcessorConfig {
-    return { ...this.state.processor.image, longestEdge };
+    return { ...this.vision('image').image, longestEdge };
   }
 
   /** Everything an embedding depends on: the weights, dtype, and the encoder-relevant config at this resolution. */
@@ -139,7 +204,7 @@ export class EncoderCore implements EncoderWorkerApi {
         dtype: this.weightsDtype(),
         encoderConfig: {
           image: this.imageConfig(longestEdge),
-          imageSeqLen: s.processor.imageSeqLen,
+          imageSeqLen: this.vision('image').imageSeqLen,
           vision: requireVision(s.model.config),
           textHidden: s.model.config.text.hiddenSize,
         },
@@ -150,12 +215,12 @@ export class EncoderCore implements EncoderWorkerApi {
   }
 
   async prepare(bytes: Uint8Array, options: PrepareOptions = {}): Promise<PreparedMedia> {
-    const s = this.state;
-    const longestEdge = options.longestEdge ?? s.processor.image.longestEdge;
+    const processor = this.vision('image');
+    const longestEdge = options.longestEdge ?? processor.image.longestEdge;
     const config = this.imageConfig(longestEdge);
     const key = await contentKey(await this.identity(longestEdge), bytes);
     const decoded = await this.deps.decodeImage(bytes, { shrinkTo: (size) => shrinkTarget(size, config) });
-    const image = processImage(decoded, config, s.processor.imageSeqLen);
+    const image = processImage(decoded, config, processor.imageSeqLen);
     this.prepared.set(key, image);
     this.counters.prepared++;
     return { key, layout: image.layout, numTokens: image.layout.numImageTokens };
@@ -164,7 +229,7 @@ export class EncoderCore implements EncoderWorkerApi {
   /** Frame identity: the embedding of a frame depends on its tile's pixels, the tower and the normalisation only. */
   private videoIdentities(): Promise<{ frame: string; clip: string }> {
     const s = this.state;
-    const video = s.processor.video!;
+    const video = this.vision('video').video!;
     s.videoIdentities ??= (async () => {
       const frame = await encoderIdentity({
         modelId: s.init.modelId,
@@ -174,7 +239,7 @@ export class EncoderCore implements EncoderWorkerApi {
           kind: 'video-frame',
           tileSize: video.tileSize,
           normalize: video.normalize,
-          imageSeqLen: s.processor.imageSeqLen,
+          imageSeqLen: this.vision('video').imageSeqLen,
           vision: requireVision(s.model.config),
           textHidden: s.model.config.text.hiddenSize,
         },
@@ -193,13 +258,14 @@ export class EncoderCore implements EncoderWorkerApi {
 
   async prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo> {
     const s = this.state;
-    const video = s.processor.video;
+    const processor = this.vision('video');
+    const video = processor.video;
     if (!video) throw new VideoNotSupportedError(s.init.modelId);
     const ids = await this.videoIdentities();
     const out = await prepareVideo(
       {
         video,
-        imageSeqLen: s.processor.imageSeqLen,
+        imageSeqLen: processor.imageSeqLen,
         frameIdentity: ids.frame,
         clipIdentity: ids.clip,
         backend: this.deps.videoBackend,
@@ -212,6 +278,23 @@ export class EncoderCore implements EncoderWorkerApi {
       options,
     );
     this.counters.prepared += out.frames.length;
+    return out;
+  }
+
+  async prepareAudio(source: AudioSource, options: PrepareAudioOptions): Promise<PreparedAudio> {
+    const s = this.state;
+    if (!s.audio) throw new AudioNotSupportedError(s.init.modelId);
+    const out = await prepareAudio(
+      {
+        ...s.audio,
+        decode: this.deps.decodeAudio?.(s.init.ffmpegPath),
+        keep: (key, features) => this.prepared.set(key, { features }),
+        drop: (key) => this.prepared.delete(key),
+      },
+      source,
+      options,
+    );
+    this.counters.prepared += out.chunks.length;
     return out;
   }
 
@@ -241,9 +324,9 @@ export class EncoderCore implements EncoderWorkerApi {
     const jobs = keys.map(
       (key) =>
         new Promise<EncodedMedia>((resolve, reject) => {
-          const image = this.prepared.get(key)!;
+          const item = this.prepared.get(key)!;
           this.prepared.delete(key);
-          this.queue.push({ key, image, resolve, reject });
+          this.queue.push({ key, item, resolve, reject });
         }),
     );
     if (!this.draining) void this.drain();
@@ -274,10 +357,11 @@ export class EncoderCore implements EncoderWorkerApi {
   private takeBatch(): Job[] {
     const max = this.state.init.maxBatchTiles;
     const batch = [this.queue.shift()!];
-    let tiles = batch[0].image.layout.numTiles;
-    while (this.queue.length > 0 && tiles + this.queue[0].image.layout.numTiles <= max) {
+    let units = unitsOf(batch[0].item);
+    // One kind per batch (a checkpoint has one encoder, so in practice all jobs are of one kind).
+    while (this.queue.length > 0 && isChunk(this.queue[0].item) === isChunk(batch[0].item) && units + unitsOf(this.queue[0].item) <= max) {
       const j = this.queue.shift()!;
-      tiles += j.image.layout.numTiles;
+      units += unitsOf(j.item);
       batch.push(j);
     }
     return batch;
@@ -287,9 +371,11 @@ export class EncoderCore implements EncoderWorkerApi {
    * This encoder's own device was lost (a driver reset, or destroy()): make a new one and load the vision
    * weights again; the prepared pixels and the identity stay. The batch that met the loss has failed.
    */
-  private loadModel(gpu: GpuContext, source: ModelSource, init: EncoderWorkerInit, digest: WeightsDigest): Promise<LoadedVisionModel> {
-    return loadVisionModel(gpu, source, {
-      visionBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
+  private loadModel(gpu: GpuContext, source: ModelSource, init: EncoderWorkerInit, digest: WeightsDigest): Promise<LoadedEncoderModel> {
+    const batch = Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles);
+    return loadEncoderModel(gpu, source, {
+      visionBatch: batch,
+      audioBatch: batch,
       dispatchesPerSubmit: init.dispatchesPerSubmit,
       rowsPerPiece: init.rowsPerPiece,
       dtype: init.dtype,
@@ -299,10 +385,11 @@ export class EncoderCore implements EncoderWorkerApi {
     });
   }
 
-  /** The vision weights' storage (and f16 math): they change the embeddings, so they are part of every cache key. */
+  /** The encoder weights' storage (and f16 math): they change the embeddings, so they are part of every cache key. */
   private weightsDtype(): string {
     const s = this.state;
-    return `${s.model.weights.dtype.vision}${s.init.compute === 'f16' ? '+compute-f16' : ''}`;
+    const part = s.model.config.audio ? s.model.weights.dtype.audio : s.model.weights.dtype.vision;
+    return `${part}${s.init.compute === 'f16' ? '+compute-f16' : ''}`;
   }
 
   private async recoverDevice(): Promise<void> {
@@ -316,30 +403,53 @@ export class EncoderCore implements EncoderWorkerApi {
     s.gpu = gpu;
     // The cache keys name the weights loaded first; different weights now would be served under them.
     if ((await weights.digest()) !== s.weightsDigest) {
-      throw new InternalError("the checkpoint's vision weights changed on disk while the engine ran; create a new engine");
+      throw new InternalError("the checkpoint's encoder weights changed on disk while the engine ran; create a new engine");
     }
     this.counters.deviceRecoveries++;
+  }
+
+  /** The batch's forward-pass input: tiles' pixel values, or chunks' features, concatenated. */
+  private batchInput(batch: Job[]): {
+    run: (m: LoadedEncoderModel) => ReturnType<NonNullable<LoadedEncoderModel['vision']>['encode']>;
+    units: number;
+  } {
+    const s = this.state;
+    const units = batch.reduce((a, j) => a + unitsOf(j.item), 0);
+    const concat = (parts: Float32Array[]) => {
+      const out = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
+      let o = 0;
+      for (const p of parts) {
+        out.set(p, o);
+        o += p.length;
+      }
+      return out;
+    };
+    if (isChunk(batch[0].item)) {
+      const features = concat(batch.map((j) => (j.item as PreparedChunk).features));
+      return { units, run: (m) => m.audio!.encode({ features, numChunks: units }, { runner: this.gate }) };
+    }
+    const video = s.processor?.video;
+    const pixels = concat(
+      batch.map((j) => {
+        const image = j.item as PreparedTiles;
+        const values = image.pixelValues ?? (video ? normalizeFrameTile(image.tilesU8, video) : undefined);
+        if (!values) throw new InternalError(`prepared item ${j.key} has no pixel values`);
+        return values;
+      }),
+    );
+    return { units, run: (m) => m.vision!.encode({ pixels, numTiles: units }, { runner: this.gate }) };
   }
 
   private async runBatch(batch: Job[]): Promise<void> {
     await this.recoverDevice();
     const s = this.state;
-    const numTiles = batch.reduce((a, j) => a + j.image.layout.numTiles, 0);
-    const video = s.processor.video;
-    const pixels = new Float32Array(batch.reduce((a, j) => a + j.image.tilesU8.length, 0));
-    let o = 0;
-    for (const j of batch) {
-      const values = j.image.pixelValues ?? (video ? normalizeFrameTile(j.image.tilesU8, video) : undefined);
-      if (!values) throw new InternalError(`prepared item ${j.key} has no pixel values`);
-      pixels.set(values, o);
-      o += values.length;
-    }
+    const input = this.batchInput(batch);
     const t0 = performance.now();
     s.gpu.device.pushErrorScope('out-of-memory');
-    let out: Awaited<ReturnType<LoadedVisionModel['vision']['encode']>> | undefined;
+    let out: Awaited<ReturnType<typeof input.run>> | undefined;
     let failure: unknown;
     try {
-      out = await s.model.vision.encode({ pixels, numTiles }, { runner: this.gate });
+      out = await input.run(s.model);
     } catch (e) {
       failure = e;
     }
@@ -347,7 +457,7 @@ export class EncoderCore implements EncoderWorkerApi {
     if (failure && (await s.gpu.lostWithin(250))) throw s.gpu.lostError;
     if (oom) {
       if (out) s.gpu.release(out.embeddings);
-      throw new EncoderOutOfMemoryError(numTiles, oom.message);
+      throw new EncoderOutOfMemoryError(input.units, oom.message);
     }
     if (failure) throw failure;
     const all = await s.gpu.readF32(out!.embeddings);
@@ -355,10 +465,10 @@ export class EncoderCore implements EncoderWorkerApi {
     const encodeMs = performance.now() - t0;
     const hidden = s.model.config.text.hiddenSize;
     this.counters.batches++;
-    this.counters.tilesEncoded += numTiles;
+    this.counters.tilesEncoded += input.units;
     let row = 0;
     for (const j of batch) {
-      const n = j.image.layout.numImageTokens;
+      const n = isChunk(j.item) ? s.audio!.tokensPerChunk : j.item.layout.numImageTokens;
       const embeddings = all.slice(row * hidden, (row + n) * hidden);
       row += n;
       this.counters.encodes++;

@@ -25,5 +25,6 @@ export function transferringApi(core: EncoderCore): EncoderWorkerApi {
     forget: (key) => core.forget(key),
     stats: () => core.stats(),
     prepareVideo: (source, options) => core.prepareVideo(source, options),
+    prepareAudio: (source, options) => core.prepareAudio(source, options),
   };
 }

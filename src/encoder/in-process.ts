@@ -18,6 +18,7 @@ export async function startInProcessBackend(deps: EncoderCoreDeps, init: Encoder
     info,
     prepare: (bytes, options) => counted(core.prepare(bytes, options)),
     prepareVideo: (source, options) => counted(core.prepareVideo(source, options)),
+    prepareAudio: (source, options) => counted(core.prepareAudio(source, options)),
     encode: (key) => counted(core.encode(key)),
     encodeBatch: (keys) => counted(core.encodeBatch(keys)),
     setPaced: (paced) => core.setPaced(paced),

@@ -24,8 +24,11 @@ import { MemoryEncoderCache } from '../cache/memory-cache';
 import { contentKey } from '../cache/content-key';
 import { EncodeTimeoutError, InternalError, RequestAbortedError } from '../errors';
 import type {
+  AudioSource,
   EncodedMedia,
   EncoderWorkerInfo,
+  PrepareAudioOptions,
+  PreparedAudio,
   PrepareOptions,
   PreparedMedia,
   PreparedVideo,
@@ -44,6 +47,8 @@ export interface EncodeBackend {
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia>;
   /** Sample and decode a video's frames (kept like prepared images); see protocol/encoder.ts. */
   prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo>;
+  /** Decode an audio part into prepared 30-second chunks; see protocol/encoder.ts. */
+  prepareAudio(source: AudioSource, options: PrepareAudioOptions): Promise<PreparedAudio>;
   encode(key: string): Promise<EncodedMedia>;
   /** Encode several prepared keys as one batch (results in key order). */
   encodeBatch(keys: string[]): Promise<EncodedMedia[]>;
@@ -163,6 +168,8 @@ export interface MediaEncoderStats {
   queueDepth: number;
   /** Videos: clips prepared (demuxed + decoded), answered from the clip index (nothing decoded), frames decoded. */
   video: { clipsDecoded: number; clipCacheHits: number; framesDecoded: number; demuxMs: number; decodeMs: number };
+  /** Audio: parts decoded, their 30-second chunks, and the time decoding (with resampling) and log-mel took. */
+  audio: { decoded: number; chunks: number; decodeMs: number; featuresMs: number };
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -175,6 +182,7 @@ export class MediaEncoder {
   private readonly encodeTimes: number[] = [];
   private readonly counts = { persistentHits: 0, misses: 0, encodes: 0, batchedEncodes: 0 };
   private readonly videoCounts = { clipsDecoded: 0, clipCacheHits: 0, framesDecoded: 0, demuxMs: 0, decodeMs: 0 };
+  private readonly audioCounts = { decoded: 0, chunks: 0, decodeMs: 0, featuresMs: 0 };
   /** Whole-clip key -> what sampling and decoding gave (LRU order: least recently used first). */
   private readonly clips = new Map<string, { meta: VideoMetaInfo; frames: PreparedVideoFrame[]; thumbnailEdge: number }>();
   private paced = false;
@@ -193,6 +201,20 @@ export class MediaEncoder {
   /** Key and layout (hashing, decoding and tiling happen in the backend). */
   prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia> {
     return this.backend.prepare(bytes, options);
+  }
+
+  /**
+   * Decode an audio part into its 30-second chunks; each is then an ordinary item (its own key and
+   * placeholder run) for lookup / encodeBatch, so a chunk seen before (the same recording, or the start of
+   * one that has grown) is not encoded again.
+   */
+  async prepareAudio(source: AudioSource, options: PrepareAudioOptions): Promise<PreparedAudio> {
+    const out = await this.backend.prepareAudio(source, options);
+    this.audioCounts.decoded++;
+    this.audioCounts.chunks += out.chunks.length;
+    this.audioCounts.decodeMs += out.decodeMs;
+    this.audioCounts.featuresMs += out.featuresMs;
+    return out;
   }
 
   /** Drop prepared pixels that will not be encoded (a pruned video's: its frames'). */
@@ -475,6 +497,7 @@ export class MediaEncoder {
       encodeMs: { p50: percentile(times, 0.5), p95: percentile(times, 0.95), count: times.length },
       queueDepth: this.backend.queueDepth(),
       video: { ...this.videoCounts },
+      audio: { ...this.audioCounts },
     };
   }
 

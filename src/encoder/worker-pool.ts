@@ -12,10 +12,14 @@
 import * as Comlink from 'comlink';
 import { EncoderWorkerCrashedError, InternalError, MediaNotPreparedError } from '../errors';
 import type {
+  AudioPcm,
+  AudioSource,
   EncodedMedia,
   EncoderWorkerApi,
   EncoderWorkerInfo,
   EncoderWorkerInit,
+  PrepareAudioOptions,
+  PreparedAudio,
   PrepareOptions,
   PreparedMedia,
   PreparedVideo,
@@ -173,6 +177,36 @@ export class EncoderWorkerPool {
     for (const f of prepared.frames) {
       let owners = this.keyOwners.get(f.media.key);
       if (!owners) this.keyOwners.set(f.media.key, (owners = new Set()));
+      owners.add(slot);
+    }
+    return prepared;
+  }
+
+  /** An audio part goes to the least-busy worker, which decodes it and keeps its chunks' features (it owns their keys). */
+  async prepareAudio(source: AudioSource, options: PrepareAudioOptions): Promise<PreparedAudio> {
+    const slot = this.leastBusy();
+    await this.track(slot, slot.ready);
+    // Transfer copies made here (the caller keeps its own); a Blob is posted as it is.
+    const send = (s: AudioSource) => {
+      if (s instanceof Uint8Array) {
+        const copy = s.slice();
+        return this.track(slot, slot.api.prepareAudio(Comlink.transfer(copy, [copy.buffer]), options));
+      }
+      if (typeof Blob !== 'undefined' && s instanceof Blob) return this.track(slot, slot.api.prepareAudio(s, options));
+      const pcm = (s as AudioPcm).pcm.slice();
+      return this.track(slot, slot.api.prepareAudio(Comlink.transfer({ ...(s as AudioPcm), pcm }, [pcm.buffer]), options));
+    };
+    let prepared: PreparedAudio;
+    try {
+      prepared = await send(source);
+    } catch (e) {
+      // Node cannot post a file-backed Blob (fs.openAsBlob) to a worker thread: send its bytes instead.
+      if (!(source instanceof Blob) || !/clone/i.test(String((e as Error)?.message ?? e))) throw e;
+      prepared = await send(new Uint8Array(await source.arrayBuffer()));
+    }
+    for (const c of prepared.chunks) {
+      let owners = this.keyOwners.get(c.media.key);
+      if (!owners) this.keyOwners.set(c.media.key, (owners = new Set()));
       owners.add(slot);
     }
     return prepared;

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { fsStore } from '../cache/fs-store';
 import { startInProcessBackend } from '../encoder/in-process';
+import { nodeAudioDecoder } from '../encoder/audio/decode-node';
 import { nodeVideoBackend } from '../encoder/video/decode-node';
 import { nodeEncoderWorkerSpawner } from '../encoder/spawn-node';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
@@ -84,6 +85,7 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         openModel: () => source,
         decodeImage: decodeImageNode,
         videoBackend: nodeVideoBackend,
+        decodeAudio: nodeAudioDecoder,
         openWeightStore,
       },
       workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights),

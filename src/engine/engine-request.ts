@@ -12,7 +12,9 @@ import type { PromptPlan } from '../processor/prompt';
 import type { FinishCause, SchedRequest } from '../scheduler/request';
 import type { RequestMedia } from './intake/request-media';
 import type { CheckedRequest } from './intake/validate-request';
+import { audioInfo } from './intake/intake-audio';
 import { videoInfo, type RequestVideo } from './intake/intake-video';
+import type { PreparedAudio } from '../protocol/encoder';
 import type { ChatCompletionRequest, FinishReason, RequestTimings, TesseraInfo } from './types';
 
 export interface RunResult {
@@ -31,6 +33,7 @@ export class EngineRequest {
   plan: PromptPlan | undefined;
   media: RequestMedia[] = [];
   videos: RequestVideo[] = [];
+  audios: PreparedAudio[] = [];
   sched: SchedRequest | undefined;
   degraded: 'text-only' | undefined;
   /** A reduced-resolution retry happened (at most one). */
@@ -157,6 +160,7 @@ export class EngineRequest {
       timings: this.timingsSoFar(),
       media,
       videos: videoInfo(this.videos),
+      audios: audioInfo(this.audios, this.media),
       ...(this.degraded ? { degraded: this.degraded } : {}),
     };
   }

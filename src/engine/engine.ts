@@ -22,17 +22,22 @@ import {
   EngineBusyError,
   InternalError,
   InvalidMessageError,
+  InvalidRequestError,
+  AudioNotSupportedError,
   RequestAbortedError,
+  ImageNotSupportedError,
+  UnsupportedModelError,
   VideoNotSupportedError,
 } from '../errors';
 import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { createBlockHasher } from '../kv/block-hash';
-import { loadModel, loadVisionModel, type LoadedModel, type LoadModelOptions } from '../model/load';
+import { loadEncoderModel, loadModel, readModelConfig, type LoadedModel, type LoadModelOptions } from '../model/load';
 import type { WeightStore } from '../model/weights/store';
 import type { ImageDecoder } from '../processor/image-decode';
 import { Idefics3Processor } from '../processor/processor';
+import { VoxtralProcessor } from '../processor/voxtral-processor';
 import { Scheduler } from '../scheduler/scheduler';
 import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './encoder-pacing';
 import { EngineRequest, type RunResult } from './engine-request';
@@ -57,6 +62,9 @@ import type {
   ProfileOptions,
   ProfileReport,
   TesseraInfo,
+  Transcription,
+  TranscriptionRequest,
+  TranscriptionStreamEvent,
   VideoInfo,
 } from './types';
 
@@ -103,6 +111,9 @@ export interface EngineDeps {
   weightStore?: WeightStore;
 }
 
+/** Default max_tokens of a transcription (a minute of speech is some 200 tokens). */
+export const DEFAULT_TRANSCRIPTION_TOKENS = 512;
+
 /** Default encoder budget in tiles (times the model's image_seq_len embeddings per tile). */
 export const DEFAULT_ENCODER_BUDGET_TILES = 32;
 
@@ -121,6 +132,16 @@ export class Engine {
         (req: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
         (req: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
         (req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
+      },
+    },
+  };
+  /** Transcriptions (OpenAI's audio.transcriptions), for audio checkpoints (Voxtral). */
+  readonly audio = {
+    transcriptions: {
+      create: ((req: TranscriptionRequest) => this.transcribe(req)) as {
+        (req: TranscriptionRequest & { stream: true }): Promise<AsyncIterable<TranscriptionStreamEvent>>;
+        (req: TranscriptionRequest & { stream?: false }): Promise<Transcription>;
+        (req: TranscriptionRequest): Promise<Transcription | AsyncIterable<TranscriptionStreamEvent>>;
       },
     },
   };
@@ -143,7 +164,7 @@ export class Engine {
     private readonly deps: EngineDeps,
     private readonly options: EngineOptions,
     rt: Runtime,
-    readonly processor: Idefics3Processor,
+    readonly processor: Idefics3Processor | VoxtralProcessor,
     readonly media: MediaEncoder,
     readonly lifecycle: LifecycleCounters,
     readonly modelId: string,
@@ -186,7 +207,10 @@ export class Engine {
     if (priority && !(priority.encoderShare > 0 && Number.isFinite(priority.encoderShare))) {
       throw new InvalidMessageError(`decodePriority.encoderShare must be a positive number, got ${priority.encoderShare}`);
     }
-    const processor = await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
+    const config = await readModelConfig(deps.source);
+    const processor = config.audio
+      ? await VoxtralProcessor.load(deps.source, config.audio.tokensPerChunk, config.audio.audioTokenId)
+      : await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
     const model = await loadModel(deps.gpu, deps.source, {
       ...options,
       vision: false,
@@ -353,6 +377,47 @@ export class Engine {
     }
   }
 
+  private async transcribe(req: TranscriptionRequest): Promise<Transcription | AsyncIterable<TranscriptionStreamEvent>> {
+    if (!req || typeof req !== 'object') throw new InvalidRequestError('the request', req, 'pass { file, language? }.');
+    if (!(this.processor instanceof VoxtralProcessor)) throw new AudioNotSupportedError(this.processor.where);
+    const chat: ChatCompletionRequest = {
+      messages: [{ role: 'user', content: [{ type: 'audio', audio: req.file }] }],
+      max_tokens: req.max_tokens ?? DEFAULT_TRANSCRIPTION_TOKENS,
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+      ...(req.seed !== undefined ? { seed: req.seed } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+      tessera: { transcription: req.language !== undefined ? { language: req.language } : {} },
+    };
+    const usage = (info: TesseraInfo): Transcription['usage'] => ({
+      type: 'tokens',
+      input_tokens: info.promptTokens,
+      output_tokens: info.tokenIds.length,
+      total_tokens: info.promptTokens + info.tokenIds.length,
+    });
+    if (!req.stream) {
+      const done = await this.complete(chat);
+      return { text: done.choices[0].message.content, usage: usage(done.tessera), tessera: done.tessera };
+    }
+    const engine = this;
+    return (async function* (): AsyncGenerator<TranscriptionStreamEvent> {
+      const it = engine.run(chat);
+      let text = '';
+      try {
+        for (;;) {
+          const n = await it.next();
+          if (n.done) {
+            yield { type: 'transcript.text.done', text, usage: usage(n.value.info), tessera: n.value.info };
+            return;
+          }
+          text += n.value;
+          yield { type: 'transcript.text.delta', delta: n.value };
+        }
+      } finally {
+        await it.return(undefined as never);
+      }
+    })();
+  }
+
   /** One request: yields text deltas, returns the finish reason and the request's numbers. */
   private async *run(req: ChatCompletionRequest): AsyncGenerator<string, RunResult> {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
@@ -397,10 +462,20 @@ export class Engine {
   private async plan(r: EngineRequest, edges?: readonly number[]): Promise<void> {
     const t0 = performance.now();
     const messages = r.degraded ? withoutImages(r.messages) : r.messages;
-    const planned = await intake(this.intakeDeps, messages, r.id, r.maxTokens, edges, videoOptionsOf(r.request));
+    const transcription = r.request.tessera?.transcription;
+    const planned = await intake(
+      this.intakeDeps,
+      messages,
+      r.id,
+      r.maxTokens,
+      edges,
+      videoOptionsOf(r.request),
+      transcription ? { transcription } : {},
+    );
     r.plan = planned.plan;
     r.media = planned.media;
     r.videos = planned.videos;
+    r.audios = planned.audios;
     r.timings.processMs += performance.now() - t0;
     if (r.request.signal?.aborted) this.rt.loop.drop(r, new RequestAbortedError(r.request.signal.reason));
   }
@@ -412,10 +487,15 @@ export class Engine {
    */
   private async onEncodeFailure(r: EngineRequest, error: unknown): Promise<void> {
     const opts = r.request.tessera ?? {};
-    const tile = this.processor.config.image.tileSize;
     try {
       if (error instanceof RequestAbortedError || r.request.signal?.aborted) throw error;
-      if (error instanceof EncoderOutOfMemoryError && opts.allowReducedResolution && !r.retried) {
+      if (
+        error instanceof EncoderOutOfMemoryError &&
+        opts.allowReducedResolution &&
+        !r.retried &&
+        this.processor instanceof Idefics3Processor
+      ) {
+        const tile = this.processor.config.image.tileSize;
         // Images only (in message order): video frames are one tile each already.
         const images = r.media.filter((m) => !m.video);
         const edges = images.map((m) => Math.max(tile, Math.floor(m.longestEdge / 2 / tile) * tile));
@@ -450,6 +530,7 @@ export class Engine {
    */
   async videoFrames(video: ChatVideoInput, options: { thumbnailEdge?: number; encode?: boolean } = {}): Promise<VideoInfo> {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
+    if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, 'video');
     if (!this.processor.config.video) throw new VideoNotSupportedError(this.processor.where);
     const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
     const policy = this.mediaPolicy;
@@ -499,14 +580,20 @@ export class Engine {
       await this.ensureDevice();
       if (this.rt.loop.numRequests > 0) throw new EngineBusyError(this.rt.loop.numRequests);
       const { gpu, model } = this.rt;
+      const processor = this.processor;
+      if (!(processor instanceof Idefics3Processor)) {
+        throw new UnsupportedModelError(
+          `engine.profile() profiles image checkpoints (a vision tile, a prefill chunk, a decode step); ${processor.where} is an audio checkpoint`,
+        );
+      }
       return profileModel(
         {
           gpu,
           model,
-          processor: this.processor,
+          processor,
           mediaPolicy: this.mediaPolicy,
           loadVision: () =>
-            loadVisionModel(gpu, this.deps.source, {
+            loadEncoderModel(gpu, this.deps.source, {
               dtype: this.options.dtype,
               compute: this.options.compute,
               weightStore: this.deps.weightStore,

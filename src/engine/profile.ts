@@ -20,7 +20,7 @@ import { InvalidRequestError, KvCacheFullError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { adapterName } from '../gpu/adapter-info';
 import type { MediaRows, RunnerSeq } from '../model/runner/model-runner';
-import type { LoadedModel, LoadedVisionModel } from '../model/load';
+import type { LoadedEncoderModel, LoadedModel } from '../model/load';
 import { describeDtype, modelParts } from '../model/weights/dtype';
 import type { Idefics3Processor } from '../processor/processor';
 import type { ImagePlaceholder } from '../processor/prompt';
@@ -41,7 +41,7 @@ export interface ProfileDeps {
   processor: Idefics3Processor;
   mediaPolicy: MediaPolicy;
   /** The vision tower and connector on `gpu`, in the engine's dtype (destroyed by the caller's profile). */
-  loadVision(): Promise<LoadedVisionModel>;
+  loadVision(): Promise<LoadedEncoderModel>;
 }
 
 /** Rows of an image's embeddings for a profile: one tile's rows ([seqLen, hidden]) repeated for every tile. */
@@ -76,7 +76,8 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
   let tile: Float32Array | undefined;
   const image = prepared.images[0];
   if (image) {
-    const vm = await deps.loadVision();
+    const loaded = await deps.loadVision();
+    const vm = { vision: loaded.vision!, destroy: () => loaded.destroy() };
     try {
       const tileElems = image.pixelValues.length / image.layout.numTiles;
       const input = { pixels: image.pixelValues.subarray(0, tileElems), numTiles: 1 };

@@ -273,8 +273,9 @@ export function mediaInfo(r: EngineRequest): MediaInfo[] {
   return r.media.map((m) => ({
     key: m.prepared.key,
     source: m.source ?? 'encoded',
-    numTiles: m.prepared.layout.numTiles,
+    numTiles: m.prepared.layout?.numTiles ?? 0,
     longestEdge: m.longestEdge,
     ...(m.video ? { video: m.video } : {}),
+    ...(m.audio ? { audio: m.audio } : {}),
   }));
 }

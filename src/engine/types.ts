@@ -5,9 +5,9 @@ import type { KernelVariant } from '../gpu/adapter-info';
 import type { TimingMethod } from '../model/runner/model-runner';
 import type { RawImage } from '../processor/image-decode';
 import type { FrameThumbnail } from '../processor/video-frames';
-import type { VideoMetaInfo } from '../protocol/encoder';
+import type { AudioMetaInfo, VideoMetaInfo } from '../protocol/encoder';
 
-export type { VideoMetaInfo };
+export type { AudioMetaInfo, VideoMetaInfo };
 
 export type ChatContentPart =
   | { type: 'text'; text: string }
@@ -21,7 +21,23 @@ export type ChatContentPart =
    */
   | { type: 'video'; video: Uint8Array | ArrayBuffer | Blob | VideoFrames }
   /** url: a data: URL, an http(s) URL, or a blob: URL (browser). The part vLLM's OpenAI server takes. */
-  | { type: 'video_url'; video_url: { url: string } };
+  | { type: 'video_url'; video_url: { url: string } }
+  /** Audio, for Voxtral checkpoints, as OpenAI's chat completions take it: the file as base64. */
+  | { type: 'input_audio'; input_audio: { data: string; format: 'wav' | 'mp3' | 'flac' | 'ogg' | 'opus' | 'm4a' | 'aac' | 'webm' | 'mp4' } }
+  /**
+   * Audio, for Voxtral checkpoints: a file's bytes, a Blob or File (WAV, MP3, Ogg/Opus, FLAC, AAC/M4A, WebM,
+   * or a video file's first audio track), or samples already decoded (mono, or channels interleaved).
+   */
+  | { type: 'audio'; audio: Uint8Array | ArrayBuffer | Blob | AudioSamples }
+  /** url: a data: URL, an http(s) URL, or a blob: URL (browser). The part vLLM's OpenAI server takes. */
+  | { type: 'audio_url'; audio_url: { url: string } };
+
+/** Decoded audio: samples in [-1, 1] at their own rate, channels interleaved (default 1: mono). */
+export interface AudioSamples {
+  pcm: Float32Array;
+  sampleRate: number;
+  channels?: number;
+}
 
 /** A video for engine.videoFrames(): what a `video` part takes, or a URL as a `video_url` part does. */
 export type ChatVideoInput = Uint8Array | ArrayBuffer | Blob | VideoFrames | string;
@@ -66,6 +82,12 @@ export interface ChatCompletionRequest {
     videoPruning?: number;
     /** Return a thumbnail of every sampled video frame, this many px on its longest side, in tessera.videos. */
     videoThumbnails?: number;
+    /**
+     * Ask an audio checkpoint for a transcription of the request's one audio part (Voxtral's transcription
+     * prompt), in `language` (ISO 639-1, e.g. 'en') or the one it hears when absent. The messages must hold
+     * exactly one audio part and no text. engine.audio.transcriptions.create() sets it.
+     */
+    transcription?: { language?: string };
   };
 }
 
@@ -99,6 +121,18 @@ export interface MediaInfo {
   longestEdge: number;
   /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
   video?: { videoIndex: number; frame?: number };
+  /** Set for an audio chunk: which audio part, and which 30-second chunk of it. */
+  audio?: { audioIndex: number; chunk: number };
+}
+
+/** What an audio part became: how it was read, and its 30-second chunks (each cached on its own). */
+export interface AudioInfo extends AudioMetaInfo {
+  chunks: Array<{ key: string; source: MediaInfo['source']; start: number }>;
+  /** [AUDIO] tokens in the prompt. */
+  tokens: number;
+  /** Decoding (with resampling) and log-mel time in the encoder. */
+  decodeMs: number;
+  featuresMs: number;
 }
 
 /** A sampled frame of a video: where it is in the clip, and its thumbnail when asked for. */
@@ -137,6 +171,8 @@ export interface TesseraInfo {
   media: MediaInfo[];
   /** One per video part, in message order (empty without videos). */
   videos: VideoInfo[];
+  /** One per audio part, in message order (empty without audio). */
+  audios: AudioInfo[];
   /** Set when the images could not be used and the caller allowed an answer without them. */
   degraded?: 'text-only';
 }
@@ -160,6 +196,35 @@ export interface ChatCompletionChunk {
   /** On the last chunk only. */
   tessera?: TesseraInfo;
 }
+
+/**
+ * A transcription (OpenAI's audio.transcriptions.create; Voxtral's transcription prompt) of one audio file
+ * by an audio checkpoint.
+ */
+export interface TranscriptionRequest {
+  /** The audio: a file's bytes, a Blob or File, or decoded samples. */
+  file: Uint8Array | ArrayBuffer | Blob | AudioSamples;
+  /** ISO 639-1 code of the spoken language ('en', 'fr', ...); absent: the model tells it itself. */
+  language?: string;
+  stream?: boolean;
+  /** Most tokens of text (default 512). */
+  max_tokens?: number;
+  /** 0 or unset: greedy. */
+  temperature?: number;
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+export interface Transcription {
+  text: string;
+  usage: { type: 'tokens'; input_tokens: number; output_tokens: number; total_tokens: number };
+  tessera: TesseraInfo;
+}
+
+/** Streamed transcription events, as OpenAI's: text deltas, then the whole text. */
+export type TranscriptionStreamEvent =
+  | { type: 'transcript.text.delta'; delta: string }
+  | { type: 'transcript.text.done'; text: string; usage: Transcription['usage']; tessera: TesseraInfo };
 
 /**
  * Loading, in order: each weight file is downloaded (URLs not yet in the browser cache) and uploaded to

@@ -33,7 +33,7 @@ export class ImageFetchError extends TesseraError {
     readonly reason: 'network' | 'status' | 'timeout' | 'too-large' | 'scheme' | 'redirect',
     detail: string,
     options?: { cause?: unknown },
-    readonly media: 'image' | 'video' = 'image',
+    readonly media: 'image' | 'video' | 'audio' = 'image',
   ) {
     super(`could not fetch the ${media} at ${url}: ${detail}`, options);
   }
@@ -140,4 +140,54 @@ export class FfmpegMissingError extends TesseraError {
 export class AudioDecodeError extends TesseraError {
   override readonly name = 'AudioDecodeError';
   readonly code = 'AUDIO_DECODE';
+}
+
+/** An audio part was sent to a checkpoint without an audio tower (an image model such as SmolVLM). */
+export class AudioNotSupportedError extends TesseraError {
+  override readonly name = 'AudioNotSupportedError';
+  readonly code = 'AUDIO_NOT_SUPPORTED';
+  constructor(readonly where: string) {
+    super(
+      `the checkpoint at ${where} has no audio encoder, so it cannot take audio parts; use an audio checkpoint ` +
+        '(model_type voxtral, e.g. Voxtral-Mini-3B-2507), or send a transcript as text.',
+    );
+  }
+}
+
+/** An image or video part was sent to a checkpoint without a vision tower (an audio model such as Voxtral). */
+export class ImageNotSupportedError extends TesseraError {
+  override readonly name = 'ImageNotSupportedError';
+  readonly code = 'IMAGE_NOT_SUPPORTED';
+  constructor(
+    readonly where: string,
+    readonly part: 'image' | 'video',
+  ) {
+    super(
+      `the checkpoint at ${where} has no vision tower, so it cannot take ${part} parts; use an image checkpoint ` +
+        '(model_type idefics3 or smolvlm, e.g. SmolVLM-256M-Instruct), or send text and audio only.',
+    );
+  }
+}
+
+/**
+ * An audio part is longer than the context window can hold: decoding stopped at the first 30-second chunk
+ * past the limit, so a 2-hour file is neither decoded whole nor kept in memory.
+ */
+export class AudioTooLongError extends TesseraError {
+  override readonly name = 'AudioTooLongError';
+  readonly code = 'AUDIO_TOO_LONG';
+  constructor(
+    /** Seconds decoded when it stopped (the audio is at least this long). */
+    readonly seconds: number,
+    /** The most seconds the request could take. */
+    readonly maxSeconds: number,
+    readonly tokensPerChunk: number,
+    readonly contextWindow: number,
+  ) {
+    super(
+      `the audio is longer than ${maxSeconds} s (decoding stopped at ${seconds.toFixed(1)} s): each 30-second chunk takes ` +
+        `${tokensPerChunk} prompt tokens and the context window is ${contextWindow} tokens (prompt + max_tokens); send a ` +
+        'shorter clip, lower max_tokens, or raise the engine option kvCacheTokens.',
+    );
+  }
 }

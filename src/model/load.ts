@@ -143,47 +143,47 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
   }
 }
 
-export interface LoadedVisionModel {
+export interface LoadedEncoderModel {
   config: ModelConfig;
   weights: ModelWeights;
-  vision: VisionEncoder;
+  /** The vision tower and connector (idefics3, smolvlm). */
+  vision?: VisionEncoder;
+  /** The audio encoder and projector (voxtral). */
+  audio?: AudioEncoder;
   destroy(): void;
 }
 
-/** Only the vision tower and connector (what an encoder worker needs). */
-export async function loadVisionModel(
+/** Only the media encoder: the vision tower and connector, or the audio encoder and projector (what an encoder worker needs). */
+export async function loadEncoderModel(
   gpu: GpuContext,
   source: ModelSource,
-  options: Pick<LoadModelOptions, 'onProgress' | 'visionBatch' | 'dtype' | 'compute' | 'weightStore'> & {
+  options: Pick<LoadModelOptions, 'onProgress' | 'visionBatch' | 'audioBatch' | 'dtype' | 'compute' | 'weightStore'> & {
     dispatchesPerSubmit?: number;
     rowsPerPiece?: number;
-    /** Sees each vision / connector tensor's identity as it loads (the encoder's weights digest). */
+    /** Sees each encoder tensor's identity as it loads (the encoder's weights digest). */
     tensorDigest?: TensorDigestSink;
   } = {},
-): Promise<LoadedVisionModel> {
+): Promise<LoadedEncoderModel> {
   const config = await readModelConfig(source);
   const weights = await loadWeights(gpu, source, config, {
     onProgress: options.onProgress,
-    selection: 'vision',
+    selection: config.audio ? 'audio' : 'vision',
     dtype: options.dtype,
     compute: options.compute,
     store: options.weightStore,
     tensorDigest: options.tensorDigest,
   });
-  const vision = new VisionEncoder(
-    gpu,
-    weights,
-    config,
-    options.visionBatch ?? 4,
-    options.dispatchesPerSubmit ?? 0,
-    options.rowsPerPiece ?? 0,
-  );
+  const pacing = [options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0] as const;
+  const vision = config.vision ? new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, ...pacing) : undefined;
+  const audio = config.audio ? new AudioEncoder(gpu, weights, config, options.audioBatch ?? 1, ...pacing) : undefined;
   return {
     config,
     weights,
     vision,
+    audio,
     destroy() {
-      vision.destroy();
+      vision?.destroy();
+      audio?.destroy();
       weights.destroy();
     },
   };

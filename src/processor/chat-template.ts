@@ -11,7 +11,7 @@
 // or the template transformed user text (trim, escape, ...) and we refuse rather than guess.
 
 import { Template } from '@huggingface/jinja';
-import { ChatTemplateError, ChatTemplateLimitError, ProcessorConfigError } from '../errors';
+import { ChatTemplateError, ChatTemplateLimitError, InternalError, ProcessorConfigError } from '../errors';
 import { renderBounded } from './bounded-jinja';
 import { DEFAULT_TEMPLATE_BOUNDS, type TemplateBounds } from './template-bounds';
 import { readJson, type ModelFiles } from './files';
@@ -22,7 +22,7 @@ export const ROLES: readonly Role[] = ['system', 'user', 'assistant'];
 /** What the template sees: OpenAI/HF-style messages, with image parts reduced to {type: 'image'}. */
 export interface TemplateMessage {
   role: Role;
-  content: Array<{ type: 'text'; text: string } | { type: 'image' } | { type: 'video' }>;
+  content: Array<{ type: 'text'; text: string } | { type: 'image' } | { type: 'video' } | { type: 'audio' }>;
 }
 
 export type RenderedPiece =
@@ -121,6 +121,8 @@ export class ChatTemplate {
           numVideos++;
           return p;
         }
+        if (p.type === 'audio')
+          throw new InternalError('the chat template was given an audio part (audio checkpoints build their prompt in voxtral-prompt.ts)');
         texts.push(p.text);
         return { type: 'text' as const, text: `\uE000${texts.length - 1}\uE001` };
       }),

@@ -1,5 +1,6 @@
 // messages.ts: the chat message shape the processor accepts, and its validation.
-// OpenAI/HF-like: { role, content: string | [{type: 'text', text} | {type: 'image', image} | {type: 'video', video}] }.
+// OpenAI/HF-like: { role, content: string | [{type: 'text', text} | {type: 'image', image} | {type: 'video', video}
+// | {type: 'audio', audio}] }.
 // A string content is one text part (the Idefics3 template indexes content as a list).
 
 import { InvalidMessageError } from '../errors';
@@ -38,26 +39,38 @@ export interface VideoPart<V = VideoInput> {
   video: V;
 }
 
-export type ContentPart<I = ImageInput, V = VideoInput> = TextPart | ImagePart<I> | VideoPart<V>;
+/**
+ * Audio: an encoded file (WAV, MP3, Ogg/Opus, FLAC, AAC/M4A, WebM, or a video file's first audio track) as
+ * bytes or a Blob/File, or samples already decoded: mono, or channels interleaved, at their own rate.
+ */
+export type AudioInput = Uint8Array | ArrayBuffer | Blob | { pcm: Float32Array; sampleRate: number; channels?: number };
 
-export interface ChatMessage<I = ImageInput, V = VideoInput> {
+export interface AudioPart<A = AudioInput> {
+  type: 'audio';
+  audio: A;
+}
+
+export type ContentPart<I = ImageInput, V = VideoInput, A = AudioInput> = TextPart | ImagePart<I> | VideoPart<V> | AudioPart<A>;
+
+export interface ChatMessage<I = ImageInput, V = VideoInput, A = AudioInput> {
   role: Role;
-  content: string | ReadonlyArray<ContentPart<I, V>>;
+  content: string | ReadonlyArray<ContentPart<I, V, A>>;
 }
 
 /**
- * Validates messages; returns what the template sees and the image parts' payloads in message order.
- * `requireImages: false` accepts image parts without a payload (planning from sizes alone).
+ * Validates messages; returns what the template sees and the media parts' payloads in message order.
+ * `requireImages: false` accepts media parts without a payload (planning from sizes alone).
  */
-export function splitMessages<I, V = VideoInput>(
-  messages: ReadonlyArray<ChatMessage<I, V>>,
+export function splitMessages<I, V = VideoInput, A = AudioInput>(
+  messages: ReadonlyArray<ChatMessage<I, V, A>>,
   requireImages = true,
-): { templateMessages: TemplateMessage[]; images: I[]; videos: V[] } {
+): { templateMessages: TemplateMessage[]; images: I[]; videos: V[]; audios: A[] } {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new InvalidMessageError('messages must be a non-empty array of {role, content}.');
   }
   const images: I[] = [];
   const videos: V[] = [];
+  const audios: A[] = [];
   const templateMessages = messages.map((m, i): TemplateMessage => {
     if (!m || !(ROLES as readonly string[]).includes(m.role)) {
       throw new InvalidMessageError(`messages[${i}].role is ${JSON.stringify(m?.role)}; use one of ${ROLES.join(', ')}.`);
@@ -87,11 +100,18 @@ export function splitMessages<I, V = VideoInput>(
           videos.push(p.video);
           return { type: 'video' as const };
         }
+        if (p?.type === 'audio') {
+          if (requireImages && (p.audio === undefined || p.audio === null)) {
+            throw new InvalidMessageError(`messages[${i}].content[${j}] is an audio part without audio.`);
+          }
+          audios.push(p.audio);
+          return { type: 'audio' as const };
+        }
         throw new InvalidMessageError(
-          `messages[${i}].content[${j}].type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image' or 'video'.`,
+          `messages[${i}].content[${j}].type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image', 'video' or 'audio'.`,
         );
       }),
     };
   });
-  return { templateMessages, images, videos };
+  return { templateMessages, images, videos, audios };
 }

@@ -6,7 +6,7 @@
 //   - prepare(messages): decode and process the images too, then plan (images only: videos go through the
 //     engine's encoder, which demuxes and samples them).
 
-import { ImageDecodeError, InvalidMessageError, VideoNotSupportedError } from '../errors';
+import { AudioNotSupportedError, ImageDecodeError, InvalidMessageError, VideoNotSupportedError } from '../errors';
 import { ChatTemplate, loadChatTemplateSource } from './chat-template';
 import { StreamingDetokenizer } from './detokenizer';
 import type { ModelFiles } from './files';
@@ -72,7 +72,8 @@ export class Idefics3Processor {
     options?: PlanOptions,
     videos: readonly VideoLayout[] = [],
   ): PromptPlan {
-    const { templateMessages, videos: videoParts } = splitMessages(messages, false);
+    const { templateMessages, videos: videoParts, audios } = splitMessages(messages, false);
+    if (audios.length > 0) throw new AudioNotSupportedError(this.where);
     let template = this.chatTemplate;
     if (videoParts.length > 0) {
       if (!this.videoChatTemplate) throw new VideoNotSupportedError(this.where);

@@ -71,12 +71,25 @@ export interface VideoPlaceholder {
   length: number;
 }
 
+/** An audio part's `[AUDIO]` tokens: one contiguous run, one sub-run per 30-second chunk (voxtral-prompt.ts). */
+export interface AudioPlaceholder {
+  modality: 'audio';
+  /** Index of the audio part among all audio parts (0-based, message order). */
+  audioIndex: number;
+  /** Chunk c's run, in chunk order: tokensPerChunk tokens each. */
+  chunkRuns: PlaceholderRun[];
+  offset: number;
+  length: number;
+}
+
 export interface PromptPlan {
   tokenIds: Uint32Array;
   /** One per image part, in message order. */
   placeholders: ImagePlaceholder[];
   /** One per video part, in message order (empty without videos). */
   videos: VideoPlaceholder[];
+  /** One per audio part, in message order (empty without audio). */
+  audios: AudioPlaceholder[];
 }
 
 /** HF `get_image_prompt_string`: the text an image's `<image>` marker expands to. */
@@ -187,7 +200,7 @@ export function buildPromptPlan(
   if (numImageTokens !== numPlaceholderTokens) {
     throw new InternalError(`prompt has ${numImageTokens} image tokens but image and video parts account for ${numPlaceholderTokens}`);
   }
-  return { tokenIds: Uint32Array.from(ids), placeholders, videos: videoPlaceholders };
+  return { tokenIds: Uint32Array.from(ids), placeholders, videos: videoPlaceholders, audios: [] };
 }
 
 /** The video parts' `<image>` runs: every run not an image part's, in order, one per frame with tokens. */

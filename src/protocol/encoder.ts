@@ -9,6 +9,9 @@
 //   prepareVideo(clip|frames)  ─────────►  clip key; unless known: demux, sample, decode the sampled frames,
 //                                          resize each to a tile, key it by its pixels (kept like images)
 //                              ◄─────────  { clipKey, meta, frames: [{ key, layout, timestamp, thumbnail }] }
+//   prepareAudio(file|pcm)     ─────────►  decode streamed to mono at the extractor's rate, cut into 30 s
+//                                          chunks, each keyed by its PCM, its log-mel kept (like pixels)
+//                              ◄─────────  { meta, chunks: [{ key, numTokens, start }] }
 
 import type { AdapterReport } from '../gpu/adapter-info';
 import type { ComputePrecision, DtypeOption } from '../model/weights/dtype';
@@ -51,7 +54,12 @@ export type WeightCacheRef = { kind: 'dir'; dir: string } | { kind: 'cache-api' 
 export interface EncoderWorkerInfo {
   /** Digest of everything the embeddings depend on (model, dtype, encoder config). */
   identity: string;
+  /** The encoder this checkpoint has: a vision tower (images, video frames) or an audio encoder (30 s chunks). */
+  modality: 'vision' | 'audio';
+  /** Image tokens per tile (0 for an audio encoder). */
   imageSeqLen: number;
+  /** LM tokens per 30-second audio chunk (0 for a vision tower). */
+  audioTokensPerChunk: number;
   hiddenSize: number;
   adapter: AdapterReport;
 }
@@ -63,8 +71,9 @@ export interface PrepareOptions {
 
 export interface PreparedMedia {
   key: string;
-  layout: ImageLayout;
-  /** Embeddings the encoder will return: layout.numTiles * imageSeqLen rows. */
+  /** An image's or video frame's tiles; absent for an audio chunk. */
+  layout?: ImageLayout;
+  /** Embeddings the encoder will return: layout.numTiles * imageSeqLen rows, or an audio chunk's tokens. */
   numTokens: number;
 }
 
@@ -137,6 +146,55 @@ export interface PreparedVideo {
   decodeMs: number;
 }
 
+/**
+ * Audio as the encoder takes it: an encoded file's bytes or Blob/File (WAV, MP3, Ogg/Opus, FLAC, AAC/M4A,
+ * WebM, or a video file's first audio track), or PCM already decoded, at its own rate (all cloneable).
+ */
+export type AudioSource = Uint8Array | Blob | AudioPcm;
+
+export interface AudioPcm {
+  /** Mono samples, or channels interleaved when `channels` > 1; in [-1, 1]. */
+  pcm: Float32Array;
+  sampleRate: number;
+  channels?: number;
+}
+
+export interface PrepareAudioOptions {
+  /** Most 30-second chunks the request can hold: decoding stops with AudioTooLongError past them. */
+  maxChunks: number;
+  /** The context window behind maxChunks (named in AudioTooLongError). */
+  contextWindow: number;
+}
+
+/** How an audio part was read. */
+export interface AudioMetaInfo {
+  /** Seconds of audio (before the last chunk is padded to 30 s). */
+  duration: number;
+  /** The source's own sampling rate and channels (averaged to mono, then resampled to the extractor's rate). */
+  sampleRate: number;
+  channels: number;
+  /** 'wav', 'pcm' (given as samples), or the container / codec ffmpeg or WebCodecs reported. */
+  format: string;
+  /** 'wav', 'ffmpeg', 'webcodecs' or 'pcm'. */
+  decoder: string;
+}
+
+/** One 30-second chunk: its own media item, keyed by its resampled PCM and the encoder. */
+export interface PreparedAudioChunk {
+  media: PreparedMedia;
+  /** Chunk index in the clip, and where it starts (seconds). */
+  index: number;
+  start: number;
+}
+
+export interface PreparedAudio {
+  meta: AudioMetaInfo;
+  chunks: PreparedAudioChunk[];
+  /** Time decoding (and resampling) took, and the log-mel features. */
+  decodeMs: number;
+  featuresMs: number;
+}
+
 export interface EncoderWorkerStats {
   encodes: number;
   batches: number;
@@ -164,4 +222,6 @@ export interface EncoderWorkerApi {
   stats(): Promise<EncoderWorkerStats>;
   /** Sample, decode and prepare a video's frames (each then encodes like an image, by its key). */
   prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo>;
+  /** Decode an audio part and prepare its 30-second chunks (each then encodes by its key). */
+  prepareAudio(source: AudioSource, options: PrepareAudioOptions): Promise<PreparedAudio>;
 }

@@ -14,6 +14,7 @@ import { testEngine } from '../helpers/engine';
 import { goldenManifest } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
+import type { Idefics3Processor } from '../../src/processor/processor';
 
 const gpu = useGpu();
 const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
@@ -132,7 +133,7 @@ describe('bad input: a named error for that request, and the engine stays usable
 
   it('embeddings that do not match the placeholders are refused with both numbers', async () => {
     const plan = (
-      await engine.processor.prepare([
+      await (engine.processor as Idefics3Processor).prepare([
         {
           role: 'user',
           content: [

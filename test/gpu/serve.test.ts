@@ -15,6 +15,7 @@ import { testEngine } from '../helpers/engine';
 import { mixedWorkload, specRequest, type MixedSpec } from '../helpers/mixed-workload';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
+import type { Idefics3Processor } from '../../src/processor/processor';
 
 // Dozens of requests on a CPU-emulated GPU: minutes, not the default two (more on a loaded machine).
 vi.setConfig({ testTimeout: 900_000, hookTimeout: 300_000 });
@@ -152,7 +153,7 @@ describe('continuous batching', () => {
     const after = engine.stats();
     // Every image row of turn 2 sits in the cached prefix: none was prefilled again, nothing encoded.
     const plan = (
-      await engine.processor.prepare([
+      await (engine.processor as Idefics3Processor).prepare([
         {
           role: 'user',
           content: [

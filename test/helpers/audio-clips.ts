@@ -15,3 +15,32 @@ export function testClip(seconds: number, sampleRate: number): Float32Array {
   }
   return x;
 }
+
+/** A mono WAV file of `pcm`: 32-bit float (format 3, the samples exactly) or 16-bit PCM. */
+export function wavBytes(pcm: Float32Array, sampleRate: number, format: 'f32' | 's16' = 'f32'): Uint8Array {
+  const bytesPerSample = format === 'f32' ? 4 : 2;
+  const dataBytes = pcm.length * bytesPerSample;
+  const out = new Uint8Array(44 + dataBytes);
+  const view = new DataView(out.buffer);
+  const ascii = (o: number, s: string) => {
+    for (let i = 0; i < s.length; i++) out[o + i] = s.charCodeAt(i);
+  };
+  ascii(0, 'RIFF');
+  view.setUint32(4, 36 + dataBytes, true);
+  ascii(8, 'WAVE');
+  ascii(12, 'fmt ');
+  view.setUint32(16, 16, true);
+  view.setUint16(20, format === 'f32' ? 3 : 1, true);
+  view.setUint16(22, 1, true);
+  view.setUint32(24, sampleRate, true);
+  view.setUint32(28, sampleRate * bytesPerSample, true);
+  view.setUint16(32, bytesPerSample, true);
+  view.setUint16(34, bytesPerSample * 8, true);
+  ascii(36, 'data');
+  view.setUint32(40, dataBytes, true);
+  for (let i = 0; i < pcm.length; i++) {
+    if (format === 'f32') view.setFloat32(44 + 4 * i, pcm[i], true);
+    else view.setInt16(44 + 2 * i, Math.max(-32768, Math.min(32767, Math.round(pcm[i] * 32768))), true);
+  }
+  return out;
+}

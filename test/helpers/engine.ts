@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startInProcessBackend } from '../../src/encoder/in-process';
+import { nodeAudioDecoder } from '../../src/encoder/audio/decode-node';
 import { nodeVideoBackend } from '../../src/encoder/video/decode-node';
 import { nodeEncoderWorkerSpawner } from '../../src/encoder/spawn-node';
 import { EncoderWorkerPool } from '../../src/encoder/worker-pool';
@@ -68,6 +69,7 @@ export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOpti
                   openModel: () => source,
                   decodeImage: decodeImageNode,
                   videoBackend: nodeVideoBackend,
+                  decodeAudio: nodeAudioDecoder,
                   openWeightStore: openWeightStoreNode,
                 },
                 init,

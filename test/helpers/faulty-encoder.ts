@@ -27,7 +27,7 @@ export function withFaults<T extends EncodeApi>(api: T, faults: EncoderFaults): 
     ...api,
     prepare: async (bytes: Uint8Array, options?: PrepareOptions) => {
       const prepared = await api.prepare(bytes, options);
-      tiles.set(prepared.key, prepared.layout.numTiles);
+      tiles.set(prepared.key, prepared.layout!.numTiles);
       return prepared;
     },
     encode: async (key: string) => {

@@ -3,7 +3,13 @@
 
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ChatTemplateError, InvalidMessageError, ProcessorConfigError, VideoNotSupportedError } from '../../src/errors';
+import {
+  AudioNotSupportedError,
+  ChatTemplateError,
+  InvalidMessageError,
+  ProcessorConfigError,
+  VideoNotSupportedError,
+} from '../../src/errors';
 import { Idefics3Processor, type ChatMessage, type ModelFiles } from '../../src/processor/index';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { decodeImageNode, loadProcessorFromDirectory } from '../../src/processor/node';
@@ -132,7 +138,13 @@ describe('prompt plan: placeholders only from image parts', () => {
   it('rejects bad messages with named errors', () => {
     expect(() => p.planPrompt([], [])).toThrow(InvalidMessageError);
     expect(() => p.planPrompt([{ role: 'robot' as 'user', content: 'hi' }], [])).toThrow(/role is "robot"/);
-    expect(() => p.planPrompt([{ role: 'user', content: [{ type: 'audio' } as never] }], [])).toThrow(/use 'text', 'image' or 'video'/);
+    expect(() => p.planPrompt([{ role: 'user', content: [{ type: 'sound' } as never] }], [])).toThrow(
+      /use 'text', 'image', 'video' or 'audio'/,
+    );
+    // An audio part is known, and refused by an image checkpoint by name.
+    expect(() => p.planPrompt([{ role: 'user', content: [{ type: 'audio', audio: new Uint8Array(1) }] }], [])).toThrow(
+      AudioNotSupportedError,
+    );
     // SmolVLM (v1) has no video settings: a video part is refused by name.
     expect(() => p.planPrompt([{ role: 'user', content: [{ type: 'video', video: new Uint8Array(1) }] }], [])).toThrow(
       VideoNotSupportedError,

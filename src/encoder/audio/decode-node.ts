@@ -25,6 +25,30 @@ export interface AudioDecodeOptions {
   signal?: AbortSignal;
   /** Names the input in errors (default 'the audio'). */
   where?: string;
+  /** Told the source's own rate and channels once they are known (before the first block). */
+  onInfo?: (info: AudioStreamInfo) => void;
+}
+
+/** What a decoder learns about its source. */
+export interface AudioStreamInfo {
+  sampleRate: number;
+  channels: number;
+  /** 'wav', or the container found in the bytes ('mp3', 'ogg', 'flac', 'mp4', 'webm', ...). */
+  format: string;
+  decoder: 'wav' | 'ffmpeg' | 'webcodecs';
+}
+
+/** The container of audio bytes from their first bytes (for reports; ffmpeg probes on its own). */
+export function sniffAudioFormat(bytes: Uint8Array): string {
+  const ascii = (o: number, n: number) => String.fromCharCode(...bytes.subarray(o, o + n));
+  if (isWav(bytes)) return 'wav';
+  if (ascii(0, 4) === 'OggS') return 'ogg';
+  if (ascii(0, 4) === 'fLaC') return 'flac';
+  if (ascii(4, 4) === 'ftyp') return 'mp4';
+  if (bytes[0] === 0x1a && bytes[1] === 0x45 && bytes[2] === 0xdf && bytes[3] === 0xa3) return 'webm';
+  if (ascii(0, 3) === 'ID3' || (bytes[0] === 0xff && (bytes[1] & 0xe0) === 0xe0))
+    return bytes[1] === 0xf1 || bytes[1] === 0xf9 ? 'aac' : 'mp3';
+  return 'unknown';
 }
 
 /** The audio in `bytes` as mono float32 blocks at `targetRate` Hz. */
@@ -37,6 +61,7 @@ export async function* decodeAudioNode(
   if (bytes.length === 0) throw new AudioDecodeError(`${where} is empty (0 bytes)`);
   if (isWav(bytes)) {
     const info = readWavInfo(bytes, where);
+    options.onInfo?.({ sampleRate: info.sampleRate, channels: info.numChannels, format: 'wav', decoder: 'wav' });
     const resampler = new StreamingResampler(info.sampleRate, targetRate);
     for (const block of wavMonoBlocks(bytes, info)) {
       options.signal?.throwIfAborted();
@@ -45,7 +70,9 @@ export async function* decodeAudioNode(
     yield resampler.flush();
     return;
   }
-  yield* decodeWithFfmpeg(bytes, targetRate, options.ffmpegPath ?? 'ffmpeg', where, options.signal);
+  yield* decodeWithFfmpeg(bytes, targetRate, options.ffmpegPath ?? 'ffmpeg', where, options.signal, (rate, channels) =>
+    options.onInfo?.({ sampleRate: rate, channels, format: sniffAudioFormat(bytes), decoder: 'ffmpeg' }),
+  );
 }
 
 async function* decodeWithFfmpeg(
@@ -54,6 +81,7 @@ async function* decodeWithFfmpeg(
   ffmpeg: string,
   where: string,
   signal: AbortSignal | undefined,
+  onInfo: (sampleRate: number, channels: number) => void,
 ): AsyncGenerator<Float32Array> {
   signal?.throwIfAborted();
   const dir = await mkdtemp(join(tmpdir(), 'tessera-audio-'));
@@ -79,6 +107,7 @@ async function* decodeWithFfmpeg(
           if (!header) continue;
           resampler = new StreamingResampler(header.sampleRate, targetRate);
           channels = header.numChannels;
+          onInfo(header.sampleRate, channels);
           data = head.subarray(header.dataOffset);
         }
         const all = concat(carry, data);
@@ -124,4 +153,10 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   out.set(a);
   out.set(b, a.length);
   return out;
+}
+
+/** decodeAudioNode as an encoder's audio decoder (EncoderCoreDeps.decodeAudio), with the engine's ffmpeg. */
+export function nodeAudioDecoder(ffmpegPath: string | undefined) {
+  return (bytes: Uint8Array, targetRate: number, options: Omit<AudioDecodeOptions, 'ffmpegPath'>) =>
+    decodeAudioNode(bytes, targetRate, { ...options, ffmpegPath });
 }

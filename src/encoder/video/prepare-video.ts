@@ -134,7 +134,7 @@ async function prepareTracked(ctx: VideoPrepareContext, source: VideoSource, opt
       const raw = f.image instanceof Uint8Array ? await ctx.decodeImage(f.image) : f.image;
       frames.push(await frameOf(ctx, raw, i, timestamps[i]!, options.thumbnailEdge));
     }
-    const { width, height } = frames[0]!.media.layout.source;
+    const { width, height } = frames[0]!.media.layout!.source;
     return {
       known: false,
       meta: { numFrames: frames.length, fps: 0, duration, width, height, codec: 'frames', container: 'frames', decoder: 'frames' },

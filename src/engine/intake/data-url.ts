@@ -7,7 +7,8 @@ import { InvalidMessageError } from '../../errors';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function base64Bytes(payload: string, where: string): Uint8Array {
+/** Base64 (whitespace allowed, padding optional) to bytes; `where` names the field in errors. */
+export function base64Bytes(payload: string, where: string): Uint8Array {
   const clean = payload.replace(/[\t\n\f\r ]/g, ''); // forgiving-base64 drops ASCII whitespace
   if (!BASE64.test(clean) || clean.length % 4 === 1) {
     throw new InvalidMessageError(`${where} is a base64 data: URL whose payload is not valid base64; encode the bytes with base64.`);
@@ -38,12 +39,12 @@ function percentBytes(payload: string, where: string): Uint8Array {
 }
 
 /** The bytes of a data: URL, at most `maxBytes` of them. `where` names the message part for errors. */
-export function dataUrlBytes(url: string, maxBytes: number, where: string, media: 'image' | 'video' = 'image'): Uint8Array {
-  const option = media === 'image' ? 'media.maxImageBytes' : 'media.maxVideoBytes';
+export function dataUrlBytes(url: string, maxBytes: number, where: string, media: 'image' | 'video' | 'audio' = 'image'): Uint8Array {
+  const option = { image: 'media.maxImageBytes', video: 'media.maxVideoBytes', audio: 'media.maxAudioBytes' }[media];
   const comma = url.indexOf(',');
   if (!/^data:/i.test(url) || comma < 0) {
     throw new InvalidMessageError(
-      `${where} is a data: URL without a ',' before its payload; use data:${media === 'image' ? 'image/png' : 'video/mp4'};base64,<bytes>.`,
+      `${where} is a data: URL without a ',' before its payload; use data:${{ image: 'image/png', video: 'video/mp4', audio: 'audio/wav' }[media]};base64,<bytes>.`,
     );
   }
   const meta = url.slice(5, comma);

@@ -20,7 +20,7 @@ import { ipKind, isLocalHostName, isPrivateAddress } from './private-network';
 const MAX_REDIRECTS = 5;
 const SCHEMES = new Set(['http:', 'https:', 'blob:']);
 
-async function checkHost(url: URL, shown: string, policy: MediaPolicy, media: 'image' | 'video'): Promise<void> {
+async function checkHost(url: URL, shown: string, policy: MediaPolicy, media: 'image' | 'video' | 'audio'): Promise<void> {
   if (url.protocol === 'blob:') return; // an object the page itself made, not a network host
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isLocalHostName(host)) throw new PrivateNetworkRefusedError(shown, host);
@@ -41,7 +41,7 @@ async function checkHost(url: URL, shown: string, policy: MediaPolicy, media: 'i
 
 /** What is fetched, and its byte cap with the option that sets it (named in errors). */
 export interface MediaFetchLimit {
-  media: 'image' | 'video';
+  media: 'image' | 'video' | 'audio';
   maxBytes: number;
   option: string;
 }
@@ -52,6 +52,10 @@ export function imageFetchLimit(policy: MediaPolicy): MediaFetchLimit {
 
 export function videoFetchLimit(policy: MediaPolicy): MediaFetchLimit {
   return { media: 'video', maxBytes: policy.maxVideoBytes, option: 'media.maxVideoBytes' };
+}
+
+export function audioFetchLimit(policy: MediaPolicy): MediaFetchLimit {
+  return { media: 'audio', maxBytes: policy.maxAudioBytes, option: 'media.maxAudioBytes' };
 }
 
 /** The body, at most `limit.maxBytes` of it; reading stops (and the download is cancelled) past the cap. */

@@ -79,7 +79,7 @@ export async function videoMedia(
   const out: RequestMedia[] = [];
   for (const [videoIndex, v] of videos.entries()) {
     const ph = plan.videos[videoIndex]!;
-    const tileSize = v.clip.frames[0]!.media.layout.tileSize;
+    const tileSize = v.clip.frames[0]!.media.layout!.tileSize;
     if (pruneRate > 0) {
       const runs = ph.frameRuns.filter((r): r is PlaceholderRun => r !== undefined);
       const prepared = await media.compositeOf(

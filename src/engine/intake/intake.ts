@@ -7,29 +7,27 @@
 //   images ──prepare──────► keys + layouts ──┐
 //   videos ──prepareVideo─► frames + times ──┴─plan──► token ids, placeholder runs ──lookup──► ready | pending
 
-import { ContextLengthError, VideoNotSupportedError } from '../../errors';
+import { AudioNotSupportedError, ContextLengthError, VideoNotSupportedError } from '../../errors';
 import type { MediaEncoder } from '../../encoder/media-encoder';
 import type { ChatMessage } from '../../processor/messages';
 import type { Idefics3Processor } from '../../processor/processor';
+import { VoxtralProcessor } from '../../processor/voxtral-processor';
+import type { VoxtralPromptOptions } from '../../processor/voxtral-prompt';
 import type { PreparedMedia } from '../../protocol/encoder';
-import type { PromptPlan } from '../../processor/prompt';
+import { audioSources, intakeAudio } from './intake-audio';
 import { prepareVideos, videoMedia, videoSources, type RequestVideo, type VideoIntakeOptions } from './intake-video';
+import type { IntakePlan } from './intake-plan';
 import type { RequestMedia } from './request-media';
 
+export type { IntakePlan };
+
 export interface IntakeDeps {
-  processor: Idefics3Processor;
+  processor: Idefics3Processor | VoxtralProcessor;
   media: MediaEncoder;
   /** Tokens (prompt + max_tokens) one request may reach. */
   contextWindow: number;
   /** What sets contextWindow (named in ContextLengthError). */
   contextLimits?: { modelPositions: number; kvCacheTokens: number };
-}
-
-export interface IntakePlan {
-  plan: PromptPlan;
-  /** In prompt order (the scheduler's order). */
-  media: RequestMedia[];
-  videos: RequestVideo[];
 }
 
 /** The image payloads of the messages, in message order. */
@@ -58,7 +56,12 @@ export async function intake(
   maxTokens: number,
   longestEdges?: readonly number[],
   videoOptions: VideoIntakeOptions = { pruneRate: 0, thumbnailEdge: 0 },
+  audioOptions: VoxtralPromptOptions = {},
 ): Promise<IntakePlan> {
+  if (deps.processor instanceof VoxtralProcessor) {
+    return intakeAudio({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, audioOptions);
+  }
+  if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
   const images = imageBytes(messages);
   const sources = videoSources(messages);
   if (sources.length > 0 && !deps.processor.config.video) throw new VideoNotSupportedError(deps.processor.where);
@@ -76,7 +79,7 @@ export async function intake(
     if (failed) throw failed.reason;
     const plan = deps.processor.planPrompt(
       messages,
-      prepared.map((m) => m.layout),
+      prepared.map((m) => m.layout!),
       undefined,
       videos.map((v) => v.layout),
     );
@@ -92,7 +95,7 @@ export async function intake(
       media[i].data = h.data;
       media[i].source = h.source;
     });
-    return { plan, media, videos };
+    return { plan, media, videos, audios: [] };
   } catch (e) {
     for (const p of all) deps.media.forget(p);
     deps.media.release(requestId);

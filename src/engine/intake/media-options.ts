@@ -13,6 +13,11 @@ export interface MediaOptions {
   maxImageBytes?: number;
   /** Largest video in bytes (default 1 GiB): a video_url download stops reading past it; data: URLs are measured first. */
   maxVideoBytes?: number;
+  /**
+   * Largest encoded audio in bytes (default 1 GiB): an audio_url download stops reading past it; data: URLs,
+   * input_audio data and bytes given directly are measured first.
+   */
+  maxAudioBytes?: number;
   /** Time one image_url fetch may take, body included (default 30 000 ms). */
   fetchTimeoutMs?: number;
   /**
@@ -38,13 +43,14 @@ export const DEFAULT_MEDIA_OPTIONS: Required<MediaOptions> = {
   maxImagesPerRequest: 16,
   maxImageBytes: 32 * 2 ** 20,
   maxVideoBytes: 2 ** 30,
+  maxAudioBytes: 2 ** 30,
   fetchTimeoutMs: 30_000,
   blockPrivateNetwork: false,
 };
 
 export function mediaPolicy(options: MediaOptions = {}, net: { fetchImpl?: typeof fetch; resolveHost?: ResolveHost } = {}): MediaPolicy {
   const o = { ...DEFAULT_MEDIA_OPTIONS, ...options };
-  for (const key of ['maxImagesPerRequest', 'maxImageBytes', 'maxVideoBytes', 'fetchTimeoutMs'] as const) {
+  for (const key of ['maxImagesPerRequest', 'maxImageBytes', 'maxVideoBytes', 'maxAudioBytes', 'fetchTimeoutMs'] as const) {
     if (!Number.isSafeInteger(o[key]) || o[key] < 1)
       throw new InvalidRequestError(`media.${key}`, o[key], 'it must be a positive integer.');
   }

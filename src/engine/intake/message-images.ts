@@ -10,6 +10,7 @@ import type { ChatMessage, ContentPart } from '../../processor/messages';
 import { dataUrlBytes } from './data-url';
 import { fetchMedia } from './fetch-media';
 import type { MediaPolicy } from './media-options';
+import { audioSourceOf, audioUrlBytes, inputAudioBytes } from './message-audio';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
 import type { ChatCompletionMessage } from '../types';
 
@@ -74,13 +75,19 @@ export async function toProcessorMessages(
         parts.push({ type: 'image', image: await givenBytes(p.image, where, policy) });
       } else if (p?.type === 'video') {
         parts.push({ type: 'video', video: await videoSourceOf(p.video, where, policy.maxVideoBytes) });
+      } else if (p?.type === 'audio') {
+        parts.push({ type: 'audio', audio: audioSourceOf(p.audio, where, policy) });
+      } else if (p?.type === 'input_audio') {
+        parts.push({ type: 'audio', audio: inputAudioBytes(p, where, policy) });
+      } else if (p?.type === 'audio_url') {
+        parts.push({ type: 'audio', audio: await audioUrlBytes(p, where, policy, signal) });
       } else if (p?.type === 'video_url') {
         const url = p.video_url?.url;
         if (typeof url !== 'string') throw new InvalidMessageError(`${where}.video_url.url must be a string, found ${describe(url)}.`);
         parts.push({ type: 'video', video: await fetchVideoUrl(url, `${where}.video_url.url`, policy, signal) });
       } else {
         throw new InvalidMessageError(
-          `${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url' or 'video'`,
+          `${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url', 'video', 'input_audio', 'audio_url' or 'audio'`,
         );
       }
     }

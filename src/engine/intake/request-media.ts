@@ -19,4 +19,6 @@ export interface RequestMedia {
   source?: MediaInfo['source'];
   /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
   video?: { videoIndex: number; frame?: number };
+  /** Set for an audio chunk: which audio part, and which 30-second chunk of it. */
+  audio?: { audioIndex: number; chunk: number };
 }

@@ -78,6 +78,17 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
     optional(t, 'encodeTimeoutMs', (v) => isFiniteNumber(v) && v > 0, 'it must be a positive number of milliseconds.', 'tessera.');
     optional(t, 'allowReducedResolution', (v) => typeof v === 'boolean', 'it must be true or false.', 'tessera.');
     optional(t, 'textOnlyFallback', (v) => typeof v === 'boolean', 'it must be true or false.', 'tessera.');
+    optional(
+      t,
+      'transcription',
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        Object.keys(v).every((k) => k === 'language') &&
+        ((v as { language?: unknown }).language === undefined || typeof (v as { language?: unknown }).language === 'string'),
+      "it must be { language?: 'en' } (a two-letter ISO 639-1 code, or none).",
+      'tessera.',
+    );
   }
   const numImages = countImages(req.messages);
   if (numImages > policy.maxImagesPerRequest) throw new TooManyImagesError(numImages, policy.maxImagesPerRequest);

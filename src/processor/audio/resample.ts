@@ -7,7 +7,8 @@
 // with s = rolloff · min(1, to / from) (the cut-off as a fraction of the input rate's Nyquist, below the
 // output's when downsampling, so nothing aliases), halfWidth = ZERO_CROSSINGS / s input samples, and the
 // input taken as zero before its first sample and after its last. Rates are reduced by their gcd: the
-// table holds one row of taps per output phase (to / gcd rows).
+// table holds one row of taps per output phase (to / gcd rows). Equal rates pass the samples through
+// untouched (as librosa and soxr do): no filter, so a chunk's samples do not depend on its neighbours'.
 
 const ZERO_CROSSINGS = 32;
 const ROLLOFF = 0.945;
@@ -77,6 +78,7 @@ export class StreamingResampler {
 
   /** Outputs for `block` (the next input samples), as far as the inputs seen so far determine them. */
   push(block: Float32Array): Float32Array {
+    if (this.fromRate === this.toRate) return block.slice();
     const kept = this.buffer;
     const merged = new Float32Array(kept.length + block.length);
     merged.set(kept);
@@ -88,6 +90,7 @@ export class StreamingResampler {
 
   /** The remaining outputs, the input taken as zero past its end: ceil(inputs · to / from) in all. */
   flush(): Float32Array {
+    if (this.fromRate === this.toRate) return new Float32Array(0);
     return this.emit(true);
   }
 
