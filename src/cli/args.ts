@@ -9,16 +9,22 @@ import { chooseComputePrecisionOption, parseDtypeText, type ComputePrecision, ty
 export const USAGE = `usage: tessera <command> [options]
 
 commands
-  run        answer a prompt about an image or a video, streaming the answer
+  run        answer a prompt about an image, a video or audio (or transcribe audio), streaming the answer
   profile    GPU time per kernel kind for one vision tile, one prefill chunk and one decode step
   doctor     report the WebGPU adapter and run every kernel against its CPU reference
 
 run options
-  --model <dir|url>            a Hugging Face SmolVLM / Idefics3 checkpoint folder or resolve/main/ URL
+  --model <dir|url>            a Hugging Face checkpoint folder or resolve/main/ URL: SmolVLM / Idefics3
+                               (images, video) or Voxtral (audio)
   --image <file>               an image (PNG, JPEG, WebP, ...); omit for a text-only prompt
   --video <file>               a video (MP4, WebM, MKV, MOV: decoded by ffmpeg; animated GIF/WebP), for
                                SmolVLM2 checkpoints; frames are sampled as the checkpoint's video_sampling says
   --video-pruning Q            drop this share 0 <= Q < 1 of the video's frame tokens (EVS; default 0)
+  --audio <file>               audio (WAV; MP3, Ogg/Opus, FLAC, AAC/M4A, WebM or a video's sound through
+                               ffmpeg), for Voxtral checkpoints
+  --transcribe                 transcribe --audio instead of answering a prompt (no --prompt)
+  --language xx                the spoken language for --transcribe, an ISO 639-1 code (default: the
+                               model tells)
   --prompt "..."               the question
   --max-tokens N               most tokens to generate, N >= 1 (default 64)
   --temperature T              sample at temperature T >= 0 (default 0: greedy)
@@ -64,6 +70,11 @@ export interface RunArgs {
   video?: string;
   /** EVS pruning rate for the video (tessera.videoPruning). */
   videoPruning?: number;
+  audio?: string;
+  /** Transcribe `audio` (engine.audio.transcriptions) instead of answering `prompt`. */
+  transcribe: boolean;
+  language?: string;
+  /** Empty for a transcription. */
   prompt: string;
   maxTokens: number;
   temperature?: number;
@@ -121,6 +132,9 @@ const OPTIONS = {
   image: { type: 'string' },
   video: { type: 'string' },
   'video-pruning': { type: 'string' },
+  audio: { type: 'string' },
+  transcribe: { type: 'boolean' },
+  language: { type: 'string' },
   prompt: { type: 'string' },
   'max-tokens': { type: 'string' },
   temperature: { type: 'string' },
@@ -143,6 +157,9 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   image: ['run', 'profile'],
   video: ['run'],
   'video-pruning': ['run'],
+  audio: ['run'],
+  transcribe: ['run'],
+  language: ['run'],
   prompt: ['run', 'profile'],
   'max-tokens': ['run'],
   temperature: ['run'],
@@ -248,19 +265,34 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   });
   if (command === 'run') {
     if (!values.model) throw new UsageError('run needs --model <dir|url>');
-    if (!values.prompt) throw new UsageError('run needs --prompt "..."');
+    const transcribe = values.transcribe === true;
+    if (transcribe) {
+      if (!values.audio) throw new UsageError('--transcribe needs --audio <file>');
+      if (values.prompt !== undefined || values.image || values.video)
+        throw new UsageError('--transcribe takes --audio only (no --prompt, --image or --video)');
+    } else if (!values.prompt) {
+      throw new UsageError('run needs --prompt "..." (or --transcribe with --audio)');
+    }
+    if (values.language !== undefined && !transcribe) throw new UsageError('--language goes with --transcribe');
+    if (values.language !== undefined && !/^[a-z]{2}$/.test(values.language)) {
+      throw new UsageError(`--language must be a two-letter ISO 639-1 code such as 'en', got '${values.language}'`);
+    }
     return {
       command,
       model: values.model,
       image: values.image,
       video: values.video,
+      audio: values.audio,
+      transcribe,
+      language: values.language,
       videoPruning: numberOption('video-pruning', values['video-pruning'], {
         min: 0,
         max: 0.999999,
         reads: 'a number from 0 up to (not including) 1',
       }),
-      prompt: values.prompt,
-      maxTokens: numberOption('max-tokens', values['max-tokens'], { integer: true, min: 1, reads: 'an integer >= 1' }) ?? 64,
+      prompt: values.prompt ?? '',
+      maxTokens:
+        numberOption('max-tokens', values['max-tokens'], { integer: true, min: 1, reads: 'an integer >= 1' }) ?? (transcribe ? 512 : 64),
       temperature: numberOption('temperature', values.temperature, { min: 0, reads: 'a number >= 0' }),
       topP: numberOption('top-p', values['top-p'], { min: 0, above: true, max: 1, reads: 'a number above 0 and at most 1' }),
       topK: numberOption('top-k', values['top-k'], { integer: true, min: 0, reads: 'an integer >= 0' }),

@@ -1,9 +1,10 @@
-// `tessera run`: answer a prompt about an image or a video, streaming the answer to stdout.
+// `tessera run`: answer a prompt about an image, a video or audio, or transcribe audio, streaming the
+// answer to stdout.
 
 import { openAsBlob } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createEngine } from '../engine/create-node';
-import type { ChatCompletionRequest, ChatContentPart, EngineProgress } from '../engine/types';
+import type { AudioInfo, ChatCompletionRequest, ChatContentPart, EngineProgress, TesseraInfo } from '../engine/types';
 import { describeDtype, modelParts } from '../model/weights/dtype';
 import type { RunArgs } from './args';
 
@@ -37,7 +38,8 @@ export async function run(o: RunOptions): Promise<number> {
     await stat(o.video);
     content.push({ type: 'video', video: await openAsBlob(o.video) });
   }
-  content.push({ type: 'text', text: o.prompt });
+  if (o.audio) content.push({ type: 'audio', audio: await readFile(o.audio) });
+  if (!o.transcribe) content.push({ type: 'text', text: o.prompt });
   if (!o.json) o.err(`loading ${o.model}\n`);
   const engine = await createEngine({
     model: o.model,
@@ -58,6 +60,7 @@ export async function run(o: RunOptions): Promise<number> {
       ...(o.videoPruning ? { tessera: { videoPruning: o.videoPruning } } : {}),
     };
     const loadMs = performance.now() - t0;
+    if (o.transcribe) return await transcribe(engine, content, o, loadMs);
     if (o.json) {
       const r = await engine.chat.completions.create({ ...req, stream: false });
       o.out(
@@ -72,6 +75,7 @@ export async function run(o: RunOptions): Promise<number> {
           timings: { loadMs, ...r.tessera.timings },
           media: r.tessera.media,
           videos: r.tessera.videos,
+          audios: r.tessera.audios,
           encoder: engine.stats().encoder.mode,
           weights: {
             dtype: describeDtype(engine.model.weights.dtype, modelParts(engine.model.config)),
@@ -89,6 +93,7 @@ export async function run(o: RunOptions): Promise<number> {
       if (chunk.tessera) {
         const t = chunk.tessera.timings;
         o.out('\n');
+        for (const a of chunk.tessera.audios) o.err(audioLine(a));
         for (const v of chunk.tessera.videos) {
           o.err(
             `\nvideo: ${v.frames.length} of ${v.numFrames} frames (${v.duration.toFixed(1)} s, ${v.codec}, ${v.decoder}) at ` +
@@ -107,4 +112,57 @@ export async function run(o: RunOptions): Promise<number> {
   } finally {
     engine.destroy();
   }
+}
+
+function audioLine(a: AudioInfo): string {
+  const cached = a.chunks.filter((c) => c.source !== 'encoded').length;
+  return (
+    `\naudio: ${a.duration.toFixed(1)} s (${a.format}, ${a.sampleRate} Hz, ${a.channels} ch, ${a.decoder}); ` +
+    `${a.chunks.length} chunk(s) of 30 s${cached ? `, ${cached} from the cache` : ''}; ${a.tokens} audio tokens\n`
+  );
+}
+
+function summaryLine(info: TesseraInfo, finish: string): string {
+  const t = info.timings;
+  return (
+    `\n[${finish}] ${info.tokenIds.length} tokens; prompt ${info.promptTokens} tokens; process ${t.processMs.toFixed(0)} ms, ` +
+    `encode ${t.encodeMs.toFixed(0)} ms, prefill ${t.prefillMs.toFixed(0)} ms, TTFT ${t.ttftMs.toFixed(0)} ms, ` +
+    `decode ${t.decodeTokensPerSecond.toFixed(1)} tokens/s\n`
+  );
+}
+
+/** `--transcribe`: engine.audio.transcriptions over the one audio part. */
+async function transcribe(
+  engine: Awaited<ReturnType<typeof createEngine>>,
+  content: ChatContentPart[],
+  o: RunOptions,
+  loadMs: number,
+): Promise<number> {
+  const file = (content.find((p) => p.type === 'audio') as Extract<ChatContentPart, { type: 'audio' }>).audio;
+  const req = { file, language: o.language, max_tokens: o.maxTokens, temperature: o.temperature, seed: o.seed };
+  if (o.json) {
+    const r = await engine.audio.transcriptions.create({ ...req, stream: false });
+    o.out(
+      `${JSON.stringify({
+        model: engine.modelId,
+        text: r.text,
+        token_ids: r.tessera.tokenIds,
+        usage: r.usage,
+        timings: { loadMs, ...r.tessera.timings },
+        audios: r.tessera.audios,
+        encoder: engine.stats().encoder.mode,
+      })}\n`,
+    );
+    return 0;
+  }
+  o.err(`loaded in ${(loadMs / 1000).toFixed(1)} s; transcribing\n\n`);
+  for await (const e of await engine.audio.transcriptions.create({ ...req, stream: true })) {
+    if (e.type === 'transcript.text.delta') o.out(e.delta);
+    else {
+      o.out('\n');
+      for (const a of e.tessera.audios) o.err(audioLine(a));
+      o.err(summaryLine(e.tessera, e.tessera.tokenIds.length >= o.maxTokens ? 'length' : 'stop'));
+    }
+  }
+  return 0;
 }

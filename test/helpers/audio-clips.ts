@@ -17,7 +17,7 @@ export function testClip(seconds: number, sampleRate: number): Float32Array {
 }
 
 /** A mono WAV file of `pcm`: 32-bit float (format 3, the samples exactly) or 16-bit PCM. */
-export function wavBytes(pcm: Float32Array, sampleRate: number, format: 'f32' | 's16' = 'f32'): Uint8Array {
+export function wavBytes(pcm: Float32Array, sampleRate: number, format: 'f32' | 's16' = 'f32'): Uint8Array<ArrayBuffer> {
   const bytesPerSample = format === 'f32' ? 4 : 2;
   const dataBytes = pcm.length * bytesPerSample;
   const out = new Uint8Array(44 + dataBytes);

@@ -45,6 +45,9 @@ describe('tessera arguments', () => {
       image: 'a.png',
       video: undefined,
       videoPruning: undefined,
+      audio: undefined,
+      transcribe: false,
+      language: undefined,
       maxTokens: 7,
       temperature: 0.5,
       topP: 0.9,
@@ -65,6 +68,25 @@ describe('tessera arguments', () => {
     expect(parseCliArgs([...RUN, '--video', 'clip.mp4', '--video-pruning', '0.5'])).toMatchObject({ video: 'clip.mp4', videoPruning: 0.5 });
     expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined, variant: undefined });
     expect(parseCliArgs([...RUN, '--variant', 'workgroup'])).toMatchObject({ variant: 'workgroup' });
+  });
+
+  it('audio: --audio with a prompt, or --transcribe (with --language) without one', () => {
+    expect(parseCliArgs([...RUN, '--audio', 'a.wav'])).toMatchObject({ audio: 'a.wav', transcribe: false, prompt: 'p', maxTokens: 64 });
+    expect(parseCliArgs(['run', '--model', 'm', '--audio', 'a.mp3', '--transcribe', '--language', 'fr'])).toMatchObject({
+      audio: 'a.mp3',
+      transcribe: true,
+      language: 'fr',
+      prompt: '',
+      maxTokens: 512,
+    });
+    expect(usageMessage(['run', '--model', 'm', '--transcribe'])).toBe('--transcribe needs --audio <file>');
+    expect(usageMessage([...RUN, '--audio', 'a.wav', '--transcribe'])).toMatch(/--transcribe takes --audio only/);
+    expect(usageMessage(['run', '--model', 'm', '--audio', 'a.wav'])).toMatch(/run needs --prompt "..." \(or --transcribe with --audio\)/);
+    expect(usageMessage([...RUN, '--audio', 'a.wav', '--language', 'en'])).toBe('--language goes with --transcribe');
+    expect(usageMessage(['run', '--model', 'm', '--audio', 'a.wav', '--transcribe', '--language', 'English'])).toMatch(
+      /two-letter ISO 639-1/,
+    );
+    expect(usageMessage(['profile', '--model', 'm', '--image', 'x.png', '--audio', 'a.wav'])).toBe('--audio is a run option');
   });
 
   it('refuses numbers out of range or not numbers, naming the option and the value', () => {
