@@ -1,8 +1,11 @@
 // Attachments of the next message: picked files shown as removable thumbnails, sent as content parts.
-// Each attachment has a `kind`: an image (its bytes, shown as itself) or a video (the File, read lazily by
-// the engine: only the sampled frames are decoded; shown as a named tile, its frames come with the answer).
+// Each attachment has a `kind`: an image (its bytes, shown as itself), a video (the File, read lazily by
+// the engine: only the sampled frames are decoded; shown as a named tile, its frames come with the answer)
+// or audio (a file or a microphone recording, decoded in the encoder worker; shown with its duration and
+// waveform).
 
 import type { ChatContentPart } from '../src/engine/types';
+import { audioPreview, formatDuration } from './audio-capture';
 
 export interface ImageAttachment {
   kind: 'image';
@@ -20,7 +23,19 @@ export interface VideoAttachment {
   file: Blob;
 }
 
-export type Attachment = ImageAttachment | VideoAttachment;
+export interface AudioAttachment {
+  kind: 'audio';
+  name: string;
+  file: Blob;
+  /** From the page's own decode, for the tile (undefined when the page could not decode it). */
+  duration?: number;
+  peaks?: number[];
+}
+
+export type Attachment = ImageAttachment | VideoAttachment | AudioAttachment;
+
+/** What the audio picker accepts: the formats the encoder decodes (and videos, for their sound). */
+export const AUDIO_ACCEPT = 'audio/*,.wav,.mp3,.ogg,.opus,.flac,.m4a,.aac,.webm,.mp4';
 
 /** What the video picker accepts: the containers the engine demuxes (MP4/MOV, WebM/MKV). */
 export const VIDEO_ACCEPT = 'video/mp4,video/webm,video/quicktime,video/x-matroska,.mp4,.m4v,.webm,.mkv,.mov';
@@ -28,7 +43,13 @@ export const VIDEO_ACCEPT = 'video/mp4,video/webm,video/quicktime,video/x-matros
 export function kindOfFile(file: File): Attachment['kind'] | undefined {
   if (file.type.startsWith('image/') || /\.(png|jpe?g|webp|gif|bmp|avif)$/i.test(file.name)) return 'image';
   if (file.type.startsWith('video/') || /\.(mp4|m4v|webm|mkv|mov)$/i.test(file.name)) return 'video';
+  if (file.type.startsWith('audio/') || /\.(wav|mp3|ogg|opus|flac|m4a|aac)$/i.test(file.name)) return 'audio';
   return undefined;
+}
+
+export async function audioAttachment(file: Blob, name: string): Promise<AudioAttachment> {
+  const preview = await audioPreview(file);
+  return { kind: 'audio', name, file, ...(preview ? { duration: preview.duration, peaks: preview.peaks } : {}) };
 }
 
 export function videoAttachment(file: File): VideoAttachment {
@@ -47,6 +68,8 @@ export function contentPart(a: Attachment): ChatContentPart {
       return { type: 'image', image: a.bytes };
     case 'video':
       return { type: 'video', video: a.file };
+    case 'audio':
+      return { type: 'audio', audio: a.file };
   }
 }
 
@@ -76,7 +99,40 @@ export function thumbnail(a: Attachment): HTMLElement {
       tile.textContent = '▶ video';
       return tile;
     }
+    case 'audio': {
+      const tile = document.createElement('span');
+      tile.className = 'audio-tile';
+      tile.setAttribute('role', 'img');
+      const duration = a.duration !== undefined ? formatDuration(a.duration) : undefined;
+      tile.setAttribute('aria-label', `attached audio ${a.name}${duration ? `, ${duration}` : ''}`);
+      tile.title = a.name;
+      if (a.peaks) tile.append(waveform(a.peaks));
+      const label = document.createElement('span');
+      label.className = 'duration';
+      label.textContent = duration ? `♪ ${duration}` : '♪ audio';
+      tile.append(label);
+      return tile;
+    }
   }
+}
+
+/** Peaks as an SVG of bars (a picture of the recording, not the model's input). */
+function waveform(peaks: number[]): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${peaks.length * 2} 20`);
+  svg.setAttribute('class', 'waveform');
+  svg.setAttribute('aria-hidden', 'true');
+  peaks.forEach((p, i) => {
+    const h = Math.max(1, p * 20);
+    const bar = document.createElementNS(ns, 'rect');
+    bar.setAttribute('x', String(i * 2));
+    bar.setAttribute('y', String((20 - h) / 2));
+    bar.setAttribute('width', '1.4');
+    bar.setAttribute('height', String(h));
+    svg.append(bar);
+  });
+  return svg;
 }
 
 /** Object URLs an attachment holds (revoke them when no message shows it any more). */

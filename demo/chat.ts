@@ -7,7 +7,7 @@
 
 import type { Engine } from '../src/engine/engine';
 import type { ChatCompletionChunk, ChatCompletionMessage, TesseraInfo } from '../src/engine/types';
-import { contentPart, release, thumbnail, type Attachment } from './attachments';
+import { contentPart, release, thumbnail, type Attachment, type AudioAttachment } from './attachments';
 import { errorParts, isStop, renderError } from './error-view';
 import { formatMs, formatRate } from './format';
 import { renderVideoFrames, VIDEO_THUMBNAIL_EDGE } from './video-frames-view';
@@ -31,6 +31,8 @@ interface Turn {
   attachments: Attachment[];
   answer: string;
   state: TurnState;
+  /** A transcription: shown in the conversation, left out of its history (it was not a question). */
+  transcription?: boolean;
 }
 
 export interface AskOptions {
@@ -62,7 +64,7 @@ export class Chat {
   private history(): ChatCompletionMessage[] {
     const out: ChatCompletionMessage[] = [];
     for (const t of this.turns) {
-      if (t.state !== 'done' && t.state !== 'stopped') continue;
+      if ((t.state !== 'done' && t.state !== 'stopped') || t.transcription) continue;
       out.push(userMessage(t));
       if (t.answer) out.push({ role: 'assistant', content: t.answer });
     }
@@ -89,13 +91,16 @@ export class Chat {
     const encodesBefore = engine.stats().encoder.encodes;
     const hasImages = messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'));
     const videoNames = attachments.filter((a) => a.kind === 'video').map((a) => a.name);
+    const hasAudio = attachments.some((a) => a.kind === 'audio');
     this.events.onState(
       'running',
       videoNames.length > 0
         ? 'Decoding the video’s sampled frames and encoding them, then prefilling…'
-        : hasImages && encodesBefore === 0
-          ? 'Reading and encoding the image, then prefilling… (the first image encoded in this session also compiles the encoder’s kernels in its worker, once)'
-          : 'Preparing the prompt and prefilling…',
+        : hasAudio
+          ? 'Decoding the audio and encoding its 30-second chunks, then prefilling…'
+          : hasImages && encodesBefore === 0
+            ? 'Reading and encoding the image, then prefilling… (the first image encoded in this session also compiles the encoder’s kernels in its worker, once)'
+            : 'Preparing the prompt and prefilling…',
     );
     let record: RunRecord;
     let ended: [state: 'done' | 'stopped' | 'error', status: string];
@@ -160,6 +165,69 @@ export class Chat {
     }
     window.tesseraRun = record;
     this.events.onState(...ended); // after `running` turned false, so the controls follow
+    return record;
+  }
+
+  /** A transcription of one audio attachment (engine.audio.transcriptions), streamed like an answer. */
+  async transcribe(engine: Engine, audio: AudioAttachment, options: AskOptions, loadedFromCache: boolean): Promise<RunRecord> {
+    const turn: Turn = { text: 'Transcribe this.', attachments: [audio], answer: '', state: 'streaming', transcription: true };
+    this.turns.push(turn);
+    const view = this.renderTurn(turn);
+    const abort = (this.abort = new AbortController());
+    this.events.onState('running', 'Decoding the audio and encoding its 30-second chunks, then prefilling…');
+    let record: RunRecord;
+    let ended: [state: 'done' | 'stopped' | 'error', status: string];
+    try {
+      const events = await engine.audio.transcriptions.create({
+        file: audio.file,
+        stream: true,
+        max_tokens: options.maxTokens,
+        temperature: options.temperature,
+        signal: abort.signal,
+      });
+      let info: TesseraInfo | undefined;
+      for await (const e of events) {
+        if (e.type === 'transcript.text.delta') {
+          turn.answer += e.delta;
+          view.content.textContent = turn.answer;
+          this.events.onState('running', 'Transcribing…');
+          this.events.onStats(undefined, false);
+        } else {
+          info = e.tessera;
+        }
+      }
+      turn.state = 'done';
+      const t = info!.timings;
+      const a = info!.audios[0];
+      view.meta.textContent =
+        `Transcription · ${info!.tokenIds.length} tokens · ${a ? `${a.chunks.length} chunk(s) of 30 s, ${a.chunks.filter((c) => c.source !== 'encoded').length} from the cache · ` : ''}` +
+        `first token after ${formatMs(t.ttftMs)} · ${formatRate(t.decodeTokensPerSecond, 'tok/s')}`;
+      const finishReason = info!.tokenIds.length >= options.maxTokens ? 'length' : 'stop';
+      record = { text: turn.answer, info: info!, finishReason, loadedFromCache };
+      this.events.onStats(info, false);
+      ended = ['done', `Transcribed: ${info!.tokenIds.length} tokens.`];
+    } catch (e) {
+      if (isStop(e)) {
+        turn.state = 'stopped';
+        view.meta.textContent = 'Stopped by you.';
+        record = { stopped: true, text: turn.answer };
+        ended = ['stopped', 'Stopped.'];
+      } else {
+        turn.state = 'error';
+        const p = errorParts(e);
+        view.content.hidden = turn.answer === '';
+        view.meta.replaceChildren(renderError(e));
+        record = { error: `${p.name}: ${p.message}`, name: p.name, code: p.code };
+        ended = ['error', `${p.name}${p.code ? ` (${p.code})` : ''}`];
+      }
+      this.events.onStats(undefined, false);
+    } finally {
+      if (this.abort === abort) this.abort = undefined;
+      view.item.dataset.state = turn.state;
+      view.content.setAttribute('aria-busy', 'false');
+    }
+    window.tesseraRun = record;
+    this.events.onState(...ended);
     return record;
   }
 

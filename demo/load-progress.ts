@@ -3,7 +3,7 @@
 //   ✓ config + tokenizer     read
 //   ✓ model.safetensors      [██████████] 40.1 MB · downloaded at 80 MB/s · to the GPU at 120 MB/s
 //     compiling kernels      [████░░░░░░] step 2 of 5: decode
-//     image encoder          [ (busy)   ] starting a Web Worker with its own GPU device
+//     media encoder          [ (busy)   ] starting a Web Worker with its own GPU device
 //
 // One row per weight file (download, then upload to the GPU; a file already in browser storage or
 // picked from disk has no download phase), then the warm-up compile (EngineProgress 'compile'), then
@@ -124,7 +124,7 @@ export class LoadProgressView {
     if (p.step === 'done' || (total > 0 && done >= total)) {
       this.settle(row.el, 'done');
       row.detail.textContent = `the language model's GPU pipelines, ${total} warm-up steps in ${formatMs(t - this.compile.t0)}`;
-      this.encoder = { row: this.row('encoder', 'image encoder'), t0: t };
+      this.encoder = { row: this.row('encoder', 'media encoder'), t0: t };
       this.encoder.row.detail.textContent = 'starting (a Web Worker with its own GPU device; its kernels compile with the first image)';
     } else {
       row.detail.textContent = `the language model's GPU pipelines · step ${done + 1} of ${total}: ${p.step ?? ''}`;

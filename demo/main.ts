@@ -3,11 +3,23 @@
 // loads the default model and asks the default question at once (the Playwright tests use it). The video
 // picker is enabled only while a checkpoint with video settings (SmolVLM2) is loaded; a video already in
 // the tray when another checkpoint is loaded is sent anyway, and its turn shows VideoNotSupportedError.
+// Likewise audio (a file, or a recording from the microphone) and Transcribe are enabled only for a
+// checkpoint with an audio encoder (Voxtral); an audio part sent to another shows AudioNotSupportedError.
+// `?run&model=<id>&record=<seconds>` loads that bundled model, records that long, and asks.
 
 import { createEngine } from '../src/engine/create-browser';
 import type { Engine } from '../src/engine/engine';
 import type { TesseraInfo } from '../src/engine/types';
-import { AttachmentTray, attachmentFromBlob, kindOfFile, VIDEO_ACCEPT, videoAttachment } from './attachments';
+import {
+  AttachmentTray,
+  AUDIO_ACCEPT,
+  attachmentFromBlob,
+  audioAttachment,
+  kindOfFile,
+  VIDEO_ACCEPT,
+  videoAttachment,
+} from './attachments';
+import { formatDuration, startRecording, type Recording } from './audio-capture';
 import { Chat } from './chat';
 import { errorParts, renderError } from './error-view';
 import { formatMs } from './format';
@@ -25,6 +37,8 @@ declare global {
 }
 
 const $ = <T extends HTMLElement>(sel: string) => document.querySelector<T>(sel)!;
+const DEFAULT_IMAGE_PROMPT = 'Can you describe this image?';
+const DEFAULT_AUDIO_PROMPT = 'What is said in this recording?';
 const body = document.body;
 const loadButton = $<HTMLButtonElement>('#load');
 const loadStatus = $<HTMLSpanElement>('#load-status');
@@ -38,6 +52,10 @@ const temperatureInput = $<HTMLInputElement>('#temperature');
 const attachInput = $<HTMLInputElement>('#attach-file');
 const videoInput = $<HTMLInputElement>('#attach-video');
 const videoHint = $<HTMLParagraphElement>('#video-hint');
+const audioInput = $<HTMLInputElement>('#attach-audio');
+const recordButton = $<HTMLButtonElement>('#record');
+const transcribeBox = $<HTMLInputElement>('#transcribe');
+const audioHint = $<HTMLParagraphElement>('#audio-hint');
 const chatStatus = $<HTMLSpanElement>('#chat-status');
 
 let engine: Engine | undefined;
@@ -48,6 +66,8 @@ let lastInfo: TesseraInfo | undefined;
 let lastEncodeWasFirst = false;
 let statsFrame = 0;
 let loadFailure: unknown;
+let recording: { run: Recording; timer: number } | undefined;
+let recordings = 0;
 
 const picker = new ModelPicker(() => updateControls());
 const progress = new LoadProgressView($<HTMLOListElement>('#load-progress'));
@@ -81,6 +101,61 @@ function updateControls(): void {
   stopButton.disabled = !chat.running;
   newChatButton.disabled = busy;
   updateVideoPicker();
+  updateAudioControls();
+}
+
+/** The loaded checkpoint's audio settings: tokens per 30-second chunk (Voxtral), or undefined. */
+function audioTokensPerChunk(): number | undefined {
+  const processor = engine?.processor;
+  return processor && 'tokensPerChunk' in processor ? processor.tokensPerChunk : undefined;
+}
+
+/** Audio needs an audio encoder (Voxtral); a recording in progress keeps its button. */
+function updateAudioControls(): void {
+  const tokens = audioTokensPerChunk();
+  const busy = loading || chat.running;
+  audioInput.disabled = tokens === undefined;
+  audioInput.closest('label')!.dataset.disabled = String(tokens === undefined);
+  recordButton.disabled = (tokens === undefined || busy) && !recording;
+  transcribeBox.disabled = tokens === undefined || busy;
+  if (tokens === undefined) transcribeBox.checked = false;
+  promptInput.disabled = transcribeBox.checked;
+  if (tokens !== undefined) {
+    audioHint.textContent = `Audio (WAV, MP3, Ogg/Opus, FLAC, M4A, WebM) or a recording: cut into 30-second chunks of ${tokens} tokens each, every chunk cached on its own. Transcribe sends one audio attachment and no text.`;
+  } else if (engine) {
+    audioHint.textContent = 'No audio with this checkpoint: it has no audio encoder. Load a Voxtral checkpoint for audio.';
+  } else {
+    audioHint.textContent = 'Audio (a file or the microphone) needs a checkpoint with an audio encoder, such as Voxtral: load one first.';
+  }
+}
+
+async function toggleRecording(): Promise<void> {
+  if (recording) {
+    const { run, timer } = recording;
+    recording = undefined;
+    clearInterval(timer);
+    recordButton.textContent = 'Record';
+    recordButton.setAttribute('aria-pressed', 'false');
+    const seconds = run.elapsed();
+    const blob = await run.stop();
+    tray.add(await audioAttachment(blob, `recording-${++recordings}.webm`));
+    chatStatus.textContent = `Recorded ${formatDuration(seconds)}.`;
+    updateControls();
+    return;
+  }
+  try {
+    const run = await startRecording();
+    const timer = window.setInterval(() => {
+      recordButton.textContent = `Stop recording (${formatDuration(run.elapsed())})`;
+    }, 250);
+    recording = { run, timer };
+    recordButton.textContent = 'Stop recording (0:00)';
+    recordButton.setAttribute('aria-pressed', 'true');
+    chatStatus.textContent = 'Recording from the microphone…';
+  } catch (e) {
+    chatStatus.textContent = `Cannot record: ${(e as Error).message}`;
+  }
+  updateControls();
 }
 
 /** Video needs the checkpoint's video settings (preprocessor_config.json "video_sampling"). */
@@ -128,6 +203,11 @@ async function load(): Promise<boolean> {
     loadedFromCache = !downloaded;
     const ms = progress.finish();
     loadStatus.textContent = `${choice.label} is ready (loaded in ${formatMs(ms)}${loadedFromCache ? ', weights from this browser’s storage or disk' : ''}).`;
+    if (audioTokensPerChunk() !== undefined && promptInput.value === DEFAULT_IMAGE_PROMPT) {
+      // An audio checkpoint has no vision tower: the sample image would be refused (ImageNotSupportedError).
+      for (const a of tray.take()) if (a.kind === 'audio') tray.add(a);
+      promptInput.value = DEFAULT_AUDIO_PROMPT;
+    }
     body.dataset.model = 'ready';
     refreshStats();
     return true;
@@ -146,17 +226,22 @@ async function load(): Promise<boolean> {
 
 async function ask(): Promise<void> {
   if (!engine || chat.running || loading) return;
+  const options = { maxTokens: Number(maxTokensInput.value) || 32, temperature: Number(temperatureInput.value) || 0 };
+  if (transcribeBox.checked) {
+    const [only, ...rest] = tray.items;
+    if (only?.kind !== 'audio' || rest.length > 0) {
+      chatStatus.textContent = 'Transcribe takes exactly one audio attachment (a file or a recording) and nothing else.';
+      return;
+    }
+    tray.take();
+    await chat.transcribe(engine, only, options, loadedFromCache);
+    return;
+  }
   const text = promptInput.value;
   const attachments = tray.take();
   if (text.trim() === '' && attachments.length === 0) return;
   promptInput.value = '';
-  await chat.ask(
-    engine,
-    text,
-    attachments,
-    { maxTokens: Number(maxTokensInput.value) || 32, temperature: Number(temperatureInput.value) || 0 },
-    loadedFromCache,
-  );
+  await chat.ask(engine, text, attachments, options, loadedFromCache);
   promptInput.focus();
 }
 
@@ -194,6 +279,13 @@ function wire(): void {
     }
     attachInput.value = '';
   });
+  audioInput.accept = AUDIO_ACCEPT;
+  audioInput.addEventListener('change', async () => {
+    for (const f of Array.from(audioInput.files ?? [])) tray.add(await audioAttachment(f, f.name));
+    audioInput.value = '';
+  });
+  recordButton.addEventListener('click', () => void toggleRecording());
+  transcribeBox.addEventListener('change', () => updateControls());
   videoInput.accept = VIDEO_ACCEPT;
   videoInput.addEventListener('change', () => {
     for (const f of Array.from(videoInput.files ?? [])) {
@@ -213,9 +305,19 @@ async function start(): Promise<void> {
   body.dataset.webgpu = check.state;
   webGpuOk = check.state === 'ok';
   updateControls();
-  if (new URLSearchParams(location.search).has('run')) {
+  const params = new URLSearchParams(location.search);
+  if (params.has('run')) {
     if (!webGpuOk) return;
-    if (await load()) await ask();
+    if (params.get('model')) picker.selectBundled(params.get('model')!);
+    const loaded = await load();
+    const seconds = Number(params.get('record') ?? 0);
+    if (loaded && seconds > 0) {
+      await toggleRecording();
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      await toggleRecording();
+      if (params.has('transcribe')) transcribeBox.checked = true;
+    }
+    if (loaded) await ask();
     else {
       const p = errorParts(loadFailure);
       window.tesseraRun = { error: `${p.name}: ${p.message}`, name: p.name, code: p.code };

@@ -93,6 +93,14 @@ export class ModelPicker {
     return this.bundled.length > 0;
   }
 
+  /** Choose the bundled model `id` (for `?run&model=<id>`); false when there is none by that id. */
+  selectBundled(id: string): boolean {
+    if (!this.bundled.some((m) => m.id === id)) return false;
+    this.select.value = id;
+    this.choose('bundled');
+    return true;
+  }
+
   get kind(): Kind {
     return (document.querySelector<HTMLInputElement>('input[name="model-kind"]:checked')?.value ?? 'bundled') as Kind;
   }

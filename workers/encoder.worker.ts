@@ -1,9 +1,11 @@
 // Web Worker entry for media encoding: an EncoderCore with the worker's own WebGPU device, the browser's
-// image decoder, and the checkpoint read through the Cache API / picked files. Wiring only.
+// image decoder, WebCodecs for video and audio, and the checkpoint read through the Cache API / picked
+// files. Wiring only.
 
 import * as Comlink from 'comlink';
 import { EncoderCore } from '../src/encoder/encoder-core';
 import { transferringApi } from '../src/encoder/expose';
+import { webCodecsAudioDecoder } from '../src/encoder/audio/decode-browser';
 import { webCodecsVideoBackend } from '../src/encoder/video/decode-browser';
 import { createBrowserGpuContext } from '../src/gpu/browser';
 import { browserModelSourceFromRef } from '../src/encoder/model-ref';
@@ -18,6 +20,7 @@ Comlink.expose(
       createGpu: () => createBrowserGpuContext(),
       openModel: browserModelSourceFromRef,
       videoBackend: webCodecsVideoBackend,
+      decodeAudio: webCodecsAudioDecoder,
       decodeImage: decodeImageBrowser,
       openWeightStore: openWeightStoreBrowser,
     }),

@@ -77,6 +77,11 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         decodeImage: decodeImageBrowser,
         // In-process video (encoder.mode 'in-process') loads the WebCodecs backend and its demuxer on first use.
         videoBackend: lazyVideoBackend('webcodecs', async () => (await import('../encoder/video/decode-browser')).webCodecsVideoBackend),
+        // Audio likewise: the WebCodecs decoder and its demuxers load with the first audio part.
+        decodeAudio: () =>
+          async function* (bytes, targetRate, options) {
+            yield* (await import('../encoder/audio/decode-browser')).decodeAudioBrowser(bytes, targetRate, options);
+          },
         openWeightStore: openWeightStoreBrowser,
       },
       workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc, weights),

@@ -1,12 +1,12 @@
 // A 1-D convolution (torch Conv1d: kernel k, stride s, zero padding p) as im2col + one matmul, with the
-// matmul's fused epilogue (bias, activation). conv1d-im2col.wgsl lays the input out as rows of C * k
+// matmul's fused epilogue (bias, activation). conv1d.wgsl lays the input out as rows of C * k
 // values; matmul multiplies them by the weight viewed as [outDim, C * k] (HF stores [outDim, C, k]).
 //   x:      [batch, C, Tin] ('channels-first': a log-mel spectrogram) or [batch, Tin, C] ('time-first')
 //   weight: [outDim, C * k] f32 or packed   bias: [outDim] f32
 //   y:      [batch * Tout, outDim] f32, Tout = floor((Tin + 2p - k) / s) + 1: time-first, one row per step
 // The Whisper encoder's stem (HF `VoxtralEncoder.conv1` / `conv2`) is two of these.
 
-import source from '../../shaders/conv1d-im2col.wgsl?raw';
+import source from '../../shaders/conv1d.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';

@@ -1,5 +1,6 @@
-// tokenizer.ts: the checkpoint's own tokenizer (tokenizer.json + tokenizer_config.json) through
-// @huggingface/tokenizers, plus encoding of "segments" so that only trusted text can produce special tokens.
+// tokenizer.ts: the checkpoint's own tokenizer (tokenizer.json + tokenizer_config.json, or Mistral's
+// tekken.json converted to that form by tekken.ts) through @huggingface/tokenizers, plus encoding of
+// "segments" so that only trusted text can produce special tokens.
 //
 // Why segments: HF tokenizes the whole rendered prompt and splits out added tokens (`<image>`,
 // `<end_of_utterance>`, ...) wherever they appear, including inside text the user typed. Here each segment
@@ -17,7 +18,8 @@
 
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ProcessorConfigError } from '../errors';
-import { requireJson, readJson, type ModelFiles } from './files';
+import { readJson, type ModelFiles } from './files';
+import { tekkenToTokenizerJson } from './tekken';
 
 export interface Segment {
   text: string;
@@ -90,9 +92,20 @@ export class TextTokenizer {
     [this.postPrefix, this.postSuffix] = this.postProcessorWrap();
   }
 
+  /** From tokenizer.json, or else from Mistral's tekken.json (Voxtral checkpoints from mistralai; tekken.ts). */
   static async load(files: ModelFiles): Promise<TextTokenizer> {
-    const json = await requireJson(files, 'tokenizer.json', 'to tokenize prompts and decode generated tokens');
+    const json = await readJson(files, 'tokenizer.json');
     const config = (await readJson(files, 'tokenizer_config.json')) ?? {};
+    if (!json) {
+      const tekken = await readJson(files, 'tekken.json');
+      if (!tekken) {
+        throw new ProcessorConfigError(
+          `tokenizer.json is missing from ${files.where}, and so is tekken.json (Mistral's format); one of them is needed to tokenize prompts and decode generated tokens.`,
+        );
+      }
+      const converted = tekkenToTokenizerJson(tekken, `tekken.json in ${files.where}`);
+      return new TextTokenizer(converted.tokenizer, { ...converted.config, ...config });
+    }
     if (!json.model || typeof json.model !== 'object') {
       throw new ProcessorConfigError(`tokenizer.json in ${files.where} has no "model" object; it is not a tokenizers file.`);
     }

@@ -10,6 +10,7 @@ import {
   matmulCase,
   matmulRowsCase,
   patchEmbedCase,
+  conv1dCase,
   pixelShuffleCase,
   residualAddCase,
   rmsNormCase,
@@ -61,6 +62,11 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     vitAttentionCase({ batch: 1, tokens: 81, heads: 4, headDim: 72 }, { maskedKeys: 3 }),
     patchEmbedCase({ batch: 1, channels: 3, height: 64, width: 64, patch: 16, outDim: 768 }),
     patchEmbedCase({ batch: 1, channels: 3, height: 60, width: 60, patch: 14, outDim: 144 }),
+    // The Whisper stem's second convolution (time-first rows, stride 2) with its exact GELU.
+    conv1dCase(
+      { batch: 1, channels: 64, length: 100, kernel: 3, stride: 2, padding: 1, outDim: 64, layout: 'time-first' },
+      { activation: 'gelu' },
+    ),
     pixelShuffleCase({ batch: 1, seq: 1024, embed: 64, scale: 4 }),
     embeddingGatherCase({ numTokens: 8, vocab: 1000, dim: 576 }),
     residualAddCase(4096),

@@ -152,15 +152,16 @@ test('errors show name, code and message; the failed turn stays out of the histo
   const next = answered(await ask(page, 'Hello'));
   expect(next.info.promptTokens).toBe((await direct(page, [{ role: 'user', text: 'Hello' }], 3)).promptTokens);
 
-  // A model that is not there: the load fails with a named error, shown in the Model section (the
-  // processor's files are read first, so the first missing file is the preprocessor config).
+  // A model that is not there: the load fails with a named error, shown in the Model section (config.json
+  // is read first: it says which processor the checkpoint needs).
   await page.locator('#hub-model').fill('/models/no-such-model/');
   await load(page);
   await expect(page.locator('body')).toHaveAttribute('data-model', 'error');
   const loadCard = page.locator('#load-error .error[role="alert"]');
-  await expect(loadCard.locator('.error-name')).toHaveText('ProcessorConfigError');
-  await expect(loadCard.locator('.error-code')).toHaveText('PROCESSOR_CONFIG');
-  await expect(loadCard.locator('.error-message')).toContainText('is missing from http://localhost');
+  await expect(loadCard.locator('.error-name')).toHaveText('ModelFileError');
+  await expect(loadCard.locator('.error-code')).toHaveText('MODEL_FILE');
+  await expect(loadCard.locator('.error-message')).toContainText('has no config.json');
+  await expect(loadCard.locator('.error-message')).toContainText('http://localhost');
   await expect(loadCard.locator('.error-message')).toContainText('/models/no-such-model/');
   await expect(page.locator('#run')).toBeDisabled();
   await shot(page, testInfo, 'demo-error-load');

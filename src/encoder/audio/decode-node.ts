@@ -16,7 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AudioDecodeError } from '../../errors';
 import { StreamingResampler } from '../../processor/audio/resample';
-import { isWav, readWavHeader, readWavInfo, wavMonoBlocks } from '../../processor/audio/wav';
+import { isWav, readWavHeader } from '../../processor/audio/wav';
+import { decodeWav, sniffAudioFormat, type AudioStreamInfo } from './decode-wav';
+
+export type { AudioStreamInfo };
 import { startFfmpeg } from '../ffmpeg-process';
 
 export interface AudioDecodeOptions {
@@ -29,28 +32,6 @@ export interface AudioDecodeOptions {
   onInfo?: (info: AudioStreamInfo) => void;
 }
 
-/** What a decoder learns about its source. */
-export interface AudioStreamInfo {
-  sampleRate: number;
-  channels: number;
-  /** 'wav', or the container found in the bytes ('mp3', 'ogg', 'flac', 'mp4', 'webm', ...). */
-  format: string;
-  decoder: 'wav' | 'ffmpeg' | 'webcodecs';
-}
-
-/** The container of audio bytes from their first bytes (for reports; ffmpeg probes on its own). */
-export function sniffAudioFormat(bytes: Uint8Array): string {
-  const ascii = (o: number, n: number) => String.fromCharCode(...bytes.subarray(o, o + n));
-  if (isWav(bytes)) return 'wav';
-  if (ascii(0, 4) === 'OggS') return 'ogg';
-  if (ascii(0, 4) === 'fLaC') return 'flac';
-  if (ascii(4, 4) === 'ftyp') return 'mp4';
-  if (bytes[0] === 0x1a && bytes[1] === 0x45 && bytes[2] === 0xdf && bytes[3] === 0xa3) return 'webm';
-  if (ascii(0, 3) === 'ID3' || (bytes[0] === 0xff && (bytes[1] & 0xe0) === 0xe0))
-    return bytes[1] === 0xf1 || bytes[1] === 0xf9 ? 'aac' : 'mp3';
-  return 'unknown';
-}
-
 /** The audio in `bytes` as mono float32 blocks at `targetRate` Hz. */
 export async function* decodeAudioNode(
   bytes: Uint8Array,
@@ -60,14 +41,7 @@ export async function* decodeAudioNode(
   const where = options.where ?? 'the audio';
   if (bytes.length === 0) throw new AudioDecodeError(`${where} is empty (0 bytes)`);
   if (isWav(bytes)) {
-    const info = readWavInfo(bytes, where);
-    options.onInfo?.({ sampleRate: info.sampleRate, channels: info.numChannels, format: 'wav', decoder: 'wav' });
-    const resampler = new StreamingResampler(info.sampleRate, targetRate);
-    for (const block of wavMonoBlocks(bytes, info)) {
-      options.signal?.throwIfAborted();
-      yield resampler.push(block);
-    }
-    yield resampler.flush();
+    yield* decodeWav(bytes, targetRate, where, options.onInfo, options.signal);
     return;
   }
   yield* decodeWithFfmpeg(bytes, targetRate, options.ffmpegPath ?? 'ffmpeg', where, options.signal, (rate, channels) =>

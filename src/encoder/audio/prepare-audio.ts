@@ -15,7 +15,7 @@ import { AudioDecodeError, AudioTooLongError } from '../../errors';
 import type { LogMelExtractor } from '../../processor/audio/log-mel';
 import { StreamingResampler } from '../../processor/audio/resample';
 import type { AudioPcm, AudioSource, PrepareAudioOptions, PreparedAudio, PreparedAudioChunk } from '../../protocol/encoder';
-import type { AudioStreamInfo } from './decode-node';
+import type { AudioStreamInfo } from './decode-wav';
 
 /** Decodes encoded audio bytes to mono blocks at targetRate (decode-node.ts in Node, decode-browser.ts in a worker). */
 export type AudioDecodeFn = (

@@ -1,4 +1,4 @@
-// conv1d-im2col.wgsl: im2col for a 1-D convolution (kernel k, stride s, zero padding p on both ends), so
+// conv1d.wgsl: im2col for a 1-D convolution (kernel k, stride s, zero padding p on both ends), so
 // the convolution becomes one matmul against the conv weight viewed as [outDim, C * k] (HF stores
 // Conv1d weights as [outDim, C, k], the same bytes). Matches torch Conv1d:
 //   cols[b * Tout + t, c * k + j] = x[b, c, t * s + j - p]   (0 outside [0, Tin))
