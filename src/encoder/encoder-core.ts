@@ -24,7 +24,8 @@ import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { loadEncoderModel, readModelConfig, type LoadedEncoderModel } from '../model/load';
 import { requireVision } from '../model/config';
-import { LogMelExtractor, logMelConfigFrom } from '../processor/audio/log-mel';
+import type { LogMelExtractor } from '../processor/audio/log-mel';
+import { logMelConfigFrom } from '../processor/audio/log-mel-config';
 import { requireJson } from '../processor/files';
 import type { WeightStore } from '../model/weights/store';
 import type {
@@ -50,7 +51,7 @@ import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
 import { normalizeFrameTile } from '../processor/video-frames';
-import { prepareAudio, type AudioDecodeFn } from './audio/prepare-audio';
+import type { AudioDecodeFn } from './audio/prepare-audio';
 import { prepareVideo } from './video/prepare-video';
 import type { VideoBackend } from './video/video-backend';
 import { WeightsDigest } from './weights-digest';
@@ -149,6 +150,8 @@ export class EncoderCore implements EncoderWorkerApi {
       await (model.vision ?? model.audio)?.compile();
       this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
       if (config.audio && logMel) {
+        // The audio side loads only for an audio checkpoint (an image model's bundle does not carry the FFT).
+        const { LogMelExtractor } = await import('../processor/audio/log-mel');
         const extractor = new LogMelExtractor(logMel);
         const chunkIdentity = await encoderIdentity({
           modelId: init.modelId,
@@ -284,6 +287,7 @@ export class EncoderCore implements EncoderWorkerApi {
   async prepareAudio(source: AudioSource, options: PrepareAudioOptions): Promise<PreparedAudio> {
     const s = this.state;
     if (!s.audio) throw new AudioNotSupportedError(s.init.modelId);
+    const { prepareAudio } = await import('./audio/prepare-audio');
     const out = await prepareAudio(
       {
         ...s.audio,

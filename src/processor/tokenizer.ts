@@ -19,7 +19,6 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ProcessorConfigError } from '../errors';
 import { readJson, type ModelFiles } from './files';
-import { tekkenToTokenizerJson } from './tekken';
 
 export interface Segment {
   text: string;
@@ -103,6 +102,8 @@ export class TextTokenizer {
           `tokenizer.json is missing from ${files.where}, and so is tekken.json (Mistral's format); one of them is needed to tokenize prompts and decode generated tokens.`,
         );
       }
+      // Loaded only for such checkpoints: the conversion is not in every page's bundle.
+      const { tekkenToTokenizerJson } = await import('./tekken');
       const converted = tekkenToTokenizerJson(tekken, `tekken.json in ${files.where}`);
       return new TextTokenizer(converted.tokenizer, { ...converted.config, ...config });
     }

@@ -4,7 +4,7 @@
 // featurized in the encoder (src/encoder/audio/), which tells the chunk counts this plans from.
 
 import { ImageNotSupportedError, ProcessorConfigError } from '../errors';
-import { logMelConfigFrom, type LogMelConfig } from './audio/log-mel';
+import { logMelConfigFrom, type LogMelConfig } from './audio/log-mel-config';
 import { StreamingDetokenizer } from './detokenizer';
 import { requireJson, type ModelFiles } from './files';
 import { splitMessages, type ChatMessage } from './messages';
