@@ -1,7 +1,7 @@
 // Audio on the demo page: with a Voxtral checkpoint, a recording from Chromium's fake microphone (a WAV
 // played as the capture device) is asked about and transcribed; the attachment shows its duration and
-// waveform; the same file asked about again encodes no chunk (the encoder cache). A checkpoint without an
-// audio encoder keeps the audio controls off and says why.
+// waveform; the same file asked about again encodes no chunk (the encoder cache). (A checkpoint without an
+// audio encoder keeps the audio controls off and says why: demo-video.spec.ts, which loads one anyway.)
 
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -81,17 +81,4 @@ test('a recording from the microphone is asked about and transcribed; asking aga
   expect(again.info.media.every((m) => m.source !== 'encoded')).toBe(true);
   await shot(page, testInfo, 'demo-audio-transcribed');
   expect(errors).toEqual([]);
-});
-
-test('an image checkpoint keeps audio off and says so', async ({ page }) => {
-  await page.goto('/');
-  await waitForWebGpuCheck(page);
-  await load(page); // the default bundled model: smolvlm-tiny
-  await expect(page.locator('body')).toHaveAttribute('data-model', 'ready');
-  await expect(page.locator('#attach-audio')).toBeDisabled();
-  await expect(page.locator('#record')).toBeDisabled();
-  await expect(page.locator('#transcribe')).toBeDisabled();
-  await expect(page.locator('#audio-hint')).toHaveText(
-    'No audio with this checkpoint: it has no audio encoder. Load a Voxtral checkpoint for audio.',
-  );
 });

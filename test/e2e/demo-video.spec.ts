@@ -79,6 +79,13 @@ test('a checkpoint without video settings: the picker is off, and a video sent a
   await loadModel(page, 'smolvlm-tiny');
   await expect(page.locator('#attach-video')).toBeDisabled();
   await expect(page.locator('#video-hint')).toContainText('No video with this checkpoint');
+  // No audio encoder either: the audio controls are off too, and say why.
+  await expect(page.locator('#attach-audio')).toBeDisabled();
+  await expect(page.locator('#record')).toBeDisabled();
+  await expect(page.locator('#transcribe')).toBeDisabled();
+  await expect(page.locator('#audio-hint')).toHaveText(
+    'No audio with this checkpoint: it has no audio encoder. Load a Voxtral checkpoint for audio.',
+  );
 
   // A video attached under SmolVLM2 stays in the tray when smolvlm-tiny is loaded again.
   await loadModel(page, 'smolvlm2-video-tiny');
