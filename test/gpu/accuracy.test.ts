@@ -1,15 +1,16 @@
 // Accuracy of the smaller weight dtypes against f32 on the tiny checkpoint, through the whole model
 // (vision tower, connector, decoder, LM head, all packed): first-step logits max error and KL divergence,
 // and top-1 agreement over 256 teacher-forced positions (the golden prompt with its image, then a fixed
-// pseudo-random continuation). q4's figures are printed (bench:model reports all of them at the
-// SmolVLM-256M shape).
+// pseudo-random continuation). bench:model reports the same figures at the SmolVLM-256M shape.
 //
 // Held: f16 >= 99.9% top-1 agreement over all positions. q8 >= 99% over the DECISIVE positions (f32's
 // top-1 leads by >= 0.1 nat) and >= 95% over all: a random-weight model's next-token distribution is
 // Gaussian logits over 49280 tokens, so its top two are often near-ties (here 10% of positions lead by
 // < 0.054 nat, median 0.44), and any 8-bit rounding of the weights flips some of them. Measured: q8 mean
 // KL 8.7e-4, 96.1% over all positions, 100% over decisive ones; the other tiny checkpoints give
-// 95.3-97.7% over all and 99.1-100% over decisive positions.
+// 95.3-97.7% over all and 99.1-100% over decisive positions. q4 >= 50% of all and of decisive positions
+// (measured 65.2% and 67.6%, mean KL 0.16; a broken q4 path agrees by chance only, about 0%), and its
+// error above q8's.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -90,7 +91,7 @@ describe('dtype accuracy against f32 (smolvlm-tiny, 256 teacher-forced positions
   for (const [dtype, minAll, minDecisive] of [
     ['f16', 0.999, 0.999],
     ['q8', 0.95, 0.99],
-    ['q4', 0, 0],
+    ['q4', 0.5, 0.5],
   ] as const) {
     it(`${dtype}: top-1 agreement >= ${minAll * 100}% of all positions, >= ${minDecisive * 100}% of decisive ones`, async () => {
       const r = compareLogits(ref, await logitsFor(dtype), 0);
