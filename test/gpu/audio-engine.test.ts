@@ -1,7 +1,8 @@
 // Audio requests through the engine (Node, encoder in-process): Voxtral's transcription and chat prompts
 // on the tiny checkpoint, answered with the PyTorch reference's tokens; the chunk-level encoder cache (a
 // repeat encodes nothing, a recording that grew encodes only its new chunk); and bad audio failing alone
-// with named errors while the next request is served.
+// with named errors while the next request is served. (Audio to an image checkpoint: video.test.ts, which
+// has one loaded.)
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,14 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
-import {
-  AudioDecodeError,
-  AudioNotSupportedError,
-  AudioTooLongError,
-  ContextLengthError,
-  ImageNotSupportedError,
-  InvalidMessageError,
-} from '../../src/errors';
+import { AudioDecodeError, AudioTooLongError, ContextLengthError, ImageNotSupportedError, InvalidMessageError } from '../../src/errors';
 import { testClip, wavBytes } from '../helpers/audio-clips';
 import { GOLDEN_DIR } from '../helpers/goldens';
 import { testEngine } from '../helpers/engine';
@@ -194,23 +188,6 @@ describe('Voxtral with its encoder in a worker thread', () => {
       expect(again.tessera.media.map((m) => m.source)).toEqual(['memory']);
     } finally {
       worker.destroy();
-    }
-  });
-});
-
-describe('audio to an image checkpoint', () => {
-  it('is refused with AudioNotSupportedError, and the next request is served', async () => {
-    const vision = await testEngine(gpu(), `${dir}/smolvlm-tiny`, { kvCacheTokens: 1024 });
-    try {
-      const wav = wavBytes(testClip(1, 16000), 16000);
-      await expect(
-        vision.chat.completions.create({ messages: [{ role: 'user', content: [{ type: 'audio', audio: wav }] }], max_tokens: 2 }),
-      ).rejects.toThrow(AudioNotSupportedError);
-      await expect(vision.audio.transcriptions.create({ file: wav })).rejects.toThrow(AudioNotSupportedError);
-      const r = await vision.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 });
-      expect(r.tessera.tokenIds.length).toBeGreaterThan(0);
-    } finally {
-      vision.destroy();
     }
   });
 });

@@ -14,12 +14,14 @@ import {
   VideoDecodeError,
   VideoEmptyError,
   VideoNotSupportedError,
+  AudioNotSupportedError,
   VideoTrackMissingError,
 } from '../../src/errors';
 import { testEngine } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { clip, countFrameImage, countingFfmpeg, frameIndexOf, requireFfmpeg, videoGolden } from '../helpers/video';
 import { useGpu } from './gpu';
+import { testClip, wavBytes } from '../helpers/audio-clips';
 
 const gpu = useGpu();
 let engine: Engine;
@@ -281,6 +283,14 @@ describe('bad video input: a named error for that request, and the engine stays 
     try {
       const e = await v1.chat.completions.create(ask(clip('count-4s.mp4'))).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(VideoNotSupportedError);
+      // Audio to this image checkpoint: AudioNotSupportedError, and the next request is served.
+      const wav = wavBytes(testClip(1, 16000), 16000);
+      await expect(
+        v1.chat.completions.create({ messages: [{ role: 'user', content: [{ type: 'audio', audio: wav }] }], max_tokens: 2 }),
+      ).rejects.toThrow(AudioNotSupportedError);
+      await expect(v1.audio.transcriptions.create({ file: wav })).rejects.toThrow(AudioNotSupportedError);
+      const r = await v1.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 });
+      expect(r.tessera.tokenIds.length).toBeGreaterThan(0);
     } finally {
       v1.destroy();
     }
