@@ -1,8 +1,10 @@
 // Parity in headless Chromium's own WebGPU: every tiny checkpoint on the sample image through the
 // processor (browser image decoding), vision tower, connector and paged-KV decode, against the PyTorch
 // goldens (same tolerances as test/gpu/parity.test.ts): the original two, the so400m layout (vision
-// head_dim 72, patch 14), text head_dim 128, and head_dims 16 / 8.
+// head_dim 72, patch 14), text head_dim 128, and head_dims 16 / 8; and a Voxtral checkpoint transcribing the
+// golden clip (test/reference/voxtral.py's tokens).
 
+import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { compareClose, describeComparison } from '../../src/selfcheck/compare';
 import { goldenVariants } from '../helpers/golden-variants';
@@ -29,6 +31,21 @@ for (const g of goldenVariants()) {
     expect(r.tokenIds).toEqual(goldenTokens(g.model));
   });
 }
+
+test('voxtral-tiny-odd (80 mel bins, 3 frames per token, head_dim 20, tied, F16) transcribes a 35 s clip in Chromium with the reference tokens', async ({
+  page,
+}) => {
+  const golden = JSON.parse(readFileSync('test/fixtures/goldens/audio/voxtral.json', 'utf8')).cases['voxtral-tiny-odd'];
+  await page.goto('/parity.html');
+  await expect(page.locator('body')).toHaveAttribute('data-ready', 'yes');
+  const r = await page.evaluate(
+    ([seconds]) => window.tesseraAudioParity!('/models/voxtral-tiny-odd/', seconds, 20),
+    [golden.seconds as number],
+  );
+  // Two 30-second chunks, encoded together in the encoder Web Worker, then the greedy tokens of test/reference/voxtral.py.
+  expect(r).toMatchObject({ chunks: 2, decoder: 'wav', encoderMode: 'workers', sources: ['encoded', 'encoded'] });
+  expect(r.tokenIds).toEqual(golden.greedy);
+});
 
 test('weight dtypes in Chromium: f16 storage keeps the greedy tokens; a q4 copy is stored in the Cache API and read back', async ({
   page,

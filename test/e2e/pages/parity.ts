@@ -92,3 +92,41 @@ window.tesseraParity = async (model, maxNewTokens, options = {}) => {
   }
 };
 document.body.dataset.ready = 'yes';
+
+/** What the audio parity returns: the greedy tokens and how the audio was read, encoded and cached. */
+export interface AudioParityResult {
+  tokenIds: number[];
+  chunks: number;
+  decoder: string;
+  encoderMode: string;
+  sources: string[];
+}
+
+declare global {
+  interface Window {
+    /** Transcribes the golden clip of `seconds` (a float WAV at 16 kHz, made here) with language 'en'. */
+    tesseraAudioParity?: (model: string, seconds: number, maxNewTokens: number) => Promise<AudioParityResult>;
+  }
+}
+
+window.tesseraAudioParity = async (model, seconds, maxNewTokens) => {
+  const [{ createEngine }, { testClip, wavBytes }] = await Promise.all([
+    import('../../../src/engine/create-browser'),
+    import('../../helpers/audio-clips'),
+  ]);
+  const engine = await createEngine({ model, kvCacheTokens: 2048 });
+  try {
+    const wav = wavBytes(testClip(seconds, 16000), 16000);
+    const t = await engine.audio.transcriptions.create({ file: new Blob([wav]), language: 'en', max_tokens: maxNewTokens });
+    const a = t.tessera.audios[0]!;
+    return {
+      tokenIds: t.tessera.tokenIds,
+      chunks: a.chunks.length,
+      decoder: a.decoder,
+      encoderMode: engine.stats().encoder.mode,
+      sources: a.chunks.map((c) => c.source),
+    };
+  } finally {
+    engine.destroy();
+  }
+};
