@@ -71,13 +71,18 @@ export class AudioEncoder {
   readonly audio: AudioConfig;
   /** Mel frames per chunk: 2 * max_source_positions (HF VoxtralEncoder's expected_seq_length). */
   readonly framesPerChunk: number;
+  /**
+   * Chunks per forward pass: the one asked for, lowered so that the pass's largest buffer (the MLP rows,
+   * q|k|v, or conv2's im2col rows) fits one storage binding of this device (Voxtral-Mini: 31 MB a chunk).
+   */
+  readonly maxBatch: number;
 
   constructor(
     private readonly gpu: GpuContext,
     private readonly weights: ModelWeights,
     readonly config: ModelConfig,
-    /** Chunks per forward pass (memory grows linearly with it). */
-    readonly maxBatch = 1,
+    /** Chunks per forward pass asked for (memory grows linearly with it; see maxBatch). */
+    requestedBatch = 1,
     /** Dispatches per submission while encoding freely (0 = one submission per batch); see VisionEncoder. */
     readonly dispatchesPerSubmit = 0,
     /** Cut each matmul into dispatches of at most this many rows (0 = whole), for paced encoding; see VisionEncoder. */
@@ -88,6 +93,9 @@ export class AudioEncoder {
       throw new InternalError(`AudioEncoder: rowsPerPiece must be a multiple of 64 (row views stay 256-byte aligned), got ${rowsPerPiece}`);
     this.audio = config.audio;
     this.framesPerChunk = 2 * config.audio.encoder.maxSourcePositions;
+    const e = config.audio.encoder;
+    const perChunk = 4 * e.maxSourcePositions * Math.max(e.intermediateSize, 3 * e.hiddenSize);
+    this.maxBatch = Math.max(1, Math.min(requestedBatch, Math.floor(gpu.limits.maxStorageBufferBindingSize / perChunk)));
   }
 
   private async buildPlan(batch: number): Promise<BatchBuffers> {

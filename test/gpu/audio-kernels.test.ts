@@ -76,3 +76,17 @@ describe('exact GELU', () => {
       ));
   }
 });
+
+describe('audio encoder batch', () => {
+  it('chunks per pass are lowered until the largest buffer fits one storage binding (Voxtral-Mini: 30.7 MB a chunk)', async () => {
+    const { AudioEncoder } = await import('../../src/model/audio-encoder');
+    const { parseModelConfig } = await import('../../src/model/config');
+    const { readFileSync } = await import('node:fs');
+    const config = parseModelConfig(JSON.parse(readFileSync('test/fixtures/models/Voxtral-Mini-3B-2507/config.json', 'utf8')));
+    const perChunk = 4 * 1500 * 5120;
+    const fit = Math.floor(gpu().limits.maxStorageBufferBindingSize / perChunk);
+    const encoder = new AudioEncoder(gpu(), {} as never, config, 64);
+    expect(encoder.maxBatch).toBe(Math.max(1, Math.min(64, fit)));
+    expect(new AudioEncoder(gpu(), {} as never, config, 1).maxBatch).toBe(1);
+  });
+});
