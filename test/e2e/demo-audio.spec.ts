@@ -3,6 +3,7 @@
 // waveform; the same file asked about again encodes no chunk (the encoder cache). (A checkpoint without an
 // audio encoder keeps the audio controls off and says why: demo-video.spec.ts, which loads one anyway.)
 
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -17,6 +18,9 @@ mkdirSync('test-results', { recursive: true });
 writeFileSync(MIC, wavBytes(testClip(3, 16000), 16000, 's16'));
 const CLIP = resolve('test-results/clip-2s.wav');
 writeFileSync(CLIP, wavBytes(testClip(2, 16000), 16000, 's16'));
+// AC-3 in MP4: a codec Chromium's WebCodecs does not decode.
+const AC3 = resolve('test-results/tone-ac3.m4a');
+execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-c:a', 'ac3', '-f', 'mp4', AC3]);
 
 const launch = chromiumLaunchOptions();
 test.use({
@@ -80,5 +84,12 @@ test('a recording from the microphone is asked about and transcribed; asking aga
   expect(again.info.media.filter((m) => m.audio).map((m) => m.source)).toContain('memory');
   expect(again.info.media.every((m) => m.source !== 'encoded')).toBe(true);
   await shot(page, testInfo, 'demo-audio-transcribed');
-  expect(errors).toEqual([]);
+
+  // A codec this browser cannot decode fails its turn by name; the chat goes on.
+  await page.locator('#attach-audio').setInputFiles(AC3);
+  const bad = await ask(page, 'And this one?');
+  expect(bad && 'error' in bad && bad.name).toBe('AudioDecodeError');
+  const card = page.locator('#messages > li.assistant').last().locator('.error[role="alert"]');
+  await expect(card.locator('.error-message')).toContainText("codec 'ac3' cannot be decoded by this browser's WebCodecs");
+  expect(errors.filter((e) => !/AudioDecodeError|ac3/i.test(e))).toEqual([]);
 });
