@@ -64,6 +64,8 @@ function summary(r: ChatCompletion, before: EngineStats, after: EngineStats) {
     ttftMs: t.ttftMs,
     decodeTokensPerSecond: t.decodeTokensPerSecond,
     completionTokens: r.usage.completion_tokens,
+    /** Generated token ids (greedy), compared with transformers.js's by the driver. */
+    tokenIds: r.tessera.tokenIds,
   };
 }
 

@@ -4,7 +4,11 @@
 // 30 s MP3; the same file again (its chunk from the cache); a 30 s recording and then the same recording grown
 // to 60 s (only the new chunk is encoded). Prints a table and ends with ONE JSON line holding every figure.
 //
-// Flags: --tokens=N (decode tokens, default 32)  --timeout-min=N (default 60)
+// Then the peer: transformers.js on an ONNX export of the same weights (bench/audio/audio-peer.ts, its own page
+// in the same Chromium; the export runs on demand, bench/audio/audio-export.ts) on the same 30 s clip, printed
+// beside ours as ratios and put in the JSON line's `peer` field.
+//
+// Flags: --tokens=N (decode tokens, default 32)  --timeout-min=N (default 60)  --no-peer (ours only)
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -14,7 +18,10 @@ import { fileURLToPath } from 'node:url';
 import { testClip, wavBytes } from '../../test/helpers/audio-clips';
 import { openBenchBrowser, runBenchPage } from '../harness/browser';
 import { table } from '../harness/table';
+import { type AudioExportFigures, ensureAudioOnnxExport } from './audio-export';
 import { AUDIO_BENCH_MODEL_DIR, AUDIO_BENCH_SHAPE, ensureAudioBenchModel } from './audio-model';
+import type { AudioPeerFigures } from './audio-peer';
+import { makePeerPcm } from './audio-peer-input';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '../..');
@@ -22,6 +29,7 @@ const log = (line: string) => console.log(`[bench] ${line}`);
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const tokens = Number(arg('tokens') ?? 32);
 const timeoutMs = Number(arg('timeout-min') ?? 60) * 60_000;
+const withPeer = !process.argv.includes('--no-peer');
 
 /**
  * The clips (deterministic: test/helpers/audio-clips.ts's tone, chirp and noise): a 30 s MP3 at 44.1 kHz
@@ -55,6 +63,26 @@ function makeClips(dir: string): void {
   }
 }
 
+interface PeerResult extends AudioPeerFigures {
+  export: {
+    files: AudioExportFigures['files'];
+    opset: number;
+    torch: string;
+    check: Record<string, unknown>;
+    ortCheck: AudioExportFigures['ortCheck'];
+  };
+  /** transformers.js time / ours (encode per chunk, TTFT) and ours / transformers.js (decode tok/s): > 1 = ours faster. */
+  speedup: { encodePerChunk: number; ttft: number; decode: number };
+  /**
+   * Greedy tokens of the 30 s recording (the same 16 kHz PCM in both engines): whether they equal ours, and how
+   * many of the first agree; the same for the MP3 (whose PCM differs a little: WebCodecs + our resampler vs ffmpeg).
+   */
+  tokensEqualOurs: boolean;
+  tokensAgreeingPrefix: number;
+  mp3TokensEqualOurs: boolean;
+  mp3TokensAgreeingPrefix: number;
+}
+
 interface Phase {
   promptTokens: number;
   audioTokens: number;
@@ -73,6 +101,7 @@ interface Phase {
   prefillMs: number;
   ttftMs: number;
   decodeTokensPerSecond: number;
+  tokenIds: number[];
 }
 
 async function main(): Promise<void> {
@@ -91,16 +120,62 @@ async function main(): Promise<void> {
   ensureAudioBenchModel(log);
   const clipDir = join(dirname(AUDIO_BENCH_MODEL_DIR), 'bench-audio-clips');
   makeClips(clipDir);
+  let peerExport: AudioExportFigures | undefined;
+  let peerSkipped: string | undefined = withPeer ? undefined : 'not run (--no-peer)';
+  if (withPeer) {
+    try {
+      peerExport = await ensureAudioOnnxExport(AUDIO_BENCH_MODEL_DIR, repoRoot, log);
+      makePeerPcm(clipDir);
+    } catch (e) {
+      peerSkipped = `the ONNX export failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
+      log(`peer: ${peerSkipped}`);
+    }
+  }
   const b = await openBenchBrowser({ root: here, repoRoot, publicDir: dirname(AUDIO_BENCH_MODEL_DIR) });
   let r: { tokens: number; clipBytes: number; cold: Phase; again: Phase; recording: { first: Phase; grown: Phase } };
+  let peer: PeerResult | undefined;
   try {
     const model = relative(dirname(AUDIO_BENCH_MODEL_DIR), AUDIO_BENCH_MODEL_DIR);
-    r = await runBenchPage(
-      b.page,
-      `${b.url}audio.html?${new URLSearchParams({ model, tokens: String(tokens) })}`,
-      { result: '__audioBenchResult', error: '__audioBenchError' },
-      timeoutMs,
-    );
+    const query = new URLSearchParams({ model, tokens: String(tokens) });
+    r = await runBenchPage(b.page, `${b.url}audio.html?${query}`, { result: '__audioBenchResult', error: '__audioBenchError' }, timeoutMs);
+    if (peerExport) {
+      try {
+        const p = await runBenchPage<AudioPeerFigures>(
+          b.page,
+          `${b.url}audio-peer.html?${query}`,
+          { result: '__audioPeerResult', error: '__audioPeerError' },
+          timeoutMs,
+        );
+        const agree = (a: number[], b: number[]) => {
+          let n = 0;
+          while (n < a.length && a[n] === b[n]) n++;
+          return n;
+        };
+        const same = (a: number[], b: number[]) => JSON.stringify(a) === JSON.stringify(b);
+        peer = {
+          ...p,
+          export: {
+            files: peerExport.files,
+            opset: peerExport.opset,
+            torch: peerExport.torch,
+            check: peerExport.check,
+            ortCheck: peerExport.ortCheck,
+          },
+          speedup: {
+            encodePerChunk: p.encodeMsPerChunk / r.cold.encodeMsPerChunk,
+            ttft: p.ttftMs / r.cold.ttftMs,
+            decode: r.cold.decodeTokensPerSecond / p.decodeTokensPerSecond,
+          },
+          tokensEqualOurs: same(p.recordingTokenIds, r.recording.first.tokenIds),
+          tokensAgreeingPrefix: agree(p.recordingTokenIds, r.recording.first.tokenIds),
+          mp3TokensEqualOurs: same(p.tokenIds, r.cold.tokenIds),
+          mp3TokensAgreeingPrefix: agree(p.tokenIds, r.cold.tokenIds),
+        };
+      } catch (e) {
+        peerSkipped = `transformers.js failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
+        log(`peer: ${peerSkipped}`);
+      }
+    }
   } finally {
     await b.close();
   }
@@ -132,7 +207,48 @@ async function main(): Promise<void> {
   console.log(
     `\ncached clip: TTFT ${((r.again.ttftMs / r.cold.ttftMs) * 100).toFixed(1)}% of cold (goal <= 10%); grown recording: ${r.recording.grown.chunksEncoded} chunk encoded of ${r.recording.grown.chunks} (goal: 1)`,
   );
-  console.log('peer (transformers.js on an ONNX export of the same weights): not run yet');
+  if (peer) {
+    const x = (v: number) => `${v.toFixed(2)}x`;
+    console.log(
+      `\nPeer: ${peer.library} (${peer.onnxruntime}, WebGPU EP, fp32) on an ONNX export of the same weights, same 30 s clip as 16 kHz PCM; ${tokens} decode tokens`,
+    );
+    console.log(
+      table(
+        ['figure', 'ours', 'transformers.js', 'ours vs transformers.js'],
+        [
+          ['log-mel (+ its tokenizer) ms', ms(r.cold.featuresMs), ms(peer.featuresMs), '-'],
+          [
+            'encode ms/chunk',
+            ms(r.cold.encodeMsPerChunk),
+            ms(peer.encodeMsPerChunk),
+            `${x(peer.speedup.encodePerChunk)} faster (goal >= 5x)`,
+          ],
+          ['TTFT ms (ours: from the MP3; its: from PCM)', ms(r.cold.ttftMs), ms(peer.ttftMs), `${x(peer.speedup.ttft)} faster`],
+          [
+            'decode tok/s',
+            r.cold.decodeTokensPerSecond.toFixed(1),
+            peer.decodeTokensPerSecond.toFixed(1),
+            `${x(peer.speedup.decode)} faster`,
+          ],
+          [
+            'prompt tokens',
+            String(r.cold.promptTokens),
+            String(peer.promptTokens),
+            r.cold.promptTokens === peer.promptTokens ? 'equal' : 'DIFFER',
+          ],
+        ],
+      ),
+    );
+    console.log(
+      `greedy tokens on the 30 s recording (same PCM): ${peer.tokensEqualOurs ? 'EQUAL' : `first ${peer.tokensAgreeingPrefix} of ${peer.recordingTokenIds.length} agree`} ` +
+        `(ours ${JSON.stringify(r.recording.first.tokenIds.slice(0, 8))}..., transformers.js ${JSON.stringify(peer.recordingTokenIds.slice(0, 8))}...); ` +
+        `on the MP3: ${peer.mp3TokensEqualOurs ? 'EQUAL' : `first ${peer.mp3TokensAgreeingPrefix} agree`}\n` +
+        `export check: tokens vs float64 reference ${peer.export.check.tokensEqual ? 'equal' : 'DIFFER'} (torch), ` +
+        `${peer.export.ortCheck.tokensEqual ? 'equal' : 'DIFFER'} (onnxruntime wasm), audio features max|diff| ${peer.export.ortCheck.audioFeaturesMaxAbsDiff.toExponential(2)}`,
+    );
+  } else {
+    console.log(`peer (transformers.js on an ONNX export of the same weights): ${peerSkipped}`);
+  }
   console.log(
     JSON.stringify({
       bench: 'audio',
@@ -141,7 +257,7 @@ async function main(): Promise<void> {
       cores: cpus().length,
       ...r,
       cachedTtftShare: r.again.ttftMs / r.cold.ttftMs,
-      peer: null,
+      peer: peer ?? { skipped: peerSkipped },
       totalSeconds: (Date.now() - started) / 1000,
       loadAverageEnd: loadavg(),
     }),
