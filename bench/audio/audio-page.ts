@@ -75,7 +75,9 @@ async function main() {
   const engine = await createEngine({
     model: `/${params.get('model')}/`,
     encoder: { poolSize: 1 },
-    prefixCaching: false,
+    // Off by default, so a repeat prefills its whole prompt and the figures isolate the chunk cache;
+    // ?prefix=1 measures the engine's default (the repeat's prompt comes from the KV prefix cache too).
+    prefixCaching: params.get('prefix') === '1',
     kvCacheTokens: 2048,
   });
   log(`engine ready in ${(performance.now() - t0).toFixed(0)} ms`);

@@ -9,6 +9,7 @@
 // beside ours as ratios and put in the JSON line's `peer` field.
 //
 // Flags: --tokens=N (decode tokens, default 32)  --timeout-min=N (default 60)  --no-peer (ours only)
+//        --prefix-caching (the engine default: a repeat also reuses its KV prefix; off by default here)
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
   let peer: PeerResult | undefined;
   try {
     const model = relative(dirname(AUDIO_BENCH_MODEL_DIR), AUDIO_BENCH_MODEL_DIR);
-    const query = new URLSearchParams({ model, tokens: String(tokens) });
+    const query = new URLSearchParams({ model, tokens: String(tokens), prefix: process.argv.includes('--prefix-caching') ? '1' : '0' });
     r = await runBenchPage(b.page, `${b.url}audio.html?${query}`, { result: '__audioBenchResult', error: '__audioBenchError' }, timeoutMs);
     if (peerExport) {
       try {
@@ -191,7 +192,7 @@ async function main(): Promise<void> {
     p.decodeTokensPerSecond.toFixed(1),
   ];
   console.log(
-    `\nAudio: Voxtral layout (Whisper-small-sized encoder, SmolLM2-135M-sized decoder), random weights; ${tokens} decode tokens; prefix caching off`,
+    `\nAudio: Voxtral layout (Whisper-small-sized encoder, SmolLM2-135M-sized decoder), random weights; ${tokens} decode tokens; prefix caching ${process.argv.includes('--prefix-caching') ? 'on' : 'off'}`,
   );
   console.log(
     table(
