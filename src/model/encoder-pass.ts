@@ -4,7 +4,8 @@
 // `copyOut` is encoded after the last dispatch, in the same submission.
 
 import type { GpuContext } from '../gpu/context';
-import { DispatchSequence, encodeDispatches, PiecewiseDispatch, type Dispatch } from '../kernels/dispatch';
+import { DispatchSequence, encodeDispatches, PiecewiseDispatch, preparePiecewise, type Dispatch } from '../kernels/dispatch';
+import { prepareMatmul, type MatmulIO, type MatmulOptions, type MatmulShape } from '../kernels/matmul';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../kernels/piece-runner';
 
@@ -85,4 +86,26 @@ export function padTo(data: Float32Array, length: number): Float32Array {
   const out = new Float32Array(length);
   out.set(data);
   return out;
+}
+
+/**
+ * A matmul of an encoder's pass, also cut into row blocks of `rowsPerPiece` rows when pieces are asked for
+ * (0: none), so paced encoding runs in pieces short enough to fit between decode steps (same math, row views).
+ */
+export function prepareRowPiecedMatmul(
+  gpu: GpuContext,
+  io: MatmulIO,
+  shape: MatmulShape,
+  options: MatmulOptions,
+  rowsPerPiece: number,
+): Promise<Dispatch> {
+  const pieces: Array<() => Promise<Dispatch>> = [];
+  if (rowsPerPiece > 0) {
+    for (let r0 = 0; r0 < shape.M; r0 += rowsPerPiece) {
+      const m = Math.min(rowsPerPiece, shape.M - r0);
+      const rows = (t: typeof io.x, width: number) => ({ ...t, shape: [m, width], offsetBytes: t.offsetBytes + r0 * width * 4 });
+      pieces.push(() => prepareMatmul(gpu, { ...io, x: rows(io.x, shape.K), y: rows(io.y, shape.N) }, { ...shape, M: m }, options));
+    }
+  }
+  return preparePiecewise('matmul:rows', () => prepareMatmul(gpu, io, shape, options), pieces);
 }

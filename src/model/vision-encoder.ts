@@ -12,12 +12,12 @@
 import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { prepareAll, preparePiecewise, type Dispatch } from '../kernels/dispatch';
+import { prepareAll, type Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../kernels/piece-runner';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
-import { prepareMatmul, type MatmulIO, type MatmulOptions, type MatmulShape } from '../kernels/matmul';
+import type { MatmulIO, MatmulOptions, MatmulShape } from '../kernels/matmul';
 import { preparePatchEmbed } from '../kernels/patch-embed';
 import { preparePixelShuffle } from '../kernels/pixel-shuffle';
 import { prepareResidualAdd } from '../kernels/residual-add';
@@ -30,7 +30,7 @@ import {
 } from '../kernels/vit-attention';
 import { requireVision, type ModelConfig, type VisionConfig } from './config';
 import { visionPositionIds } from './vision-positions';
-import { padTo, runEncoderPass } from './encoder-pass';
+import { padTo, prepareRowPiecedMatmul, runEncoderPass } from './encoder-pass';
 import type { ModelWeights } from './weights';
 
 export interface VisionInput {
@@ -213,18 +213,9 @@ export class VisionEncoder {
     ]);
   }
 
-  /** A matmul, cut into row blocks of rowsPerPiece rows when pieces are asked for (same math, row views). */
+  /** A matmul of the pass (row-pieced for pacing when rowsPerPiece > 0: encoder-pass.ts). */
   private matmul(io: MatmulIO, shape: MatmulShape, options: MatmulOptions = {}): Promise<Dispatch> {
-    const step = this.rowsPerPiece;
-    const pieces: Array<() => Promise<Dispatch>> = [];
-    if (step > 0) {
-      for (let r0 = 0; r0 < shape.M; r0 += step) {
-        const m = Math.min(step, shape.M - r0);
-        const rows = (t: typeof io.x, width: number) => ({ ...t, shape: [m, width], offsetBytes: t.offsetBytes + r0 * width * 4 });
-        pieces.push(() => prepareMatmul(this.gpu, { ...io, x: rows(io.x, shape.K), y: rows(io.y, shape.N) }, { ...shape, M: m }, options));
-      }
-    }
-    return preparePiecewise('matmul:rows', () => prepareMatmul(this.gpu, io, shape, options), pieces);
+    return prepareRowPiecedMatmul(this.gpu, io, shape, options, this.rowsPerPiece);
   }
 
   /**
