@@ -181,6 +181,11 @@ export default defineConfig(({ mode }) => ({
       },
       {
         extends: true,
+        // The CPU backend on onnxruntime-node, over the tiny checkpoints' ONNX exports (make-tiny-onnx.ts).
+        test: { name: 'cpu', include: ['test/cpu/**/*.test.ts'], environment: 'node', testTimeout: 120_000, hookTimeout: 60_000 },
+      },
+      {
+        extends: true,
         // The packed package in a fresh Vite app and a Node program (test/consumer/consumer.test.ts).
         test: {
           name: 'consumer',

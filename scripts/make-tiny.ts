@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeSafetensors, type TensorToWrite } from '../src/model/weights/safetensors-writer';
 import { makeTinyAudio, TINY_AUDIO } from './make-tiny-audio';
+import { exportTinyOnnx, ONNX_MODELS, onnxExportCurrent } from './make-tiny-onnx';
 import { makeTinyVideo, TINY_VIDEO } from './make-tiny-video';
 import { sha256, tensorsFor, tinyConfig, TINY, writeJson, type TinySizes } from './tiny-weights';
 
@@ -178,13 +179,22 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
     descriptions[name] = `tiny, random weights, takes audio: ${TINY_AUDIO[name].note}`;
   }
   writeJson(join(outDir, 'manifest.json'), manifest);
+  // 6. ONNX exports of some of them, for the CPU backend (scripts/make-tiny-onnx.ts)
+  for (const name of ONNX_MODELS) exportTinyOnnx(join(outDir, name), { log: () => {} });
   const models: BundledModel[] = Object.keys(manifest).map((id) => ({
     id,
     description: descriptions[id],
-    files: readdirSync(join(outDir, id)).sort(),
+    files: listFiles(join(outDir, id)),
   }));
   writeJson(join(outDir, 'index.json'), { models });
   return manifest;
+}
+
+/** Every file under `dir`, as paths relative to it ('onnx/embed_tokens.onnx'), sorted. */
+function listFiles(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? listFiles(dir, `${prefix}${e.name}/`) : [`${prefix}${e.name}`]))
+    .sort();
 }
 
 /** Every checkpoint makeTiny writes (the manifest's keys). */
@@ -195,7 +205,10 @@ export function tinyModelsPresent(outDir: string): boolean {
   const path = join(outDir, 'manifest.json');
   if (!existsSync(path) || !existsSync(join(outDir, 'index.json'))) return false;
   const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, Record<string, string>>;
-  return TINY_MODELS.every((m) => manifest[m] && Object.keys(manifest[m]).every((f) => existsSync(join(outDir, m, f))));
+  return (
+    TINY_MODELS.every((m) => manifest[m] && Object.keys(manifest[m]).every((f) => existsSync(join(outDir, m, f)))) &&
+    ONNX_MODELS.every((m) => onnxExportCurrent(join(outDir, m)))
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -74,6 +74,26 @@ export class ModelFileError extends TesseraError {
   readonly code = 'MODEL_FILE';
 }
 
+/**
+ * The CPU backend (onnxruntime) needs the checkpoint's ONNX graphs and they are not there. Lists every file
+ * looked for, and how to get them.
+ */
+export class OnnxFilesMissingError extends TesseraError {
+  override readonly name = 'OnnxFilesMissingError';
+  readonly code = 'ONNX_FILES_MISSING';
+  constructor(
+    readonly where: string,
+    readonly lookedFor: readonly string[],
+    why: string,
+  ) {
+    super(
+      `${why}, and ${where} has no ONNX graphs for the CPU backend (looked for ${lookedFor.join(', ')}). ` +
+        'Use a checkpoint that ships them (the Hugging Face onnx-community exports do, in onnx/), export them ' +
+        "with Hugging Face Optimum, or run where WebGPU is available (device: 'webgpu').",
+    );
+  }
+}
+
 /** A processor file (tokenizer.json, preprocessor_config.json, ...) is missing, malformed or inconsistent. */
 export class ProcessorConfigError extends TesseraError {
   override readonly name = 'ProcessorConfigError';

@@ -167,3 +167,19 @@ export class GpuBoundsError extends TesseraError {
     );
   }
 }
+
+/**
+ * The engine's backend cannot do what was asked: the CPU backend (onnxruntime) has no GPU dispatches to
+ * profile and no audio graphs. Says which backend ran and what to use instead.
+ */
+export class BackendUnsupportedError extends TesseraError {
+  override readonly name = 'BackendUnsupportedError';
+  readonly code = 'BACKEND_UNSUPPORTED';
+  constructor(
+    readonly backend: string,
+    readonly what: string,
+    instead: string,
+  ) {
+    super(`${what} is not available on the ${backend} backend; ${instead}`);
+  }
+}

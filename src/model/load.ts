@@ -2,11 +2,13 @@
 // SmolVLM checkpoint, the audio encoder of a Voxtral one), the language model and its paged KV cache, sized
 // from the options.
 
-import { ModelConfigError, ModelFileError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { BlockPool } from '../kv/block-pool';
 import { KvManager } from '../kv/kv-manager';
-import { parseModelConfig, type ModelConfig } from './config';
+import type { ModelConfig } from './config';
+import { readModelConfig } from './read-config';
+
+export { readModelConfig };
 import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
 import { GpuModelRunner } from './runner/gpu-runner';
@@ -67,17 +69,6 @@ export interface LoadedModel {
   /** Load statistics for reports. */
   stats: { weightBytes: number; kvCacheBytes: number; loadMs: number };
   destroy(): void;
-}
-
-export async function readModelConfig(source: ModelSource): Promise<ModelConfig> {
-  const text = await source.readText('config.json');
-  if (text === undefined) throw new ModelFileError(`${source.where} has no config.json; point Tessera at a Hugging Face checkpoint folder`);
-  try {
-    return parseModelConfig(JSON.parse(text));
-  } catch (e) {
-    if (e instanceof SyntaxError) throw new ModelConfigError(`config.json in ${source.where} is not valid JSON: ${e.message}`);
-    throw e;
-  }
 }
 
 export async function loadModel(gpu: GpuContext, source: ModelSource, options: LoadModelOptions = {}): Promise<LoadedModel> {

@@ -46,6 +46,8 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   MISSING_TENSOR: errors.MissingTensorError,
   TENSOR_SHAPE: errors.TensorShapeError,
   MODEL_FILE: errors.ModelFileError,
+  ONNX_FILES_MISSING: errors.OnnxFilesMissingError,
+  BACKEND_UNSUPPORTED: errors.BackendUnsupportedError,
   KV_CACHE_FULL: errors.KvCacheFullError,
   CONTEXT_LENGTH: errors.ContextLengthError,
   IMAGE_TOKEN_MISMATCH: errors.ImageTokenMismatchError,

@@ -1,0 +1,214 @@
+// A small ONNX graph builder: nodes, initializers (weights, inline as raw little-endian bytes), and typed
+// inputs and outputs with symbolic dimensions, serialized by protobufjs from the subset of onnx.proto
+// (ONNX 1.12, IR version 8, opset 17) written out below; field numbers match onnx/onnx.proto.
+// The tiny checkpoints' ONNX exports (make-tiny-onnx.ts) are built with it, so the CPU backend's tests need
+// no Python and no download.
+
+import protobuf from 'protobufjs';
+
+const ONNX_PROTO_SUBSET = `
+syntax = "proto2";
+package onnx;
+message AttributeProto {
+  optional string name = 1;
+  optional float f = 2;
+  optional int64 i = 3;
+  optional bytes s = 4;
+  optional TensorProto t = 5;
+  repeated float floats = 7;
+  repeated int64 ints = 8;
+  optional int32 type = 20;
+}
+message ValueInfoProto {
+  optional string name = 1;
+  optional TypeProto type = 2;
+}
+message NodeProto {
+  repeated string input = 1;
+  repeated string output = 2;
+  optional string name = 3;
+  optional string op_type = 4;
+  repeated AttributeProto attribute = 5;
+  optional string domain = 7;
+}
+message ModelProto {
+  optional int64 ir_version = 1;
+  optional string producer_name = 2;
+  optional GraphProto graph = 7;
+  repeated OperatorSetIdProto opset_import = 8;
+}
+message GraphProto {
+  repeated NodeProto node = 1;
+  optional string name = 2;
+  repeated TensorProto initializer = 5;
+  repeated ValueInfoProto input = 11;
+  repeated ValueInfoProto output = 12;
+}
+message TensorProto {
+  repeated int64 dims = 1;
+  optional int32 data_type = 2;
+  optional string name = 8;
+  optional bytes raw_data = 9;
+}
+message TensorShapeProto {
+  message Dimension {
+    oneof value {
+      int64 dim_value = 1;
+      string dim_param = 2;
+    }
+  }
+  repeated Dimension dim = 1;
+}
+message TypeProto {
+  message Tensor {
+    optional int32 elem_type = 1;
+    optional TensorShapeProto shape = 2;
+  }
+  oneof value {
+    Tensor tensor_type = 1;
+  }
+}
+message OperatorSetIdProto {
+  optional string domain = 1;
+  optional int64 version = 2;
+}
+`;
+
+/** onnx.TensorProto.DataType */
+export const DataType = { float: 1, bool: 9, int64: 7 } as const;
+export type ElemType = keyof typeof DataType;
+
+/** onnx.AttributeProto.AttributeType */
+const ATTR = { float: 1, int: 2, tensor: 4, ints: 7 } as const;
+
+/** A dimension: a size, or a name for a size given at run time. */
+export type Dim = number | string;
+
+export type AttrValue = number | { float: number } | readonly number[] | { tensor: ConstTensor };
+
+export interface ConstTensor {
+  type: ElemType;
+  dims: readonly number[];
+  data: Float32Array | BigInt64Array | Uint8Array;
+}
+
+interface Node {
+  opType: string;
+  inputs: string[];
+  outputs: string[];
+  attributes: Record<string, AttrValue>;
+}
+
+/** Builds one graph. Value names are made unique; op() returns the names of a node's outputs. */
+export class GraphBuilder {
+  private readonly nodes: Node[] = [];
+  private readonly initializers: Array<{ name: string; tensor: ConstTensor }> = [];
+  private readonly inputs: Array<{ name: string; type: ElemType; dims: readonly Dim[] }> = [];
+  private readonly outputs: Array<{ name: string; type: ElemType; dims: readonly Dim[] }> = [];
+  private counter = 0;
+
+  constructor(readonly name: string) {}
+
+  input(name: string, type: ElemType, dims: readonly Dim[]): string {
+    this.inputs.push({ name, type, dims });
+    return name;
+  }
+
+  /** Declares `value` as the graph output `name` (through an Identity when it has another name). */
+  output(value: string, name: string, type: ElemType, dims: readonly Dim[]): void {
+    if (value !== name) this.nodes.push({ opType: 'Identity', inputs: [value], outputs: [name], attributes: {} });
+    this.outputs.push({ name, type, dims });
+  }
+
+  /** Puts the output `name` first (HF exports list logits before present.*). */
+  moveOutputFirst(name: string): void {
+    const i = this.outputs.findIndex((o) => o.name === name);
+    if (i > 0) this.outputs.unshift(...this.outputs.splice(i, 1));
+  }
+
+  /** A named weight (an initializer). */
+  weight(name: string, data: Float32Array, dims: readonly number[]): string {
+    this.initializers.push({ name, tensor: { type: 'float', dims, data } });
+    return name;
+  }
+
+  /** An int64 constant (shapes, axes, indices). */
+  ints(values: readonly number[], dims: readonly number[] = [values.length]): string {
+    const name = this.fresh('const_i64');
+    this.initializers.push({ name, tensor: { type: 'int64', dims, data: BigInt64Array.from(values.map(BigInt)) } });
+    return name;
+  }
+
+  /** A float32 constant (a scalar by default). */
+  floats(values: readonly number[], dims: readonly number[] = []): string {
+    const name = this.fresh('const_f32');
+    this.initializers.push({ name, tensor: { type: 'float', dims, data: Float32Array.from(values) } });
+    return name;
+  }
+
+  op(opType: string, inputs: readonly string[], attributes: Record<string, AttrValue> = {}): string {
+    return this.opN(opType, inputs, 1, attributes)[0]!;
+  }
+
+  opN(opType: string, inputs: readonly string[], numOutputs: number, attributes: Record<string, AttrValue> = {}): string[] {
+    const outputs = Array.from({ length: numOutputs }, () => this.fresh(opType));
+    this.nodes.push({ opType, inputs: [...inputs], outputs, attributes });
+    return outputs;
+  }
+
+  private fresh(prefix: string): string {
+    return `${prefix}_${this.counter++}`;
+  }
+
+  /** The serialized ModelProto. */
+  encode(producer = 'tessera-make-tiny-onnx'): Uint8Array {
+    const root = protobuf.parse(ONNX_PROTO_SUBSET, { keepCase: false }).root;
+    const ModelProto = root.lookupType('onnx.ModelProto');
+    const model = {
+      irVersion: 8,
+      producerName: producer,
+      opsetImport: [{ domain: '', version: 17 }],
+      graph: {
+        name: this.name,
+        node: this.nodes.map((n, i) => ({
+          name: `${n.opType}_${i}`,
+          opType: n.opType,
+          domain: '',
+          input: n.inputs,
+          output: n.outputs,
+          attribute: Object.entries(n.attributes).map(([k, v]) => attribute(k, v)),
+        })),
+        initializer: this.initializers.map((t) => tensorProto(t.name, t.tensor)),
+        input: this.inputs.map(valueInfo),
+        output: this.outputs.map(valueInfo),
+      },
+    };
+    const problem = ModelProto.verify(model);
+    if (problem) throw new Error(`ONNX graph '${this.name}' does not fit onnx.proto: ${problem}`);
+    return ModelProto.encode(ModelProto.fromObject(model)).finish();
+  }
+}
+
+function tensorProto(name: string, t: ConstTensor) {
+  const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+  return { name, dims: t.dims, dataType: DataType[t.type], rawData: bytes };
+}
+
+function attribute(name: string, value: AttrValue) {
+  if (typeof value === 'number') return { name, type: ATTR.int, i: value };
+  if (Array.isArray(value)) return { name, type: ATTR.ints, ints: value };
+  if ('float' in (value as object)) return { name, type: ATTR.float, f: (value as { float: number }).float };
+  return { name, type: ATTR.tensor, t: tensorProto(name, (value as { tensor: ConstTensor }).tensor) };
+}
+
+function valueInfo(v: { name: string; type: ElemType; dims: readonly Dim[] }) {
+  return {
+    name: v.name,
+    type: {
+      tensorType: {
+        elemType: DataType[v.type],
+        shape: { dim: v.dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) },
+      },
+    },
+  };
+}
