@@ -1,5 +1,6 @@
-// worker_threads entry for media encoding in Node: an EncoderCore with its own Dawn device, sharp for
-// images, and the checkpoint read from disk or a URL. Wiring only (comlink's Node adapter).
+// worker_threads entry for media encoding in Node: an EncoderCore with its own Dawn device (or onnxruntime
+// for the CPU backend), sharp for images, and the checkpoint read from disk or a URL. Wiring only
+// (comlink's Node adapter).
 
 import { parentPort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
@@ -9,6 +10,7 @@ import { transferringApi } from '../src/encoder/expose';
 import { nodeAudioDecoder } from '../src/encoder/audio/decode-node';
 import { nodeVideoBackend } from '../src/encoder/video/decode-node';
 import { nodeModelSourceFromRef } from '../src/encoder/model-ref-node';
+import { loadNodeOrt } from '../src/model/ort/ort-node';
 import { openWeightStoreNode } from '../src/model/weights/store-node';
 import { createNodeGpuContext } from '../src/gpu/node';
 import { installErrorTransfer } from '../src/protocol/errors';
@@ -25,6 +27,7 @@ Comlink.expose(
       decodeAudio: nodeAudioDecoder,
       decodeImage: decodeImageNode,
       openWeightStore: openWeightStoreNode,
+      loadOrt: loadNodeOrt,
     }),
   ),
   nodeEndpoint(parentPort),

@@ -64,6 +64,7 @@ async function runDtype(
     dtype,
     weightCacheDir,
     gpu: { dawnOptions: [DAWN_EXACT_TIMESTAMPS] },
+    device: 'webgpu' as const,
   };
   const t0 = performance.now();
   const engine = await createEngine(options);

@@ -42,6 +42,7 @@ const mb = (b: number) => (b / 2 ** 20).toFixed(1);
 const t0 = performance.now();
 const engine = await createEngine({
   model: args.model,
+  device: 'webgpu',
   kvCacheTokens: 2048,
   maxTokensPerStep: 128,
   encoder: { mode: args.mode as 'workers' | 'in-process', memoryCacheBytes: 64 * 2 ** 20 },

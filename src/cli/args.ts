@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import type { ProfileTiming } from '../engine/types';
 import type { KernelVariant } from '../gpu/adapter-info';
+import { parseDeviceOption, type DeviceOption } from '../engine/choose-device';
 import { chooseComputePrecisionOption, parseDtypeText, type ComputePrecision, type DtypeOption } from '../model/weights/dtype';
 
 export const USAGE = `usage: tessera <command> [options]
@@ -31,6 +32,10 @@ run options
   --top-p P                    nucleus sampling, 0 < P <= 1 (with --temperature)
   --top-k K                    sample among the K likeliest tokens, K >= 0, 0: all (with --temperature)
   --seed S                     sampling seed, an integer 0 <= S < 2^32 (with --temperature)
+  --device auto|webgpu|cpu|wasm
+                               which backend runs the model (default auto: WebGPU on a hardware adapter,
+                               else the CPU backend, onnxruntime over the checkpoint's onnx/ graphs, when
+                               it has them); cpu needs the onnxruntime-node package, wasm onnxruntime-web
   --dtype f32|f16|q8|q4        weight storage (default f32); per part: --dtype vision=f16,text=q4.
                                Quantized copies are kept in $TESSERA_CACHE_DIR/weights (default
                                ~/.cache/tessera/weights) so the next run skips quantization
@@ -85,6 +90,8 @@ export interface RunArgs {
   notice?: string;
   dtype?: DtypeOption;
   compute?: ComputePrecision;
+  /** Which backend runs the model (undefined: auto). */
+  device?: DeviceOption;
   /** Store and read quantized copies in the default cache directory (false: --no-weight-cache). */
   weightCache: boolean;
   /** Print one JSON object instead of streaming the answer. */
@@ -144,6 +151,7 @@ const OPTIONS = {
   notice: { type: 'string' },
   dtype: { type: 'string' },
   compute: { type: 'string' },
+  device: { type: 'string' },
   'no-weight-cache': { type: 'boolean' },
   timing: { type: 'string' },
 } as const;
@@ -169,6 +177,7 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   notice: ['run'],
   dtype: ['run', 'profile'],
   compute: ['run', 'profile'],
+  device: ['run'],
   'no-weight-cache': ['run', 'profile'],
   timing: ['profile'],
 };
@@ -299,6 +308,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       seed: numberOption('seed', values.seed, { integer: true, min: 0, max: 2 ** 32 - 1, reads: 'an integer from 0 to 4294967295' }),
       notice: values.notice,
       ...weights(),
+      ...(values.device !== undefined ? { device: usage(() => parseDeviceOption(values.device, '--device')) } : {}),
       json,
       variant: parseVariant(values.variant),
       verbose,

@@ -21,6 +21,8 @@ export async function profile(o: ProfileCliOptions): Promise<number> {
   const t0 = performance.now();
   const engine = await createEngine({
     model: o.model,
+    // A profile times WGSL dispatches: WebGPU whatever 'auto' would take.
+    device: 'webgpu',
     dtype: o.dtype,
     compute: o.compute,
     weightCacheDir: o.weightCache === false ? false : undefined,

@@ -45,10 +45,12 @@ export async function run(o: RunOptions): Promise<number> {
     model: o.model,
     dtype: o.dtype,
     compute: o.compute,
+    device: o.device,
     weightCacheDir: o.weightCache === false ? false : undefined,
     gpu: o.variant ? { kernelVariant: o.variant } : undefined,
     onProgress: o.json ? undefined : progressPrinter(o.err),
   });
+  if (!o.json) o.err(`device: ${engine.stats().device.backend} (${engine.stats().device.reason})\n`);
   try {
     const req: ChatCompletionRequest = {
       messages: [{ role: 'user', content }],
@@ -77,8 +79,12 @@ export async function run(o: RunOptions): Promise<number> {
           videos: r.tessera.videos,
           audios: r.tessera.audios,
           encoder: engine.stats().encoder.mode,
+          device: engine.stats().device,
           weights: {
-            dtype: describeDtype(engine.model.weights.dtype, modelParts(engine.model.config)),
+            dtype:
+              engine.model.backend === 'webgpu'
+                ? describeDtype(engine.model.weights.dtype, modelParts(engine.model.config))
+                : `onnx (${engine.model.backend})`,
             gpuBytes: engine.stats().weightBytes,
           },
         })}\n`,

@@ -1,5 +1,6 @@
-// The media encoder itself: hash, decode, prepare and encode media with its own GPUDevice and the
-// checkpoint's encoder weights (a vision tower, or an audio encoder). It runs inside an encoder worker
+// The media encoder itself: hash, decode, prepare and encode media with the checkpoint's encoder (a vision
+// tower, or an audio encoder) on a backend's forward pass (encoder-forward.ts: its own GPUDevice, or
+// onnxruntime for the CPU backend). It runs inside an encoder worker
 // (workers/encoder.worker.ts wires it to comlink) or, with the same code, on the calling thread. Encodes of
 // different requests are batched into one forward pass.
 //
@@ -12,18 +13,11 @@
 //   prepareAudio   -> audio/prepare-audio.ts: 30-second chunks keyed by their PCM, their log-mel kept
 
 import { contentKey, encoderIdentity } from '../cache/content-key';
-import {
-  AudioNotSupportedError,
-  EncoderOutOfMemoryError,
-  ImageNotSupportedError,
-  InternalError,
-  MediaNotPreparedError,
-  VideoNotSupportedError,
-} from '../errors';
+import { AudioNotSupportedError, ImageNotSupportedError, InternalError, MediaNotPreparedError, VideoNotSupportedError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
-import { loadEncoderModel, readModelConfig, type LoadedEncoderModel } from '../model/load';
 import { requireVision } from '../model/config';
+import type { OrtRuntime } from '../model/ort/ort-api';
 import type { LogMelExtractor } from '../processor/audio/log-mel';
 import { logMelConfigFrom } from '../processor/audio/log-mel-config';
 import { requireJson } from '../processor/files';
@@ -54,7 +48,8 @@ import { normalizeFrameTile } from '../processor/video-frames';
 import type { AudioDecodeFn } from './audio/prepare-audio';
 import { prepareVideo } from './video/prepare-video';
 import type { VideoBackend } from './video/video-backend';
-import { WeightsDigest } from './weights-digest';
+import type { EncoderForward, ForwardInput } from './encoder-forward';
+import { GpuEncoderForward } from './gpu-forward';
 
 export interface EncoderCoreDeps {
   createGpu(): Promise<GpuContext>;
@@ -68,6 +63,8 @@ export interface EncoderCoreDeps {
   videoBackend?: VideoBackend;
   /** Decodes audio files (WebCodecs in a browser, WAV / ffmpeg in Node); absent: PCM only. */
   decodeAudio?: (ffmpegPath: string | undefined) => AudioDecodeFn;
+  /** onnxruntime, for an init whose backend is 'cpu' or 'wasm' (the CPU backend); absent: WebGPU only. */
+  loadOrt?: (kind: 'cpu' | 'wasm') => Promise<OrtRuntime>;
 }
 
 /** Pixels kept between prepare and encode: an image's tiles (normalised already) or a video frame's (u8 only). */
@@ -106,14 +103,11 @@ interface AudioSide {
 
 interface Loaded {
   init: EncoderWorkerInit;
-  gpu: GpuContext;
-  model: LoadedEncoderModel;
+  forward: EncoderForward;
   /** The image processor's settings (a vision checkpoint). */
   processor?: ProcessorConfig;
   /** The feature extractor (an audio checkpoint). */
   audio?: AudioSide;
-  /** Digest of the vision and connector tensors (weights-digest.ts). */
-  weightsDigest: string;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
   identities: Map<number, Promise<string>>;
   /** Video frames' and whole clips' identities (SmolVLM2 checkpoints only). */
@@ -125,7 +119,7 @@ export class EncoderCore implements EncoderWorkerApi {
   private readonly prepared = new Map<string, PreparedItem>();
   private readonly queue: Job[] = [];
   private draining = false;
-  private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0, deviceRecoveries: 0 };
+  private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0 };
   private readonly gate = new PieceGate();
 
   constructor(private readonly deps: EncoderCoreDeps) {}
@@ -133,9 +127,9 @@ export class EncoderCore implements EncoderWorkerApi {
   async init(init: EncoderWorkerInit): Promise<EncoderWorkerInfo> {
     if (this.loaded) throw new InternalError('EncoderCore.init called twice');
     const source = this.deps.openModel(init.model);
-    const gpu = await this.deps.createGpu();
+    const forward = await this.startForward(init, source);
     try {
-      const config = await readModelConfig(source);
+      const config = forward.config;
       const processor = config.vision ? await loadProcessorConfig(source) : undefined;
       const logMel = config.audio
         ? logMelConfigFrom(
@@ -143,20 +137,15 @@ export class EncoderCore implements EncoderWorkerApi {
             'preprocessor_config.json',
           )
         : undefined;
-      const weights = new WeightsDigest();
-      const model = await this.loadModel(gpu, source, init, weights);
-      // Compiled before the encoder reports ready (the engine starts it beside its own warm-up), so the
-      // first image does not wait seconds for pipelines on a CPU adapter.
-      await (model.vision ?? model.audio)?.compile();
-      this.loaded = { init, gpu, model, processor, weightsDigest: await weights.digest(), identities: new Map() };
+      this.loaded = { init, forward, processor, identities: new Map() };
       if (config.audio && logMel) {
         // The audio side loads only for an audio checkpoint (an image model's bundle does not carry the FFT).
         const { LogMelExtractor } = await import('../processor/audio/log-mel');
         const extractor = new LogMelExtractor(logMel);
         const chunkIdentity = await encoderIdentity({
           modelId: init.modelId,
-          weights: this.loaded.weightsDigest,
-          dtype: this.weightsDtype(),
+          weights: forward.weightsDigest,
+          dtype: forward.dtype,
           encoderConfig: { kind: 'audio-chunk', features: logMel, audio: config.audio, textHidden: config.text.hiddenSize },
         });
         this.loaded.audio = { extractor, chunkIdentity, tokensPerChunk: config.audio.tokensPerChunk };
@@ -166,18 +155,39 @@ export class EncoderCore implements EncoderWorkerApi {
         modality: processor ? 'vision' : 'audio',
         imageSeqLen: processor?.imageSeqLen ?? 0,
         audioTokensPerChunk: config.audio?.tokensPerChunk ?? 0,
-        hiddenSize: model.config.text.hiddenSize,
-        adapter: gpu.adapter,
+        hiddenSize: config.text.hiddenSize,
+        backend: forward.backend,
+        ...(forward.adapter ? { adapter: forward.adapter } : {}),
       };
     } catch (e) {
-      this.releaseGpu(gpu);
+      this.loaded = undefined;
+      forward.destroy();
       throw e;
     }
   }
 
-  private releaseGpu(gpu: GpuContext): void {
-    if (this.deps.releaseGpu) this.deps.releaseGpu(gpu);
-    else gpu.destroy();
+  private async startForward(init: EncoderWorkerInit, source: ModelSource): Promise<EncoderForward> {
+    const backend = init.backend ?? 'webgpu';
+    if (backend === 'webgpu') {
+      return GpuEncoderForward.create(
+        {
+          createGpu: () => this.deps.createGpu(),
+          releaseGpu: this.deps.releaseGpu ? (gpu) => this.deps.releaseGpu!(gpu) : undefined,
+          openSource: () => this.deps.openModel(init.model),
+          weightStore: init.weightCache ? this.deps.openWeightStore?.(init.weightCache) : undefined,
+        },
+        init,
+      );
+    }
+    if (!this.deps.loadOrt) throw new InternalError(`this encoder was started without onnxruntime, for a '${backend}' backend`);
+    const rt = await this.deps.loadOrt(backend);
+    const { OrtEncoderForward } = await import('./ort-forward');
+    const dtype = typeof init.dtype === 'string' ? init.dtype : init.dtype?.vision;
+    return OrtEncoderForward.create(rt, source, {
+      dtype,
+      maxBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
+      why: init.why,
+    });
   }
 
   private get state(): Loaded {
@@ -203,13 +213,13 @@ export class EncoderCore implements EncoderWorkerApi {
     if (!id) {
       id = encoderIdentity({
         modelId: s.init.modelId,
-        weights: s.weightsDigest,
-        dtype: this.weightsDtype(),
+        weights: s.forward.weightsDigest,
+        dtype: s.forward.dtype,
         encoderConfig: {
           image: this.imageConfig(longestEdge),
           imageSeqLen: this.vision('image').imageSeqLen,
-          vision: requireVision(s.model.config),
-          textHidden: s.model.config.text.hiddenSize,
+          vision: requireVision(s.forward.config),
+          textHidden: s.forward.config.text.hiddenSize,
         },
       });
       s.identities.set(longestEdge, id);
@@ -236,22 +246,22 @@ export class EncoderCore implements EncoderWorkerApi {
     s.videoIdentities ??= (async () => {
       const frame = await encoderIdentity({
         modelId: s.init.modelId,
-        dtype: this.weightsDtype(),
-        weights: s.weightsDigest,
+        dtype: s.forward.dtype,
+        weights: s.forward.weightsDigest,
         encoderConfig: {
           kind: 'video-frame',
           tileSize: video.tileSize,
           normalize: video.normalize,
           imageSeqLen: this.vision('video').imageSeqLen,
-          vision: requireVision(s.model.config),
-          textHidden: s.model.config.text.hiddenSize,
+          vision: requireVision(s.forward.config),
+          textHidden: s.forward.config.text.hiddenSize,
         },
       });
       // The clip's frames (which, and their pixels) depend on sampling, resizing and the decoder too.
       const clip = await encoderIdentity({
         modelId: s.init.modelId,
-        dtype: this.weightsDtype(),
-        weights: s.weightsDigest,
+        dtype: s.forward.dtype,
+        weights: s.forward.weightsDigest,
         encoderConfig: { kind: 'video-clip', frame, video, decoder: this.deps.videoBackend?.name ?? 'none' },
       });
       return { frame, clip };
@@ -371,52 +381,8 @@ export class EncoderCore implements EncoderWorkerApi {
     return batch;
   }
 
-  /**
-   * This encoder's own device was lost (a driver reset, or destroy()): make a new one and load the vision
-   * weights again; the prepared pixels and the identity stay. The batch that met the loss has failed.
-   */
-  private loadModel(gpu: GpuContext, source: ModelSource, init: EncoderWorkerInit, digest: WeightsDigest): Promise<LoadedEncoderModel> {
-    const batch = Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles);
-    return loadEncoderModel(gpu, source, {
-      visionBatch: batch,
-      audioBatch: batch,
-      dispatchesPerSubmit: init.dispatchesPerSubmit,
-      rowsPerPiece: init.rowsPerPiece,
-      dtype: init.dtype,
-      compute: init.compute,
-      weightStore: init.weightCache ? this.deps.openWeightStore?.(init.weightCache) : undefined,
-      tensorDigest: digest,
-    });
-  }
-
-  /** The encoder weights' storage (and f16 math): they change the embeddings, so they are part of every cache key. */
-  private weightsDtype(): string {
-    const s = this.state;
-    const part = s.model.config.audio ? s.model.weights.dtype.audio : s.model.weights.dtype.vision;
-    return `${part}${s.init.compute === 'f16' ? '+compute-f16' : ''}`;
-  }
-
-  private async recoverDevice(): Promise<void> {
-    const s = this.state;
-    if (!s.gpu.lostError) return;
-    s.model.destroy();
-    this.releaseGpu(s.gpu);
-    const gpu = await this.deps.createGpu();
-    const weights = new WeightsDigest();
-    s.model = await this.loadModel(gpu, this.deps.openModel(s.init.model), s.init, weights);
-    s.gpu = gpu;
-    // The cache keys name the weights loaded first; different weights now would be served under them.
-    if ((await weights.digest()) !== s.weightsDigest) {
-      throw new InternalError("the checkpoint's encoder weights changed on disk while the engine ran; create a new engine");
-    }
-    this.counters.deviceRecoveries++;
-  }
-
   /** The batch's forward-pass input: tiles' pixel values, or chunks' features, concatenated. */
-  private batchInput(batch: Job[]): {
-    run: (m: LoadedEncoderModel) => ReturnType<NonNullable<LoadedEncoderModel['vision']>['encode']>;
-    units: number;
-  } {
+  private batchInput(batch: Job[]): ForwardInput {
     const s = this.state;
     const units = batch.reduce((a, j) => a + unitsOf(j.item), 0);
     const concat = (parts: Float32Array[]) => {
@@ -429,8 +395,7 @@ export class EncoderCore implements EncoderWorkerApi {
       return out;
     };
     if (isChunk(batch[0].item)) {
-      const features = concat(batch.map((j) => (j.item as PreparedChunk).features));
-      return { units, run: (m) => m.audio!.encode({ features, numChunks: units }, { runner: this.gate }) };
+      return { kind: 'chunks', features: concat(batch.map((j) => (j.item as PreparedChunk).features)), numChunks: units };
     }
     const video = s.processor?.video;
     const pixels = concat(
@@ -441,35 +406,18 @@ export class EncoderCore implements EncoderWorkerApi {
         return values;
       }),
     );
-    return { units, run: (m) => m.vision!.encode({ pixels, numTiles: units }, { runner: this.gate }) };
+    return { kind: 'tiles', pixels, numTiles: units };
   }
 
   private async runBatch(batch: Job[]): Promise<void> {
-    await this.recoverDevice();
     const s = this.state;
     const input = this.batchInput(batch);
     const t0 = performance.now();
-    s.gpu.device.pushErrorScope('out-of-memory');
-    let out: Awaited<ReturnType<typeof input.run>> | undefined;
-    let failure: unknown;
-    try {
-      out = await input.run(s.model);
-    } catch (e) {
-      failure = e;
-    }
-    const oom = await s.gpu.device.popErrorScope().catch(() => null);
-    if (failure && (await s.gpu.lostWithin(250))) throw s.gpu.lostError;
-    if (oom) {
-      if (out) s.gpu.release(out.embeddings);
-      throw new EncoderOutOfMemoryError(input.units, oom.message);
-    }
-    if (failure) throw failure;
-    const all = await s.gpu.readF32(out!.embeddings);
-    s.gpu.release(out!.embeddings);
+    const all = await s.forward.run(input, this.gate);
     const encodeMs = performance.now() - t0;
-    const hidden = s.model.config.text.hiddenSize;
+    const hidden = s.forward.config.text.hiddenSize;
     this.counters.batches++;
-    this.counters.tilesEncoded += input.units;
+    this.counters.tilesEncoded += input.kind === 'tiles' ? input.numTiles : input.numChunks;
     let row = 0;
     for (const j of batch) {
       const n = isChunk(j.item) ? s.audio!.tokensPerChunk : j.item.layout.numImageTokens;
@@ -481,13 +429,12 @@ export class EncoderCore implements EncoderWorkerApi {
   }
 
   async stats(): Promise<EncoderWorkerStats> {
-    return { ...this.counters, queueDepth: this.queue.length };
+    return { ...this.counters, deviceRecoveries: this.loaded?.forward.deviceRecoveries ?? 0, queueDepth: this.queue.length };
   }
 
   destroy(): void {
     if (!this.loaded) return;
-    this.loaded.model.destroy();
-    this.releaseGpu(this.loaded.gpu);
+    this.loaded.forward.destroy();
     this.loaded = undefined;
   }
 }

@@ -1,4 +1,5 @@
-// createEngine for Node: WebGPU from Dawn (SwiftShader when there is no GPU), images decoded by sharp,
+// createEngine for Node: WebGPU from Dawn (SwiftShader when there is no GPU) or the CPU backend on
+// onnxruntime-node (device: choose-device.ts), images decoded by sharp,
 // weights from a local checkpoint folder or an http(s) URL base. Media is encoded in worker threads with
 // their own Dawn devices when the built worker script is available (dist/encoder-worker.js), otherwise on
 // this thread; encoder outputs are cached in memory and, given encoder.cacheDir, in files.
@@ -17,6 +18,13 @@ import { NodeDirSource } from '../io/model-source-node';
 import { decodeImageNode } from '../processor/image-decode-node';
 import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
+import { InternalError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import { hasOnnxGraphs, IMAGE_TEXT_GRAPHS } from '../model/ort/onnx-files';
+import { loadNodeOrt } from '../model/ort/ort-node';
+import { readModelConfig } from '../model/read-config';
+import type { WeightDtype } from '../model/weights/dtype';
+import { chooseDevice, parseDeviceOption } from './choose-device';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
 import { mediaPolicy, type MediaOptions } from './intake/media-options';
@@ -60,12 +68,22 @@ export interface NodeEngineOptions extends EngineOptions {
 }
 
 /**
- * An engine on Dawn's WebGPU. Its encoder worker threads and GPU device keep the Node process alive until
- * `engine.destroy()`; after that a program with nothing else to do exits by itself (test/consumer checks it).
+ * An engine on Dawn's WebGPU, or on the CPU backend (onnxruntime-node over the checkpoint's ONNX graphs):
+ * `device` chooses ('auto' by default: choose-device.ts), and engine.stats().device says which and why.
+ * Its encoder worker threads and GPU device keep the Node process alive until `engine.destroy()`; after
+ * that a program with nothing else to do exits by itself (test/consumer checks it).
  */
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
-  const gpu = await createNodeGpuContext(options.gpu);
   const source = nodeModelSource(options.model);
+  const dtype = typeof options.dtype === 'string' ? options.dtype : options.dtype?.text;
+  const chosen = await chooseDevice(parseDeviceOption(options.device), {
+    gpu: () => createNodeGpuContext(options.gpu),
+    ort: loadNodeOrt,
+    missingOnnx: () => missingOnnxGraphs(source, dtype),
+    cpuKind: 'cpu',
+    where: source.where,
+  });
+  const gpu = chosen.gpu;
   const ref = modelRef(options.model, source);
   const enc = options.encoder ?? {};
   const script = enc.workerScript ?? defaultEncoderWorkerScript();
@@ -74,19 +92,24 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
     dtype: options.dtype,
     compute: options.compute,
     weightCache: cacheDir ? ({ kind: 'dir', dir: cacheDir } as const) : undefined,
+    ...(chosen.cpu ? { backend: chosen.cpu.provider, why: chosen.choice.reason } : {}),
   };
   const media = mediaPolicy(options.media, { resolveHost: resolveHostNode });
   const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
-  const inProcess = (device: typeof gpu, modelId: string) =>
+  const inProcess = (device: GpuContext | undefined, modelId: string) =>
     startInProcessBackend(
       {
-        createGpu: async () => device,
+        createGpu: async () => {
+          if (!device) throw new InternalError('the CPU backend asked its encoder for a GPU');
+          return device;
+        },
         releaseGpu: () => {},
         openModel: () => source,
         decodeImage: decodeImageNode,
         videoBackend: nodeVideoBackend,
         decodeAudio: nodeAudioDecoder,
         openWeightStore,
+        loadOrt: async () => chosen.cpu!,
       },
       workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights),
     );
@@ -95,13 +118,15 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
     return await Engine.create(
       {
         gpu,
+        cpu: chosen.cpu,
+        device: chosen.choice,
         source,
         decodeImage: decodeImageNode,
         ownsGpu: true,
         weightStore: cacheDir ? new DirWeightStore(cacheDir) : undefined,
         media,
-        recreateGpu: () => createNodeGpuContext(options.gpu),
-        restartInProcessEncoder: useWorkers ? undefined : (device) => inProcess(device, modelIdOf()),
+        recreateGpu: gpu ? () => createNodeGpuContext(options.gpu) : undefined,
+        restartInProcessEncoder: useWorkers || !gpu ? undefined : (device) => inProcess(device, modelIdOf()),
         startEncoder: async (modelId, lifecycle) => {
           const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights);
           const backend = useWorkers
@@ -113,7 +138,14 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
       options,
     );
   } catch (e) {
-    gpu.destroy();
+    gpu?.destroy();
     throw e;
   }
+}
+
+/** What the CPU backend would lack for this checkpoint: its ONNX graphs (an audio checkpoint is not run there). */
+export async function missingOnnxGraphs(source: ModelSource, dtype: WeightDtype | undefined): Promise<string[]> {
+  const config = await readModelConfig(source);
+  if (config.audio) return [`graphs for a ${config.modelType} (audio) checkpoint, which the CPU backend does not run`];
+  return hasOnnxGraphs(source, IMAGE_TEXT_GRAPHS, dtype ?? 'f32');
 }

@@ -3,7 +3,7 @@
 
 import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
-import type { LoadedModel } from '../model/load';
+import type { DeviceChoice, EngineModel } from './engine';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { EncoderPacing } from './encoder-pacing';
 import type { StepRecord } from './serve-loop';
@@ -11,8 +11,10 @@ import type { EngineStats } from './types';
 
 export interface StatsSources {
   counters: { requests: number; failedRequests: number; deviceLosses: number; deviceRecoveries: number };
-  gpu: GpuContext;
-  model: LoadedModel;
+  /** Absent on the CPU backend (its GPU figures are then zero). */
+  gpu: GpuContext | undefined;
+  device: DeviceChoice;
+  model: EngineModel;
   scheduler: Scheduler;
   history: readonly StepRecord[];
   media: MediaEncoder;
@@ -29,12 +31,13 @@ function medianAndMax(values: number[]): { p50: number; max: number } {
 
 export function engineStats(s: StatsSources): EngineStats {
   const kv = s.model.runner.kv.stats();
-  const pool = s.gpu.pool.stats();
-  const memory = s.gpu.memory.stats();
+  const pool = s.gpu?.pool.stats() ?? { numLive: 0, bytesLive: 0, bytesFree: 0 };
+  const memory = s.gpu?.memory.stats() ?? { bytesLive: 0, peakBytes: 0, byArea: {}, peakByArea: {} };
   const step = s.model.runner.lastStep;
   const sched = s.scheduler.stats();
   return {
     ...s.counters,
+    device: { ...s.device },
     kv: {
       numBlocks: kv.numBlocks,
       numFreeBlocks: kv.numFree,

@@ -17,6 +17,7 @@
 // backend, encoder workers keep theirs (each has its own device).
 
 import {
+  BackendUnsupportedError,
   type DeviceLostError,
   EncoderOutOfMemoryError,
   EngineBusyError,
@@ -34,6 +35,8 @@ import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { createBlockHasher } from '../kv/block-hash';
 import { loadEncoderModel, loadModel, readModelConfig, type LoadedModel, type LoadModelOptions } from '../model/load';
+import type { OrtRuntime } from '../model/ort/ort-api';
+import type { OrtLoadedModel } from '../model/ort/load-ort';
 import type { WeightStore } from '../model/weights/store';
 import type { ImageDecoder } from '../processor/image-decode';
 import { Idefics3Processor } from '../processor/processor';
@@ -69,6 +72,13 @@ import type {
 } from './types';
 
 export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vision' | 'weightStore'> {
+  /**
+   * Which backend runs the model (default 'auto'): 'webgpu'; 'cpu' (onnxruntime-node, Node) or 'wasm'
+   * (onnxruntime-web, WebAssembly) over the checkpoint's ONNX graphs; 'auto' takes WebGPU on a hardware
+   * adapter and the CPU backend where there is no WebGPU or only a software adapter and the checkpoint has
+   * ONNX graphs (choose-device.ts). engine.stats().device says which ran and why.
+   */
+  device?: 'auto' | 'webgpu' | 'wasm' | 'cpu';
   onProgress?: (p: EngineProgress) => void;
   /** Name reported in responses and used in cache keys (default: the source's location). */
   modelId?: string;
@@ -93,8 +103,23 @@ export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vi
   prefixCaching?: boolean;
 }
 
+/** Which backend runs the model, and why (engine.stats().device, the CLI's first line, the demo's status). */
+export interface DeviceChoice {
+  backend: 'webgpu' | 'cpu' | 'wasm';
+  /** In words: "WebGPU on a hardware adapter (NVIDIA ...)", "no WebGPU adapter; the checkpoint has ONNX graphs". */
+  reason: string;
+}
+
+/** The language model on either backend. */
+export type EngineModel = LoadedModel | OrtLoadedModel;
+
 export interface EngineDeps {
-  gpu: GpuContext;
+  /** The WebGPU device (absent when the CPU backend runs the model: then `cpu` is set). */
+  gpu?: GpuContext;
+  /** onnxruntime for the CPU backend (the checkpoint's ONNX graphs). */
+  cpu?: OrtRuntime;
+  /** Which backend was chosen and why (default: WebGPU, asked for). */
+  device?: DeviceChoice;
   /** A new device after the engine's was lost (absent: the engine cannot recover; create a new one). */
   recreateGpu?: () => Promise<GpuContext>;
   /** A new encoder backend on the recreated device, when the encoder runs in-process on the engine's device. */
@@ -119,8 +144,9 @@ export const DEFAULT_ENCODER_BUDGET_TILES = 32;
 
 /** Everything that lives on the engine's GPU device: rebuilt together after a device loss. */
 interface Runtime {
-  gpu: GpuContext;
-  model: LoadedModel;
+  /** Absent on the CPU backend. */
+  gpu?: GpuContext;
+  model: EngineModel;
   scheduler: Scheduler;
   loop: ServeLoop;
 }
@@ -181,17 +207,23 @@ export class Engine {
     };
   }
 
-  /** The loaded language model on the current device. */
-  get model(): LoadedModel {
+  /** The loaded language model on the current device (or on onnxruntime: backend 'cpu' / 'wasm'). */
+  get model(): EngineModel {
     return this.rt.model;
+  }
+
+  /** Which backend runs the model, and why. */
+  get device(): DeviceChoice {
+    return this.deps.device ?? { backend: 'webgpu', reason: 'WebGPU' };
   }
 
   get scheduler(): Scheduler {
     return this.rt.scheduler;
   }
 
-  /** The GPU context the language model runs on now (a new one after a device loss). */
+  /** The GPU context the language model runs on now (a new one after a device loss); none on the CPU backend. */
   get gpu(): GpuContext {
+    if (!this.rt.gpu) throw new BackendUnsupportedError(this.device.backend, 'a GPU context', "create the engine with device: 'webgpu'");
     return this.rt.gpu;
   }
 
@@ -211,12 +243,7 @@ export class Engine {
     const processor = config.audio
       ? await VoxtralProcessor.load(deps.source, config.audio.tokensPerChunk, config.audio.audioTokenId)
       : await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
-    const model = await loadModel(deps.gpu, deps.source, {
-      ...options,
-      vision: false,
-      weightStore: deps.weightStore,
-      onProgress: onProgress ? (p) => onProgress({ ...p }) : undefined,
-    });
+    const model = await Engine.loadLanguageModel(deps, options);
     const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
     // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
     // (loading the vision tower and compiling its pipelines: on a CPU adapter both take seconds).
@@ -239,10 +266,27 @@ export class Engine {
     return engine;
   }
 
+  /** The language model on the backend the factory chose (WebGPU, or onnxruntime for the CPU backend). */
+  private static async loadLanguageModel(deps: EngineDeps, options: EngineOptions): Promise<EngineModel> {
+    const onProgress = options.onProgress;
+    if (deps.cpu) {
+      const { loadOrtModel } = await import('../model/ort/load-ort');
+      const dtype = typeof options.dtype === 'string' ? options.dtype : options.dtype?.text;
+      return loadOrtModel(deps.cpu, deps.source, { ...options, dtype, why: deps.device?.reason });
+    }
+    if (!deps.gpu) throw new InternalError('the engine was created with neither a GPU context nor onnxruntime');
+    return loadModel(deps.gpu, deps.source, {
+      ...options,
+      vision: false,
+      weightStore: deps.weightStore,
+      onProgress: onProgress ? (p) => onProgress({ ...p }) : undefined,
+    });
+  }
+
   /** Scheduler and serve loop over a loaded model. */
   private static async runtime(
-    gpu: GpuContext,
-    model: LoadedModel,
+    gpu: GpuContext | undefined,
+    model: EngineModel,
     options: EngineOptions,
     media: MediaEncoder,
     lifecycle: LifecycleCounters,
@@ -259,7 +303,8 @@ export class Engine {
       },
       model.runner.kv,
       await createBlockHasher(),
-      options.prefixCaching ?? true,
+      // The CPU backend keeps each sequence's own K/V, so no sequence can start on another's blocks.
+      (options.prefixCaching ?? true) && model.runner.sharesPrefixBlocks !== false,
     );
     const loop = new ServeLoop({
       scheduler,
@@ -306,7 +351,7 @@ export class Engine {
         gpu.destroy();
         throw e;
       }
-      if (this.deps.ownsGpu) old.gpu.destroy();
+      if (this.deps.ownsGpu) old.gpu?.destroy();
       this.lost = undefined;
       this.counters.deviceRecoveries++;
     })().finally(() => (this.recovering = undefined));
@@ -315,10 +360,11 @@ export class Engine {
 
   /** Before a request: rebuild after a device loss, and notice a loss that happened while idle. */
   private async ensureDevice(): Promise<void> {
+    if (!this.rt.gpu) return;
     const gone = this.rt.gpu.lostError;
     if (gone) this.onDeviceLost(gone);
     if (this.lost) await this.recover();
-    this.rt.gpu.assertAlive();
+    this.rt.gpu!.assertAlive();
   }
 
   private create(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
@@ -580,6 +626,9 @@ export class Engine {
       await this.ensureDevice();
       if (this.rt.loop.numRequests > 0) throw new EngineBusyError(this.rt.loop.numRequests);
       const { gpu, model } = this.rt;
+      if (!gpu || model.backend !== 'webgpu') {
+        throw new BackendUnsupportedError(this.device.backend, 'engine.profile() (GPU dispatch timings)', "profile with device: 'webgpu'");
+      }
       const processor = this.processor;
       if (!(processor instanceof Idefics3Processor)) {
         throw new UnsupportedModelError(
@@ -621,6 +670,7 @@ export class Engine {
     return engineStats({
       counters: this.counters,
       gpu: this.rt.gpu,
+      device: this.device,
       model: this.rt.model,
       scheduler: this.rt.scheduler,
       history: this.rt.loop.history,
@@ -637,6 +687,6 @@ export class Engine {
     this.rt.loop.failAll(new InternalError('the engine was destroyed while this request ran'));
     this.media.destroy();
     this.rt.model.destroy();
-    if (this.deps.ownsGpu) this.rt.gpu.destroy();
+    if (this.deps.ownsGpu) this.rt.gpu?.destroy();
   }
 }

@@ -250,6 +250,11 @@ export interface EngineProgress {
 }
 
 export interface EngineStats {
+  /**
+   * Which backend runs the model and why: 'webgpu', or the CPU backend on onnxruntime ('cpu': onnxruntime-node,
+   * 'wasm': onnxruntime-web). The GPU figures (gpuPool, gpuMemory, decodeStep's dispatches) are zero on the CPU backend.
+   */
+  device: { backend: 'webgpu' | 'cpu' | 'wasm'; reason: string };
   requests: number;
   failedRequests: number;
   /** GPU devices lost under the engine, and how many times it recreated its device and model since. */

@@ -55,6 +55,7 @@ export interface LoadModelOptions {
 }
 
 export interface LoadedModel {
+  readonly backend: 'webgpu';
   config: ModelConfig;
   weights: ModelWeights;
   /** Undefined when encoder workers hold the vision tower (LoadModelOptions.vision = false) or the model has none. */
@@ -102,6 +103,7 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     const encoder = vision;
     const audioEncoder = audio;
     return {
+      backend: 'webgpu',
       config,
       weights,
       vision: encoder,

@@ -46,6 +46,10 @@ export interface EncoderWorkerInit {
   compute?: ComputePrecision;
   /** Where the worker keeps stored quantized copies of the vision weights (none when unset). */
   weightCache?: WeightCacheRef;
+  /** Which backend encodes (default 'webgpu'); 'cpu' / 'wasm' run onnx/vision_encoder.onnx on onnxruntime. */
+  backend?: 'webgpu' | 'cpu' | 'wasm';
+  /** Why that backend was chosen (for OnnxFilesMissingError's message). */
+  why?: string;
 }
 
 /** A weight store a worker can open itself: a directory (Node) or the Cache API (browsers). */
@@ -61,7 +65,10 @@ export interface EncoderWorkerInfo {
   /** LM tokens per 30-second audio chunk (0 for a vision tower). */
   audioTokensPerChunk: number;
   hiddenSize: number;
-  adapter: AdapterReport;
+  /** The backend that encodes. */
+  backend: 'webgpu' | 'cpu' | 'wasm';
+  /** Its WebGPU adapter (absent on the CPU backend). */
+  adapter?: AdapterReport;
 }
 
 export interface PrepareOptions {

@@ -36,6 +36,7 @@ describe('device loss', () => {
   beforeAll(async () => {
     engine = await createEngine({
       model: `${ensureTinyModels()}/smolvlm-tiny`,
+      device: 'webgpu',
       encoder: { mode: 'in-process' },
       kvCacheTokens: 2048,
       maxTokensPerStep: 128,

@@ -68,6 +68,8 @@ describe('tessera arguments', () => {
     expect(parseCliArgs([...RUN, '--video', 'clip.mp4', '--video-pruning', '0.5'])).toMatchObject({ video: 'clip.mp4', videoPruning: 0.5 });
     expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined, variant: undefined });
     expect(parseCliArgs([...RUN, '--variant', 'workgroup'])).toMatchObject({ variant: 'workgroup' });
+    expect(parseCliArgs([...RUN, '--device', 'cpu'])).toMatchObject({ device: 'cpu' });
+    expect(parseCliArgs(RUN)).not.toHaveProperty('device');
   });
 
   it('audio: --audio with a prompt, or --transcribe (with --language) without one', () => {
@@ -103,6 +105,7 @@ describe('tessera arguments', () => {
     expect(usageMessage([...RUN, '--video-pruning', '1'])).toBe("--video-pruning must be a number from 0 up to (not including) 1, got '1'");
     expect(usageMessage([...RUN, '--dtype', 'q3'])).toMatch(/--dtype: unknown weight dtype "q3"; use one of f32, f16, q8, q4/);
     expect(usageMessage([...RUN, '--compute', 'f64'])).toMatch(/--compute: unknown weight dtype "f64"/);
+    expect(usageMessage([...RUN, '--device', 'gpu'])).toBe(`--device must be one of 'auto', 'webgpu', 'wasm', 'cpu'; got "gpu"`);
   });
 
   it('refuses unknown options, missing values, stray words and misplaced options', () => {

@@ -28,6 +28,7 @@ export interface LoadOrtModelOptions {
 }
 
 export interface OrtLoadedModel {
+  readonly backend: 'cpu' | 'wasm';
   config: ModelConfig;
   runner: OrtModelRunner;
   stats: { weightBytes: number; readonly kvCacheBytes: number; loadMs: number };
@@ -61,6 +62,7 @@ export async function loadOrtModel(rt: OrtRuntime, source: ModelSource, options:
   const kv = new KvManager(new BlockPool(maxBlocks, blockSize, maxBlocks));
   const runner = new OrtModelRunner(decoder, kv, { maxTokensPerStep: options.maxTokensPerStep ?? 256, maxSeqs: options.maxSeqs ?? 16 });
   return {
+    backend: rt.provider,
     config,
     runner,
     stats: {

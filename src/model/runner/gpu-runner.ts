@@ -18,6 +18,8 @@ const LOSS_GRACE_MS = 250;
 
 export class GpuModelRunner implements ModelRunner {
   readonly limits: RunnerLimits;
+  /** The paged K/V lets a sequence start on blocks another one computed (prefix caching). */
+  readonly sharesPrefixBlocks = true;
   /** Scratch sequence ids count down from -1: requests count up from 1. */
   private nextScratchId = -1;
 

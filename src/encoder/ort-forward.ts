@@ -1,0 +1,63 @@
+// The media encoder's forward pass on the CPU backend: the checkpoint's onnx/vision_encoder.onnx on
+// onnxruntime (src/model/ort/). Its cache identity is a digest of the graph's bytes and names the backend,
+// so embeddings computed here and by the WGSL tower (which differ in the last bits) never stand in for
+// each other.
+
+import { checksum } from '../cache/content-key';
+import { BackendUnsupportedError } from '../errors';
+import type { ModelSource } from '../io/model-source';
+import { createSession, type OrtRuntime } from '../model/ort/ort-api';
+import { readOnnxGraph } from '../model/ort/onnx-files';
+import { OrtVisionEncoder } from '../model/ort/ort-vision';
+import { readModelConfig } from '../model/read-config';
+import type { WeightDtype } from '../model/weights/dtype';
+import type { EncoderForward, ForwardInput } from './encoder-forward';
+import type { PieceGate } from './piece-gate';
+
+export class OrtEncoderForward implements EncoderForward {
+  readonly deviceRecoveries = 0;
+  readonly adapter = undefined;
+
+  private constructor(
+    private readonly encoder: OrtVisionEncoder,
+    readonly backend: 'cpu' | 'wasm',
+    readonly weightsDigest: string,
+    readonly dtype: string,
+  ) {}
+
+  static async create(
+    rt: OrtRuntime,
+    source: ModelSource,
+    options: { dtype?: WeightDtype; maxBatch?: number; why?: string },
+  ): Promise<OrtEncoderForward> {
+    const dtype = options.dtype ?? 'f32';
+    const config = await readModelConfig(source);
+    if (!config.vision) throw new BackendUnsupportedError(rt.provider, `${config.modelType} (audio) checkpoints`, "use device: 'webgpu'");
+    const g = await readOnnxGraph(source, 'vision_encoder', dtype, options.why ?? "device 'cpu' was asked for");
+    const digest = await checksum(
+      new TextEncoder().encode(`${await checksum(g.model)} ${g.externalData ? await checksum(g.externalData[0]!.data) : ''}`),
+    );
+    const encoder = new OrtVisionEncoder(rt.ort, await createSession(rt, g.model, g.externalData), config, options.maxBatch ?? 4);
+    return new OrtEncoderForward(encoder, rt.provider, digest, `onnx-${dtype}@${rt.provider}`);
+  }
+
+  get config() {
+    return this.encoder.config;
+  }
+
+  async run(input: ForwardInput, gate: PieceGate): Promise<Float32Array> {
+    if (input.kind !== 'tiles') throw new BackendUnsupportedError(this.backend, 'audio', "use device: 'webgpu'");
+    // One piece per pass: onnxruntime runs it in its own threads, so it cannot be cut between model steps.
+    await gate.before();
+    const t0 = performance.now();
+    try {
+      return await this.encoder.encode({ pixels: input.pixels, numTiles: input.numTiles });
+    } finally {
+      gate.after(performance.now() - t0);
+    }
+  }
+
+  destroy(): void {
+    this.encoder.destroy();
+  }
+}
