@@ -4,6 +4,9 @@
 //              file's first audio track too) and drives WebCodecs' AudioDecoder; each decoded sample's planes
 //              are averaged into mono and passed through the band-limited resampler at once, so a long
 //              recording is never held as float32 whole
+// Only the encoded samples are kept: the priming before time 0 (an MP4 edit list's, Opus pre-skip, which
+// mediabunny gives negative timestamps) and an MP3's encoder delay and padding (its LAME tag, mp3-gapless.ts),
+// so a 30 s file decodes to 30 s, as in ffmpeg.
 // A codec this browser's WebCodecs cannot decode is an AudioDecodeError naming it.
 
 import { ADTS, AudioSampleSink, BufferSource, FLAC, Input, MATROSKA, MP3, MP4, OGG, QTFF, WEBM } from 'mediabunny';
@@ -11,6 +14,7 @@ import { AudioDecodeError } from '../../errors';
 import { StreamingResampler } from '../../processor/audio/resample';
 import { isWav } from '../../processor/audio/wav';
 import { decodeWav, type AudioStreamInfo } from './decode-wav';
+import { mp3Gapless } from './mp3-gapless';
 
 /** The containers audio is read from (only these demuxers are bundled). */
 const AUDIO_FORMATS = [MP3, OGG, FLAC, ADTS, MP4, QTFF, MATROSKA, WEBM];
@@ -49,23 +53,33 @@ export async function* decodeAudioBrowser(
       format: `${format.toLowerCase()}/${codec}`,
       decoder: 'webcodecs',
     });
+    const gapless = format === 'MP3' ? mp3Gapless(bytes) : undefined;
     let resampler: StreamingResampler | undefined;
     let plane = new Float32Array(0);
-    let frames = 0;
+    let decoded = 0; // frames out of the decoder so far
+    let frames = 0; // frames kept
     try {
       for await (const sample of new AudioSampleSink(track).samples()) {
         try {
           // Decoders may output another rate than the container says (Opus: 48 kHz): the samples' own rate.
           resampler ??= new StreamingResampler(sample.sampleRate, targetRate);
           const n = sample.numberOfFrames;
-          const mono = new Float32Array(n);
+          let from = sample.timestamp < 0 ? Math.min(n, Math.round(-sample.timestamp * sample.sampleRate)) : 0;
+          let to = n;
+          if (gapless) {
+            from = Math.max(from, gapless.skip - decoded);
+            if (gapless.keep !== undefined) to = Math.min(n, gapless.skip + gapless.keep - decoded);
+          }
+          decoded += n;
+          if (to <= from) continue;
+          const mono = new Float32Array(to - from);
           if (plane.length < n) plane = new Float32Array(n);
           for (let c = 0; c < sample.numberOfChannels; c++) {
             sample.copyTo(plane, { planeIndex: c, format: 'f32-planar' });
-            for (let i = 0; i < n; i++) mono[i] += plane[i];
+            for (let i = from; i < to; i++) mono[i - from] += plane[i];
           }
-          for (let i = 0; i < n; i++) mono[i] /= sample.numberOfChannels;
-          frames += n;
+          for (let i = 0; i < mono.length; i++) mono[i] /= sample.numberOfChannels;
+          frames += mono.length;
           yield resampler.push(mono);
         } finally {
           sample.close();
