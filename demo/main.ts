@@ -57,11 +57,11 @@ const recordButton = $<HTMLButtonElement>('#record');
 const transcribeBox = $<HTMLInputElement>('#transcribe');
 const audioHint = $<HTMLParagraphElement>('#audio-hint');
 const chatStatus = $<HTMLSpanElement>('#chat-status');
+const deviceSelect = $<HTMLSelectElement>('#device');
 
 let engine: Engine | undefined;
 let loadedFromCache = false;
 let loading = false;
-let webGpuOk = false;
 let lastInfo: TesseraInfo | undefined;
 let lastEncodeWasFirst = false;
 let statsFrame = 0;
@@ -96,7 +96,8 @@ function refreshStats(): void {
 
 function updateControls(): void {
   const busy = loading || chat.running;
-  loadButton.disabled = !webGpuOk || busy;
+  // Without WebGPU a checkpoint with ONNX graphs still runs, on the CPU backend (WebAssembly).
+  loadButton.disabled = busy;
   runButton.disabled = !engine || busy;
   stopButton.disabled = !chat.running;
   newChatButton.disabled = busy;
@@ -194,6 +195,7 @@ async function load(): Promise<boolean> {
     engine = await createEngine({
       model: choice.model,
       modelFiles: choice.modelFiles,
+      device: deviceSelect.value as 'auto' | 'webgpu' | 'wasm',
       onProgress: (p) => {
         if (p.phase === 'download') downloaded = true;
         progress.update(p);
@@ -202,7 +204,11 @@ async function load(): Promise<boolean> {
     window.tesseraEngine = engine;
     loadedFromCache = !downloaded;
     const ms = progress.finish();
-    loadStatus.textContent = `${choice.label} is ready (loaded in ${formatMs(ms)}${loadedFromCache ? ', weights from this browser’s storage or disk' : ''}).`;
+    const device = engine.stats().device;
+    body.dataset.backend = device.backend;
+    loadStatus.textContent =
+      `${choice.label} is ready (loaded in ${formatMs(ms)}${loadedFromCache ? ', weights from this browser’s storage or disk' : ''}); ` +
+      `it runs on ${device.backend === 'webgpu' ? 'WebGPU' : 'the CPU (WebAssembly), slower than a GPU'}: ${device.reason}.`;
     if (audioTokensPerChunk() !== undefined && promptInput.value === DEFAULT_IMAGE_PROMPT) {
       // An audio checkpoint has no vision tower: the sample image would be refused (ImageNotSupportedError).
       for (const a of tray.take()) if (a.kind === 'audio') tray.add(a);
@@ -297,17 +303,25 @@ function wire(): void {
 }
 
 async function start(): Promise<void> {
+  const params = new URLSearchParams(location.search);
+  // ?device=webgpu|wasm|auto picks the backend before anything loads (as the "Run on" menu does).
+  const device = params.get('device');
+  if (device && [...deviceSelect.options].some((o) => o.value === device)) deviceSelect.value = device;
   wire();
   setUpSelfCheck();
   updateControls();
   const [check] = await Promise.all([checkWebGpu(), picker.loadBundled(), attachSample()]);
   renderWebGpuCheck($<HTMLDivElement>('#webgpu-status'), check);
   body.dataset.webgpu = check.state;
-  webGpuOk = check.state === 'ok';
+  if (check.state !== 'ok') {
+    const cpu = document.createElement('p');
+    cpu.className = 'cpu-fallback';
+    cpu.textContent =
+      'Until then, a model with ONNX graphs (an onnx/ folder, as the bundled tiny ones and the onnx-community checkpoints have) still runs on this page on the CPU through WebAssembly: slower than a GPU, still private and offline.';
+    $<HTMLDivElement>('#webgpu-status').append(cpu);
+  }
   updateControls();
-  const params = new URLSearchParams(location.search);
   if (params.has('run')) {
-    if (!webGpuOk) return;
     if (params.get('model')) picker.selectBundled(params.get('model')!);
     const loaded = await load();
     const seconds = Number(params.get('record') ?? 0);

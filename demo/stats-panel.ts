@@ -35,7 +35,25 @@ const SOURCE_NAMES: Record<MediaInfo['source'], string> = {
   encoded: 'encoded',
 };
 
+const BACKEND_NAMES: Record<EngineStats['device']['backend'], string> = {
+  webgpu: 'WebGPU',
+  wasm: 'CPU (WebAssembly)',
+  cpu: 'CPU (onnxruntime)',
+};
+
 export const FIGURE_GROUPS: FigureGroup[] = [
+  {
+    id: 'device',
+    title: 'Runs on',
+    figures: [
+      {
+        id: 'backend',
+        label: 'Backend',
+        value: ({ stats }) => BACKEND_NAMES[stats.device.backend],
+        title: 'why this backend: engine.stats().device.reason',
+      },
+    ],
+  },
   {
     id: 'answer',
     title: 'Last answer',

@@ -27,7 +27,7 @@ Comlink.expose(
       decodeAudio: nodeAudioDecoder,
       decodeImage: decodeImageNode,
       openWeightStore: openWeightStoreNode,
-      loadOrt: loadNodeOrt,
+      loadOrt: (kind) => loadNodeOrt(kind),
     }),
   ),
   nodeEndpoint(parentPort),

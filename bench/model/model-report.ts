@@ -3,7 +3,7 @@
 
 import { formatProfileReport } from '../../src/engine/profile-report';
 import { oneRequestFigures, type BaselineComparison } from './model-baseline';
-import { isSkipped, type ModelBenchResult, type OursFigures, type PeerFigures, type Skipped } from './model-result';
+import { isSkipped, type CpuFigures, type ModelBenchResult, type OursFigures, type PeerFigures, type Skipped } from './model-result';
 import { table } from '../harness/table';
 
 const MiB = 2 ** 20;
@@ -528,5 +528,23 @@ export function formatModelReport(r: ModelBenchResult): string {
   }
   if (node) out.push(`Answer text (ours, Node; random weights, so noise): ${JSON.stringify(node.text)}`);
   if (peer) out.push(`Answer text (peer): ${JSON.stringify(peer.text)}`);
+  out.push('');
+  if (isSkipped(r.cpu)) out.push(`CPU backend: skipped (${r.cpu.skipped})`);
+  else out.push(...formatCpu(r.cpu));
   return out.join('\n');
+}
+
+/** The cpu column's lines for the report. */
+export function formatCpu(c: CpuFigures): string[] {
+  const row = (label: string, ours: string, raw: string, ratio: number) =>
+    `  ${label.padEnd(34)}${ours.padStart(14)}${raw.padStart(16)}${ratio.toFixed(2).padStart(10)}x`;
+  return [
+    `CPU backend (Node: ours on onnxruntime-node vs onnxruntime-node driven directly, same ONNX files; ${c.threads})`,
+    `  ${''.padEnd(34)}${'ours (cpu)'.padStart(14)}${'raw onnxruntime'.padStart(16)}${'ratio'.padStart(11)}`,
+    row('vision tile (ms, lower is better)', c.ours.tileMs.toFixed(0), c.raw.tileMs.toFixed(0), c.ratios.tile),
+    row('TTFT (ms, lower is better)', c.ours.ttftMs.toFixed(0), c.raw.ttftMs.toFixed(0), c.ratios.ttft),
+    row('decode (tok/s)', c.ours.decodeTokensPerSecond.toFixed(1), c.raw.decodeTokensPerSecond.toFixed(1), c.ratios.decode),
+    `  16 requests at once: ${c.ours.concurrent.aggregateDecodeTokensPerSecond.toFixed(1)} tok/s aggregate = ${c.ours.concurrent.overOne.toFixed(2)}x one at a time`,
+    `  greedy tokens equal: ${c.tokensEqual}; goals: tile >= 0.9x ${c.goals.tileAtLeast09}, decode >= 0.9x ${c.goals.decodeAtLeast09}, 16 at once >= 2x ${c.goals.concurrentAtLeast2x}`,
+  ];
 }

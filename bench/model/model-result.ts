@@ -177,6 +177,8 @@ export interface ModelBenchResult {
   referenceTokens: number[] | null;
   node: OursFigures | Skipped;
   browser: BrowserFigures | Skipped;
+  /** The CPU backend in Node against onnxruntime-node driven directly on the same ONNX files (model-cpu.ts). */
+  cpu: CpuFigures | Skipped;
   /** Weight dtypes: our engine per weight dtype in Node (f32 is `node`), and each dtype's accuracy against f32. */
   dtypes: {
     node: Record<string, OursFigures | Skipped>;
@@ -200,4 +202,21 @@ export interface ModelBenchResult {
 
 export function isSkipped<T extends object>(x: T | Skipped): x is Skipped {
   return 'skipped' in x;
+}
+
+/** The cpu column (model-cpu.ts). */
+export interface CpuSide {
+  tileMs: number;
+  ttftMs: number;
+  decodeTokensPerSecond: number;
+  tokenIds: number[];
+}
+
+export interface CpuFigures {
+  threads: string;
+  ours: CpuSide & { loadMs: number; concurrent: { requests: number; aggregateDecodeTokensPerSecond: number; overOne: number } };
+  raw: CpuSide & { loadMs: number };
+  ratios: { tile: number; ttft: number; decode: number };
+  tokensEqual: boolean;
+  goals: { tileAtLeast09: boolean; decodeAtLeast09: boolean; concurrentAtLeast2x: boolean };
 }

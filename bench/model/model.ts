@@ -10,7 +10,8 @@
 //   5. Chromium: model.html (ours, then the peer) on the same server (../harness/browser.ts)
 //
 // Flags: --tokens=N (default 16)  --reps=N warm requests of ours (default 1)  --no-peer  --no-node
-//        --no-browser  --quick (= --tokens=4 --no-peer --dtypes=f32,q4 --no-accuracy)  --peer-own-pixels
+//        --no-browser  --no-cpu (skip the cpu column: our CPU backend against onnxruntime-node on the same
+//        ONNX files, model-cpu.ts)  --quick (= --tokens=4 --no-peer --dtypes=f32,q4 --no-accuracy)  --peer-own-pixels
 //        --force-export  --timeout-min=N for the page (default 90)
 //        --dtypes=f32,f16,q8,q4 (Node; default all)  --browser-dtypes=f32 (default f32: each dtype in the
 //        browser is another ~5 minutes here)  --no-accuracy (skip the dtypes' accuracy against f32)
@@ -30,6 +31,7 @@ import { compareWithBaseline } from './model-baseline';
 import { ensureOnnxExport } from './model-export';
 import { writeBenchInput } from './model-inputs';
 import { resolveDtype, type WeightDtype } from '../../src/model/weights/dtype';
+import type { CpuRunOptions } from './model-cpu';
 import type { NodeRunOptions, NodeRunResult } from './model-node';
 import {
   computeAgreement,
@@ -41,7 +43,15 @@ import {
   sampledOverGreedy,
 } from './model-report';
 import { BENCH_SAMPLING } from './model-request';
-import { isSkipped, type BrowserFigures, type ExportFigures, type ModelBenchResult, type OursFigures, type Skipped } from './model-result';
+import {
+  isSkipped,
+  type BrowserFigures,
+  type CpuFigures,
+  type ExportFigures,
+  type ModelBenchResult,
+  type OursFigures,
+  type Skipped,
+} from './model-result';
 
 class BenchError extends Error {
   override readonly name = 'BenchError';
@@ -60,6 +70,7 @@ interface Args {
   peer: boolean;
   node: boolean;
   browser: boolean;
+  cpu: boolean;
   ownPixels: boolean;
   forceExport: boolean;
   timeoutMs: number;
@@ -81,6 +92,7 @@ function parseArgs(argv: string[]): Args {
     peer: !quick && !argv.includes('--no-peer'),
     node: !argv.includes('--no-node'),
     browser: !argv.includes('--no-browser'),
+    cpu: !argv.includes('--no-cpu'),
     ownPixels: argv.includes('--peer-own-pixels'),
     forceExport: argv.includes('--force-export'),
     timeoutMs: Number(value('timeout-min') ?? 90) * 60_000,
@@ -142,13 +154,14 @@ async function main(): Promise<void> {
   );
 
   let exported: ExportFigures | Skipped = { skipped: 'not needed (--no-peer / --quick)' };
-  if (args.peer && args.browser) {
+  if ((args.peer && args.browser) || args.cpu) {
     try {
       exported = await ensureOnnxExport(BENCH_MODEL_DIR, repoRoot, log, args.forceExport);
     } catch (e) {
       exported = { skipped: `export failed: ${errorText(e)}` };
       log(exported.skipped);
       args.peer = false;
+      args.cpu = false;
     }
   }
   const referencePath = join(BENCH_MODEL_DIR, 'onnx/verify/reference.json');
@@ -179,6 +192,7 @@ async function main(): Promise<void> {
   const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
   let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
   let browser: BrowserFigures | Skipped = { skipped: 'not requested (--no-browser)' };
+  let cpu: CpuFigures | Skipped = { skipped: 'not requested (--no-cpu)' };
   try {
     if (args.node) {
       try {
@@ -196,6 +210,15 @@ async function main(): Promise<void> {
       } catch (e) {
         nodeRun = { byDtype: { f32: { skipped: `Node run failed: ${errorText(e)}` } }, accuracy: { skipped: 'Node run failed' } };
         log(`Node run failed: ${errorText(e)}`);
+      }
+    }
+    if (args.cpu) {
+      try {
+        const mod = await server.load<{ runCpu(o: CpuRunOptions): Promise<CpuFigures> }>(join(suiteDir, 'model-cpu.ts'));
+        cpu = await mod.runCpu({ modelDir: BENCH_MODEL_DIR, repoRoot, maxNewTokens: args.tokens, log });
+      } catch (e) {
+        cpu = { skipped: `cpu run failed: ${errorText(e)}` };
+        log(cpu.skipped);
       }
     }
     if (args.browser) {
@@ -238,6 +261,7 @@ async function main(): Promise<void> {
     referenceTokens,
     node,
     browser,
+    cpu,
     export: exported,
     ratios: computeRatios(partial),
     dtypes: {

@@ -64,7 +64,7 @@ export interface EncoderCoreDeps {
   /** Decodes audio files (WebCodecs in a browser, WAV / ffmpeg in Node); absent: PCM only. */
   decodeAudio?: (ffmpegPath: string | undefined) => AudioDecodeFn;
   /** onnxruntime, for an init whose backend is 'cpu' or 'wasm' (the CPU backend); absent: WebGPU only. */
-  loadOrt?: (kind: 'cpu' | 'wasm') => Promise<OrtRuntime>;
+  loadOrt?: (kind: 'cpu' | 'wasm', init: EncoderWorkerInit) => Promise<OrtRuntime>;
 }
 
 /** Pixels kept between prepare and encode: an image's tiles (normalised already) or a video frame's (u8 only). */
@@ -180,7 +180,7 @@ export class EncoderCore implements EncoderWorkerApi {
       );
     }
     if (!this.deps.loadOrt) throw new InternalError(`this encoder was started without onnxruntime, for a '${backend}' backend`);
-    const rt = await this.deps.loadOrt(backend);
+    const rt = await this.deps.loadOrt(backend, init);
     const { OrtEncoderForward } = await import('./ort-forward');
     const dtype = typeof init.dtype === 'string' ? init.dtype : init.dtype?.vision;
     return OrtEncoderForward.create(rt, source, {

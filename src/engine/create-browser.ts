@@ -1,4 +1,5 @@
-// createEngine for browsers and workers: WebGPU from navigator.gpu, images decoded by the browser,
+// createEngine for browsers and workers: WebGPU from navigator.gpu, or the CPU backend on onnxruntime-web's
+// WebAssembly build over the checkpoint's ONNX graphs (device: choose-device.ts), images decoded by the browser,
 // weights from a URL (cached in the Cache API), picked files, or a granted directory. Media is encoded
 // in Web Workers (each with its own GPUDevice), cached in memory and in IndexedDB, and coordinated
 // across tabs with Web Locks.
@@ -14,6 +15,12 @@ import { DirectoryHandleSource, FileListSource, UrlSource, type ModelSource } fr
 import { decodeImageBrowser } from '../processor/image-decode';
 import type { ModelRef } from '../protocol/encoder';
 import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/store';
+import { InternalError } from '../errors';
+import type { GpuContext } from '../gpu/context';
+import { missingForCpuBackend } from '../model/ort/onnx-files';
+import { loadBrowserOrt, type BrowserOrtOptions } from '../model/ort/ort-browser';
+import { readModelConfig } from '../model/read-config';
+import { chooseDevice, parseDeviceOption } from './choose-device';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
 import { mediaPolicy, type MediaOptions } from './intake/media-options';
@@ -52,11 +59,23 @@ export interface BrowserEngineOptions extends EngineOptions {
   weightCache?: boolean;
   /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
   media?: MediaOptions;
+  /** onnxruntime-web for the CPU backend: where its .wasm files are served from, and threads (ort-browser.ts). */
+  wasm?: BrowserOrtOptions;
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
-  const gpu = await createBrowserGpuContext();
   const source = browserModelSource(options.model, options.modelFiles);
+  const dtype = typeof options.dtype === 'string' ? options.dtype : options.dtype?.text;
+  // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
+  const asked = parseDeviceOption(options.device);
+  const chosen = await chooseDevice(asked === 'cpu' ? 'wasm' : asked, {
+    gpu: () => createBrowserGpuContext(),
+    ort: () => loadBrowserOrt(options.wasm),
+    missingOnnx: async () => missingForCpuBackend(source, await readModelConfig(source), dtype),
+    cpuKind: 'wasm',
+    where: source.where,
+  });
+  const gpu = chosen.gpu;
   const ref = modelRef(options.model);
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
@@ -65,13 +84,17 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
     dtype: options.dtype,
     compute: options.compute,
     weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined,
+    ...(chosen.cpu ? { backend: 'wasm' as const, why: chosen.choice.reason, wasm: options.wasm } : {}),
   };
   const media = mediaPolicy(options.media);
   const inProcessMode = enc.mode === 'in-process' || !ref;
-  const inProcess = (device: typeof gpu, modelId: string) =>
+  const inProcess = (device: GpuContext | undefined, modelId: string) =>
     startInProcessBackend(
       {
-        createGpu: async () => device,
+        createGpu: async () => {
+          if (!device) throw new InternalError('the CPU backend asked its encoder for a GPU');
+          return device;
+        },
         releaseGpu: () => {},
         openModel: () => source,
         decodeImage: decodeImageBrowser,
@@ -83,6 +106,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
             yield* (await import('../encoder/audio/decode-browser')).decodeAudioBrowser(bytes, targetRate, options);
           },
         openWeightStore: openWeightStoreBrowser,
+        loadOrt: async () => chosen.cpu!,
       },
       workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc, weights),
     );
@@ -91,13 +115,15 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
     return await Engine.create(
       {
         gpu,
+        cpu: chosen.cpu,
+        device: chosen.choice,
         source,
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
         weightStore,
         media,
-        recreateGpu: () => createBrowserGpuContext(),
-        restartInProcessEncoder: inProcessMode ? (device) => inProcess(device, modelIdOf()) : undefined,
+        recreateGpu: gpu ? () => createBrowserGpuContext() : undefined,
+        restartInProcessEncoder: inProcessMode && gpu ? (device) => inProcess(device, modelIdOf()) : undefined,
         startEncoder: async (modelId, lifecycle) => {
           // A worker opening the same URL gets the file list learned here, so it probes nothing either.
           const files = source instanceof UrlSource ? await source.knownFiles() : undefined;
@@ -117,7 +143,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
       options,
     );
   } catch (e) {
-    gpu.destroy();
+    gpu?.destroy();
     throw e;
   }
 }

@@ -20,10 +20,9 @@ import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
 import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
-import { hasOnnxGraphs, IMAGE_TEXT_GRAPHS } from '../model/ort/onnx-files';
+import { missingForCpuBackend } from '../model/ort/onnx-files';
 import { loadNodeOrt } from '../model/ort/ort-node';
 import { readModelConfig } from '../model/read-config';
-import type { WeightDtype } from '../model/weights/dtype';
 import { chooseDevice, parseDeviceOption } from './choose-device';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
@@ -79,7 +78,7 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
   const chosen = await chooseDevice(parseDeviceOption(options.device), {
     gpu: () => createNodeGpuContext(options.gpu),
     ort: loadNodeOrt,
-    missingOnnx: () => missingOnnxGraphs(source, dtype),
+    missingOnnx: async () => missingForCpuBackend(source, await readModelConfig(source), dtype),
     cpuKind: 'cpu',
     where: source.where,
   });
@@ -141,11 +140,4 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
     gpu?.destroy();
     throw e;
   }
-}
-
-/** What the CPU backend would lack for this checkpoint: its ONNX graphs (an audio checkpoint is not run there). */
-export async function missingOnnxGraphs(source: ModelSource, dtype: WeightDtype | undefined): Promise<string[]> {
-  const config = await readModelConfig(source);
-  if (config.audio) return [`graphs for a ${config.modelType} (audio) checkpoint, which the CPU backend does not run`];
-  return hasOnnxGraphs(source, IMAGE_TEXT_GRAPHS, dtype ?? 'f32');
 }

@@ -49,8 +49,8 @@ export const DEFAULT_VISION_BATCH = 8;
 export const DEFAULT_DISPATCHES_PER_SUBMIT = 0;
 export const DEFAULT_ROWS_PER_PIECE = 64;
 
-/** What the engine's options say about the encoder's weights (dtype, compute, stored copies). */
-export type EncoderWeightOptions = Pick<EncoderWorkerInit, 'dtype' | 'compute' | 'weightCache'>;
+/** What the engine's options say about the encoder's weights (dtype, compute, stored copies) and which backend runs them. */
+export type EncoderWeightOptions = Pick<EncoderWorkerInit, 'dtype' | 'compute' | 'weightCache' | 'backend' | 'why' | 'wasm'>;
 
 export function workerInit(
   modelRef: EncoderWorkerInit['model'],

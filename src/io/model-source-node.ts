@@ -31,6 +31,10 @@ export class NodeDirSource implements ModelSource {
     }
   }
 
+  async exists(name: string): Promise<boolean> {
+    return (await this.stat(name)) !== undefined;
+  }
+
   async readText(name: string): Promise<string | undefined> {
     if ((await this.size(name)) === undefined) return undefined;
     return readFile(join(this.dir, name), 'utf8');

@@ -35,6 +35,8 @@ export interface ModelSource {
    * browser cache) report that phase through `onDownload`.
    */
   openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined>;
+  /** Whether the file is there, without reading or downloading it (absent: callers open it instead). */
+  exists?(name: string): Promise<boolean>;
 }
 
 export type DownloadProgress = (loadedBytes: number, totalBytes: number | undefined) => void;
@@ -139,6 +141,23 @@ export class UrlSource implements ModelSource {
     return response;
   }
 
+  async exists(name: string): Promise<boolean> {
+    const set = await this.listed();
+    if (set) return set.has(name);
+    const storage = this.options.useCache === false ? undefined : cacheStorage();
+    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
+    if (await cache?.match(this.url(name))) return true;
+    let r: Response;
+    try {
+      r = await (this.options.fetchImpl ?? fetch)(this.url(name), { method: 'HEAD' });
+    } catch (e) {
+      throw new ModelFileError(`could not reach ${this.url(name)}: ${(e as Error).message}. Check the URL and your connection.`, {
+        cause: e,
+      });
+    }
+    return r.ok && !(r.headers.get('content-type') ?? '').includes('text/html');
+  }
+
   async readText(name: string): Promise<string | undefined> {
     if (!(await this.mayExist(name))) return undefined;
     const r = await this.fetchFile(name);
@@ -222,12 +241,21 @@ export class FileListSource implements ModelSource {
     this.where = `${this.byName.size} selected files`;
   }
 
+  /** A file by its name, or by its base name ('onnx/embed_tokens.onnx' is the picked embed_tokens.onnx). */
+  private file(name: string): Blob | undefined {
+    return this.byName.get(name) ?? this.byName.get(name.split('/').pop()!);
+  }
+
+  async exists(name: string): Promise<boolean> {
+    return this.file(name) !== undefined;
+  }
+
   async readText(name: string): Promise<string | undefined> {
-    return this.byName.get(name)?.text();
+    return this.file(name)?.text();
   }
 
   async openBytes(name: string): Promise<ByteStream | undefined> {
-    const blob = this.byName.get(name);
+    const blob = this.file(name);
     const modified = (blob as File | undefined)?.lastModified;
     return blob
       ? {
@@ -248,13 +276,21 @@ export class DirectoryHandleSource implements ModelSource {
     this.where = `folder ${dir.name}`;
   }
 
+  /** A file by its path under the folder ('onnx/embed_tokens.onnx' is in its onnx subfolder). */
   private async file(name: string): Promise<File | undefined> {
     try {
-      return await (await this.dir.getFileHandle(name)).getFile();
+      const parts = name.split('/');
+      let dir = this.dir;
+      for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+      return await (await dir.getFileHandle(parts.at(-1)!)).getFile();
     } catch (e) {
       if ((e as DOMException).name === 'NotFoundError') return undefined;
       throw new ModelFileError(`could not read ${name} from ${this.where}: ${(e as Error).message}`, { cause: e });
     }
+  }
+
+  async exists(name: string): Promise<boolean> {
+    return (await this.file(name)) !== undefined;
   }
 
   async readText(name: string): Promise<string | undefined> {

@@ -50,6 +50,8 @@ export interface EncoderWorkerInit {
   backend?: 'webgpu' | 'cpu' | 'wasm';
   /** Why that backend was chosen (for OnnxFilesMissingError's message). */
   why?: string;
+  /** onnxruntime-web's .wasm location and threads, for the 'wasm' backend in a Web Worker. */
+  wasm?: { wasmPaths?: string; threads?: number };
 }
 
 /** A weight store a worker can open itself: a directory (Node) or the Cache API (browsers). */

@@ -171,6 +171,14 @@ describe('choosing', () => {
     }
   });
 
+  it("dtype 'f16' on the CPU backend is refused by name (its graphs take float16 K/V)", async () => {
+    const err = await createEngine({ model: `${dir}/smolvlm-tiny`, device: 'cpu', dtype: 'f16', encoder: { mode: 'in-process' } }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BackendUnsupportedError);
+    expect((err as Error).message).toContain("use dtype 'f32', 'q8' or 'q4'");
+  });
+
   it("device 'cpu' on a checkpoint without ONNX graphs is OnnxFilesMissingError listing the files and how to make them", async () => {
     expect(existsSync(`${dir}/smolvlm-tiny-so400m/onnx`)).toBe(false);
     const err = await createEngine({ model: `${dir}/smolvlm-tiny-so400m`, device: 'cpu', encoder: { mode: 'in-process' } }).catch(

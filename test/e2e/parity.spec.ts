@@ -4,9 +4,14 @@
 // head_dim 72, patch 14), text head_dim 128, and head_dims 16 / 8; and a Voxtral checkpoint transcribing the
 // golden clip (test/reference/voxtral.py's tokens).
 
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { compareClose, describeComparison } from '../../src/selfcheck/compare';
+import { decodeAudioNode } from '../../src/encoder/audio/decode-node';
+import { testClip, wavBytes } from '../helpers/audio-clips';
 import { goldenVariants } from '../helpers/golden-variants';
 import { goldenF32, goldenTokens, goldenU8 } from './goldens';
 
@@ -45,6 +50,59 @@ test('voxtral-tiny-odd (80 mel bins, 3 frames per token, head_dim 20, tied, F16)
   // Two 30-second chunks, encoded together in the encoder Web Worker, then the greedy tokens of test/reference/voxtral.py.
   expect(r).toMatchObject({ chunks: 2, decoder: 'wav', encoderMode: 'workers', sources: ['encoded', 'encoded'] });
   expect(r.tokenIds).toEqual(golden.greedy);
+});
+
+test('compressed audio decodes in Chromium to exactly its length and in step with ffmpeg (gapless MP3, AAC priming, Opus pre-skip)', async ({
+  page,
+}) => {
+  await page.goto('/parity.html');
+  await expect(page.locator('body')).toHaveAttribute('data-ready', 'yes');
+  // 10 s at 44.1 kHz stereo decodes to exactly 10 s (a decoder that keeps an MP3's encoder delay and
+  // padding reads 10.04 s: a 30 s file would then take a second 30-second chunk).
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-audio-'));
+  const wav = join(dir, 'clip.wav');
+  writeFileSync(wav, wavBytes(testClip(10, 44100), 44100));
+  for (const [file, codec] of [
+    ['clip.mp3', ['-c:a', 'libmp3lame', '-b:a', '128k']],
+    ['clip.m4a', ['-c:a', 'aac', '-b:a', '128k']],
+    ['clip.ogg', ['-c:a', 'libopus', '-b:a', '96k']],
+    ['clip.flac', ['-c:a', 'flac']],
+  ] as const) {
+    const path = join(dir, file);
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', wav, '-ac', '2', ...codec, path]);
+    const bytes = readFileSync(path);
+    const r = await page.evaluate(([b64]) => window.tesseraDecodeAudio!(b64!, 16000), [bytes.toString('base64')]);
+    const ours = new Float32Array(Buffer.from(r.pcm, 'base64').buffer.slice(0));
+    const ffmpeg = await collect(decodeAudioNode(bytes, 16000));
+    expect(ours.length, `${file} (${r.format})`).toBe(10 * 16000);
+    expect(ffmpeg.length).toBe(10 * 16000);
+    let worst = 0;
+    for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(ours[i]! - ffmpeg[i]!));
+    expect(worst, `${file} (${r.format}): largest difference from ffmpeg's decode`).toBeLessThan(0.01);
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function collect(blocks: AsyncIterable<Float32Array>): Promise<Float32Array> {
+  const parts: Float32Array[] = [];
+  for await (const b of blocks) parts.push(b);
+  const out = new Float32Array(parts.reduce((n, b) => n + b.length, 0));
+  let at = 0;
+  for (const b of parts) {
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
+}
+
+test('the CPU backend in Chromium (onnxruntime-web, WebAssembly; encoder in a Web Worker) gives the greedy goldens', async ({ page }) => {
+  await page.goto('/parity.html');
+  await expect(page.locator('body')).toHaveAttribute('data-ready', 'yes');
+  for (const model of ['smolvlm-tiny', 'smolvlm-tiny-hd8']) {
+    const r = await page.evaluate((m) => window.tesseraCpuParity!(`/models/${m}/`, 20), model);
+    expect(r).toMatchObject({ backend: 'wasm', encoderMode: 'workers' });
+    expect(r.tokenIds, model).toEqual(goldenTokens(model));
+  }
 });
 
 test('weight dtypes in Chromium: f16 storage keeps the greedy tokens; a q4 copy is stored in the Cache API and read back', async ({

@@ -2,8 +2,9 @@
 //   onnx/<graph><suffix>.onnx        and, for graphs over 2 GB, their weights in onnx/<graph><suffix>.onnx_data
 // with the suffix naming the weights' dtype: '' f32, '_fp16', '_quantized' (int8), '_q4'.
 
-import { OnnxFilesMissingError } from '../../errors';
+import { BackendUnsupportedError, OnnxFilesMissingError } from '../../errors';
 import type { ModelSource } from '../../io/model-source';
+import type { ModelConfig } from '../config';
 import type { WeightDtype } from '../weights/dtype';
 
 /** Graph names of an image-text checkpoint (Idefics3 / SmolVLM). */
@@ -41,20 +42,46 @@ async function readAll(source: ModelSource, name: string): Promise<Uint8Array | 
   return out;
 }
 
-/** Whether `source` has every graph in `graphs` (at the dtype), without reading them. */
-export async function hasOnnxGraphs(source: ModelSource, graphs: readonly string[], dtype: WeightDtype = 'f32'): Promise<string[]> {
+/** The files of `graphs` (at the dtype) that `source` lacks, found without reading or downloading them. */
+export async function missingOnnxFiles(source: ModelSource, graphs: readonly string[], dtype: WeightDtype = 'f32'): Promise<string[]> {
   const missing: string[] = [];
   for (const g of graphs) {
-    const opened = await source.openBytes(onnxFileName(g, dtype)).catch(() => undefined);
-    if (!opened) missing.push(onnxFileName(g, dtype));
-    else if ('return' in opened.stream && typeof opened.stream.return === 'function')
-      await (opened.stream as AsyncGenerator).return(undefined);
+    const file = onnxFileName(g, dtype);
+    if (source.exists) {
+      if (!(await source.exists(file))) missing.push(file);
+      continue;
+    }
+    const opened = await source.openBytes(file).catch(() => undefined);
+    if (!opened) missing.push(file);
+    else await (opened.stream as AsyncGenerator).return?.(undefined);
   }
   return missing;
 }
 
+/** What the CPU backend would lack for this checkpoint: its ONNX graphs (an audio checkpoint is not run there). */
+export async function missingForCpuBackend(source: ModelSource, config: ModelConfig, dtype: WeightDtype | undefined): Promise<string[]> {
+  if (config.audio) return [`graphs for a ${config.modelType} (audio) checkpoint, which the CPU backend does not run`];
+  if (dtype === 'f16') return ["float16 graphs (dtype 'f16'), which the CPU backend does not run"];
+  return missingOnnxFiles(source, IMAGE_TEXT_GRAPHS, dtype ?? 'f32');
+}
+
+/**
+ * The CPU backend feeds float32 inputs and K/V; the `_fp16` exports take float16 ones (transformers.js's
+ * kv_cache_dtype), so dtype 'f16' is refused by name there rather than failing inside onnxruntime.
+ */
+export function checkCpuDtype(dtype: WeightDtype, backend: string): void {
+  if (dtype === 'f16') {
+    throw new BackendUnsupportedError(
+      backend,
+      "dtype 'f16' (its ONNX graphs take float16 inputs and K/V)",
+      "use dtype 'f32', 'q8' or 'q4' there",
+    );
+  }
+}
+
 /** Reads one graph (and its external weights). Throws OnnxFilesMissingError naming what is missing. */
 export async function readOnnxGraph(source: ModelSource, graph: string, dtype: WeightDtype, why: string): Promise<OnnxGraphBytes> {
+  checkCpuDtype(dtype, 'cpu');
   const file = onnxFileName(graph, dtype);
   const model = await readAll(source, file);
   if (!model) throw new OnnxFilesMissingError(source.where, [file], why);

@@ -147,9 +147,15 @@ export class OrtDecoder {
     });
   }
 
+  /** Runs the decoder, adding the inputs some exports have (HF Optimum's older merged decoders branch on use_cache_branch). */
   private run(feeds: Record<string, OrtTensor>): Promise<Record<string, OrtTensor>> {
+    const names = this.session.inputNames;
     if (this.keepsLogits) feeds.num_logits_to_keep = new this.ort.Tensor('int64', BigInt64Array.of(1n), []);
-    if (!this.session.inputNames.includes('position_ids')) delete feeds.position_ids;
+    if (!names.includes('position_ids')) delete feeds.position_ids;
+    if (names.includes('use_cache_branch')) {
+      const past = feeds[this.pastNames[0]!]!.dims[2]!;
+      feeds.use_cache_branch = new this.ort.Tensor('bool', Uint8Array.of(past > 0 ? 1 : 0), [1]);
+    }
     return this.session.run(feeds);
   }
 }

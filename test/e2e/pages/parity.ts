@@ -130,3 +130,66 @@ window.tesseraAudioParity = async (model, seconds, maxNewTokens) => {
     engine.destroy();
   }
 };
+
+declare global {
+  interface Window {
+    /** Decodes `base64` audio as the encoder Web Worker does (WebCodecs) to mono PCM at `rate`, as base64 float32. */
+    tesseraDecodeAudio?: (base64: string, rate: number) => Promise<{ pcm: string; format: string }>;
+  }
+}
+
+window.tesseraDecodeAudio = async (base64, rate) => {
+  const { decodeAudioBrowser } = await import('../../../src/encoder/audio/decode-browser');
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const blocks: Float32Array[] = [];
+  let format = '';
+  for await (const block of decodeAudioBrowser(bytes, rate, { onInfo: (i) => (format = i.format) })) blocks.push(block);
+  const pcm = new Float32Array(blocks.reduce((n, b) => n + b.length, 0));
+  let at = 0;
+  for (const b of blocks) {
+    pcm.set(b, at);
+    at += b.length;
+  }
+  let s = '';
+  const u8 = new Uint8Array(pcm.buffer);
+  for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000));
+  return { pcm: btoa(s), format };
+};
+
+declare global {
+  interface Window {
+    /** The CPU backend in this page (onnxruntime-web, WebAssembly): greedy tokens about the sample image. */
+    tesseraCpuParity?: (
+      model: string,
+      maxNewTokens: number,
+    ) => Promise<{ tokenIds: number[]; backend: string; encoderMode: string; keys: string[] }>;
+  }
+}
+
+window.tesseraCpuParity = async (model, maxNewTokens) => {
+  const { createEngine } = await import('../../../src/engine/create-browser');
+  const engine = await createEngine({ model, device: 'wasm' });
+  try {
+    const sample = new Uint8Array(await (await fetch('/sample.png')).arrayBuffer());
+    const r = await engine.chat.completions.create({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', image: sample },
+            { type: 'text', text: 'Can you describe this image?' },
+          ],
+        },
+      ],
+      max_tokens: maxNewTokens,
+    });
+    return {
+      tokenIds: r.tessera.tokenIds,
+      backend: engine.stats().device.backend,
+      encoderMode: engine.stats().encoder.mode,
+      keys: r.tessera.media.map((m) => m.key),
+    };
+  } finally {
+    engine.destroy();
+  }
+};

@@ -1,0 +1,34 @@
+// onnxruntime in a browser (or a Web Worker) for the CPU backend: onnxruntime-web's WebAssembly build
+// ('onnxruntime-web/wasm': SIMD, and threads when the page is cross-origin isolated, i.e. served with
+// COOP/COEP headers, which SharedArrayBuffer needs). Its .wasm file is found next to its module, as the
+// app's bundler emits it; `wasmPaths` points elsewhere (a folder or URL the app serves it from).
+
+import type { OrtModule, OrtRuntime } from './ort-api';
+
+interface OrtWebEnv {
+  env: { wasm: { numThreads?: number; proxy?: boolean; wasmPaths?: string } };
+}
+
+export interface BrowserOrtOptions {
+  /** Where onnxruntime-web's .wasm files are served from (default: next to its module). */
+  wasmPaths?: string;
+  /** WebAssembly threads (default: up to 4 when cross-origin isolated, else 1). */
+  threads?: number;
+}
+
+/** How many threads the WebAssembly backend can use here: 1 unless the page is cross-origin isolated. */
+export function wasmThreads(requested?: number): number {
+  const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
+  if (!isolated) return 1;
+  const cores = (globalThis.navigator as Navigator | undefined)?.hardwareConcurrency ?? 4;
+  return Math.max(1, Math.min(requested ?? 4, cores));
+}
+
+export async function loadBrowserOrt(options: BrowserOrtOptions = {}): Promise<OrtRuntime> {
+  const mod = await import('onnxruntime-web/wasm');
+  const ort = ((mod as { default?: unknown }).default ?? mod) as unknown as OrtModule & OrtWebEnv;
+  ort.env.wasm.numThreads = wasmThreads(options.threads);
+  ort.env.wasm.proxy = false;
+  if (options.wasmPaths) ort.env.wasm.wasmPaths = options.wasmPaths;
+  return { ort, provider: 'wasm' };
+}
