@@ -1,20 +1,23 @@
 // The CPU backend beside WebGPU (test/cpu/ has the rest): its vision encoder in an encoder worker thread
-// (the built dist/encoder-worker.js loads onnxruntime-node itself), and cache identity: the same image
-// encoded by WGSL and by onnxruntime (values that differ in the last bits) gets different keys, so neither
-// backend's embeddings are served to the other, while both answer with the greedy goldens.
+// (the built dist/encoder-worker.js loads onnxruntime-node itself), and cache identity: the WGSL tower and
+// the ONNX graph (whose embeddings differ in the last bits) have different encoder identities, so the same
+// image gets different cache keys and neither backend's embeddings are served to the other.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { startInProcessBackend } from '../../src/encoder/in-process';
+import { workerInit } from '../../src/engine/encoder-options';
 import { createEngine } from '../../src/engine/create-node';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { decodeImageNode } from '../../src/processor/node';
 import { goldenManifest } from '../helpers/goldens';
-import { BUILT_WORKER, testEngine } from '../helpers/engine';
+import { BUILT_WORKER } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
 const gpu = useGpu();
 const SAMPLE = new Uint8Array(readFileSync(resolve(import.meta.dirname, '../../public/sample.png')));
-const TOKENS = goldenManifest().greedy['smolvlm-tiny'].tokens;
 const ask = {
   messages: [
     {
@@ -35,23 +38,31 @@ beforeAll(() => {
 });
 
 describe('the CPU backend beside WebGPU', () => {
-  it('encodes in an encoder worker thread; the same image has another cache key on WebGPU; both answer with the goldens', async () => {
+  it("encodes in an encoder worker thread with the goldens; its encoder identity (and so every cache key) differs from the WGSL tower's", async () => {
     const cpu = await createEngine({ model: dir, device: 'cpu', encoder: { workerScript: BUILT_WORKER, poolSize: 1 } });
+    let cpuIdentity: string;
     let cpuKey: string;
     try {
       expect(cpu.stats().encoder.mode).toBe('workers');
+      expect(cpu.media.info.backend).toBe('cpu');
       const r = await cpu.chat.completions.create(ask);
-      expect(r.tessera.tokenIds).toEqual(TOKENS);
+      expect(r.tessera.tokenIds).toEqual(goldenManifest().greedy['smolvlm-tiny'].tokens);
       expect(r.tessera.media.map((m) => m.source)).toEqual(['encoded']);
+      cpuIdentity = cpu.media.info.identity;
       cpuKey = r.tessera.media[0]!.key;
     } finally {
       cpu.destroy();
     }
-    const web = await testEngine(gpu(), dir, { kvCacheTokens: 1024 });
+    const source = new NodeDirSource(dir);
+    const web = await startInProcessBackend(
+      { createGpu: async () => gpu(), releaseGpu: () => {}, openModel: () => source, decodeImage: decodeImageNode },
+      // The same modelId as the engine's (its source's location): only the backend differs.
+      workerInit({ kind: 'dir', path: source.where }, source.where, {}),
+    );
     try {
-      const r = await web.chat.completions.create(ask);
-      expect(r.tessera.tokenIds).toEqual(TOKENS);
-      expect(r.tessera.media[0]!.key).not.toBe(cpuKey);
+      expect(web.info.backend).toBe('webgpu');
+      expect(web.info.identity).not.toBe(cpuIdentity);
+      expect((await web.prepare(SAMPLE)).key).not.toBe(cpuKey);
     } finally {
       web.destroy();
     }

@@ -5,8 +5,9 @@
 //              are averaged into mono and passed through the band-limited resampler at once, so a long
 //              recording is never held as float32 whole
 // Only the encoded samples are kept: the priming before time 0 (an MP4 edit list's, Opus pre-skip, which
-// mediabunny gives negative timestamps) and an MP3's encoder delay and padding (its LAME tag, mp3-gapless.ts),
-// so a 30 s file decodes to 30 s, as in ffmpeg.
+// mediabunny gives negative timestamps), the padding of the last frame past the track's exact end
+// (track-end.ts: MP4 edit lists, Ogg), and an MP3's encoder delay and padding (its LAME tag, mp3-gapless.ts),
+// so a 30 s file decodes to 30 s.
 // A codec this browser's WebCodecs cannot decode is an AudioDecodeError naming it.
 
 import { ADTS, AudioSampleSink, BufferSource, FLAC, Input, MATROSKA, MP3, MP4, OGG, QTFF, WEBM } from 'mediabunny';
@@ -15,6 +16,7 @@ import { StreamingResampler } from '../../processor/audio/resample';
 import { isWav } from '../../processor/audio/wav';
 import { decodeWav, type AudioStreamInfo } from './decode-wav';
 import { mp3Gapless } from './mp3-gapless';
+import { exactTrackEnd } from './track-end';
 
 /** The containers audio is read from (only these demuxers are bundled). */
 const AUDIO_FORMATS = [MP3, OGG, FLAC, ADTS, MP4, QTFF, MATROSKA, WEBM];
@@ -54,6 +56,7 @@ export async function* decodeAudioBrowser(
       decoder: 'webcodecs',
     });
     const gapless = format === 'MP3' ? mp3Gapless(bytes) : undefined;
+    const end = (gapless ? undefined : await exactTrackEnd(bytes)) ?? Infinity;
     let resampler: StreamingResampler | undefined;
     let plane = new Float32Array(0);
     let decoded = 0; // frames out of the decoder so far
@@ -65,7 +68,7 @@ export async function* decodeAudioBrowser(
           resampler ??= new StreamingResampler(sample.sampleRate, targetRate);
           const n = sample.numberOfFrames;
           let from = sample.timestamp < 0 ? Math.min(n, Math.round(-sample.timestamp * sample.sampleRate)) : 0;
-          let to = n;
+          let to = Number.isFinite(end) && end > 0 ? Math.max(0, Math.min(n, Math.round((end - sample.timestamp) * sample.sampleRate))) : n;
           if (gapless) {
             from = Math.max(from, gapless.skip - decoded);
             if (gapless.keep !== undefined) to = Math.min(n, gapless.skip + gapless.keep - decoded);

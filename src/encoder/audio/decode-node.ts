@@ -18,6 +18,7 @@ import { AudioDecodeError } from '../../errors';
 import { StreamingResampler } from '../../processor/audio/resample';
 import { isWav, readWavHeader } from '../../processor/audio/wav';
 import { decodeWav, sniffAudioFormat, type AudioStreamInfo } from './decode-wav';
+import { exactTrackEnd } from './track-end';
 
 export type { AudioStreamInfo };
 import { startFfmpeg } from '../ffmpeg-process';
@@ -44,7 +45,10 @@ export async function* decodeAudioNode(
     yield* decodeWav(bytes, targetRate, where, options.onInfo, options.signal);
     return;
   }
-  yield* decodeWithFfmpeg(bytes, targetRate, options.ffmpegPath ?? 'ffmpeg', where, options.signal, (rate, channels) =>
+  // ffmpeg trims an MP4 edit list's priming and an MP3's LAME delay and padding, not an AAC track's last
+  // padded frame: stop at the end the container states (track-end.ts).
+  const end = await exactTrackEnd(bytes);
+  yield* decodeWithFfmpeg(bytes, targetRate, options.ffmpegPath ?? 'ffmpeg', where, options.signal, end, (rate, channels) =>
     options.onInfo?.({ sampleRate: rate, channels, format: sniffAudioFormat(bytes), decoder: 'ffmpeg' }),
   );
 }
@@ -55,6 +59,7 @@ async function* decodeWithFfmpeg(
   ffmpeg: string,
   where: string,
   signal: AbortSignal | undefined,
+  endSeconds: number | undefined,
   onInfo: (sampleRate: number, channels: number) => void,
 ): AsyncGenerator<Float32Array> {
   signal?.throwIfAborted();
@@ -72,6 +77,7 @@ async function* decodeWithFfmpeg(
     let channels = 1;
     let carry: Uint8Array = new Uint8Array(0); // the bytes of a sample frame split between two reads
     let samples = 0;
+    let limit = Infinity; // source-rate frames to keep (the track's exact end)
     try {
       for await (const chunk of run.stdout as AsyncIterable<Buffer>) {
         let data = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -81,6 +87,7 @@ async function* decodeWithFfmpeg(
           if (!header) continue;
           resampler = new StreamingResampler(header.sampleRate, targetRate);
           channels = header.numChannels;
+          if (endSeconds !== undefined) limit = Math.round(endSeconds * header.sampleRate);
           onInfo(header.sampleRate, channels);
           data = head.subarray(header.dataOffset);
         }
@@ -90,7 +97,8 @@ async function* decodeWithFfmpeg(
         carry = all.slice(whole);
         if (whole === 0) continue;
         const interleaved = new Float32Array(all.buffer.slice(all.byteOffset, all.byteOffset + whole));
-        const mono = new Float32Array(interleaved.length / channels);
+        const mono = new Float32Array(Math.max(0, Math.min(interleaved.length / channels, limit - samples)));
+        if (mono.length === 0) continue;
         for (let i = 0; i < mono.length; i++) {
           let sum = 0;
           for (let c = 0; c < channels; c++) sum += interleaved[i * channels + c];
