@@ -13,6 +13,8 @@ export { defaultKernelCases } from './selfcheck/default-cases';
 export { runCase, runCases, type CaseResult } from './selfcheck/runner';
 export { formatAdapterReport, formatCaseLine, formatSummary } from './selfcheck/report';
 export { Engine, type EngineOptions } from './engine/engine';
+export type { DeviceChoice, EngineModel } from './engine/engine-model';
+export type { DeviceOption } from './engine/choose-device';
 export { createEngine, browserModelSource, type BrowserModelInput, type BrowserEngineOptions } from './engine/create-browser';
 export type { EncoderOptions } from './engine/encoder-options';
 export type * from './engine/types';

@@ -74,6 +74,7 @@ async function main() {
   const t0 = performance.now();
   const engine = await createEngine({
     model: `/${params.get('model')}/`,
+    device: 'webgpu',
     encoder: { poolSize: 1 },
     // Off by default, so a repeat prefills its whole prompt and the figures isolate the chunk cache;
     // ?prefix=1 measures the engine's default (the repeat's prompt comes from the KV prefix cache too).

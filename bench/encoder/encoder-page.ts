@@ -58,6 +58,7 @@ async function open(): Promise<Engine> {
   const perSubmit = params.get('perSubmit');
   const engine = await createEngine({
     model,
+    device: 'webgpu',
     encoder: { poolSize: 1, ...(perSubmit !== null ? { dispatchesPerSubmit: Number(perSubmit) } : {}) },
   });
   log(`engine ready in ${(performance.now() - t0).toFixed(0)} ms (encoder: ${engine.stats().encoder.mode})`);

@@ -74,7 +74,7 @@ async function runOurs(
   // No Cache API copy of the weights: they come from the local dev server, and a 0.5 GB cache write is not
   // load. No stored quantized copy either: every load here quantizes (Node measures the stored-copy load).
   const model = new UrlSource(new URL(modelUrl, location.href).href, { useCache: false });
-  const engine = await createEngine({ model, encoder: BENCH_ENCODER_OPTIONS, dtype, weightCache: false });
+  const engine = await createEngine({ model, device: 'webgpu', encoder: BENCH_ENCODER_OPTIONS, dtype, weightCache: false });
   const loadMs = performance.now() - t0;
   log(`ours (browser): loaded in ${(loadMs / 1000).toFixed(1)} s`);
   try {

@@ -28,7 +28,7 @@ const log = (line: string) => console.log(`[bench] ${line}`);
 
 async function open(options: Partial<EngineOptions> = {}): Promise<Engine> {
   const t0 = performance.now();
-  const engine = await createEngine({ model: modelPath, encoder: { poolSize: 1 }, ...options });
+  const engine = await createEngine({ model: modelPath, device: 'webgpu', encoder: { poolSize: 1 }, ...options });
   // Every scenario starts with an empty encoder cache: the persistent tier (IndexedDB) outlives the page,
   // and an image an earlier scenario encoded would otherwise be a cache hit here (no encode to measure).
   await engine.encoderCache.clear();

@@ -67,7 +67,12 @@ function summary(r: ChatCompletion, before: EngineStats, after: EngineStats) {
 async function main() {
   const tokens = Number(params.get('tokens') ?? 32);
   const t0 = performance.now();
-  const engine = await createEngine({ model: `/${params.get('model')}/`, encoder: { poolSize: 1 }, prefixCaching: false });
+  const engine = await createEngine({
+    model: `/${params.get('model')}/`,
+    device: 'webgpu',
+    encoder: { poolSize: 1 },
+    prefixCaching: false,
+  });
   log(`engine ready in ${(performance.now() - t0).toFixed(0)} ms`);
   const [main10, warm] = await Promise.all([clip('clip-10s.mp4'), clip('warm-2s.mp4')]);
   mark('warmup', 'start');

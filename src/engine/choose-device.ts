@@ -15,7 +15,7 @@ import { MissingDependencyError, OnnxFilesMissingError, WebGpuUnavailableError }
 import { adapterName } from '../gpu/adapter-info';
 import type { GpuContext } from '../gpu/context';
 import type { OrtRuntime } from '../model/ort/ort-api';
-import type { DeviceChoice } from './engine';
+import type { DeviceChoice } from './engine-model';
 
 export type DeviceOption = 'auto' | 'webgpu' | 'wasm' | 'cpu';
 export const DEVICE_OPTIONS: readonly DeviceOption[] = ['auto', 'webgpu', 'wasm', 'cpu'];

@@ -3,7 +3,7 @@
 
 import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
-import type { DeviceChoice, EngineModel } from './engine';
+import type { DeviceChoice, EngineModel } from './engine-model';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { EncoderPacing } from './encoder-pacing';
 import type { StepRecord } from './serve-loop';

@@ -34,15 +34,15 @@ import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { createBlockHasher } from '../kv/block-hash';
-import { loadEncoderModel, loadModel, readModelConfig, type LoadedModel, type LoadModelOptions } from '../model/load';
+import { loadEncoderModel, loadModel, readModelConfig, type LoadModelOptions } from '../model/load';
 import type { OrtRuntime } from '../model/ort/ort-api';
-import type { OrtLoadedModel } from '../model/ort/load-ort';
 import type { WeightStore } from '../model/weights/store';
 import type { ImageDecoder } from '../processor/image-decode';
 import { Idefics3Processor } from '../processor/processor';
 import { VoxtralProcessor } from '../processor/voxtral-processor';
 import { Scheduler } from '../scheduler/scheduler';
 import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './encoder-pacing';
+import type { DeviceChoice, EngineModel } from './engine-model';
 import { EngineRequest, type RunResult } from './engine-request';
 import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake/intake';
@@ -102,16 +102,6 @@ export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vi
    */
   prefixCaching?: boolean;
 }
-
-/** Which backend runs the model, and why (engine.stats().device, the CLI's first line, the demo's status). */
-export interface DeviceChoice {
-  backend: 'webgpu' | 'cpu' | 'wasm';
-  /** In words: "WebGPU on a hardware adapter (NVIDIA ...)", "no WebGPU adapter; the checkpoint has ONNX graphs". */
-  reason: string;
-}
-
-/** The language model on either backend. */
-export type EngineModel = LoadedModel | OrtLoadedModel;
 
 export interface EngineDeps {
   /** The WebGPU device (absent when the CPU backend runs the model: then `cpu` is set). */

@@ -43,6 +43,8 @@ const harness = {
     harness.engine?.destroy();
     harness.engine = await createEngine({
       model: MODEL,
+      // The encoder cache's behaviour on WebGPU (the CPU backend's has its own tests).
+      device: 'webgpu',
       encoder: { poolSize: options.poolSize ?? 1, store: options.store === 'quota' ? quotaStore() : undefined },
     });
     return harness.engine.stats().encoder.mode;
