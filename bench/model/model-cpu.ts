@@ -12,7 +12,7 @@
 //   16 at once  16 requests with the cached image and 16 different questions, started together: aggregate
 //             decode tokens/s (all tokens after each one's first / the time from the first first-token to the
 //             last token) over one request's decode tokens/s
-// Goals (issue 22): tile and decode >= 0.9x raw onnxruntime; 16 at once >= 2x one at a time.
+// Goals: tile and decode >= 0.9x raw onnxruntime; 16 at once >= 2x one at a time.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

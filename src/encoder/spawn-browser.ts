@@ -14,7 +14,7 @@ import type { WorkerHandle } from './worker-pool';
 const ENCODER_WORKER_FILE = '../../workers/encoder.worker.ts';
 
 const LOAD_HINT =
-  "with the dev server of Vite 7 or older, exclude tessera from dependency pre-bundling (optimizeDeps: { exclude: ['tessera'] }); " +
+  "with the dev server of Vite 7 or older, exclude tessera from dependency pre-bundling (optimizeDeps: { exclude: ['tessera', 'onnxruntime-web'] }); " +
   "otherwise make sure the app's bundler emits tessera's encoder.worker.js and the server sends it as JavaScript, " +
   "or set the engine option encoder.mode to 'in-process'";
 

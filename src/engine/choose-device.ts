@@ -91,7 +91,18 @@ export async function chooseDevice(option: DeviceOption, probes: DeviceProbes): 
       choice: { backend: probes.cpuKind, reason: `${why}; the checkpoint has ONNX graphs, so the CPU backend (onnxruntime) runs it` },
     };
   } catch (e) {
-    if (!(e instanceof MissingDependencyError) || !gpu) throw e;
+    if (!(e instanceof MissingDependencyError)) throw e;
+    if (!gpu) {
+      // Neither backend can start: name WebGPU's package when that is what is missing, and the other way.
+      if (noGpu instanceof MissingDependencyError) {
+        throw new MissingDependencyError(
+          noGpu.packageName,
+          `WebGPU; or install ${e.packageName} for the CPU backend`,
+          noGpu.cause ?? noGpu,
+        );
+      }
+      throw e;
+    }
     return {
       gpu,
       choice: {

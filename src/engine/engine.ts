@@ -262,7 +262,12 @@ export class Engine {
     if (deps.cpu) {
       const { loadOrtModel } = await import('../model/ort/load-ort');
       const dtype = typeof options.dtype === 'string' ? options.dtype : options.dtype?.text;
-      return loadOrtModel(deps.cpu, deps.source, { ...options, dtype, why: deps.device?.reason });
+      return loadOrtModel(deps.cpu, deps.source, {
+        ...options,
+        dtype,
+        why: deps.device?.reason,
+        onProgress: onProgress ? (p) => onProgress({ ...p }) : undefined,
+      });
     }
     if (!deps.gpu) throw new InternalError('the engine was created with neither a GPU context nor onnxruntime');
     return loadModel(deps.gpu, deps.source, {

@@ -183,3 +183,12 @@ export class BackendUnsupportedError extends TesseraError {
     super(`${what} is not available on the ${backend} backend; ${instead}`);
   }
 }
+
+/**
+ * onnxruntime-web could not load its WebAssembly in this page or worker (the CPU backend): typically a dev
+ * server that pre-bundled it and then answered the .wasm request with an HTML page. Says what to change.
+ */
+export class OnnxRuntimeLoadError extends TesseraError {
+  override readonly name = 'OnnxRuntimeLoadError';
+  readonly code = 'ONNXRUNTIME_LOAD';
+}

@@ -48,6 +48,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   MODEL_FILE: errors.ModelFileError,
   ONNX_FILES_MISSING: errors.OnnxFilesMissingError,
   BACKEND_UNSUPPORTED: errors.BackendUnsupportedError,
+  ONNXRUNTIME_LOAD: errors.OnnxRuntimeLoadError,
   KV_CACHE_FULL: errors.KvCacheFullError,
   CONTEXT_LENGTH: errors.ContextLengthError,
   IMAGE_TOKEN_MISMATCH: errors.ImageTokenMismatchError,

@@ -108,26 +108,31 @@ describe.sequential('the packed package in a fresh app', () => {
     expect(readdirSync(join(app, 'dist/assets')).filter((f) => /^encoder\.worker-.*\.js$/.test(f))).toHaveLength(1);
   });
 
-  async function answerFrom(args: string[], label: string): Promise<void> {
+  /** `queries`: '' is the default options ('auto'), '?device=webgpu' asks for WebGPU. */
+  async function answerFrom(args: string[], label: string, queries: readonly string[]): Promise<void> {
     const server = await startVite(app, args);
     try {
-      const outcome = await openApp(server.url);
-      console.log(`[consumer] ${label} (page load to answer): ${(outcome.ms / 1000).toFixed(1)} s`);
-      expect(outcome.error, `${JSON.stringify(outcome)}\n${server.output()}`).toBeUndefined();
-      expect(outcome.encoderMode).toBe('workers');
-      expect(outcome.tokenIds).toEqual(GOLDEN);
-      expect(outcome.badNames).toEqual([]);
+      for (const query of queries) {
+        const outcome = await openApp(`${server.url}${query}`);
+        console.log(`[consumer] ${label}${query} on ${outcome.backend} (page load to answer): ${(outcome.ms / 1000).toFixed(1)} s`);
+        expect(outcome.error, `${JSON.stringify(outcome)}\n${server.output()}`).toBeUndefined();
+        expect(outcome.encoderMode).toBe('workers');
+        if (query) expect(outcome.backend).toBe('webgpu');
+        expect(outcome.tokenIds).toEqual(GOLDEN);
+        expect(outcome.badNames).toEqual([]);
+      }
     } finally {
       server.stop();
     }
   }
 
   it('answers in Chromium from the built app (vite preview) with the greedy goldens', async () => {
-    await answerFrom(['preview'], 'vite preview + Chromium');
+    // Default options ('auto': the CPU backend over a software adapter such as SwiftShader), and WebGPU asked for.
+    await answerFrom(['preview'], 'vite preview + Chromium', ['', '?device=webgpu']);
   });
 
   it("answers in Chromium from Vite's dev server (dependency pre-bundling on)", async () => {
-    await answerFrom([], 'vite dev + Chromium');
+    await answerFrom([], 'vite dev + Chromium', ['']);
   });
 });
 
@@ -193,25 +198,31 @@ describe.sequential('the same install from Node', () => {
 });
 
 describe.sequential("Vite 7's dev server (pre-bundling breaks worker URLs in dependencies)", () => {
-  it('reports EncoderWorkerLoadError naming the URL; with the documented optimizeDeps.exclude it answers', async () => {
+  it('reports EncoderWorkerLoadError (WebGPU) and OnnxRuntimeLoadError (WebAssembly) naming the fix; with the documented optimizeDeps.exclude both answer', async () => {
     timed('npm install vite@7', expectSuccess(await npm(['install', 'vite@7'], app), 'npm install vite@7'));
     const plain = await startVite(app, []);
     try {
-      const failed = await openApp(plain.url);
+      const failed = await openApp(`${plain.url}?device=webgpu`);
       expect(failed.error?.name, JSON.stringify(failed)).toBe('EncoderWorkerLoadError');
       expect(failed.error?.message).toContain(`${plain.url}node_modules/.vite/deps/encoder.worker.js`);
-      expect(failed.error?.message).toContain("optimizeDeps: { exclude: ['tessera'] }");
+      expect(failed.error?.message).toContain("optimizeDeps: { exclude: ['tessera', 'onnxruntime-web'] }");
+      const wasm = await openApp(`${plain.url}?device=wasm`);
+      expect(wasm.error?.name, JSON.stringify(wasm)).toBe('OnnxRuntimeLoadError');
+      expect(wasm.error?.message).toContain("optimizeDeps: { exclude: ['tessera', 'onnxruntime-web'] }");
     } finally {
       plain.stop();
     }
-    writeFileSync(join(app, 'vite.config.js'), "export default { optimizeDeps: { exclude: ['tessera'] } };\n");
+    writeFileSync(join(app, 'vite.config.js'), "export default { optimizeDeps: { exclude: ['tessera', 'onnxruntime-web'] } };\n");
     rmSync(join(app, 'node_modules/.vite'), { recursive: true, force: true });
     const fixed = await startVite(app, []);
     try {
-      const outcome = await openApp(fixed.url);
-      console.log(`[consumer] vite 7 dev with optimizeDeps.exclude + Chromium: ${(outcome.ms / 1000).toFixed(1)} s`);
-      expect(outcome.error, JSON.stringify(outcome)).toBeUndefined();
-      expect(outcome.tokenIds).toEqual(GOLDEN);
+      for (const device of ['webgpu', 'wasm']) {
+        const outcome = await openApp(`${fixed.url}?device=${device}`);
+        console.log(`[consumer] vite 7 dev with optimizeDeps.exclude + Chromium, ${device}: ${(outcome.ms / 1000).toFixed(1)} s`);
+        expect(outcome.error, JSON.stringify(outcome)).toBeUndefined();
+        expect(outcome.backend).toBe(device);
+        expect(outcome.tokenIds).toEqual(GOLDEN);
+      }
     } finally {
       fixed.stop();
     }

@@ -151,6 +151,7 @@ export interface PageOutcome {
   tokenIds?: number[];
   text?: string;
   encoderMode?: string;
+  backend?: string;
   badNames?: string[];
   error?: { name: string; message: string };
   /** Uncaught page errors and failed requests, for the failure message. */

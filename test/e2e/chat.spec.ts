@@ -18,7 +18,7 @@ test('?run loads and answers with no console errors, and a reload reuses the cac
   page.on('response', (r) => {
     if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
   });
-  await page.goto('/?run');
+  await page.goto('/?device=webgpu&run');
   await expect(page.locator('body')).toHaveAttribute('data-chat', /done|error/);
   const first = answered(await page.evaluate(() => window.tesseraRun));
   expect(first.info.tokenIds).toEqual(goldenTokens('smolvlm-tiny'));
@@ -43,14 +43,17 @@ test('?run loads and answers with no console errors, and a reload reuses the cac
 });
 
 test('a checkpoint picked as local files loads without any network request for model files', async ({ page }, testInfo) => {
-  await page.goto('/');
+  await page.goto('/?device=webgpu');
   await waitForWebGpuCheck(page);
   const fetched: string[] = [];
   page.on('request', (r) => {
     if (r.url().includes('/models/')) fetched.push(r.url());
   });
   const dir = 'public/models/smolvlm-tiny';
-  const names = readdirSync(dir).filter((f) => f !== 'README.md');
+  // The checkpoint's top-level files, as a user picks them (its onnx/ folder is the CPU backend's).
+  const names = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name !== 'README.md')
+    .map((e) => e.name);
   await page.locator('#model-files').setInputFiles(names.map((n) => `${dir}/${n}`));
   await expect(page.locator('#kind-local')).toBeChecked();
   await expect(page.locator('#local-summary')).toContainText(`${names.length} files`);

@@ -10,7 +10,7 @@ import { goldenTokens } from './goldens';
 const Q1 = 'Can you describe this image?';
 
 async function open(page: Page): Promise<void> {
-  await page.goto('/');
+  await page.goto('/?device=webgpu');
   await waitForWebGpuCheck(page);
   await load(page);
   await expect(page.locator('body')).toHaveAttribute('data-model', 'ready');

@@ -17,7 +17,7 @@ const WEIGHTS_MB = (statSync(`${TINY}/model.safetensors`).size / 1e6).toFixed(1)
 
 test('Load shows each file downloading and uploading with bytes and speed, then compiling kernels', async ({ page }, testInfo) => {
   const errors = watchConsole(page);
-  await page.goto('/');
+  await page.goto('/?device=webgpu');
   await waitForWebGpuCheck(page);
   // About 8 MB/s: the 40 MB weight file takes seconds, long enough to see it mid-download.
   const cdp = await page.context().newCDPSession(page);
@@ -88,7 +88,7 @@ test('a Hugging Face repo id loads through resolve/main/, listed by the Hub API,
     }
     return route.fulfill({ status: 404, body: 'Entry not found', headers: cors });
   });
-  await page.goto('/');
+  await page.goto('/?device=webgpu');
   await waitForWebGpuCheck(page);
   await page.locator('#hub-model').fill('test-org/smolvlm-tiny');
   await expect(page.locator('#kind-hub')).toBeChecked();
@@ -111,7 +111,7 @@ test('a folder picked with the directory picker loads without any network reques
     (window as unknown as { showDirectoryPicker: () => Promise<FileSystemDirectoryHandle> }).showDirectoryPicker = async () =>
       (await navigator.storage.getDirectory()).getDirectoryHandle('smolvlm-tiny');
   });
-  await page.goto('/');
+  await page.goto('/?device=webgpu');
   await waitForWebGpuCheck(page);
   await expect(page.locator('#model-folder')).toBeVisible();
   await expect(page.locator('#model-folder-fallback')).toBeHidden();
@@ -120,7 +120,11 @@ test('a folder picked with the directory picker loads without any network reques
     const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('smolvlm-tiny', { create: true });
     for (const f of files) {
       const res = await fetch(`/models/smolvlm-tiny/${f}`);
-      const w = await (await dir.getFileHandle(f, { create: true })).createWritable();
+      // Nested names (onnx/...) go into subfolders, as on disk.
+      const parts = f.split('/');
+      let into = dir;
+      for (const part of parts.slice(0, -1)) into = await into.getDirectoryHandle(part, { create: true });
+      const w = await (await into.getFileHandle(parts.at(-1)!, { create: true })).createWritable();
       await res.body!.pipeTo(w);
     }
   }, TINY_FILES);

@@ -14,7 +14,7 @@ async function open(page: Page): Promise<void> {
 }
 
 test('the stats panel shows rates, cache hits by tier, GPU memory and KV blocks; a reload hits IndexedDB', async ({ page }, testInfo) => {
-  await page.goto('/');
+  await page.goto('/?device=webgpu');
   await open(page);
   const engineStats = () => page.evaluate(() => window.tesseraEngine!.stats());
   const before = await engineStats();

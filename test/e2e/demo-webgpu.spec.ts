@@ -1,6 +1,7 @@
 // The WebGPU check on page load: with WebGPU the page says which adapter it got and Load is enabled;
-// without navigator.gpu, or when requestAdapter() gives no adapter, an alert says what to do and Load
-// stays disabled. (Init scripts take WebGPU away before the page's own scripts run.)
+// without navigator.gpu, or when requestAdapter() gives no adapter, an alert says what to do, and that a
+// model with ONNX graphs still loads on the CPU (Load stays enabled; demo-cpu.spec.ts loads one that way).
+// (Init scripts take WebGPU away before the page's own scripts run.)
 
 import { expect, test } from '@playwright/test';
 import { shot, waitForWebGpuCheck, watchConsole } from './demo-helpers';
@@ -21,7 +22,9 @@ test('WebGPU present: the adapter is named and Load is enabled', async ({ page }
   await shot(page, testInfo, 'demo-webgpu-ok');
 });
 
-test('no navigator.gpu: an alert explains what to do, and Load stays disabled', async ({ page }, testInfo) => {
+test('no navigator.gpu: an alert explains what to do, and that models with ONNX graphs still load on the CPU', async ({
+  page,
+}, testInfo) => {
   await page.addInitScript(() => {
     delete (Navigator.prototype as { gpu?: unknown }).gpu;
   });
@@ -34,7 +37,8 @@ test('no navigator.gpu: an alert explains what to do, and Load stays disabled', 
   // Headless Chromium on Linux: the advice names the flag and chrome://gpu.
   await expect(notice.locator('li').first()).toContainText('chrome://flags/#enable-unsafe-webgpu');
   await expect(notice).toContainText('chrome://gpu');
-  await expect(page.locator('#load')).toBeDisabled();
+  await expect(notice.locator('.cpu-fallback')).toContainText('on the CPU through WebAssembly');
+  await expect(page.locator('#load')).toBeEnabled();
   await shot(page, testInfo, 'demo-webgpu-missing');
 });
 
@@ -50,6 +54,7 @@ test('no adapter: the alert says why there may be none and what to try', async (
   await expect(notice).toContainText('requestAdapter() returned null');
   await expect(notice).toContainText('graphics acceleration');
   await expect(notice).toContainText('--enable-unsafe-swiftshader');
-  await expect(page.locator('#load')).toBeDisabled();
+  await expect(notice.locator('.cpu-fallback')).toContainText('on the CPU through WebAssembly');
+  await expect(page.locator('#load')).toBeEnabled();
   await shot(page, testInfo, 'demo-webgpu-no-adapter');
 });

@@ -104,6 +104,14 @@ describe("device: 'auto'", () => {
     expect(files.message).toContain('/models/x/ has no ONNX graphs for the CPU backend (looked for onnx/a.onnx, onnx/b.onnx)');
     const ort = await chooseDevice('auto', probes(new WebGpuUnavailableError('no adapter'), { ort: 'missing' }).p).catch((e) => e);
     expect(ort).toBeInstanceOf(MissingDependencyError);
+    // Node with neither package: the error names webgpu and says onnxruntime would do too.
+    const noWebgpu = new MissingDependencyError('webgpu', "Dawn's WebGPU for Node", new Error("Cannot find package 'webgpu'"));
+    const neither = await chooseDevice('auto', probes(noWebgpu, { ort: 'missing' }).p).catch((e) => e);
+    expect(neither).toBeInstanceOf(MissingDependencyError);
+    expect(neither.message).toContain(
+      "the 'webgpu' package (WebGPU; or install onnxruntime-web for the CPU backend) could not be loaded: Cannot find package 'webgpu'",
+    );
+    expect(neither.message).toContain('npm install webgpu');
   });
 });
 

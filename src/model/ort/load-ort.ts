@@ -9,6 +9,7 @@ import { BlockPool } from '../../kv/block-pool';
 import { KvManager } from '../../kv/kv-manager';
 import type { ModelConfig } from '../config';
 import { readModelConfig } from '../read-config';
+import type { ProgressCallback } from '../weights';
 import type { WeightDtype } from '../weights/dtype';
 import { createSession, type OrtRuntime } from './ort-api';
 import { OrtDecoder } from './ort-decoder';
@@ -25,6 +26,8 @@ export interface LoadOrtModelOptions {
   dtype?: WeightDtype;
   /** Why the CPU backend was chosen, for OnnxFilesMissingError's message. */
   why?: string;
+  /** Each graph file's bytes as they are read ('upload') or downloaded ('download'). */
+  onProgress?: ProgressCallback;
 }
 
 export interface OrtLoadedModel {
@@ -49,8 +52,8 @@ export async function loadOrtModel(rt: OrtRuntime, source: ModelSource, options:
   supported(config, source.where);
   const why = options.why ?? "device 'cpu' was asked for";
   const dtype = options.dtype ?? 'f32';
-  const embed = await readOnnxGraph(source, 'embed_tokens', dtype, why);
-  const dec = await readOnnxGraph(source, 'decoder_model_merged', dtype, why);
+  const embed = await readOnnxGraph(source, 'embed_tokens', dtype, why, options.onProgress);
+  const dec = await readOnnxGraph(source, 'decoder_model_merged', dtype, why, options.onProgress);
   const weightBytes = [embed, dec].reduce((a, g) => a + g.model.byteLength + (g.externalData?.[0]?.data.byteLength ?? 0), 0);
   const [embedSession, session] = [
     await createSession(rt, embed.model, embed.externalData),

@@ -5,6 +5,7 @@
 import { BackendUnsupportedError, OnnxFilesMissingError } from '../../errors';
 import type { ModelSource } from '../../io/model-source';
 import type { ModelConfig } from '../config';
+import type { ProgressCallback } from '../weights';
 import type { WeightDtype } from '../weights/dtype';
 
 /** Graph names of an image-text checkpoint (Idefics3 / SmolVLM). */
@@ -24,14 +25,18 @@ export interface OnnxGraphBytes {
   externalData?: Array<{ path: string; data: Uint8Array }>;
 }
 
-async function readAll(source: ModelSource, name: string): Promise<Uint8Array | undefined> {
-  const opened = await source.openBytes(name);
+async function readAll(source: ModelSource, name: string, onProgress?: ProgressCallback): Promise<Uint8Array | undefined> {
+  const opened = await source.openBytes(
+    name,
+    onProgress && ((loadedBytes, totalBytes) => onProgress({ phase: 'download', file: name, loadedBytes, totalBytes })),
+  );
   if (!opened) return undefined;
   const parts: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of opened.stream) {
     parts.push(chunk);
     total += chunk.byteLength;
+    onProgress?.({ phase: 'upload', file: name, loadedBytes: total, totalBytes: opened.sizeBytes });
   }
   const out = new Uint8Array(total);
   let at = 0;
@@ -80,12 +85,19 @@ export function checkCpuDtype(dtype: WeightDtype, backend: string): void {
 }
 
 /** Reads one graph (and its external weights). Throws OnnxFilesMissingError naming what is missing. */
-export async function readOnnxGraph(source: ModelSource, graph: string, dtype: WeightDtype, why: string): Promise<OnnxGraphBytes> {
+/** Reads one graph (and its external weights), reporting bytes read ('upload') and downloaded ('download'). */
+export async function readOnnxGraph(
+  source: ModelSource,
+  graph: string,
+  dtype: WeightDtype,
+  why: string,
+  onProgress?: ProgressCallback,
+): Promise<OnnxGraphBytes> {
   checkCpuDtype(dtype, 'cpu');
   const file = onnxFileName(graph, dtype);
-  const model = await readAll(source, file);
+  const model = await readAll(source, file, onProgress);
   if (!model) throw new OnnxFilesMissingError(source.where, [file], why);
-  const data = await readAll(source, `${file}_data`);
+  const data = (await source.exists?.(`${file}_data`)) === false ? undefined : await readAll(source, `${file}_data`, onProgress);
   const base = file.slice('onnx/'.length);
   return { file, model, ...(data ? { externalData: [{ path: `${base}_data`, data }] } : {}) };
 }

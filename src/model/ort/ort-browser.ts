@@ -3,7 +3,8 @@
 // COOP/COEP headers, which SharedArrayBuffer needs). Its .wasm file is found next to its module, as the
 // app's bundler emits it; `wasmPaths` points elsewhere (a folder or URL the app serves it from).
 
-import type { OrtModule, OrtRuntime } from './ort-api';
+import { OnnxRuntimeLoadError } from '../../errors';
+import type { OrtModule, OrtRuntime, OrtSessionOptions } from './ort-api';
 
 interface OrtWebEnv {
   env: { wasm: { numThreads?: number; proxy?: boolean; wasmPaths?: string } };
@@ -30,5 +31,21 @@ export async function loadBrowserOrt(options: BrowserOrtOptions = {}): Promise<O
   ort.env.wasm.numThreads = wasmThreads(options.threads);
   ort.env.wasm.proxy = false;
   if (options.wasmPaths) ort.env.wasm.wasmPaths = options.wasmPaths;
-  return { ort, provider: 'wasm' };
+  // The WebAssembly loads with the first session: a failure to load it is named here, not inside a model file.
+  const create = ort.InferenceSession.create.bind(ort.InferenceSession);
+  const session: OrtModule['InferenceSession'] = {
+    create: (model: Uint8Array, o?: OrtSessionOptions) =>
+      create(model, o).catch((e: unknown) => {
+        const message = (e as Error)?.message ?? String(e);
+        if (!/no available backend|magic word|Aborted\(|failed to (fetch|load)|Failed to fetch dynamically imported module/i.test(message))
+          throw e;
+        throw new OnnxRuntimeLoadError(
+          `onnxruntime-web could not load its WebAssembly for the CPU backend (${message.slice(0, 300)}). ` +
+            "A dev server that pre-bundles dependencies serves it from the wrong place (Vite 7 and older): add optimizeDeps: { exclude: ['tessera', 'onnxruntime-web'] }; " +
+            "or serve the files of node_modules/onnxruntime-web/dist/ and give createEngine({ wasm: { wasmPaths: '<their URL>/' } }); or use device: 'webgpu'.",
+          { cause: e },
+        );
+      }),
+  };
+  return { ort: { ...ort, InferenceSession: session, Tensor: ort.Tensor }, provider: 'wasm' };
 }

@@ -10,6 +10,8 @@ interface Outcome {
   tokenIds?: number[];
   text?: string;
   encoderMode?: string;
+  /** Which backend ran (engine.stats().device.backend). */
+  backend?: string;
   /** Error classes whose `name` differs from their export name in this (minified) bundle. */
   badNames?: string[];
   error?: { name: string; message: string };
@@ -39,7 +41,9 @@ function badErrorNames(): string[] {
 }
 
 async function main(): Promise<Outcome> {
-  const engine = await createEngine({ model: new URL('/models/smolvlm-tiny/', location.href).href });
+  // ?device=webgpu|wasm picks the backend; default options otherwise ('auto').
+  const device = (new URLSearchParams(location.search).get('device') ?? undefined) as 'webgpu' | 'wasm' | undefined;
+  const engine = await createEngine({ model: new URL('/models/smolvlm-tiny/', location.href).href, device });
   try {
     const image = new Uint8Array(await (await fetch('/sample.png')).arrayBuffer());
     const r = await engine.chat.completions.create({
@@ -50,6 +54,7 @@ async function main(): Promise<Outcome> {
       tokenIds: r.tessera.tokenIds,
       text: r.choices[0].message.content,
       encoderMode: engine.stats().encoder.mode,
+      backend: engine.stats().device.backend,
       badNames: badErrorNames(),
     };
   } finally {
