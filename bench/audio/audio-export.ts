@@ -3,11 +3,10 @@
 // is missing or stale (another exporter source, other weights or config), then bench/audio/onnx-check.ts.
 // Same scheme as bench/model/model-export.ts (SmolVLM); returns what the report prints about the export.
 
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { OnnxExportError, PYTHON } from '../model/model-export';
+import { runPython } from '../model/model-export';
 import { type AudioOrtCheck, checkAudioOnnxExport } from './onnx-check';
 
 interface ExportManifest {
@@ -62,30 +61,6 @@ function staleReason(modelDir: string, exportDir: string): string | undefined {
   }
   if (!existsSync(join(onnxDir, 'ort-check.json'))) return CHECK_MISSING;
   return undefined;
-}
-
-function runPython(args: string[], cwd: string, log: (line: string) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
-    const tail: string[] = [];
-    const onData = (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) {
-        if (!line.trim()) continue;
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-        if (line.startsWith('[onnx-export]')) log(line.replace('[onnx-export] ', 'onnx export: '));
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', (e) =>
-      reject(new OnnxExportError(`could not start ${PYTHON}: ${e.message}. The export needs Debian's python3 with torch and onnx.`)),
-    );
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else reject(new OnnxExportError(`${PYTHON} ${args.join(' ')} exited with ${code}; last output:\n${tail.join('\n')}`));
-    });
-  });
 }
 
 export async function ensureAudioOnnxExport(modelDir: string, repoRoot: string, log: (line: string) => void): Promise<AudioExportFigures> {

@@ -11,6 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-web';
+import { greedyDecode } from '../harness/ort-greedy';
 
 export interface AudioOrtCheck {
   runtime: string;
@@ -51,12 +52,6 @@ function maxAbsDiff(a: Float32Array, b: Float32Array, what: string): number {
 }
 
 const maxAbs = (x: Float32Array) => x.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
-
-function argmax(x: Float32Array): number {
-  let best = 0;
-  for (let i = 1; i < x.length; i++) if (x[i] > x[best]) best = i;
-  return best;
-}
 
 const STOP_IDS = new Set([2]); // </s>
 
@@ -108,39 +103,23 @@ export async function checkAudioOnnxExport(modelDir: string, log: (line: string)
 
   // 3. Greedy decoding through the merged decoder, past starting empty.
   session = await open('decoder_model_merged.onnx');
-  let past: Record<string, ort.Tensor> = {};
-  for (let i = 0; i < (text.num_hidden_layers as number); i++) {
-    for (const kind of ['key', 'value'])
-      past[`past_key_values.${i}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, numKv, 0, headDim]);
-  }
-  const tokens: number[] = [];
-  let embeds = prompt;
-  let total = ref.inputIds.length;
-  let logits0MaxAbsDiff = NaN;
   const refLogits = readF32(join(onnxDir, 'verify/logits0.f32'));
-  for (let step = 0; step < ref.tokens.length; step++) {
-    const seq = embeds.length / hidden;
-    const out = await session.run({
-      inputs_embeds: new ort.Tensor('float32', embeds, [1, seq, hidden]),
-      attention_mask: new ort.Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
-      position_ids: new ort.Tensor(
-        'int64',
-        BigInt64Array.from({ length: seq }, (_, j) => BigInt(total - seq + j)),
-        [1, seq],
-      ),
-      num_logits_to_keep: new ort.Tensor('int64', BigInt64Array.from([1n]), []),
-      ...past,
-    });
-    const logits = out.logits.data as Float32Array;
-    if (step === 0) logits0MaxAbsDiff = maxAbsDiff(logits, refLogits, 'logits');
-    const next = argmax(logits);
-    tokens.push(next);
-    if (STOP_IDS.has(next)) break;
-    past = {};
-    for (const [name, t] of Object.entries(out)) if (name.startsWith('present.')) past[name.replace('present.', 'past_key_values.')] = t;
-    embeds = await embedIds([next]);
-    total += 1;
-  }
+  let logits0MaxAbsDiff = NaN;
+  const { tokens } = await greedyDecode({
+    Tensor: ort.Tensor,
+    embed,
+    decoder: session,
+    prompt,
+    hidden,
+    layers: text.num_hidden_layers as number,
+    kvHeads: numKv,
+    headDim,
+    maxNewTokens: ref.tokens.length,
+    stopIds: STOP_IDS,
+    onLogits: (step, logits) => {
+      if (step === 0) logits0MaxAbsDiff = maxAbsDiff(logits, refLogits, 'logits');
+    },
+  });
   await session.release();
   await embed.release();
   const result: AudioOrtCheck = {

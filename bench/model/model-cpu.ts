@@ -1,7 +1,8 @@
 // The `cpu` column of `npm run bench:model` (Node): our engine on the CPU backend (createEngine({ device:
 // 'cpu' }): onnxruntime-node over the bench checkpoint's ONNX export, the encoder in-process) against
 // onnxruntime-node driven directly on the same three files, the way a hand-written loop would: vision
-// encoder, embed_tokens, the decoder on the whole prompt, then one token at a time with present -> past. Both
+// encoder, embed_tokens, the decoder on the whole prompt, then one token at a time with present -> past
+// (bench/harness/ort-greedy.ts, the loop the export checks use). Both
 // use onnxruntime's default threads (every core). Our overhead is what the engine adds around the same
 // graphs: preprocessing, the scheduler, the step layout, sampling, streaming.
 //
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { createEngine } from '../../src/engine/create-node';
 import type { Engine } from '../../src/engine/engine';
+import { greedyDecode } from '../harness/ort-greedy';
 import { BENCH_IMAGE, BENCH_PROMPT, benchMessages, type BenchInput } from './model-request';
 import type { CpuFigures } from './model-result';
 import { pngVariant } from './png-variant';
@@ -105,7 +107,6 @@ async function rawOrt(o: CpuRunOptions): Promise<CpuFigures['raw']> {
   const decoder = await ort.InferenceSession.create(join(dir, 'decoder_model_merged.onnx'), options);
   const loadMs = performance.now() - t0;
   o.log(`cpu raw onnxruntime-node: sessions created in ${(loadMs / 1000).toFixed(1)} s`);
-  const keeps = decoder.inputNames.includes('num_logits_to_keep');
   const [, , H, W] = input.pixelShape as [number, number, number, number];
   const runOnce = async () => {
     const start = performance.now();
@@ -120,46 +121,21 @@ async function rawOrt(o: CpuRunOptions): Promise<CpuFigures['raw']> {
     const x = e.inputs_embeds!.data as Float32Array;
     let k = 0;
     for (let i = 0; i < ids.length; i++) if (ids[i] === imageToken) x.set(feats.subarray(k * hidden, (k++ + 1) * hidden), i * hidden);
-    let past: Record<string, ort.Tensor> = {};
-    for (let l = 0; l < layers; l++) {
-      for (const kind of ['key', 'value'])
-        past[`past_key_values.${l}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, kvHeads, 0, headDim]);
-    }
-    const tokens: number[] = [];
-    let embeds: ort.Tensor = new ort.Tensor('float32', x, [1, ids.length, hidden]);
-    let total = ids.length;
-    let pos = 0;
-    let firstAt = 0;
-    for (let step = 0; step < o.maxNewTokens; step++) {
-      const n = embeds.dims[1]!;
-      const feeds: Record<string, ort.Tensor> = {
-        inputs_embeds: embeds,
-        attention_mask: new ort.Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
-        position_ids: new ort.Tensor(
-          'int64',
-          BigInt64Array.from({ length: n }, (_, j) => BigInt(pos + j)),
-          [1, n],
-        ),
-        ...past,
-      };
-      if (keeps) feeds.num_logits_to_keep = new ort.Tensor('int64', BigInt64Array.of(1n), []);
-      const r = await decoder.run(feeds);
-      const logits = r.logits!.data as Float32Array;
-      const vocab = r.logits!.dims[2]!;
-      const last = logits.subarray(logits.length - vocab);
-      let best = 0;
-      for (let i = 1; i < vocab; i++) if (last[i]! > last[best]!) best = i;
-      tokens.push(best);
-      if (step === 0) firstAt = performance.now();
-      past = {};
-      for (let l = 0; l < layers; l++)
-        for (const kind of ['key', 'value']) past[`past_key_values.${l}.${kind}`] = r[`present.${l}.${kind}`] as ort.Tensor;
-      pos += n;
-      total += 1;
-      const next = await embed.run({ input_ids: new ort.Tensor('int64', BigInt64Array.of(BigInt(best)), [1, 1]) });
-      embeds = next.inputs_embeds as ort.Tensor;
-    }
-    const end = performance.now();
+    const {
+      tokens,
+      firstTokenAt: firstAt,
+      endAt: end,
+    } = await greedyDecode({
+      Tensor: ort.Tensor,
+      embed,
+      decoder,
+      prompt: x,
+      hidden,
+      layers,
+      kvHeads,
+      headDim,
+      maxNewTokens: o.maxNewTokens,
+    });
     return { tileMs, ttftMs: firstAt - start, decodeTokensPerSecond: ((o.maxNewTokens - 1) * 1000) / (end - firstAt), tokenIds: tokens };
   };
   const runs = [];

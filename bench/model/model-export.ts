@@ -62,7 +62,8 @@ async function staleReason(modelDir: string, exportDir: string): Promise<string 
   return undefined;
 }
 
-function runPython(args: string[], cwd: string, log: (line: string) => void): Promise<void> {
+/** Runs an export script with Debian's Python, passing its '[onnx-export]' lines to `log` (bench:audio's export too). */
+export function runPython(args: string[], cwd: string, log: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(PYTHON, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
     const tail: string[] = [];

@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-web';
+import { greedyDecode } from '../harness/ort-greedy';
 import type { BenchInput } from './model-request';
 
 export interface OrtCheck {
@@ -37,12 +38,6 @@ function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   let m = 0;
   for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
   return m;
-}
-
-function argmax(x: Float32Array): number {
-  let best = 0;
-  for (let i = 1; i < x.length; i++) if (x[i] > x[best]) best = i;
-  return best;
 }
 
 const STOP_IDS = new Set([49279, 2]);
@@ -91,41 +86,24 @@ export async function checkOnnxExport(modelDir: string, log: (line: string) => v
 
   // 3. Greedy decoding through the merged decoder, past starting empty.
   session = await open('decoder_model_merged.onnx');
-  const numLayers = text.num_hidden_layers as number;
-  let past: Record<string, ort.Tensor> = {};
-  for (let i = 0; i < numLayers; i++) {
-    for (const kind of ['key', 'value'])
-      past[`past_key_values.${i}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, numKv, 0, headDim]);
-  }
-  const tokens: number[] = [];
-  let embeds = prompt;
-  let total = input.inputIds.length;
-  let logits0MaxAbsDiff = NaN;
-  let logits0MaxAbs = 0;
   const refLogits = readF32(join(onnxDir, 'verify/logits0.f32'));
-  for (let step = 0; step < reference.tokens.length; step++) {
-    const seq = embeds.length / hidden;
-    const positions = BigInt64Array.from({ length: seq }, (_, j) => BigInt(total - seq + j));
-    const out = await session.run({
-      inputs_embeds: new ort.Tensor('float32', embeds, [1, seq, hidden]),
-      attention_mask: new ort.Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
-      position_ids: new ort.Tensor('int64', positions, [1, seq]),
-      num_logits_to_keep: new ort.Tensor('int64', BigInt64Array.from([1n]), []),
-      ...past,
-    });
-    const logits = out.logits.data as Float32Array;
-    if (step === 0) {
-      logits0MaxAbsDiff = maxAbsDiff(logits, refLogits);
-      logits0MaxAbs = refLogits.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
-    }
-    const next = argmax(logits);
-    tokens.push(next);
-    if (STOP_IDS.has(next)) break;
-    past = {};
-    for (const [name, t] of Object.entries(out)) if (name.startsWith('present.')) past[name.replace('present.', 'past_key_values.')] = t;
-    embeds = await embedIds([next]);
-    total += 1;
-  }
+  let logits0MaxAbsDiff = NaN;
+  const logits0MaxAbs = refLogits.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
+  const { tokens } = await greedyDecode({
+    Tensor: ort.Tensor,
+    embed,
+    decoder: session,
+    prompt,
+    hidden,
+    layers: text.num_hidden_layers as number,
+    kvHeads: numKv,
+    headDim,
+    maxNewTokens: reference.tokens.length,
+    stopIds: STOP_IDS,
+    onLogits: (step, logits) => {
+      if (step === 0) logits0MaxAbsDiff = maxAbsDiff(logits, refLogits);
+    },
+  });
   await session.release();
   await embed.release();
   const result: OrtCheck = {

@@ -2,7 +2,7 @@
 // inputs and outputs with symbolic dimensions, serialized by protobufjs from the subset of onnx.proto
 // (ONNX 1.12, IR version 8, opset 17) written out below; field numbers match onnx/onnx.proto.
 // The tiny checkpoints' ONNX exports (make-tiny-onnx.ts) are built with it, so the CPU backend's tests need
-// no Python and no download.
+// no Python and no download; so are bench:kernels' one-node peer graphs (bench/kernels/onnx-model.ts).
 
 import protobuf from 'protobufjs';
 
@@ -94,6 +94,8 @@ export interface ConstTensor {
 
 interface Node {
   opType: string;
+  /** '' (default) for the ONNX domain, 'com.microsoft' for onnxruntime's contrib ops. */
+  domain: string;
   inputs: string[];
   outputs: string[];
   attributes: Record<string, AttrValue>;
@@ -116,7 +118,7 @@ export class GraphBuilder {
 
   /** Declares `value` as the graph output `name` (through an Identity when it has another name). */
   output(value: string, name: string, type: ElemType, dims: readonly Dim[]): void {
-    if (value !== name) this.nodes.push({ opType: 'Identity', inputs: [value], outputs: [name], attributes: {} });
+    if (value !== name) this.nodes.push({ opType: 'Identity', domain: '', inputs: [value], outputs: [name], attributes: {} });
     this.outputs.push({ name, type, dims });
   }
 
@@ -152,8 +154,19 @@ export class GraphBuilder {
 
   opN(opType: string, inputs: readonly string[], numOutputs: number, attributes: Record<string, AttrValue> = {}): string[] {
     const outputs = Array.from({ length: numOutputs }, () => this.fresh(opType));
-    this.nodes.push({ opType, inputs: [...inputs], outputs, attributes });
+    this.node(opType, inputs, outputs, attributes);
     return outputs;
+  }
+
+  /** A node whose outputs have given names (domain: '' for ONNX's, 'com.microsoft' for onnxruntime's contrib ops). */
+  node(
+    opType: string,
+    inputs: readonly string[],
+    outputs: readonly string[],
+    attributes: Record<string, AttrValue> = {},
+    domain = '',
+  ): void {
+    this.nodes.push({ opType, domain, inputs: [...inputs], outputs: [...outputs], attributes });
   }
 
   private fresh(prefix: string): string {
@@ -167,13 +180,17 @@ export class GraphBuilder {
     const model = {
       irVersion: 8,
       producerName: producer,
-      opsetImport: [{ domain: '', version: 17 }],
+      // ONNX opset 17, and version 1 of any other domain a node uses.
+      opsetImport: [
+        { domain: '', version: 17 },
+        ...[...new Set(this.nodes.map((n) => n.domain).filter((d) => d !== ''))].map((domain) => ({ domain, version: 1 })),
+      ],
       graph: {
         name: this.name,
         node: this.nodes.map((n, i) => ({
           name: `${n.opType}_${i}`,
           opType: n.opType,
-          domain: '',
+          domain: n.domain,
           input: n.inputs,
           output: n.outputs,
           attribute: Object.entries(n.attributes).map(([k, v]) => attribute(k, v)),

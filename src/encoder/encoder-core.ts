@@ -21,6 +21,7 @@ import type { OrtRuntime } from '../model/ort/ort-api';
 import type { LogMelExtractor } from '../processor/audio/log-mel';
 import { logMelConfigFrom } from '../processor/audio/log-mel-config';
 import { requireJson } from '../processor/files';
+import { resolveDtype } from '../model/weights/dtype';
 import type { WeightStore } from '../model/weights/store';
 import type {
   AudioSource,
@@ -182,9 +183,8 @@ export class EncoderCore implements EncoderWorkerApi {
     if (!this.deps.loadOrt) throw new InternalError(`this encoder was started without onnxruntime, for a '${backend}' backend`);
     const rt = await this.deps.loadOrt(backend, init);
     const { OrtEncoderForward } = await import('./ort-forward');
-    const dtype = typeof init.dtype === 'string' ? init.dtype : init.dtype?.vision;
     return OrtEncoderForward.create(rt, source, {
-      dtype,
+      dtype: resolveDtype(init.dtype).vision,
       maxBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
       why: init.why,
     });

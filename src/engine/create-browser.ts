@@ -18,8 +18,8 @@ import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/st
 import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
+import { resolveDtype } from '../model/weights/dtype';
 import { loadBrowserOrt, type BrowserOrtOptions } from '../model/ort/ort-browser';
-import { readModelConfig } from '../model/read-config';
 import { chooseDevice, parseDeviceOption } from './choose-device';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
@@ -65,13 +65,12 @@ export interface BrowserEngineOptions extends EngineOptions {
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
   const source = browserModelSource(options.model, options.modelFiles);
-  const dtype = typeof options.dtype === 'string' ? options.dtype : options.dtype?.text;
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);
   const chosen = await chooseDevice(asked === 'cpu' ? 'wasm' : asked, {
     gpu: () => createBrowserGpuContext(),
     ort: () => loadBrowserOrt(options.wasm),
-    missingOnnx: async () => missingForCpuBackend(source, await readModelConfig(source), dtype),
+    missingOnnx: () => missingForCpuBackend(source, resolveDtype(options.dtype).text),
     cpuKind: 'wasm',
     where: source.where,
   });

@@ -21,8 +21,8 @@ import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeigh
 import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
+import { resolveDtype } from '../model/weights/dtype';
 import { loadNodeOrt } from '../model/ort/ort-node';
-import { readModelConfig } from '../model/read-config';
 import { chooseDevice, parseDeviceOption } from './choose-device';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
@@ -74,11 +74,10 @@ export interface NodeEngineOptions extends EngineOptions {
  */
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
   const source = nodeModelSource(options.model);
-  const dtype = typeof options.dtype === 'string' ? options.dtype : options.dtype?.text;
   const chosen = await chooseDevice(parseDeviceOption(options.device), {
     gpu: () => createNodeGpuContext(options.gpu),
     ort: loadNodeOrt,
-    missingOnnx: async () => missingForCpuBackend(source, await readModelConfig(source), dtype),
+    missingOnnx: () => missingForCpuBackend(source, resolveDtype(options.dtype).text),
     cpuKind: 'cpu',
     where: source.where,
   });

@@ -36,6 +36,7 @@ import type { ModelSource } from '../io/model-source';
 import { createBlockHasher } from '../kv/block-hash';
 import { loadEncoderModel, loadModel, readModelConfig, type LoadModelOptions } from '../model/load';
 import type { OrtRuntime } from '../model/ort/ort-api';
+import { resolveDtype } from '../model/weights/dtype';
 import type { WeightStore } from '../model/weights/store';
 import type { ImageDecoder } from '../processor/image-decode';
 import { Idefics3Processor } from '../processor/processor';
@@ -261,10 +262,9 @@ export class Engine {
     const onProgress = options.onProgress;
     if (deps.cpu) {
       const { loadOrtModel } = await import('../model/ort/load-ort');
-      const dtype = typeof options.dtype === 'string' ? options.dtype : options.dtype?.text;
       return loadOrtModel(deps.cpu, deps.source, {
         ...options,
-        dtype,
+        dtype: resolveDtype(options.dtype).text,
         why: deps.device?.reason,
         onProgress: onProgress ? (p) => onProgress({ ...p }) : undefined,
       });
@@ -333,12 +333,7 @@ export class Engine {
       }
       const gpu = await this.deps.recreateGpu();
       try {
-        const model = await loadModel(gpu, this.deps.source, {
-          ...this.options,
-          vision: false,
-          onProgress: undefined,
-          weightStore: this.deps.weightStore,
-        });
+        const model = await Engine.loadLanguageModel({ ...this.deps, gpu }, { ...this.options, onProgress: undefined });
         if (this.deps.restartInProcessEncoder) this.media.replaceBackend(await this.deps.restartInProcessEncoder(gpu));
         this.rt = await Engine.runtime(gpu, model, this.options, this.media, this.lifecycle, () => this);
         this.rt.loop.pacing = this.pacing;

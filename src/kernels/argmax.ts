@@ -8,33 +8,9 @@ import type { Tensor } from '../gpu/tensor';
 import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgroupSize, linearGrid } from './checks';
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 
-export interface ArgmaxShape {
-  rows: number;
-  cols: number;
-}
+import type { ArgmaxShape } from './argmax-reference';
 
-/** What argmax writes for a row holding a NaN or an infinity (no token can be trusted from it). */
-export const NON_FINITE_TOKEN = 0xffffffff;
-
-export function argmaxReference(x: Float32Array, shape: ArgmaxShape): Uint32Array {
-  const { rows, cols } = shape;
-  const out = new Uint32Array(rows);
-  for (let r = 0; r < rows; r++) {
-    let best = -Infinity;
-    let bestIndex = 0;
-    let finite = true;
-    for (let i = 0; i < cols; i++) {
-      const v = x[r * cols + i];
-      if (!Number.isFinite(v)) finite = false;
-      else if (v > best) {
-        best = v;
-        bestIndex = i;
-      }
-    }
-    out[r] = finite ? bestIndex : NON_FINITE_TOKEN;
-  }
-  return out;
-}
+export { argmaxReference, NON_FINITE_TOKEN, type ArgmaxShape } from './argmax-reference';
 
 export async function prepareArgmax(
   gpu: GpuContext,

@@ -51,7 +51,7 @@ import { prepareSwiglu } from '../kernels/swiglu';
 import type { ModelConfig } from './config';
 import type { KvCacheBuffers } from './kv-cache';
 import { bucketFor, rowBuckets } from './step-buckets';
-import type { StepStats } from './runner/model-runner';
+import { NO_STEP, type StepStats } from './runner/model-runner';
 import type { ModelWeights } from './weights';
 
 export interface StepInput {
@@ -129,15 +129,7 @@ export class LanguageModel {
   private readonly building = new Map<string, Promise<BodyPlan | HeadPlan>>();
   private readonly padSeq: number;
   private destroyed = false;
-  lastStep: StepStats = {
-    numTokens: 0,
-    numPaddedTokens: 0,
-    numHeadRows: 0,
-    numDispatches: 0,
-    numCommandBuffers: 0,
-    numReadbacks: 0,
-    readbackBytes: 0,
-  };
+  lastStep: StepStats = { ...NO_STEP };
 
   constructor(
     readonly gpu: GpuContext,

@@ -1,11 +1,3 @@
-// The CPU backend (onnxruntime-node) against the independent PyTorch reference (test/reference/): the
-// tiny checkpoints' ONNX exports (scripts/make-tiny-onnx.ts, built from the same safetensors) through
-// Tessera's processor, the ONNX vision encoder and OrtModelRunner. Tolerances as on the GPU
-// (test/gpu/parity.test.ts): atol 1e-4 + rtol 1e-3, greedy tokens exactly. Then several sequences at once
-// through one runner (decode rows batched with padding, prefill chunks alone) give each one's solo tokens.
-
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NodeDirSource } from '../../src/io/model-source-node';
@@ -15,28 +7,13 @@ import { loadOrtModel, loadOrtVisionEncoder, type OrtLoadedModel } from '../../s
 import type { OrtVisionEncoder } from '../../src/model/ort/ort-vision';
 import { loadProcessorFromDirectory } from '../../src/processor/node';
 import type { PreparedPrompt } from '../../src/processor';
-import { compareClose, describeComparison } from '../../src/selfcheck/compare';
 import { goldenVariants } from '../helpers/golden-variants';
 import { goldenF32, goldenManifest } from '../helpers/goldens';
+import { expectClose, SAMPLE_MESSAGES } from '../helpers/parity';
 import { ensureTinyModels } from '../helpers/tiny-models';
 
-const TOL = { atol: 1e-4, rtol: 1e-3 };
 const CPU: OrtRuntime = { ort, provider: 'cpu' };
 const ONNX_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', 'smolvlm-tiny-hd8'];
-const MESSAGES = [
-  {
-    role: 'user' as const,
-    content: [
-      { type: 'image' as const, image: readFileSync(resolve(import.meta.dirname, '../../public/sample.png')) },
-      { type: 'text' as const, text: 'Can you describe this image?' },
-    ],
-  },
-];
-
-function expectClose(label: string, got: ArrayLike<number>, want: ArrayLike<number>) {
-  const c = compareClose(got, want, TOL);
-  if (!c.pass) throw new Error(describeComparison(label, c, TOL));
-}
 
 let dir: string;
 beforeAll(() => {
@@ -55,7 +32,7 @@ for (const g of goldenVariants().filter((v) => ONNX_MODELS.includes(v.model))) {
       model = await loadOrtModel(CPU, source, { kvCacheTokens: 2048, maxTokensPerStep: 128 });
       vision = await loadOrtVisionEncoder(CPU, source);
       const processor = await loadProcessorFromDirectory(`${dir}/${g.model}`);
-      prepared = await processor.prepare(MESSAGES);
+      prepared = await processor.prepare(SAMPLE_MESSAGES);
       stopIds = new Set(processor.stopTokenIds);
       return () => {
         model.destroy();

@@ -13,14 +13,13 @@ import type { AudioEncoder } from '../../src/model/audio-encoder';
 import { generate } from '../../src/model/generate';
 import { loadModel, type LoadedModel } from '../../src/model/load';
 import { LogMelExtractor, logMelConfigFrom } from '../../src/processor/audio/log-mel';
-import { compareClose, describeComparison } from '../../src/selfcheck/compare';
 import { testClip } from '../helpers/audio-clips';
 import { GOLDEN_DIR, goldenF32 } from '../helpers/goldens';
+import { expectClose } from '../helpers/parity';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
 const gpu = useGpu();
-const TOL = { atol: 1e-4, rtol: 1e-3 };
 
 interface AudioCase {
   seconds: number;
@@ -34,11 +33,6 @@ interface AudioCase {
 }
 
 const manifest = JSON.parse(readFileSync(resolve(GOLDEN_DIR, 'audio/voxtral.json'), 'utf8')) as { cases: Record<string, AudioCase> };
-
-function expectClose(label: string, got: ArrayLike<number>, want: ArrayLike<number>) {
-  const c = compareClose(got, want, TOL);
-  if (!c.pass) throw new Error(describeComparison(label, c, TOL));
-}
 
 let dir: string;
 beforeAll(() => {

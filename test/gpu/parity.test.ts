@@ -13,28 +13,13 @@ import { loadModel, type LoadedModel } from '../../src/model/load';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { loadProcessorFromDirectory } from '../../src/processor/node';
 import type { Idefics3Processor, PreparedPrompt } from '../../src/processor';
-import { compareClose, describeComparison } from '../../src/selfcheck/compare';
 import { goldenVariants, goldenInputIdsOf } from '../helpers/golden-variants';
 import { goldenF32, goldenManifest, goldenU8 } from '../helpers/goldens';
+import { expectClose, SAMPLE_MESSAGES } from '../helpers/parity';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
 const gpu = useGpu();
-const TOL = { atol: 1e-4, rtol: 1e-3 };
-const MESSAGES = [
-  {
-    role: 'user' as const,
-    content: [
-      { type: 'image' as const, image: readFileSync(resolve(import.meta.dirname, '../../public/sample.png')) },
-      { type: 'text' as const, text: 'Can you describe this image?' },
-    ],
-  },
-];
-
-function expectClose(label: string, got: ArrayLike<number>, want: ArrayLike<number>) {
-  const c = compareClose(got, want, TOL);
-  if (!c.pass) throw new Error(describeComparison(label, c, TOL));
-}
 
 let dir: string;
 beforeAll(() => {
@@ -65,7 +50,7 @@ for (const g of goldenVariants()) {
     beforeAll(async () => {
       model = await loadModel(gpu(), new NodeDirSource(`${dir}/${g.model}`), { kvCacheTokens: 512, maxTokensPerStep: 128 });
       processor = await loadProcessorFromDirectory(`${dir}/${g.model}`);
-      prepared = await processor.prepare(MESSAGES);
+      prepared = await processor.prepare(SAMPLE_MESSAGES);
       return () => model.destroy();
     });
 

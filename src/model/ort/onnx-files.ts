@@ -4,7 +4,7 @@
 
 import { BackendUnsupportedError, OnnxFilesMissingError } from '../../errors';
 import type { ModelSource } from '../../io/model-source';
-import type { ModelConfig } from '../config';
+import { readModelConfig } from '../read-config';
 import type { ProgressCallback } from '../weights';
 import type { WeightDtype } from '../weights/dtype';
 
@@ -25,6 +25,10 @@ export interface OnnxGraphBytes {
   externalData?: Array<{ path: string; data: Uint8Array }>;
 }
 
+/**
+ * A file's bytes whole (onnxruntime takes a graph as one buffer). Filled in place when the source knows the
+ * size, so a 500 MB graph is held once while it loads, not as chunks and then a copy.
+ */
 async function readAll(source: ModelSource, name: string, onProgress?: ProgressCallback): Promise<Uint8Array | undefined> {
   const opened = await source.openBytes(
     name,
@@ -32,19 +36,27 @@ async function readAll(source: ModelSource, name: string, onProgress?: ProgressC
   );
   if (!opened) return undefined;
   const parts: Uint8Array[] = [];
+  let out = opened.sizeBytes !== undefined ? new Uint8Array(opened.sizeBytes) : undefined;
   let total = 0;
   for await (const chunk of opened.stream) {
-    parts.push(chunk);
+    if (out && total + chunk.byteLength <= out.byteLength) out.set(chunk, total);
+    else {
+      // No size, or more bytes than it said: collect them and join at the end.
+      if (out) parts.push(out.subarray(0, total));
+      out = undefined;
+      parts.push(chunk);
+    }
     total += chunk.byteLength;
     onProgress?.({ phase: 'upload', file: name, loadedBytes: total, totalBytes: opened.sizeBytes });
   }
-  const out = new Uint8Array(total);
+  if (out) return total === out.byteLength ? out : out.subarray(0, total);
+  const joined = new Uint8Array(total);
   let at = 0;
   for (const p of parts) {
-    out.set(p, at);
+    joined.set(p, at);
     at += p.byteLength;
   }
-  return out;
+  return joined;
 }
 
 /** The files of `graphs` (at the dtype) that `source` lacks, found without reading or downloading them. */
@@ -64,10 +76,11 @@ export async function missingOnnxFiles(source: ModelSource, graphs: readonly str
 }
 
 /** What the CPU backend would lack for this checkpoint: its ONNX graphs (an audio checkpoint is not run there). */
-export async function missingForCpuBackend(source: ModelSource, config: ModelConfig, dtype: WeightDtype | undefined): Promise<string[]> {
+export async function missingForCpuBackend(source: ModelSource, dtype: WeightDtype): Promise<string[]> {
+  const config = await readModelConfig(source);
   if (config.audio) return [`graphs for a ${config.modelType} (audio) checkpoint, which the CPU backend does not run`];
   if (dtype === 'f16') return ["float16 graphs (dtype 'f16'), which the CPU backend does not run"];
-  return missingOnnxFiles(source, IMAGE_TEXT_GRAPHS, dtype ?? 'f32');
+  return missingOnnxFiles(source, IMAGE_TEXT_GRAPHS, dtype);
 }
 
 /**

@@ -10,19 +10,22 @@
 // K/V: `sharesPrefixBlocks` is false and the engine turns it off.
 
 import { BackendUnsupportedError, InternalError, KvCacheFullError } from '../../errors';
+import { ScratchSequences } from '../runner/scratch-sequences';
+import { argmaxReference, NON_FINITE_TOKEN } from '../../kernels/argmax-reference';
 import { sampleReference } from '../../kernels/sample-reference';
 import type { DispatchTimer, TimingMethod } from '../../kernels/dispatch-timer';
 import type { KvManager } from '../../kv/kv-manager';
 import type { TextConfig } from '../config';
-import type {
-  ModelRunner,
-  RunnerLimits,
-  RunnerSeq,
-  RunOptions,
-  RunResult,
-  StepStats,
-  WarmUpProgress,
-  WarmUpReport,
+import {
+  NO_STEP,
+  type ModelRunner,
+  type RunnerLimits,
+  type RunnerSeq,
+  type RunOptions,
+  type RunResult,
+  type StepStats,
+  type WarmUpProgress,
+  type WarmUpReport,
 } from '../runner/model-runner';
 import type { DecoderRow, OrtDecoder, SeqKv } from './ort-decoder';
 
@@ -36,22 +39,15 @@ export class OrtModelRunner implements ModelRunner {
   /** Whether a sequence may start on K/V blocks another sequence computed (prefix caching): not here. */
   readonly sharesPrefixBlocks = false;
   private readonly seqKv = new Map<number, SeqKv>();
-  private nextScratchId = -1;
-  private step: StepStats = {
-    numTokens: 0,
-    numPaddedTokens: 0,
-    numHeadRows: 0,
-    numDispatches: 0,
-    numCommandBuffers: 0,
-    numReadbacks: 0,
-    readbackBytes: 0,
-  };
+  private readonly scratch: ScratchSequences;
+  private step: StepStats = NO_STEP;
 
   constructor(
     readonly decoder: OrtDecoder,
     readonly kv: KvManager,
     options: OrtRunnerOptions,
   ) {
+    this.scratch = new ScratchSequences(kv, (id) => this.seqKv.delete(id));
     const text = decoder.text;
     const kvCacheTokens = kv.pool.maxBlocks * kv.blockSize;
     this.limits = {
@@ -132,8 +128,7 @@ export class OrtModelRunner implements ModelRunner {
     const vocab = this.decoder.vocab;
     const head = new Float32Array(sampling.length * vocab);
     for (const [r, i] of sampling.entries()) head.set(logits[i]!, r * vocab);
-    const greedy = new Uint32Array(sampling.length);
-    for (let r = 0; r < sampling.length; r++) greedy[r] = argmax(head.subarray(r * vocab, (r + 1) * vocab));
+    const greedy = argmaxReference(head, { rows: sampling.length, cols: vocab });
     const picked = sampleReference(
       head,
       { rows: sampling.length, vocab },
@@ -149,7 +144,7 @@ export class OrtModelRunner implements ModelRunner {
       numReadbacks: 0,
       readbackBytes: 0,
     };
-    return { tokens: Array.from(picked, (id) => (id === NON_FINITE ? null : id)), ...(options.readLogits ? { logits: head } : {}) };
+    return { tokens: Array.from(picked, (id) => (id === NON_FINITE_TOKEN ? null : id)), ...(options.readLogits ? { logits: head } : {}) };
   }
 
   async warmUp(onProgress?: (p: WarmUpProgress) => void): Promise<WarmUpReport> {
@@ -173,16 +168,8 @@ export class OrtModelRunner implements ModelRunner {
     return { numSteps: ran, numPipelinesCompiled: 0, ms: performance.now() - t0 };
   }
 
-  async withScratchSequence<T>(numTokens: number, use: (seqId: number) => Promise<T>): Promise<T> {
-    const { kv } = this;
-    const id = this.nextScratchId--;
-    if (!kv.allocate(id, numTokens)) throw new KvCacheFullError(kv.blocksNeeded(id, numTokens), kv.pool.numFree, kv.blockSize);
-    try {
-      return await use(id);
-    } finally {
-      kv.free(id);
-      this.seqKv.delete(id);
-    }
+  withScratchSequence<T>(numTokens: number, use: (seqId: number) => Promise<T>): Promise<T> {
+    return this.scratch.with(numTokens, use);
   }
 
   createTimer(_method?: TimingMethod): DispatchTimer {
@@ -197,17 +184,3 @@ export class OrtModelRunner implements ModelRunner {
 }
 
 const greedyParams = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };
-
-/** The first index of the largest value, or NON_FINITE when the row holds a NaN or an infinity. */
-/** What the GPU argmax writes for a row holding a NaN or an infinity (kernels/argmax.ts NON_FINITE_TOKEN). */
-const NON_FINITE = 0xffffffff;
-
-function argmax(row: Float32Array): number {
-  let best = 0;
-  for (let i = 0; i < row.length; i++) {
-    const v = row[i]!;
-    if (!Number.isFinite(v)) return NON_FINITE;
-    if (v > row[best]!) best = i;
-  }
-  return best;
-}

@@ -3,7 +3,6 @@
 // command buffer and one readback; NON_FINITE_TOKEN becomes null; a step that fails because the device was
 // lost rejects with DeviceLostError, whatever the driver reported first.
 
-import { KvCacheFullError } from '../../errors';
 import { NON_FINITE_TOKEN } from '../../kernels/argmax';
 import { DispatchTimer, type TimingMethod } from '../../kernels/dispatch-timer';
 import type { KvManager } from '../../kv/kv-manager';
@@ -11,6 +10,7 @@ import type { TextConfig } from '../config';
 import type { LanguageModel } from '../language-model';
 import { flattenBatch } from './flatten';
 import { warmUpGpuRunner } from './gpu-warm-up';
+import { ScratchSequences } from './scratch-sequences';
 import type { ModelRunner, RunnerLimits, RunnerSeq, RunOptions, RunResult, StepStats, WarmUpProgress, WarmUpReport } from './model-runner';
 
 /** How long a failed step waits to learn whether the device was lost (a lost device fails steps first). */
@@ -20,13 +20,13 @@ export class GpuModelRunner implements ModelRunner {
   readonly limits: RunnerLimits;
   /** The paged K/V lets a sequence start on blocks another one computed (prefix caching). */
   readonly sharesPrefixBlocks = true;
-  /** Scratch sequence ids count down from -1: requests count up from 1. */
-  private nextScratchId = -1;
+  private readonly scratch: ScratchSequences;
 
   constructor(
     readonly lm: LanguageModel,
     readonly kv: KvManager,
   ) {
+    this.scratch = new ScratchSequences(kv);
     this.limits = {
       maxTokensPerStep: lm.options.maxTokensPerStep,
       maxSeqs: lm.options.maxSeqs,
@@ -71,15 +71,8 @@ export class GpuModelRunner implements ModelRunner {
     return warmUpGpuRunner(this, this.lm, onProgress);
   }
 
-  async withScratchSequence<T>(numTokens: number, use: (seqId: number) => Promise<T>): Promise<T> {
-    const { kv } = this;
-    const id = this.nextScratchId--;
-    if (!kv.allocate(id, numTokens)) throw new KvCacheFullError(kv.blocksNeeded(id, numTokens), kv.pool.numFree, kv.blockSize);
-    try {
-      return await use(id);
-    } finally {
-      kv.free(id);
-    }
+  withScratchSequence<T>(numTokens: number, use: (seqId: number) => Promise<T>): Promise<T> {
+    return this.scratch.with(numTokens, use);
   }
 
   createTimer(method?: TimingMethod): DispatchTimer {

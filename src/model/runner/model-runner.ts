@@ -64,6 +64,17 @@ export interface StepStats {
   readbackBytes: number;
 }
 
+/** lastStep before the first step. */
+export const NO_STEP: Readonly<StepStats> = {
+  numTokens: 0,
+  numPaddedTokens: 0,
+  numHeadRows: 0,
+  numDispatches: 0,
+  numCommandBuffers: 0,
+  numReadbacks: 0,
+  readbackBytes: 0,
+};
+
 export interface RunnerLimits {
   /** Most rows (new tokens over all sequences) in one step. */
   maxTokensPerStep: number;
