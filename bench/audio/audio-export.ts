@@ -6,17 +6,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { runPython } from '../model/model-export';
+import { type ExportManifest, runPython } from '../model/model-export';
 import { type AudioOrtCheck, checkAudioOnnxExport } from './onnx-check';
-
-interface ExportManifest {
-  recipe: string;
-  source: Record<string, string>;
-  torch: string;
-  opset: number;
-  files: Record<string, { bytes: number; sha256: string }>;
-  check: Record<string, unknown>;
-}
 
 export interface AudioExportFigures {
   files: Record<string, { bytes: number; sha256: string }>;

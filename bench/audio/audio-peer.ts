@@ -16,6 +16,7 @@
 
 import { type Tensor, VoxtralForConditionalGeneration, VoxtralProcessor, env } from '@huggingface/transformers';
 import { configureEnv } from '../model/model-peer';
+import { tokenTimes } from '../harness/timing';
 
 /** Our page's question; with the [AUDIO] marker the processor expands, and Tekken's control tokens. */
 export const PEER_PROMPT = '<s>[INST][AUDIO]What is said in this recording?[/INST]';
@@ -97,15 +98,7 @@ export async function runAudioPeer(run: AudioPeerRun): Promise<AudioPeerFigures>
     wrap('decoder_model_merged', decoderCalls);
 
     const generate = async (pcm: Float32Array, maxNewTokens: number) => {
-      const putTimes: number[] = [];
-      let puts = 0;
-      // The streamer's first put() is the prompt, then one per generated token.
-      const streamer = {
-        put() {
-          if (puts++ > 0) putTimes.push(performance.now());
-        },
-        end() {},
-      };
+      const { streamer, times: putTimes } = tokenTimes();
       const tProc = performance.now();
       const inputs = await processor(PEER_PROMPT, pcm);
       const processMs = performance.now() - tProc;

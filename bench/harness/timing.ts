@@ -77,3 +77,22 @@ export function gflops(flops: number, ms: number): number {
 export function gbPerSecond(bytes: number, ms: number): number {
   return bytes / (ms * 1e6);
 }
+
+/**
+ * A transformers.js streamer that times each generated token: generate() calls put() once with the prompt,
+ * then once per token. `times` holds performance.now() at each token; decode tokens/s is
+ * (times.length - 1) / (last - first).
+ */
+export function tokenTimes(): { streamer: { put(): void; end(): void }; times: number[] } {
+  const times: number[] = [];
+  let puts = 0;
+  return {
+    times,
+    streamer: {
+      put() {
+        if (puts++ > 0) times.push(performance.now());
+      },
+      end() {},
+    },
+  };
+}

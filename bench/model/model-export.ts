@@ -16,7 +16,8 @@ export class OnnxExportError extends Error {
   override readonly name = 'OnnxExportError';
 }
 
-interface ExportManifest {
+/** <model>/onnx/manifest.json as the export scripts write it (bench:audio's export too). */
+export interface ExportManifest {
   recipe: string;
   source: Record<string, string>;
   torch: string;

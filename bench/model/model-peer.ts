@@ -14,6 +14,7 @@ import wasmUrl from '../../node_modules/@huggingface/transformers/node_modules/o
 import type { GpuProbe, ProbeCounts } from './gpu-probe';
 import { BENCH_PROMPT } from './model-request';
 import type { PeerFigures } from './model-result';
+import { tokenTimes } from '../harness/timing';
 
 export interface PeerRun {
   /** Model id under env.localModelPath ('/'): the folder name served by Vite. */
@@ -133,15 +134,8 @@ export async function runPeer(run: PeerRun): Promise<PeerFigures> {
       inputs.pixel_values = new Tensor('float32', run.ourPixels, inputs.pixel_values.dims);
     }
 
-    // Generate, greedy; the streamer's first put() is the prompt, then one per generated token.
-    const putTimes: number[] = [];
-    let puts = 0;
-    const streamer = {
-      put() {
-        if (puts++ > 0) putTimes.push(performance.now());
-      },
-      end() {},
-    };
+    // Generate, greedy, timing each token as the streamer sees it.
+    const { streamer, times: putTimes } = tokenTimes();
     log(`peer: generate(max_new_tokens ${run.maxNewTokens}, do_sample false) ...`);
     const tGen = performance.now();
     const output = await model.generate({ ...inputs, max_new_tokens: run.maxNewTokens, do_sample: false, streamer });
