@@ -298,8 +298,7 @@ export class Engine {
       },
       model.runner.kv,
       await createBlockHasher(),
-      // The CPU backend keeps each sequence's own K/V, so no sequence can start on another's blocks.
-      (options.prefixCaching ?? true) && model.runner.sharesPrefixBlocks !== false,
+      options.prefixCaching ?? true,
     );
     const loop = new ServeLoop({
       scheduler,

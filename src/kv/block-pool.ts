@@ -37,7 +37,7 @@ const NONE = -1;
 
 export class BlockPool {
   private refCount = new Int32Array(0);
-  private readonly hashOf: (string | undefined)[] = [];
+  private readonly hashes: (string | undefined)[] = [];
   private readonly byHash = new Map<string, number>();
   // The free queue as a doubly linked list over block ids (O(1) removal when a cached block is touched).
   private prev = new Int32Array(0);
@@ -94,11 +94,11 @@ export class BlockPool {
     for (let i = 0; i < numBlocks; i++) {
       const b = this.head;
       this.unlink(b);
-      const h = this.hashOf[b];
+      const h = this.hashes[b];
       if (h !== undefined) {
         // Its content is about to be overwritten: it no longer holds that prefix.
         this.byHash.delete(h);
-        this.hashOf[b] = undefined;
+        this.hashes[b] = undefined;
         this.evictions++;
       }
       this.refCount[b] = 1;
@@ -112,7 +112,7 @@ export class BlockPool {
     for (const b of blocks) {
       this.check(b);
       if (this.refCount[b] === 0) {
-        if (this.hashOf[b] === undefined) throw new InternalError(`BlockPool: block ${b} touched but it is free and holds no prefix`);
+        if (this.hashes[b] === undefined) throw new InternalError(`BlockPool: block ${b} touched but it is free and holds no prefix`);
         this.unlink(b);
       }
       this.refCount[b]++;
@@ -128,7 +128,7 @@ export class BlockPool {
       this.check(b);
       if (this.refCount[b] <= 0) throw new InternalError(`BlockPool: block ${b} freed but not in use`);
       if (--this.refCount[b] > 0) continue;
-      if (this.hashOf[b] === undefined) this.pushHead(b);
+      if (this.hashes[b] === undefined) this.pushHead(b);
       else this.pushTail(b);
     }
   }
@@ -137,17 +137,23 @@ export class BlockPool {
   cacheBlock(b: number, hash: string): void {
     this.check(b);
     if (this.refCount[b] <= 0) throw new InternalError(`BlockPool: cacheBlock(${b}) on a free block`);
-    if (this.hashOf[b] !== undefined) return;
+    if (this.hashes[b] !== undefined) return;
     // Another block may already hold the same prefix (two sequences computed it at once); keep that one
     // as the cached copy, this one stays private to its sequence.
     if (this.byHash.has(hash)) return;
-    this.hashOf[b] = hash;
+    this.hashes[b] = hash;
     this.byHash.set(hash, b);
   }
 
   /** The block holding this prefix hash, if any (referenced or free). Takes no reference. */
   lookup(hash: string): number | undefined {
     return this.byHash.get(hash);
+  }
+
+  /** The prefix hash block `b` holds (undefined: none; it was never full, or it was reused since). */
+  hashOf(b: number): string | undefined {
+    this.check(b);
+    return this.hashes[b];
   }
 
   refCountOf(b: number): number {
@@ -177,7 +183,7 @@ export class BlockPool {
     this.refCount = widen(this.refCount, 0);
     this.prev = widen(this.prev, NONE);
     this.next = widen(this.next, NONE);
-    for (let b = from; b < toBlocks; b++) this.hashOf.push(undefined);
+    for (let b = from; b < toBlocks; b++) this.hashes.push(undefined);
     this.numBlocks_ = toBlocks;
     for (let b = toBlocks - 1; b >= from; b--) this.pushHead(b);
   }
@@ -192,7 +198,7 @@ export class BlockPool {
     const zero = this.refCount.reduce((a, r) => a + (r === 0 ? 1 : 0), 0);
     if (n !== this.free_ || zero !== n)
       throw new InternalError(`BlockPool: ${n} queued, ${this.free_} counted free, ${zero} with refCount 0`);
-    for (const [h, b] of this.byHash) if (this.hashOf[b] !== h) throw new InternalError(`BlockPool: hash map and block ${b} disagree`);
+    for (const [h, b] of this.byHash) if (this.hashes[b] !== h) throw new InternalError(`BlockPool: hash map and block ${b} disagree`);
   }
 
   private check(b: number): void {

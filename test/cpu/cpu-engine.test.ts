@@ -76,10 +76,36 @@ describe("device: 'cpu'", () => {
     expect(b.tessera.media.map((m) => m.source)).toEqual(['memory']);
     expect(b.tessera.media[0]!.key).toBe(a.tessera.media[0]!.key);
     const s = engine.stats();
-    // Each sequence keeps its own K/V here, so the prefix cache is off; the GPU figures are zero.
-    expect(s.scheduler.prefixHitTokens).toBe(0);
+    // The second prompt starts with the first one's image blocks (prefix caching); no GPU memory is used.
+    expect(s.scheduler.prefixHitTokens).toBeGreaterThan(0);
     expect(s.gpuMemory.peakBytes).toBe(0);
     expect(s.weightBytes).toBeGreaterThan(0);
+    expectIdle(engine);
+  });
+
+  it('prefix caching: a prompt on the blocks of a request that left, or of one still decoding, gives the same tokens', async () => {
+    const hits = () => engine.stats().scheduler.prefixHitTokens;
+    // The first ask's blocks outlive it (their K/V copied out as it left).
+    await engine.chat.completions.create(ask(SAMPLE));
+    let before = hits();
+    const again = await engine.chat.completions.create(ask(SAMPLE));
+    expect(again.tessera.tokenIds).toEqual(TOKENS);
+    expect(hits() - before).toBeGreaterThanOrEqual(engine.stats().kv.blockSize);
+    // A second ask that starts while the first still decodes takes the first's blocks from its K/V (an
+    // image no earlier request had, so no copies of its blocks exist yet).
+    const fresh = await flat(300, 200, 40);
+    const first = await engine.chat.completions.create({ ...ask(fresh), stream: true });
+    let firstTokens: number[] = [];
+    let chunks = 0;
+    let second: Promise<number[]> | undefined;
+    before = hits();
+    for await (const chunk of first) {
+      if (chunk.tessera) firstTokens = chunk.tessera.tokenIds;
+      if (!second && ++chunks >= 2) second = engine.chat.completions.create(ask(fresh)).then((r) => r.tessera.tokenIds);
+    }
+    expect(firstTokens.length).toBeGreaterThan(2);
+    expect(await second).toEqual(firstTokens);
+    expect(hits() - before).toBeGreaterThanOrEqual(engine.stats().kv.blockSize);
     expectIdle(engine);
   });
 
@@ -94,6 +120,7 @@ describe("device: 'cpu'", () => {
     expect(together.map((r) => r.tessera.tokenIds)).toEqual(solo);
     const s = engine.stats();
     expect(s.scheduler.batchSeqs.max).toBeGreaterThanOrEqual(8);
+    expect(s.scheduler.prefixHitTokens).toBeGreaterThan(0);
     expect(s.scheduler.numSteps - before).toBeLessThan(solo.reduce((a, t) => a + t.length, 0) / 2);
     expectIdle(engine);
   });

@@ -18,8 +18,6 @@ const LOSS_GRACE_MS = 250;
 
 export class GpuModelRunner implements ModelRunner {
   readonly limits: RunnerLimits;
-  /** The paged K/V lets a sequence start on blocks another one computed (prefix caching). */
-  readonly sharesPrefixBlocks = true;
   private readonly scratch: ScratchSequences;
 
   constructor(

@@ -112,11 +112,6 @@ export interface ModelRunner {
   readonly kv: KvManager;
   readonly limits: RunnerLimits;
   readonly lastStep: StepStats;
-  /**
-   * Whether a sequence may start on K/V blocks another sequence computed (prefix caching). Absent: true
-   * (the GPU's paged K/V); the CPU backend keeps each sequence's own K/V and says false.
-   */
-  readonly sharesPrefixBlocks?: boolean;
   /** Run one step over `seqs` (in row order). Rejects with DeviceLostError when the device went away meanwhile. */
   run(seqs: readonly RunnerSeq[], options?: RunOptions): Promise<RunResult>;
   /** Compile what every request's steps need (prefill, decode, batched decode, sampling) on a scratch sequence. */

@@ -162,7 +162,14 @@ declare global {
     tesseraCpuParity?: (
       model: string,
       maxNewTokens: number,
-    ) => Promise<{ tokenIds: number[]; backend: string; encoderMode: string; keys: string[] }>;
+    ) => Promise<{
+      tokenIds: number[];
+      backend: string;
+      encoderMode: string;
+      keys: string[];
+      /** The same question asked while a long text request streams: its tokens, and how far the long one had got. */
+      beside: { tokenIds: number[]; longTokensWhenDone: number; longTokens: number };
+    }>;
   }
 }
 
@@ -171,23 +178,43 @@ window.tesseraCpuParity = async (model, maxNewTokens) => {
   const engine = await createEngine({ model, device: 'wasm' });
   try {
     const sample = new Uint8Array(await (await fetch('/sample.png')).arrayBuffer());
-    const r = await engine.chat.completions.create({
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'image', image: sample },
-            { type: 'text', text: 'Can you describe this image?' },
-          ],
-        },
-      ],
-      max_tokens: maxNewTokens,
+    const ask = () =>
+      engine.chat.completions.create({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', image: sample },
+              { type: 'text', text: 'Can you describe this image?' },
+            ],
+          },
+        ],
+        max_tokens: maxNewTokens,
+      });
+    const r = await ask();
+    // While a long text request streams, the same question again (its image read and prepared meanwhile):
+    // it must be admitted beside the long one, not after it.
+    const long = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'Tell me a long story.' }],
+      max_tokens: 400,
+      stream: true,
     });
+    let longTokens = 0;
+    let longTokensWhenDone = -1;
+    let beside: Promise<number[]> | undefined;
+    for await (const chunk of long) {
+      if (chunk.choices[0]?.delta.content) longTokens++;
+      beside ??= ask().then((b) => {
+        longTokensWhenDone = longTokens;
+        return b.tessera.tokenIds;
+      });
+    }
     return {
       tokenIds: r.tessera.tokenIds,
       backend: engine.stats().device.backend,
       encoderMode: engine.stats().encoder.mode,
       keys: r.tessera.media.map((m) => m.key),
+      beside: { tokenIds: await beside!, longTokensWhenDone, longTokens },
     };
   } finally {
     engine.destroy();
