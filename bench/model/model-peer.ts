@@ -27,6 +27,13 @@ export interface PeerRun {
   ownPixels: boolean;
   /** Reference step-0 logits (float64 PyTorch, stored f32), or undefined when absent. */
   referenceLogits0?: Float32Array;
+  /** onnxruntime-web's execution provider: 'webgpu' (default) or 'wasm' (the cpu column's browser peer). */
+  device?: 'webgpu' | 'wasm';
+  /**
+   * Requests after the first on the same sessions (default 0: one cold request). The figures are the last
+   * one's, with tile, TTFT and decode replaced by their medians over the warm requests (each in `warm`).
+   */
+  warmRuns?: number;
   probe: GpuProbe;
   log: (line: string) => void;
 }
@@ -80,7 +87,8 @@ export async function runPeer(run: PeerRun): Promise<PeerFigures> {
   probe.reset();
   const tLoad = performance.now();
   const processor: any = await AutoProcessor.from_pretrained(run.modelId);
-  const model: any = await Idefics3ForConditionalGeneration.from_pretrained(run.modelId, { device: 'webgpu', dtype: 'fp32' });
+  const device = run.device ?? 'webgpu';
+  const model: any = await Idefics3ForConditionalGeneration.from_pretrained(run.modelId, { device, dtype: 'fp32' });
   const loadMs = performance.now() - tLoad;
   log(`peer: transformers.js loaded ${Object.keys(model.sessions).join(', ')} in ${(loadMs / 1000).toFixed(1)} s`);
 
@@ -112,78 +120,107 @@ export async function runPeer(run: PeerRun): Promise<PeerFigures> {
       return out;
     };
 
-    // Its own processor on the same image and chat.
-    const tProc = performance.now();
-    const image = await RawImage.fromURL(run.imageUrl);
-    const messages = [{ role: 'user', content: [{ type: 'image' }, { type: 'text', text: BENCH_PROMPT }] }];
-    const text: string = processor.apply_chat_template(messages, { add_generation_prompt: true });
-    const inputs = await processor(text, image);
-    const processMs = performance.now() - tProc;
-    const ids = Array.from(inputs.input_ids.data as BigInt64Array, (x) => Number(x));
-    const inputIdsEqualOurs = JSON.stringify(ids) === JSON.stringify(run.ourInputIds);
-    const pixelMaxAbsDiffVsOurs = maxAbsDiff(inputs.pixel_values.data as Float32Array, run.ourPixels);
-    log(
-      `peer: its processor took ${processMs.toFixed(0)} ms; input_ids ${inputIdsEqualOurs ? 'equal to' : 'DIFFER from'} ours; ` +
-        `pixel_values ${JSON.stringify(inputs.pixel_values.dims)}, max |its - ours| ${pixelMaxAbsDiffVsOurs.toFixed(4)} ` +
-        `(normalized units, 1 uint8 step = ${(2 / 255).toFixed(4)})`,
-    );
-    if (!run.ownPixels) {
-      if (inputs.pixel_values.data.length !== run.ourPixels.length) {
-        throw new PeerError(`its pixel_values hold ${inputs.pixel_values.data.length} values, ours ${run.ourPixels.length}`);
+    // One request, timed; run (1 + warmRuns) times on the same sessions.
+    const once = async (): Promise<PeerFigures> => {
+      encodeMs = 0;
+      decoderCalls.length = 0;
+      logits0 = undefined;
+      // Its own processor on the same image and chat.
+      const tProc = performance.now();
+      const image = await RawImage.fromURL(run.imageUrl);
+      const messages = [{ role: 'user', content: [{ type: 'image' }, { type: 'text', text: BENCH_PROMPT }] }];
+      const text: string = processor.apply_chat_template(messages, { add_generation_prompt: true });
+      const inputs = await processor(text, image);
+      const processMs = performance.now() - tProc;
+      const ids = Array.from(inputs.input_ids.data as BigInt64Array, (x) => Number(x));
+      const inputIdsEqualOurs = JSON.stringify(ids) === JSON.stringify(run.ourInputIds);
+      const pixelMaxAbsDiffVsOurs = maxAbsDiff(inputs.pixel_values.data as Float32Array, run.ourPixels);
+      log(
+        `peer: its processor took ${processMs.toFixed(0)} ms; input_ids ${inputIdsEqualOurs ? 'equal to' : 'DIFFER from'} ours; ` +
+          `pixel_values ${JSON.stringify(inputs.pixel_values.dims)}, max |its - ours| ${pixelMaxAbsDiffVsOurs.toFixed(4)} ` +
+          `(normalized units, 1 uint8 step = ${(2 / 255).toFixed(4)})`,
+      );
+      if (!run.ownPixels) {
+        if (inputs.pixel_values.data.length !== run.ourPixels.length) {
+          throw new PeerError(`its pixel_values hold ${inputs.pixel_values.data.length} values, ours ${run.ourPixels.length}`);
+        }
+        inputs.pixel_values = new Tensor('float32', run.ourPixels, inputs.pixel_values.dims);
       }
-      inputs.pixel_values = new Tensor('float32', run.ourPixels, inputs.pixel_values.dims);
+
+      // Generate, greedy, timing each token as the streamer sees it.
+      const { streamer, times: putTimes } = tokenTimes();
+      log(`peer: generate(max_new_tokens ${run.maxNewTokens}, do_sample false) ...`);
+      const tGen = performance.now();
+      const output = await model.generate({ ...inputs, max_new_tokens: run.maxNewTokens, do_sample: false, streamer });
+      const tEnd = performance.now();
+      const all = Array.from(output.data as BigInt64Array, (x) => Number(x));
+      const tokenIds = all.slice(ids.length);
+      const decoded: string = processor.batch_decode(output.slice(null, [ids.length, null]), { skip_special_tokens: true })[0];
+
+      const decodeCalls = decoderCalls.slice(1);
+      const perToken = (f: (c: ProbeCounts) => number) =>
+        decodeCalls.length ? decodeCalls.reduce((a, c) => a + f(c.counts), 0) / decodeCalls.length : 0;
+      const prefillMs = decoderCalls[0]?.ms ?? NaN;
+      const numTiles = inputs.pixel_values.dims[1] as number;
+      const decodeSpanMs = putTimes.length > 1 ? putTimes[putTimes.length - 1] - putTimes[0] : NaN;
+      return {
+        library: `@huggingface/transformers ${env.version}`,
+        onnxruntime: `onnxruntime-web ${(env.backends.onnx as { versions?: { web?: string } }).versions?.web ?? '?'}`,
+        device,
+        dtype: 'fp32',
+        loadMs,
+        processMs,
+        inputIdsEqualOurs,
+        pixelMaxAbsDiffVsOurs,
+        pixelsUsed: run.ownPixels ? 'own' : 'ours',
+        encodeMs,
+        encodeMsPerTile: encodeMs / numTiles,
+        prefillMs,
+        prefillTokensPerSecond: (ids.length * 1000) / prefillMs,
+        ttftMs: processMs + (putTimes[0] - tGen),
+        decodeTokensPerSecond: ((putTimes.length - 1) * 1000) / decodeSpanMs,
+        totalMs: processMs + (tEnd - tGen),
+        tokenIds,
+        peakGpuBytes: probe.snapshot().peakBytes,
+        decodeStep: {
+          numDispatches: perToken((c) => c.numDispatches),
+          numSubmits: perToken((c) => c.numSubmits),
+          numReadbacks: perToken((c) => c.numReadbacks),
+          readbackBytes: perToken((c) => c.readbackBytes),
+        },
+        logits0MaxAbsDiffVsReference: logits0 && run.referenceLogits0 ? maxAbsDiff(logits0, run.referenceLogits0) : null,
+        text: decoded,
+        notes: [
+          `one cold request (first after load)${device === 'webgpu' ? ': includes ORT shader compilation' : ''}`,
+          `numThreads ${(env.backends.onnx as { wasm?: { numThreads?: number } }).wasm?.numThreads ?? '?'} (the page is not cross-origin isolated)`,
+          'TTFT = its processor + generate() start to the first generated token (streamer)',
+          'encode = vision_encoder session.run; prefill = first decoder_model_merged run; both include output download',
+          'decode tokens/s = generated tokens after the first / time from first to last token (as ours)',
+          'peak GPU memory = peak live bytes of buffers created during load + request (createBuffer/destroy probe)',
+        ],
+      };
+    };
+    const cold = await once();
+    const warm: PeerFigures[] = [];
+    for (let i = 0; i < (run.warmRuns ?? 0); i++) {
+      warm.push(await once());
+      const w = warm[warm.length - 1]!;
+      log(
+        `peer warm ${i + 1} of ${run.warmRuns}: tile ${w.encodeMsPerTile.toFixed(0)} ms, TTFT ${w.ttftMs.toFixed(0)} ms, decode ${w.decodeTokensPerSecond.toFixed(1)} tok/s`,
+      );
     }
-
-    // Generate, greedy, timing each token as the streamer sees it.
-    const { streamer, times: putTimes } = tokenTimes();
-    log(`peer: generate(max_new_tokens ${run.maxNewTokens}, do_sample false) ...`);
-    const tGen = performance.now();
-    const output = await model.generate({ ...inputs, max_new_tokens: run.maxNewTokens, do_sample: false, streamer });
-    const tEnd = performance.now();
-    const all = Array.from(output.data as BigInt64Array, (x) => Number(x));
-    const tokenIds = all.slice(ids.length);
-    const decoded: string = processor.batch_decode(output.slice(null, [ids.length, null]), { skip_special_tokens: true })[0];
-
-    const decodeCalls = decoderCalls.slice(1);
-    const perToken = (f: (c: ProbeCounts) => number) =>
-      decodeCalls.length ? decodeCalls.reduce((a, c) => a + f(c.counts), 0) / decodeCalls.length : 0;
-    const prefillMs = decoderCalls[0]?.ms ?? NaN;
-    const numTiles = inputs.pixel_values.dims[1] as number;
-    const decodeSpanMs = putTimes.length > 1 ? putTimes[putTimes.length - 1] - putTimes[0] : NaN;
+    if (warm.length === 0) return cold;
+    const median = (f: (p: PeerFigures) => number) => warm.map(f).sort((a, b) => a - b)[Math.floor((warm.length - 1) / 2)]!;
+    const last = warm[warm.length - 1]!;
     return {
-      library: `@huggingface/transformers ${env.version}`,
-      onnxruntime: `onnxruntime-web ${(env.backends.onnx as { versions?: { web?: string } }).versions?.web ?? '?'}`,
-      device: 'webgpu',
-      dtype: 'fp32',
-      loadMs,
-      processMs,
-      inputIdsEqualOurs,
-      pixelMaxAbsDiffVsOurs,
-      pixelsUsed: run.ownPixels ? 'own' : 'ours',
-      encodeMs,
-      encodeMsPerTile: encodeMs / numTiles,
-      prefillMs,
-      prefillTokensPerSecond: (ids.length * 1000) / prefillMs,
-      ttftMs: processMs + (putTimes[0] - tGen),
-      decodeTokensPerSecond: ((putTimes.length - 1) * 1000) / decodeSpanMs,
-      totalMs: processMs + (tEnd - tGen),
-      tokenIds,
-      peakGpuBytes: probe.snapshot().peakBytes,
-      decodeStep: {
-        numDispatches: perToken((c) => c.numDispatches),
-        numSubmits: perToken((c) => c.numSubmits),
-        numReadbacks: perToken((c) => c.numReadbacks),
-        readbackBytes: perToken((c) => c.readbackBytes),
-      },
-      logits0MaxAbsDiffVsReference: logits0 && run.referenceLogits0 ? maxAbsDiff(logits0, run.referenceLogits0) : null,
-      text: decoded,
+      ...last,
+      encodeMsPerTile: median((p) => p.encodeMsPerTile),
+      ttftMs: median((p) => p.ttftMs),
+      decodeTokensPerSecond: median((p) => p.decodeTokensPerSecond),
+      warm: warm.map((p) => ({ tileMs: p.encodeMsPerTile, ttftMs: p.ttftMs, decodeTokensPerSecond: p.decodeTokensPerSecond })),
       notes: [
-        'one cold request (first after load): includes ORT shader compilation',
-        `numThreads ${(env.backends.onnx as { wasm?: { numThreads?: number } }).wasm?.numThreads ?? '?'} (the page is not cross-origin isolated)`,
-        'TTFT = its processor + generate() start to the first generated token (streamer)',
-        'encode = vision_encoder session.run; prefill = first decoder_model_merged run; both include output download',
-        'decode tokens/s = generated tokens after the first / time from first to last token (as ours)',
-        'peak GPU memory = peak live bytes of buffers created during load + request (createBuffer/destroy probe)',
+        `warm: tile, TTFT and decode are medians of ${warm.length} requests after a first one (dropped); the rest is the last one's`,
+        ...last.notes.slice(1),
       ],
     };
   } finally {

@@ -3,7 +3,16 @@
 
 import { formatProfileReport } from '../../src/engine/profile-report';
 import { oneRequestFigures, type BaselineComparison } from './model-baseline';
-import { isSkipped, type CpuFigures, type ModelBenchResult, type OursFigures, type PeerFigures, type Skipped } from './model-result';
+import {
+  isSkipped,
+  type CpuFigures,
+  type ModelBenchResult,
+  type OursFigures,
+  type PeerFigures,
+  type Skipped,
+  type WasmFigures,
+  type WasmPageFigures,
+} from './model-result';
 import { table } from '../harness/table';
 
 const MiB = 2 ** 20;
@@ -531,6 +540,8 @@ export function formatModelReport(r: ModelBenchResult): string {
   out.push('');
   if (isSkipped(r.cpu)) out.push(`CPU backend: skipped (${r.cpu.skipped})`);
   else out.push(...formatCpu(r.cpu));
+  if (isSkipped(r.cpuBrowser)) out.push(`CPU backend in Chromium: skipped (${r.cpuBrowser.skipped})`);
+  else out.push(...formatWasm(r.cpuBrowser));
   return out.join('\n');
 }
 
@@ -539,12 +550,52 @@ export function formatCpu(c: CpuFigures): string[] {
   const row = (label: string, ours: string, raw: string, ratio: number) =>
     `  ${label.padEnd(34)}${ours.padStart(14)}${raw.padStart(16)}${ratio.toFixed(2).padStart(10)}x`;
   return [
-    `CPU backend (Node: ours on onnxruntime-node vs onnxruntime-node driven directly, same ONNX files; ${c.threads})`,
+    `CPU backend (Node: ours on onnxruntime-node vs onnxruntime-node driven directly, same ONNX files; ${c.threads}; ` +
+      `medians of ${c.reps} requests each after a dropped first, the two sides alternating; ${c.ours.tokenIds.length} new tokens)`,
     `  ${''.padEnd(34)}${'ours (cpu)'.padStart(14)}${'raw onnxruntime'.padStart(16)}${'ratio'.padStart(11)}`,
     row('vision tile (ms, lower is better)', c.ours.tileMs.toFixed(0), c.raw.tileMs.toFixed(0), c.ratios.tile),
     row('TTFT (ms, lower is better)', c.ours.ttftMs.toFixed(0), c.raw.ttftMs.toFixed(0), c.ratios.ttft),
     row('decode (tok/s)', c.ours.decodeTokensPerSecond.toFixed(1), c.raw.decodeTokensPerSecond.toFixed(1), c.ratios.decode),
-    `  16 requests at once: ${c.ours.concurrent.aggregateDecodeTokensPerSecond.toFixed(1)} tok/s aggregate = ${c.ours.concurrent.overOne.toFixed(2)}x one at a time`,
+    `  16 requests at once: ${c.ours.concurrent.aggregateDecodeTokensPerSecond.toFixed(1)} tok/s aggregate = ${c.ours.concurrent.overOne.toFixed(2)}x one at a time ` +
+      `(${c.ours.concurrent.prefixHitTokens} prompt tokens from the prefix cache)`,
     `  greedy tokens equal: ${c.tokensEqual}; goals: tile >= 0.9x ${c.goals.tileAtLeast09}, decode >= 0.9x ${c.goals.decodeAtLeast09}, 16 at once >= 2x ${c.goals.concurrentAtLeast2x}`,
+  ];
+}
+
+/** Ours on device 'wasm' against transformers.js on 'wasm' (> 1: ours faster), when the peer ran. */
+export function compareWasm(page: WasmPageFigures): Pick<WasmFigures, 'ratios' | 'tokensEqual' | 'goals'> {
+  if (isSkipped(page.peer)) return { ratios: null, tokensEqual: null, goals: null };
+  const ratios = {
+    tile: page.peer.encodeMsPerTile / page.ours.tileMs,
+    ttft: page.peer.ttftMs / page.ours.ttftMs,
+    decode: page.ours.decodeTokensPerSecond / page.peer.decodeTokensPerSecond,
+  };
+  return {
+    ratios,
+    tokensEqual: JSON.stringify(page.ours.tokenIds) === JSON.stringify(page.peer.tokenIds),
+    goals: { tileAtLeast1: ratios.tile >= 1, ttftAtLeast1: ratios.ttft >= 1, decodeAtLeast1: ratios.decode >= 1 },
+  };
+}
+
+/** The cpu column's browser lines for the report. */
+export function formatWasm(w: WasmFigures): string[] {
+  const peer = isSkipped(w.peer) ? undefined : w.peer;
+  const row = (label: string, ours: string, theirs: string | undefined, ratio: number | undefined) =>
+    `  ${label.padEnd(34)}${ours.padStart(14)}${(theirs ?? '-').padStart(16)}${(ratio === undefined ? '-' : `${ratio.toFixed(2)}x`).padStart(11)}`;
+  const c = w.ours.concurrent;
+  return [
+    `CPU backend in Chromium (ours on onnxruntime-web WebAssembly vs transformers.js device 'wasm', same ONNX files; ` +
+      `${w.crossOriginIsolated ? 'cross-origin isolated' : 'not cross-origin isolated: one thread each'}; medians of ` +
+      `${peer?.warm?.length ?? '?'} requests each after a dropped first; ${w.ours.tokenIds.length} new tokens)`,
+    `  ${''.padEnd(34)}${'ours (wasm)'.padStart(14)}${'transformers.js'.padStart(16)}${'ratio'.padStart(11)}`,
+    row('vision tile (ms, lower is better)', w.ours.tileMs.toFixed(0), peer?.encodeMsPerTile.toFixed(0), w.ratios?.tile),
+    row('TTFT (ms, lower is better)', w.ours.ttftMs.toFixed(0), peer?.ttftMs.toFixed(0), w.ratios?.ttft),
+    row('decode (tok/s)', w.ours.decodeTokensPerSecond.toFixed(1), peer?.decodeTokensPerSecond.toFixed(1), w.ratios?.decode),
+    `  ${c.requests} requests at once: ${c.aggregateDecodeTokensPerSecond.toFixed(1)} tok/s aggregate = ${c.overOne.toFixed(2)}x one at a time ` +
+      `(${c.prefixHitTokens} prompt tokens from the prefix cache)`,
+    peer
+      ? `  peer: ${peer.library} on ${peer.onnxruntime}; greedy tokens equal: ${w.tokensEqual}; goals: tile >= 1x ${w.goals?.tileAtLeast1}, ` +
+        `TTFT >= 1x ${w.goals?.ttftAtLeast1}, decode >= 1x ${w.goals?.decodeAtLeast1}`
+      : `  peer: skipped (${(w.peer as Skipped).skipped})`,
   ];
 }

@@ -124,6 +124,8 @@ export interface PeerFigures {
   logits0MaxAbsDiffVsReference: number | null;
   text: string;
   notes: string[];
+  /** With warm requests (model-peer.ts warmRuns): each one's figures (the medians are above). */
+  warm?: Array<{ tileMs: number; ttftMs: number; decodeTokensPerSecond: number }>;
 }
 
 export interface Skipped {
@@ -179,6 +181,8 @@ export interface ModelBenchResult {
   browser: BrowserFigures | Skipped;
   /** The CPU backend in Node against onnxruntime-node driven directly on the same ONNX files (model-cpu.ts). */
   cpu: CpuFigures | Skipped;
+  /** The cpu column in Chromium (onnxruntime-web, WebAssembly) against transformers.js on its 'wasm' device. */
+  cpuBrowser: WasmFigures | Skipped;
   /** Weight dtypes: our engine per weight dtype in Node (f32 is `node`), and each dtype's accuracy against f32. */
   dtypes: {
     node: Record<string, OursFigures | Skipped>;
@@ -204,7 +208,7 @@ export function isSkipped<T extends object>(x: T | Skipped): x is Skipped {
   return 'skipped' in x;
 }
 
-/** The cpu column (model-cpu.ts). */
+/** The cpu column (model-cpu.ts in Node, model-wasm-page.ts in the browser). */
 export interface CpuSide {
   tileMs: number;
   ttftMs: number;
@@ -212,9 +216,36 @@ export interface CpuSide {
   tokenIds: number[];
 }
 
+export interface ConcurrentFigures {
+  requests: number;
+  aggregateDecodeTokensPerSecond: number;
+  overOne: number;
+  /** Prompt tokens the 16 took from the prefix cache (the engine's default; they share the image's blocks). */
+  prefixHitTokens: number;
+}
+
+export type OursCpuFigures = CpuSide & { loadMs: number; concurrent: ConcurrentFigures };
+
+/** What model-wasm-page.ts hands back: ours on device 'wasm' and transformers.js on its 'wasm' device. */
+export interface WasmPageFigures {
+  userAgent: string;
+  crossOriginIsolated: boolean;
+  ours: OursCpuFigures;
+  peer: PeerFigures | Skipped;
+}
+
+/** The cpu column in the browser: the page's figures and ours against transformers.js (> 1: ours faster). */
+export interface WasmFigures extends WasmPageFigures {
+  ratios: { tile: number; ttft: number; decode: number } | null;
+  tokensEqual: boolean | null;
+  goals: { tileAtLeast1: boolean; ttftAtLeast1: boolean; decodeAtLeast1: boolean } | null;
+}
+
 export interface CpuFigures {
   threads: string;
-  ours: CpuSide & { loadMs: number; concurrent: { requests: number; aggregateDecodeTokensPerSecond: number; overOne: number } };
+  /** Measured requests per side (after a first one, dropped); tile, TTFT and decode are their medians. */
+  reps: number;
+  ours: OursCpuFigures;
   raw: CpuSide & { loadMs: number };
   ratios: { tile: number; ttft: number; decode: number };
   tokensEqual: boolean;

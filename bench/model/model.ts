@@ -8,10 +8,15 @@
 //   4. Node: model-node.ts through the benchmarks' Vite server (../harness/server.ts: the engine imports
 //      WGSL with ?raw)
 //   5. Chromium: model.html (ours, then the peer) on the same server (../harness/browser.ts)
+//   6. the cpu column: model-cpu.ts in Node (ours on onnxruntime-node vs onnxruntime-node driven directly),
+//      model-wasm.html in Chromium (ours on onnxruntime-web's WebAssembly vs transformers.js on 'wasm')
 //
 // Flags: --tokens=N (default 16)  --reps=N warm requests of ours (default 1)  --no-peer  --no-node
 //        --no-browser  --no-cpu (skip the cpu column: our CPU backend against onnxruntime-node on the same
-//        ONNX files, model-cpu.ts)  --quick (= --tokens=4 --no-peer --dtypes=f32,q4 --no-accuracy)  --peer-own-pixels
+//        ONNX files, model-cpu.ts, and in Chromium against transformers.js on WebAssembly, model-wasm-page.ts)
+//        --cpu-only (only the cpu column: no WebGPU run in Node or Chromium; with --no-node or --no-browser, one half)
+//        --cpu-tokens=N (new tokens per cpu-column request, default 64)  --cpu-reps=N (measured requests per
+//        side after a dropped first one, default 5; figures are medians)  --quick (= --tokens=4 --no-peer --dtypes=f32,q4 --no-accuracy)  --peer-own-pixels
 //        --force-export  --timeout-min=N for the page (default 90)
 //        --dtypes=f32,f16,q8,q4 (Node; default all)  --browser-dtypes=f32 (default f32: each dtype in the
 //        browser is another ~5 minutes here)  --no-accuracy (skip the dtypes' accuracy against f32)
@@ -39,6 +44,7 @@ import {
   computeGoals,
   computeRatios,
   computeRunGoals,
+  compareWasm,
   formatModelReport,
   sampledOverGreedy,
 } from './model-report';
@@ -51,6 +57,8 @@ import {
   type ModelBenchResult,
   type OursFigures,
   type Skipped,
+  type WasmFigures,
+  type WasmPageFigures,
 } from './model-result';
 
 class BenchError extends Error {
@@ -71,6 +79,10 @@ interface Args {
   node: boolean;
   browser: boolean;
   cpu: boolean;
+  /** false with --cpu-only: no WebGPU run (Node's model-node.ts, Chromium's model.html). */
+  gpu: boolean;
+  cpuTokens: number;
+  cpuReps: number;
   ownPixels: boolean;
   forceExport: boolean;
   timeoutMs: number;
@@ -93,6 +105,9 @@ function parseArgs(argv: string[]): Args {
     node: !argv.includes('--no-node'),
     browser: !argv.includes('--no-browser'),
     cpu: !argv.includes('--no-cpu'),
+    gpu: !argv.includes('--cpu-only'),
+    cpuTokens: Number(value('cpu-tokens') ?? 64),
+    cpuReps: Number(value('cpu-reps') ?? 5),
     ownPixels: argv.includes('--peer-own-pixels'),
     forceExport: argv.includes('--force-export'),
     timeoutMs: Number(value('timeout-min') ?? 90) * 60_000,
@@ -100,18 +115,23 @@ function parseArgs(argv: string[]): Args {
   };
   if (!Number.isInteger(args.tokens) || args.tokens < 2) throw new BenchError(`--tokens must be an integer >= 2, got ${value('tokens')}`);
   if (!Number.isInteger(args.reps) || args.reps < 1) throw new BenchError(`--reps must be a positive integer, got ${value('reps')}`);
+  if (!Number.isInteger(args.cpuTokens) || args.cpuTokens < 2)
+    throw new BenchError(`--cpu-tokens must be an integer >= 2, got ${value('cpu-tokens')}`);
+  if (!Number.isInteger(args.cpuReps) || args.cpuReps < 1)
+    throw new BenchError(`--cpu-reps must be a positive integer, got ${value('cpu-reps')}`);
   return args;
 }
 
 const log = (line: string) => console.log(`[bench] ${line}`);
 const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
+/** Optional checkpoint files are probed and may be absent: the pages' 404s are not errors. */
+const OPTIONAL_404 = (text: string) => text.startsWith('Failed to load resource: the server responded with a status of 404');
+
 /** The page's figures (model-page.ts), on the server the Node run used; Chromium is started for it alone. */
 async function runBrowser(server: BenchServer, args: Args): Promise<BrowserFigures> {
   // Optional checkpoint files are probed and may be absent: their 404s are reported once, with the path.
-  const b = await launchBenchPage(server, {
-    quiet: (t) => t.startsWith('Failed to load resource: the server responded with a status of 404'),
-  });
+  const b = await launchBenchPage(server, { quiet: OPTIONAL_404 });
   try {
     const q = new URLSearchParams({
       model: relative(join(BENCH_MODEL_DIR, '..'), BENCH_MODEL_DIR),
@@ -133,6 +153,30 @@ async function runBrowser(server: BenchServer, args: Args): Promise<BrowserFigur
       { result: '__modelBenchResult', error: '__modelBenchError' },
       args.timeoutMs,
     );
+  } finally {
+    await b.close();
+  }
+}
+
+/** The cpu column in Chromium (model-wasm-page.ts), with its ratios to transformers.js. */
+async function runWasm(server: BenchServer, args: Args): Promise<WasmFigures> {
+  const b = await launchBenchPage(server, { quiet: OPTIONAL_404 });
+  try {
+    const q = new URLSearchParams({
+      model: relative(join(BENCH_MODEL_DIR, '..'), BENCH_MODEL_DIR),
+      tokens: String(args.cpuTokens),
+      reps: String(args.cpuReps),
+      peer: args.peer ? '1' : '0',
+    });
+    const pageUrl = `${b.url}model-wasm.html?${q}`;
+    log(`Chromium ${b.version}, page ${pageUrl}`);
+    const page = await runBenchPage<WasmPageFigures>(
+      b.page,
+      pageUrl,
+      { result: '__wasmBenchResult', error: '__wasmBenchError' },
+      args.timeoutMs,
+    );
+    return { ...page, ...compareWasm(page) };
   } finally {
     await b.close();
   }
@@ -191,10 +235,11 @@ async function main(): Promise<void> {
   // model folders are served at /<name>/ (weights, ONNX files, bench-input/).
   const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
   let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
-  let browser: BrowserFigures | Skipped = { skipped: 'not requested (--no-browser)' };
-  let cpu: CpuFigures | Skipped = { skipped: 'not requested (--no-cpu)' };
+  let browser: BrowserFigures | Skipped = { skipped: args.gpu ? 'not requested (--no-browser)' : 'not requested (--cpu-only)' };
+  let cpu: CpuFigures | Skipped = { skipped: args.cpu ? 'not requested (--no-node)' : 'not requested (--no-cpu)' };
+  let cpuBrowser: WasmFigures | Skipped = { skipped: args.cpu ? 'not requested (--no-browser)' : 'not requested (--no-cpu)' };
   try {
-    if (args.node) {
+    if (args.node && args.gpu) {
       try {
         const mod = await server.load<{ runNode(o: NodeRunOptions): Promise<NodeRunResult> }>(join(suiteDir, 'model-node.ts'));
         nodeRun = await mod.runNode({
@@ -212,16 +257,24 @@ async function main(): Promise<void> {
         log(`Node run failed: ${errorText(e)}`);
       }
     }
-    if (args.cpu) {
+    if (args.cpu && args.node) {
       try {
         const mod = await server.load<{ runCpu(o: CpuRunOptions): Promise<CpuFigures> }>(join(suiteDir, 'model-cpu.ts'));
-        cpu = await mod.runCpu({ modelDir: BENCH_MODEL_DIR, repoRoot, maxNewTokens: args.tokens, log });
+        cpu = await mod.runCpu({ modelDir: BENCH_MODEL_DIR, repoRoot, maxNewTokens: args.cpuTokens, reps: args.cpuReps, log });
       } catch (e) {
         cpu = { skipped: `cpu run failed: ${errorText(e)}` };
         log(cpu.skipped);
       }
     }
-    if (args.browser) {
+    if (args.cpu && args.browser) {
+      try {
+        cpuBrowser = await runWasm(server, args);
+      } catch (e) {
+        cpuBrowser = { skipped: `cpu column in Chromium failed: ${errorText(e)}` };
+        log(cpuBrowser.skipped);
+      }
+    }
+    if (args.browser && args.gpu) {
       try {
         browser = await runBrowser(server, args);
       } catch (e) {
@@ -262,6 +315,7 @@ async function main(): Promise<void> {
     node,
     browser,
     cpu,
+    cpuBrowser,
     export: exported,
     ratios: computeRatios(partial),
     dtypes: {
