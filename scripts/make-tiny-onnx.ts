@@ -18,8 +18,11 @@ import { sha256 } from './tiny-weights';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The tiny checkpoints exported: a separate lm_head (BF16), tied embeddings in two F16 shards, small heads with 3 query heads per KV head. */
-export const ONNX_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', 'smolvlm-tiny-hd8'];
+/**
+ * The tiny checkpoints exported: a separate lm_head (BF16), tied embeddings in two F16 shards, small heads
+ * with 3 query heads per KV head, and SmolVLM2's video checkpoint (video on the CPU backend).
+ */
+export const ONNX_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', 'smolvlm-tiny-hd8', 'smolvlm2-video-tiny'];
 
 const RECIPE_FILES = ['scripts/make-tiny-onnx.ts', 'scripts/onnx/idefics3-onnx.ts', 'scripts/onnx/onnx-graph.ts'];
 

@@ -11,7 +11,7 @@ import { parseCliArgs } from '../../src/cli/args';
 import { run, type RunOptions } from '../../src/cli/run';
 import { createEngine } from '../../src/engine/create-node';
 import type { Engine } from '../../src/engine/engine';
-import type { ChatCompletionRequest } from '../../src/engine/types';
+import type { ChatCompletionRequest, VideoFrames } from '../../src/engine/types';
 import {
   BackendUnsupportedError,
   EncodeTimeoutError,
@@ -20,6 +20,7 @@ import {
   RequestAbortedError,
 } from '../../src/errors';
 import { goldenManifest } from '../helpers/goldens';
+import { clip, requireFfmpeg, videoGolden } from '../helpers/video';
 import { mixedWorkload, specRequest } from '../helpers/mixed-workload';
 import { ensureTinyModels } from '../helpers/tiny-models';
 
@@ -153,6 +154,53 @@ describe("device: 'cpu'", () => {
     const ok = await engine.chat.completions.create(ask(SAMPLE, 'Can you describe this image?', { max_tokens: 4 }));
     expect(ok.tessera.tokenIds).toEqual(TOKENS.slice(0, 4));
     expectIdle(engine);
+  });
+
+  it('video (SmolVLM2): the 4-frame clip gives the PyTorch reference tokens; an MP4 asked twice encodes its frames once', async () => {
+    requireFfmpeg();
+    const video = await createEngine({
+      model: `${dir}/smolvlm2-video-tiny`,
+      device: 'cpu',
+      encoder: { mode: 'in-process' },
+      kvCacheTokens: 4096,
+    });
+    try {
+      const g = videoGolden();
+      const frames: VideoFrames = { frames: g.frames.map((image, k) => ({ image, timestamp: g.timestamps[k] })), duration: g.duration };
+      const r = await video.chat.completions.create({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'video', video: frames },
+              { type: 'text', text: g.prompt },
+            ],
+          },
+        ],
+        max_tokens: 20,
+      });
+      expect(r.tessera.tokenIds).toEqual(g.tokens);
+      expect(r.usage.prompt_tokens).toBe(g.inputIds.length);
+      const mp4 = () => ({
+        messages: [
+          {
+            role: 'user' as const,
+            content: [
+              { type: 'video' as const, video: clip('count-4s.mp4') },
+              { type: 'text' as const, text: 'What happens?' },
+            ],
+          },
+        ],
+        max_tokens: 8,
+      });
+      const first = await video.chat.completions.create(mp4());
+      const again = await video.chat.completions.create(mp4());
+      expect(first.tessera.media.every((m) => m.source === 'encoded')).toBe(true);
+      expect(again.tessera.media.every((m) => m.source === 'memory')).toBe(true);
+      expect(again.tessera.tokenIds).toEqual(first.tessera.tokenIds);
+    } finally {
+      video.destroy();
+    }
   });
 
   it('profiles and the GPU context are refused by name', async () => {
