@@ -116,7 +116,8 @@ export async function runPeer(run: PeerRun): Promise<PeerFigures> {
       const ms = performance.now() - t0;
       decoderCalls.push({ ms, counts: delta(before, probe.snapshot()) });
       if (!logits0) logits0 = Float32Array.from(out.logits.data as Float32Array);
-      log(`peer: decoder_model_merged run ${decoderCalls.length} in ${(ms / 1000).toFixed(2)} s`);
+      // On WebGPU each run is seconds here and worth a line; on WebAssembly it is tens of ms.
+      if (device === 'webgpu') log(`peer: decoder_model_merged run ${decoderCalls.length} in ${(ms / 1000).toFixed(2)} s`);
       return out;
     };
 
