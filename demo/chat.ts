@@ -125,6 +125,8 @@ export class Chat {
         }
         last = chunk;
       }
+      // Stop ends the stream quietly, as the openai client's streams end.
+      if (abort.signal.aborted) throw new DOMException('stopped by the user', 'AbortError');
       const info = last!.tessera!;
       const finishReason = last!.choices[0].finish_reason ?? '';
       turn.state = 'done';
@@ -196,6 +198,7 @@ export class Chat {
           info = e.tessera;
         }
       }
+      if (abort.signal.aborted) throw new DOMException('stopped by the user', 'AbortError');
       turn.state = 'done';
       const t = info!.timings;
       const a = info!.audios[0];

@@ -1,7 +1,7 @@
 // One chat request inside the engine: its options, prompt plan and media, its scheduler twin, the
-// streaming detokenizer, the text deltas waiting for the caller, and its timings.
+// streaming detokenizer and stop strings, the text deltas waiting for the caller, and its timings.
 //
-//   caller ◄── deltas (queue) ◄── onToken(id): detokenize ◄── serve loop (every step that samples it)
+//   caller ◄── deltas (queue) ◄── onToken(id): detokenize, stop strings ◄── serve loop (every step that samples it)
 //   caller ◄── result / error  ◄── finish(cause) / fail(error)
 
 import { InternalError } from '../errors';
@@ -12,6 +12,7 @@ import type { PromptPlan } from '../processor/prompt';
 import type { FinishCause, SchedRequest } from '../scheduler/request';
 import type { RequestMedia } from './intake/request-media';
 import type { CheckedRequest } from './intake/validate-request';
+import { StopStrings } from './stop-strings';
 import { audioInfo } from './intake/intake-audio';
 import { videoInfo, type RequestVideo } from './intake/intake-video';
 import type { PreparedAudio } from '../protocol/encoder';
@@ -30,6 +31,10 @@ export class EngineRequest {
   readonly t0 = performance.now();
   readonly maxTokens: number;
   readonly sampling: Omit<SamplingParams, 'step'> | undefined;
+  readonly includeUsage: boolean;
+  private readonly stops: StopStrings;
+  /** The answer's text so far (what was emitted). */
+  private text = '';
   plan: PromptPlan | undefined;
   media: RequestMedia[] = [];
   videos: RequestVideo[] = [];
@@ -70,6 +75,13 @@ export class EngineRequest {
   ) {
     this.maxTokens = checked.maxTokens;
     this.sampling = checked.sampling;
+    this.includeUsage = checked.includeUsage;
+    this.stops = new StopStrings(checked.stop);
+  }
+
+  /** A stop string appeared: the serve loop ends the request (finish_reason 'stop'). */
+  get stoppedByString(): boolean {
+    return this.stops.stopped;
   }
 
   get isSettled(): boolean {
@@ -82,9 +94,14 @@ export class EngineRequest {
     if (this.tokenIds.length === 0) this.timings.firstToken = now;
     else this.timings.tokenAt.push(now);
     this.tokenIds.push(id);
-    if (stop) return;
-    const delta = this.detok.push(id);
-    if (delta) this.put({ kind: 'delta', text: delta });
+    if (stop || this.stops.stopped) return;
+    this.emit(this.stops.push(this.detok.push(id)));
+  }
+
+  private emit(delta: string): void {
+    if (!delta) return;
+    this.text += delta;
+    this.put({ kind: 'delta', text: delta });
   }
 
   private byStart: { list: readonly RequestMedia[]; map: Map<number, RequestMedia> } | undefined;
@@ -106,9 +123,10 @@ export class EngineRequest {
 
   /** The request ended normally (stop token, max_tokens or the context window). */
   finish(cause: FinishCause, media: TesseraInfo['media']): RunResult {
-    const tail = this.detok.flush();
-    if (tail) this.put({ kind: 'delta', text: tail });
-    const result: RunResult = { finishReason: cause === 'stop' ? 'stop' : 'length', info: this.info(media), text: this.detok.text };
+    if (!this.stops.stopped) this.emit(this.stops.push(this.detok.flush()));
+    this.emit(this.stops.flush());
+    const stopped = cause === 'stop' || this.stops.stopped;
+    const result: RunResult = { finishReason: stopped ? 'stop' : 'length', info: this.info(media), text: this.text };
     this.put({ kind: 'done', result });
     this.settled = true;
     return result;

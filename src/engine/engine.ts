@@ -49,17 +49,19 @@ import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake/intake';
 import { videoInfo } from './intake/intake-video';
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
-import { profileModel } from './profile';
 import { fetchVideoUrl, videoSourceOf } from './intake/message-videos';
 import { toProcessorMessages } from './intake/message-images';
 import { ServeLoop } from './serve-loop';
+import { choiceRequest, collectChoices, streamChoices } from './choices';
 import { validateRequest } from './intake/validate-request';
 import { videoOptionsOf } from './intake/video-request';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionRequest,
+  ChatRequestOptions,
   ChatVideoInput,
+  CompletionUsage,
   EngineProgress,
   EngineStats,
   FinishReason,
@@ -145,10 +147,11 @@ interface Runtime {
 export class Engine {
   readonly chat = {
     completions: {
-      create: ((req: ChatCompletionRequest) => this.create(req)) as {
-        (req: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
-        (req: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
-        (req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
+      /** OpenAI's chat.completions.create: the request, and optionally the openai client's options ({ signal }). */
+      create: ((req: ChatCompletionRequest, options?: ChatRequestOptions) => this.create(req, options)) as {
+        (req: ChatCompletionRequest & { stream: true }, options?: ChatRequestOptions): Promise<AsyncIterable<ChatCompletionChunk>>;
+        (req: ChatCompletionRequest & { stream?: false | null }, options?: ChatRequestOptions): Promise<ChatCompletion>;
+        (req: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
       },
     },
   };
@@ -356,8 +359,37 @@ export class Engine {
     this.rt.gpu!.assertAlive();
   }
 
-  private create(req: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
-    if (req.stream) return Promise.resolve(this.stream(req));
+  private create(req: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
+    if (options?.signal && req && typeof req === 'object') {
+      if (req.signal && req.signal !== options.signal) {
+        return Promise.reject(
+          new InvalidRequestError('signal', req.signal, "give the AbortSignal once: in the request or in create()'s options."),
+        );
+      }
+      req = { ...req, signal: options.signal };
+    }
+    // As the openai client: a request aborted before it starts rejects, streamed or not.
+    if (req?.signal?.aborted) return Promise.reject(new RequestAbortedError(req.signal.reason));
+    const n = req?.n ?? 1;
+    if (typeof n === 'number' && n > 1) {
+      try {
+        validateRequest(req, this.mediaPolicy); // n itself, and every other field, before n requests start
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      const chunks = streamChoices(
+        n,
+        (i, signal) => this.stream({ ...choiceRequest(req, i, signal), stream: true }),
+        req.signal,
+        req.stream_options?.include_usage === true,
+      );
+      if (req.stream) return Promise.resolve(chunks);
+      return collectChoices(n, chunks).catch((e: unknown) => {
+        // The choices' streams end quietly on the caller's abort; a non-streamed request rejects.
+        throw req.signal?.aborted ? new RequestAbortedError(req.signal.reason) : e;
+      });
+    }
+    if (req?.stream) return Promise.resolve(this.stream(req));
     return this.complete(req);
   }
 
@@ -371,28 +403,34 @@ export class Engine {
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: this.modelId,
-      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason }],
-      usage: {
-        prompt_tokens: info.promptTokens,
-        completion_tokens: info.tokenIds.length,
-        total_tokens: info.promptTokens + info.tokenIds.length,
-      },
+      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: finishReason, logprobs: null }],
+      usage: usageOf(info),
       tessera: info,
     };
   }
 
+  /**
+   * Chunks as OpenAI streams them: the role, the text deltas, the finish reason (with `tessera`), and with
+   * stream_options.include_usage a last chunk with no choices and the usage (every other chunk usage: null).
+   * The caller's own abort ends the stream quietly, as the openai client's streams end.
+   */
   private async *stream(req: ChatCompletionRequest): AsyncGenerator<ChatCompletionChunk> {
     const id = `tessera-${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);
+    const includeUsage = req.stream_options?.include_usage === true;
+    const base = () => ({
+      id,
+      object: 'chat.completion.chunk' as const,
+      created,
+      model: this.modelId,
+      ...(includeUsage ? { usage: null } : {}),
+    });
     const chunk = (
       delta: ChatCompletionChunk['choices'][0]['delta'],
       finish: FinishReason | null,
       info?: TesseraInfo,
     ): ChatCompletionChunk => ({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model: this.modelId,
+      ...base(),
       choices: [{ index: 0, delta, finish_reason: finish }],
       ...(info ? { tessera: info } : {}),
     });
@@ -403,10 +441,14 @@ export class Engine {
         const n = await it.next();
         if (n.done) {
           yield chunk({}, n.value.finishReason, n.value.info);
+          if (includeUsage) yield { ...base(), choices: [], usage: usageOf(n.value.info) };
           return;
         }
         yield chunk({ content: n.value }, null);
       }
+    } catch (e) {
+      if (e instanceof RequestAbortedError && req.signal?.aborted) return;
+      throw e;
     } finally {
       await it.return(undefined as never); // an abandoned stream releases its request at once
     }
@@ -447,6 +489,9 @@ export class Engine {
           text += n.value;
           yield { type: 'transcript.text.delta', delta: n.value };
         }
+      } catch (e) {
+        if (e instanceof RequestAbortedError && req.signal?.aborted) return; // as a chat stream
+        throw e;
       } finally {
         await it.return(undefined as never);
       }
@@ -624,6 +669,8 @@ export class Engine {
           `engine.profile() profiles image checkpoints (a vision tile, a prefill chunk, a decode step); ${processor.where} is an audio checkpoint`,
         );
       }
+      // Loaded when asked for: an app that never profiles does not ship it in its first chunk.
+      const { profileModel } = await import('./profile');
       return profileModel(
         {
           gpu,
@@ -678,4 +725,12 @@ export class Engine {
     this.rt.model.destroy();
     if (this.deps.ownsGpu) this.rt.gpu?.destroy();
   }
+}
+
+function usageOf(info: TesseraInfo): CompletionUsage {
+  return {
+    prompt_tokens: info.promptTokens,
+    completion_tokens: info.tokenIds.length,
+    total_tokens: info.promptTokens + info.tokenIds.length,
+  };
 }

@@ -236,6 +236,11 @@ export class ServeLoop {
     for (const { req, token } of update.tokens) {
       const r = this.requests.get(req.id)!;
       r.onToken(token, req.stopIds.has(token));
+      // A stop string ends the request as a stop token would (its KV blocks freed now).
+      if (r.stoppedByString && !req.isFinished) {
+        scheduler.finish(req, 'stop');
+        update.finished.push(req);
+      }
     }
     for (const s of step.seqs) {
       const r = this.requests.get(s.req.id);

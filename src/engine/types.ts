@@ -1,5 +1,8 @@
-// The engine's public request and response shapes, following OpenAI's chat completions (as WebLLM does),
-// plus a `tessera` block with token ids and timings.
+// The engine's public request and response shapes: OpenAI's chat completions, so that a request typed
+// with the `openai` package's ChatCompletionCreateParams is a ChatCompletionRequest, and a ChatCompletion or
+// ChatCompletionChunk from the engine is the `openai` package's (checked by the consumer test against it).
+// Fields OpenAI has that Tessera cannot honour are typed here and refused at run time by name
+// (intake/validate-request.ts); Tessera's own fields are under `tessera` (and `top_k`, as vLLM's server).
 
 import type { KernelVariant } from '../gpu/adapter-info';
 import type { TimingMethod } from '../model/runner/model-runner';
@@ -9,10 +12,25 @@ import type { AudioMetaInfo, VideoMetaInfo } from '../protocol/encoder';
 
 export type { AudioMetaInfo, VideoMetaInfo };
 
+/** Text (what system, developer and tool messages take). */
+export interface ChatTextPart {
+  type: 'text';
+  text: string;
+}
+
+/** An earlier assistant turn's refusal (OpenAI's): read as that turn's text. */
+export interface ChatRefusalPart {
+  type: 'refusal';
+  refusal: string;
+}
+
 export type ChatContentPart =
-  | { type: 'text'; text: string }
-  /** url: a data: URL, an http(s) URL, or a blob: URL (browser). */
-  | { type: 'image_url'; image_url: { url: string } }
+  | ChatTextPart
+  /**
+   * url: a data: URL, an http(s) URL, or a blob: URL (browser). detail: 'auto' and 'high' read the image at
+   * the checkpoint's resolution; other values ('low', 'original') are refused (not implemented).
+   */
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
   /** Encoded image bytes (PNG, JPEG, WebP, ...). */
   | { type: 'image'; image: Uint8Array | ArrayBuffer | Blob }
   /**
@@ -30,7 +48,9 @@ export type ChatContentPart =
    */
   | { type: 'audio'; audio: Uint8Array | ArrayBuffer | Blob | AudioSamples }
   /** url: a data: URL, an http(s) URL, or a blob: URL (browser). The part vLLM's OpenAI server takes. */
-  | { type: 'audio_url'; audio_url: { url: string } };
+  | { type: 'audio_url'; audio_url: { url: string } }
+  /** OpenAI's file part (PDFs and the like): refused (InvalidMessageError). */
+  | { type: 'file'; file: unknown };
 
 /** Decoded audio: samples in [-1, 1] at their own rate, channels interleaved (default 1: mono). */
 export interface AudioSamples {
@@ -49,22 +69,90 @@ export interface VideoFrames {
   duration?: number;
 }
 
+/**
+ * A chat message: every variant of OpenAI's ChatCompletionMessageParam is one. 'developer' is read as
+ * 'system'. An assistant turn may have no content (null or absent: empty) and refusal parts or `refusal`
+ * (read as its text). Refused by name (InvalidRequestError): `name`, `tool_calls`, `function_call`, `audio`,
+ * and the 'tool' and 'function' roles (no tool calling yet).
+ */
 export interface ChatCompletionMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string | ChatContentPart[];
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+  /** Required but for an assistant turn. */
+  content?: string | Array<ChatContentPart | ChatRefusalPart> | null;
+  refusal?: string | null;
+  name?: string;
+  tool_calls?: unknown[];
+  function_call?: unknown;
+  audio?: unknown;
+  tool_call_id?: string;
 }
+
+/** OpenAI's response_format. Only `{ type: 'text' }` (the default) is accepted yet; the others are refused. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
 
 export interface ChatCompletionRequest {
   messages: ChatCompletionMessage[];
-  stream?: boolean;
-  /** Most tokens to generate (default 128). */
-  max_tokens?: number;
+  /** Accepted and not checked: the engine answers with its one model, and the response names it. */
+  model?: string;
+  stream?: boolean | null;
+  /** include_usage: the stream's last chunk has no choices and the request's usage (every other chunk usage null). */
+  stream_options?: { include_usage?: boolean; include_obfuscation?: boolean } | null;
+  /** Most tokens to generate (default 128); the same as max_completion_tokens (give one, or both equal). */
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
   /** 0 or unset: greedy. */
-  temperature?: number;
-  top_p?: number;
+  temperature?: number | null;
+  top_p?: number | null;
+  /** vLLM's extension: keep the k most likely tokens (0 or unset: all). */
   top_k?: number;
   /** Sampling seed (default 0): the same seed gives the same tokens. */
-  seed?: number;
+  seed?: number | null;
+  /**
+   * Up to 4 strings: the answer ends before the first place one of them appears (matched across token
+   * boundaries, not included in the text); finish_reason 'stop'.
+   */
+  stop?: string | string[] | null;
+  /**
+   * Answers to generate, 1 to 16 (default 1). Choice i samples with seed + i; the choices after the first
+   * share the prompt's KV blocks (one prefill) and the image embeddings.
+   */
+  n?: number | null;
+  /** 0 (or unset): other values are refused (not implemented yet). */
+  frequency_penalty?: number | null;
+  presence_penalty?: number | null;
+  /** false (or unset): log probabilities are refused (not implemented yet). */
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
+  response_format?: ResponseFormat;
+  /** Accepted; they do not change the answer (identifiers, storage and tier hints of OpenAI's service). */
+  user?: string;
+  safety_identifier?: string | null;
+  metadata?: Record<string, string> | null;
+  store?: boolean | null;
+  service_tier?: string | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_retention?: string | null;
+  /**
+   * OpenAI's, refused unless absent, null or empty (InvalidRequestError names the field): tool calling,
+   * logit_bias, audio output, predicted outputs, web search, reasoning and moderation options.
+   */
+  tools?: unknown[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  functions?: unknown[];
+  function_call?: unknown;
+  logit_bias?: Record<string, number> | null;
+  audio?: unknown;
+  modalities?: Array<'text' | 'audio'> | null;
+  prediction?: unknown;
+  web_search_options?: unknown;
+  reasoning_effort?: string | null;
+  verbosity?: string | null;
+  moderation?: unknown;
+  /** Cancels the request (also given as create()'s second argument, as the openai client takes it). */
   signal?: AbortSignal;
   /** Tessera's own options (not OpenAI's). */
   tessera?: {
@@ -91,7 +179,11 @@ export interface ChatCompletionRequest {
   };
 }
 
-export type FinishReason = 'stop' | 'length' | 'abort';
+/**
+ * 'stop': a stop token or a `stop` string; 'length': max_tokens or the context window. A cancelled request
+ * has none: a stream ends (as the openai client's does), a non-streamed request rejects with RequestAbortedError.
+ */
+export type FinishReason = 'stop' | 'length';
 
 export interface RequestTimings {
   /** Decode + resize + tokenize on the CPU. */
@@ -175,6 +267,14 @@ export interface TesseraInfo {
   audios: AudioInfo[];
   /** Set when the images could not be used and the caller allowed an answer without them. */
   degraded?: 'text-only';
+  /** With n > 1 (non-streamed): every choice's, in index order (this object is choice 0's). */
+  choices?: TesseraInfo[];
+}
+
+export interface CompletionUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
 }
 
 export interface ChatCompletion {
@@ -182,8 +282,13 @@ export interface ChatCompletion {
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: Array<{ index: 0; message: { role: 'assistant'; content: string }; finish_reason: FinishReason }>;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string; refusal: null };
+    finish_reason: FinishReason;
+    logprobs: null;
+  }>;
+  usage: CompletionUsage;
   tessera: TesseraInfo;
 }
 
@@ -192,9 +297,17 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: Array<{ index: 0; delta: { role?: 'assistant'; content?: string }; finish_reason: FinishReason | null }>;
-  /** On the last chunk only. */
+  /** One choice; none on the usage chunk that ends a stream with stream_options.include_usage. */
+  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string }; finish_reason: FinishReason | null; logprobs?: null }>;
+  /** With stream_options.include_usage: null on every chunk but the last, which has the usage. */
+  usage?: CompletionUsage | null;
+  /** On the chunk with the finish reason only. */
   tessera?: TesseraInfo;
+}
+
+/** create()'s second argument, as the openai client's request options (only the signal is read). */
+export interface ChatRequestOptions {
+  signal?: AbortSignal;
 }
 
 /**

@@ -137,10 +137,14 @@ describe.sequential('the packed package in a fresh app', () => {
 });
 
 describe.sequential('the same install from Node', () => {
-  it('type-checks against tessera/node with NodeNext and node16, and without the DOM lib', async () => {
+  it("type-checks against tessera/node with NodeNext and node16, and without the DOM lib; openai's chat types and the engine's are one", async () => {
     cpSync(join(TEMPLATE, 'node'), join(app, 'node'), { recursive: true });
     cpSync(ERROR_CLASSES, join(app, 'node/error-classes.ts'));
-    timed('npm install @types/node', expectSuccess(await npm(['install', `@types/node@${version('@types/node')}`], app), 'npm install'));
+    // openai: node/openai-types.ts checks that openai's request and response types and the engine's are one.
+    timed(
+      'npm install @types/node openai',
+      expectSuccess(await npm(['install', `@types/node@${version('@types/node')}`, `openai@${version('openai')}`], app), 'npm install'),
+    );
     // node/tsconfig.nodom.json: lib ES2022 only, as a Node project has it (the declarations name browser
     // globals; the package declares them as empty interfaces where lib.dom is absent).
     for (const project of ['node', 'node/tsconfig.node16.json', 'node/tsconfig.nodom.json']) {

@@ -12,13 +12,7 @@ import { run, type RunOptions } from '../../src/cli/run';
 import { createEngine } from '../../src/engine/create-node';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionRequest, VideoFrames } from '../../src/engine/types';
-import {
-  BackendUnsupportedError,
-  EncodeTimeoutError,
-  ImageDecodeError,
-  OnnxFilesMissingError,
-  RequestAbortedError,
-} from '../../src/errors';
+import { BackendUnsupportedError, EncodeTimeoutError, ImageDecodeError, OnnxFilesMissingError } from '../../src/errors';
 import { goldenManifest } from '../helpers/goldens';
 import { clip, requireFfmpeg, videoGolden } from '../helpers/video';
 import { mixedWorkload, specRequest } from '../helpers/mixed-workload';
@@ -134,12 +128,14 @@ describe("device: 'cpu'", () => {
       stream: true,
       signal: abort.signal,
     });
+    // The stream ends quietly where it was stopped (as the openai client's streams do).
     const run = (async () => {
       let n = 0;
       for await (const c of victim) if (c.choices[0]!.delta.content && ++n === 2) abort.abort(new Error('user pressed stop'));
-    })().catch((e: unknown) => e);
+      return n;
+    })();
     const other = await engine.chat.completions.create(ask(undefined, 'Tell me a story.', { max_tokens: 12 }));
-    expect(await run).toBeInstanceOf(RequestAbortedError);
+    expect(await run).toBeLessThan(30);
     expect(other.tessera.tokenIds).toEqual(solo);
     expectIdle(engine);
   });

@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/engine/types';
-import { ContextLengthError, ImageDecodeError, ImageTokenMismatchError, RequestAbortedError } from '../../src/errors';
+import { ContextLengthError, ImageDecodeError, ImageTokenMismatchError } from '../../src/errors';
 import { generate } from '../../src/model/generate';
 import { testEngine } from '../helpers/engine';
 import { goldenManifest } from '../helpers/goldens';
@@ -93,13 +93,12 @@ describe('engine', () => {
       stream: true,
       signal: abort.signal,
     });
-    const err = await (async () => {
-      let n = 0;
-      for await (const c of stream) {
-        if (c.choices[0].delta.content && ++n === 2) abort.abort();
-      }
-    })().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(RequestAbortedError);
+    // The stream ends quietly where it was stopped (as the openai client's streams do).
+    let n = 0;
+    for await (const c of stream) {
+      if (c.choices[0].delta.content && ++n === 2) abort.abort();
+    }
+    expect(n).toBeLessThan(50);
     await expectHealthy();
   });
 });

@@ -92,17 +92,18 @@ describe('continuous batching', () => {
     for (const spec of specs) solo.push((await engine.chat.completions.create(await request(spec))).tessera.tokenIds);
     const abort = new AbortController();
     const victim = await engine.chat.completions.create({ ...(await request(specs[2], { signal: abort.signal })), stream: true });
+    // The stream ends quietly where it was stopped (as the openai client's streams do).
     const victimRun = (async () => {
       let n = 0;
       for await (const c of victim) {
         if (c.choices[0].delta.content && ++n === 2) abort.abort(new Error('user pressed stop'));
       }
-    })().catch((e: unknown) => e);
+      return n;
+    })();
     const others = await Promise.all(
       specs.map(async (s, i) => (i === 2 ? undefined : (await engine.chat.completions.create(await request(s))).tessera.tokenIds)),
     );
-    const err = await victimRun;
-    expect(err).toBeInstanceOf(RequestAbortedError);
+    expect(await victimRun).toBeLessThan(12);
     others.forEach((t, i) => {
       if (i !== 2) expect(t).toEqual(solo[i]);
     });

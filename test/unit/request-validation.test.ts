@@ -25,7 +25,8 @@ function thrown(f: () => unknown): unknown {
 
 describe('validateRequest', () => {
   it('accepts the documented values and absent fields', () => {
-    expect(validateRequest(req({}), policy)).toEqual({ maxTokens: 128, sampling: undefined });
+    const none = { stop: [], includeUsage: false };
+    expect(validateRequest(req({}), policy)).toEqual({ maxTokens: 128, sampling: undefined, ...none });
     const ok = req({
       max_tokens: 4,
       temperature: 0.7,
@@ -36,10 +37,19 @@ describe('validateRequest', () => {
       signal: new AbortController().signal,
       tessera: { encodeTimeoutMs: 10, textOnlyFallback: true },
     });
-    expect(validateRequest(ok, policy)).toEqual({ maxTokens: 4, sampling: { temperature: 0.7, topK: 40, topP: 1, seed: -3 } });
+    expect(validateRequest(ok, policy)).toEqual({ maxTokens: 4, sampling: { temperature: 0.7, topK: 40, topP: 1, seed: -3 }, ...none });
     expect(validateRequest(req({ temperature: 0, top_p: null, top_k: 0, seed: Date.now() }), policy)).toEqual({
       maxTokens: 128,
       sampling: undefined,
+      ...none,
+    });
+    // OpenAI's names and options: max_completion_tokens, stop (one or a list), stream_options with a stream.
+    expect(
+      validateRequest(req({ max_completion_tokens: 9, stop: 'END', stream: true, stream_options: { include_usage: true } }), policy),
+    ).toEqual({ maxTokens: 9, sampling: undefined, stop: ['END'], includeUsage: true });
+    expect(validateRequest(req({ max_tokens: 9, max_completion_tokens: 9, stop: ['a', 'b', 'c', 'd'] }), policy)).toMatchObject({
+      maxTokens: 9,
+      stop: ['a', 'b', 'c', 'd'],
     });
     // Sampling fields left null take their defaults (every token, seed 0).
     expect(validateRequest(req({ temperature: 1, top_p: null, top_k: null, seed: null }), policy).sampling).toEqual({

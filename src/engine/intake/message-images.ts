@@ -5,13 +5,14 @@
 // request's signal, a timeout, a byte cap, optionally no private hosts); every image is measured against
 // media.maxImageBytes before it is decoded.
 
-import { InvalidMessageError } from '../../errors';
+import { InvalidMessageError, InvalidRequestError } from '../../errors';
 import type { ChatMessage, ContentPart } from '../../processor/messages';
 import { dataUrlBytes } from './data-url';
 import { fetchMedia } from './fetch-media';
 import type { MediaPolicy } from './media-options';
 import { audioSourceOf, audioUrlBytes, inputAudioBytes } from './message-audio';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
+import { fromOpenAiMessage } from './openai-message';
 import type { ChatCompletionMessage } from '../types';
 
 function describe(v: unknown): string {
@@ -57,12 +58,12 @@ export async function toProcessorMessages(
 ): Promise<ChatMessage[]> {
   if (!Array.isArray(messages) || messages.length === 0) throw new InvalidMessageError('messages must be a non-empty array');
   const out: ChatMessage[] = [];
-  for (const [i, m] of messages.entries()) {
-    if (typeof m?.content === 'string') {
+  for (const [i, message] of messages.entries()) {
+    const m = fromOpenAiMessage(message, i);
+    if (typeof m.content === 'string') {
       out.push({ role: m.role, content: m.content });
       continue;
     }
-    if (!Array.isArray(m?.content)) throw new InvalidMessageError(`messages[${i}].content must be a string or an array of parts`);
     const parts: ContentPart[] = [];
     for (const [j, p] of m.content.entries()) {
       const where = `messages[${i}].content[${j}]`;
@@ -70,6 +71,14 @@ export async function toProcessorMessages(
         if (typeof p.text !== 'string') throw new InvalidMessageError(`${where}.text must be a string, found ${describe(p.text)}.`);
         parts.push({ type: 'text', text: p.text });
       } else if (p?.type === 'image_url') {
+        const detail = (p.image_url as { detail?: unknown } | undefined)?.detail;
+        if (detail !== undefined && detail !== 'auto' && detail !== 'high') {
+          throw new InvalidRequestError(
+            `${where}.image_url.detail`,
+            detail,
+            "use 'auto' or 'high' (the checkpoint's own resolution) or leave it out; 'low' is not implemented.",
+          );
+        }
         parts.push({ type: 'image', image: await urlBytes(p, where, policy, signal) });
       } else if (p?.type === 'image') {
         parts.push({ type: 'image', image: await givenBytes(p.image, where, policy) });
@@ -85,6 +94,8 @@ export async function toProcessorMessages(
         const url = p.video_url?.url;
         if (typeof url !== 'string') throw new InvalidMessageError(`${where}.video_url.url must be a string, found ${describe(url)}.`);
         parts.push({ type: 'video', video: await fetchVideoUrl(url, `${where}.video_url.url`, policy, signal) });
+      } else if (p?.type === 'file') {
+        throw new InvalidMessageError(`${where} is a file part; files (PDFs, documents) are not read: send their pages as images.`);
       } else {
         throw new InvalidMessageError(
           `${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url', 'video', 'input_audio', 'audio_url' or 'audio'`,

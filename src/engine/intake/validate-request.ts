@@ -4,14 +4,23 @@
 // Runs on every request: no value is remembered from an earlier one.
 //
 //   field                 accepted
-//   max_tokens            integer >= 1 (default 128)
+//   max_tokens            integer >= 1 (default 128); max_completion_tokens the same (both: equal)
 //   temperature           finite >= 0 (0 or unset: greedy)
 //   top_p                 finite in (0, 1]            (sampling keeps the smallest set of tokens whose
 //   top_k                 integer >= 0 (0: off)        probability reaches top_p; 0 would keep none)
 //   seed                  safe integer (the draw uses it modulo 2^32)
 //   stream                boolean
 //   signal                an AbortSignal
+//   stop                  a string or up to 4, none empty
+//   n                     integer 1 to 16
+//   stream_options        { include_usage?, include_obfuscation? } booleans, with stream: true
+//   model                 a string (not checked: the engine has one model)
 //   tessera.*             encodeTimeoutMs finite > 0; allowReducedResolution, textOnlyFallback boolean
+//
+// OpenAI's other fields: those that do not change the answer are accepted (user, safety_identifier,
+// metadata, store, service_tier, prompt_cache_key, prompt_cache_retention); those Tessera cannot honour
+// yet are refused unless absent, null or their neutral value (n 1, penalties 0, logprobs false,
+// response_format text, no tools, ...), so that nothing asked for is silently ignored.
 
 import { InvalidMessageError, InvalidRequestError, TooManyImagesError } from '../../errors';
 import type { MediaPolicy } from './media-options';
@@ -20,11 +29,71 @@ import type { ChatCompletionRequest } from '../types';
 
 export const DEFAULT_MAX_TOKENS = 128;
 
+/** Most choices (n) one request may ask for. */
+export const MAX_CHOICES = 16;
+
 /** What the engine runs a request with, once every field has been checked: the one place defaults are applied. */
 export interface CheckedRequest {
   maxTokens: number;
   /** undefined: greedy (temperature 0 or unset). */
   sampling: Omit<SamplingParams, 'step'> | undefined;
+  /** Stop strings (none: []). */
+  stop: string[];
+  /** stream_options.include_usage. */
+  includeUsage: boolean;
+}
+
+const NOT_YET = 'is not implemented yet';
+
+/** OpenAI fields Tessera cannot honour yet: [field, accepted neutral values, what to do instead]. */
+const REFUSED: ReadonlyArray<[string, (v: unknown) => boolean, string]> = [
+  ['frequency_penalty', (v) => v === 0, `a frequency penalty ${NOT_YET}; leave it out or 0.`],
+  ['presence_penalty', (v) => v === 0, `a presence penalty ${NOT_YET}; leave it out or 0.`],
+  ['logprobs', (v) => v === false, 'log probabilities are not implemented yet; leave it out or false.'],
+  ['top_logprobs', (v) => v === 0, 'log probabilities are not implemented yet; leave it out.'],
+  [
+    'response_format',
+    (v) => (v as { type?: unknown }).type === 'text',
+    `structured output (json_object, json_schema) ${NOT_YET}; leave it out or { type: 'text' }.`,
+  ],
+  ['tools', (v) => Array.isArray(v) && v.length === 0, `tool calling ${NOT_YET}; leave tools out.`],
+  ['tool_choice', (v) => v === 'none' || v === 'auto', `tool calling ${NOT_YET}; leave tool_choice out.`],
+  ['functions', (v) => Array.isArray(v) && v.length === 0, `function calling ${NOT_YET}; leave functions out.`],
+  ['function_call', (v) => v === 'none' || v === 'auto', `function calling ${NOT_YET}; leave function_call out.`],
+  ['logit_bias', (v) => typeof v === 'object' && Object.keys(v as object).length === 0, `logit_bias ${NOT_YET}; leave it out.`],
+  ['audio', () => false, 'audio output is not supported (Tessera answers in text); leave it out.'],
+  [
+    'modalities',
+    (v) => Array.isArray(v) && v.every((m) => m === 'text'),
+    "Tessera answers in text only; leave modalities out or ['text'].",
+  ],
+  ['prediction', () => false, 'predicted outputs are not implemented yet; leave it out.'],
+  ['web_search_options', () => false, 'web search is not available on the device; leave it out.'],
+  ['reasoning_effort', () => false, 'this checkpoint has no reasoning effort setting; leave it out.'],
+  ['verbosity', () => false, 'this checkpoint has no verbosity setting; leave it out.'],
+  ['moderation', () => false, 'moderation is not available on the device; leave it out.'],
+];
+
+/** Accepted and not acted on (identifiers, storage and tier hints of OpenAI's service): their types only. */
+const ACCEPTED: ReadonlyArray<[string, (v: unknown) => boolean, string]> = [
+  ['model', (v) => typeof v === 'string', 'it must be a string (not checked: the engine answers with its model).'],
+  ['user', (v) => typeof v === 'string', 'it must be a string.'],
+  ['safety_identifier', (v) => typeof v === 'string', 'it must be a string.'],
+  ['metadata', (v) => typeof v === 'object' && !Array.isArray(v), 'it must be an object of strings.'],
+  ['store', (v) => typeof v === 'boolean', 'it must be true or false.'],
+  ['service_tier', (v) => typeof v === 'string', 'it must be a string.'],
+  ['prompt_cache_key', (v) => typeof v === 'string', 'it must be a string.'],
+  ['prompt_cache_retention', (v) => typeof v === 'string', 'it must be a string.'],
+  ['parallel_tool_calls', (v) => typeof v === 'boolean', 'it must be true or false.'],
+];
+
+function stopStrings(v: unknown): string[] {
+  if (absent(v)) return [];
+  const list = typeof v === 'string' ? [v] : v;
+  if (!Array.isArray(list) || list.length > 4 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new InvalidRequestError('stop', v, 'it must be a non-empty string or an array of up to 4 of them.');
+  }
+  return list as string[];
 }
 
 const absent = (v: unknown) => v === undefined || v === null;
@@ -56,6 +125,25 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
   if (!Array.isArray(req.messages) || req.messages.length === 0)
     throw new InvalidMessageError('messages must be a non-empty array of {role, content}.');
   optional(r, 'max_tokens', (v) => Number.isSafeInteger(v) && (v as number) >= 1, 'it must be an integer of at least 1.');
+  optional(r, 'max_completion_tokens', (v) => Number.isSafeInteger(v) && (v as number) >= 1, 'it must be an integer of at least 1.');
+  if (!absent(r.max_tokens) && !absent(r.max_completion_tokens) && r.max_tokens !== r.max_completion_tokens) {
+    throw new InvalidRequestError(
+      'max_completion_tokens',
+      r.max_completion_tokens,
+      `max_tokens is ${r.max_tokens}: give one of them (max_completion_tokens is OpenAI's current name), or both equal.`,
+    );
+  }
+  for (const [field, ok, requirement] of ACCEPTED) optional(r, field, ok, requirement);
+  for (const [field, neutral, requirement] of REFUSED) {
+    if (!absent(r[field]) && !neutral(r[field])) throw new InvalidRequestError(field, r[field], requirement);
+  }
+  const stop = stopStrings(r.stop);
+  optional(
+    r,
+    'n',
+    (v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= MAX_CHOICES,
+    `it must be an integer from 1 to ${MAX_CHOICES}.`,
+  );
   optional(r, 'temperature', (v) => isFiniteNumber(v) && v >= 0, 'it must be a finite number >= 0 (0 or unset decodes greedily).');
   optional(
     r,
@@ -66,6 +154,23 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
   optional(r, 'top_k', (v) => Number.isSafeInteger(v) && (v as number) >= 0, 'it must be an integer >= 0 (0 or unset keeps every token).');
   optional(r, 'seed', (v) => Number.isSafeInteger(v), 'it must be an integer.');
   optional(r, 'stream', (v) => typeof v === 'boolean', 'it must be true or false.');
+  optional(
+    r,
+    'stream_options',
+    (v) =>
+      typeof v === 'object' &&
+      Object.entries(v as object).every(
+        ([k, x]) => (k === 'include_usage' || k === 'include_obfuscation') && (x === undefined || typeof x === 'boolean'),
+      ),
+    'it must be { include_usage?: boolean, include_obfuscation?: boolean }.',
+  );
+  if (!absent(r.stream_options) && r.stream !== true) {
+    throw new InvalidRequestError(
+      'stream_options',
+      r.stream_options,
+      'it applies to streamed requests only: set stream: true or leave it out.',
+    );
+  }
   optional(
     r,
     'signal',
@@ -96,5 +201,10 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
     req.temperature !== undefined && req.temperature !== null && req.temperature > 0
       ? { temperature: req.temperature, topK: req.top_k ?? 0, topP: req.top_p ?? 1, seed: req.seed ?? 0 }
       : undefined;
-  return { maxTokens: (r.max_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS, sampling };
+  return {
+    maxTokens: ((r.max_completion_tokens ?? r.max_tokens) as number | null | undefined) ?? DEFAULT_MAX_TOKENS,
+    sampling,
+    stop,
+    includeUsage: (r.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
+  };
 }

@@ -1,0 +1,274 @@
+// OpenAI's chat completion parameters and shapes on the engine, on the CPU backend (the same
+// engine code as WebGPU, faster here): stop strings across token boundaries, max_completion_tokens,
+// stream_options.include_usage, the response fields openai's types have, OpenAI's message shapes, the
+// fields Tessera refuses by name, and cancellation as the openai client does it.
+
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../src/engine/create-node';
+import type { Engine } from '../../src/engine/engine';
+import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/engine/types';
+import { InvalidMessageError, InvalidRequestError, RequestAbortedError } from '../../src/errors';
+import { goldenManifest } from '../helpers/goldens';
+import { ensureTinyModels } from '../helpers/tiny-models';
+
+const SAMPLE = new Uint8Array(readFileSync(resolve(import.meta.dirname, '../../public/sample.png')));
+const TOKENS = goldenManifest().greedy['smolvlm-tiny'].tokens;
+const DATA_URL = `data:image/png;base64,${Buffer.from(SAMPLE).toString('base64')}`;
+
+const golden = (extra: Partial<ChatCompletionRequest> = {}): ChatCompletionRequest & { stream?: false } => ({
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'image_url', image_url: { url: DATA_URL } },
+        { type: 'text', text: 'Can you describe this image?' },
+      ],
+    },
+  ],
+  max_tokens: 20,
+  ...extra,
+  stream: false,
+});
+
+async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
+  const out: ChatCompletionChunk[] = [];
+  for await (const c of stream) out.push(c);
+  return out;
+}
+
+let engine: Engine;
+beforeAll(async () => {
+  engine = await createEngine({
+    model: `${ensureTinyModels()}/smolvlm-tiny`,
+    device: 'cpu',
+    encoder: { mode: 'in-process' },
+    kvCacheTokens: 4096,
+  });
+});
+afterAll(() => engine?.destroy());
+
+function expectIdle(): void {
+  const s = engine.stats();
+  expect(s.kv.numFreeBlocks).toBe(s.kv.numBlocks);
+  expect(s.scheduler).toMatchObject({ numWaiting: 0, numRunning: 0 });
+}
+
+describe('OpenAI parameters', () => {
+  it('the response has what openai types have: usage, logprobs null, refusal null; max_completion_tokens is max_tokens', async () => {
+    const r = await engine.chat.completions.create(golden({ max_tokens: undefined, max_completion_tokens: 20, model: 'any-name' }));
+    expect(r.tessera.tokenIds).toEqual(TOKENS);
+    expect(r.choices).toEqual([
+      {
+        index: 0,
+        message: { role: 'assistant', content: r.choices[0]!.message.content, refusal: null },
+        finish_reason: 'length',
+        logprobs: null,
+      },
+    ]);
+    expect(r.usage).toEqual({ prompt_tokens: r.tessera.promptTokens, completion_tokens: 20, total_tokens: r.tessera.promptTokens + 20 });
+    const three = await engine.chat.completions.create(golden({ max_tokens: 3, max_completion_tokens: 3 }));
+    expect(three.tessera.tokenIds).toEqual(TOKENS.slice(0, 3));
+    await expect(engine.chat.completions.create(golden({ max_tokens: 3, max_completion_tokens: 4 }))).rejects.toMatchObject({
+      name: 'InvalidRequestError',
+      field: 'max_completion_tokens',
+    });
+  });
+
+  it('stop strings end the answer before them, across token boundaries, streamed or not; the KV is freed at once', async () => {
+    const deltas = (await collect(await engine.chat.completions.create({ ...golden(), stream: true })))
+      .map((c) => c.choices[0]?.delta.content ?? '')
+      .filter((d) => d.length > 0);
+    const full = deltas.join('');
+    // A stop string made of the end of one token's text and the start of the next one's.
+    const k = deltas.findIndex((d, i) => i > 0 && d.length >= 2 && (deltas[i + 1]?.length ?? 0) >= 2);
+    expect(k, `no two neighbouring deltas of 2+ characters in ${JSON.stringify(deltas)}`).toBeGreaterThan(0);
+    const stop = deltas[k]!.slice(-2) + deltas[k + 1]!.slice(0, 2);
+    const expected = full.slice(0, full.indexOf(stop));
+    const r = await engine.chat.completions.create(golden({ stop: ['never appears', stop] }));
+    expect(r.choices[0]!.message.content).toBe(expected);
+    expect(r.choices[0]!.finish_reason).toBe('stop');
+    expect(r.tessera.tokenIds.length).toBeLessThan(20);
+    expectIdle();
+    const chunks = await collect(await engine.chat.completions.create({ ...golden({ stop }), stream: true }));
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(expected);
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
+    // A stop string that never appears changes nothing.
+    const none = await engine.chat.completions.create(golden({ stop: 'never appears' }));
+    expect(none.choices[0]!.message.content).toBe(full);
+    expect(none.choices[0]!.finish_reason).toBe('length');
+  });
+
+  it('stream_options.include_usage: usage null on every chunk, then a last chunk with no choices and the usage', async () => {
+    const chunks = await collect(
+      await engine.chat.completions.create({ ...golden(), stream: true, stream_options: { include_usage: true } }),
+    );
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: 20, total_tokens: expect.any(Number) });
+    expect(chunks.slice(0, -1).every((c) => c.usage === null && c.choices.length === 1)).toBe(true);
+    expect(chunks.at(-2)!.tessera!.tokenIds).toEqual(TOKENS);
+    const plain = await collect(await engine.chat.completions.create({ ...golden({ max_tokens: 2 }), stream: true }));
+    expect(plain.every((c) => !('usage' in c))).toBe(true);
+  });
+
+  it("OpenAI's message shapes: developer is system, an assistant turn may be null or a refusal", async () => {
+    const convo = (system: ChatCompletionRequest['messages'][number], assistant: ChatCompletionRequest['messages'][number]) =>
+      engine.chat.completions.create({
+        messages: [system, { role: 'user', content: 'Hi' }, assistant, { role: 'user', content: 'And now?' }],
+        max_tokens: 4,
+      });
+    const asSystem = await convo({ role: 'system', content: 'Be brief.' }, { role: 'assistant', content: 'No.' });
+    const asDeveloper = await convo({ role: 'developer', content: 'Be brief.' }, { role: 'assistant', content: null, refusal: 'No.' });
+    const asParts = await convo(
+      { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] },
+      { role: 'assistant', content: [{ type: 'refusal', refusal: 'No.' }] },
+    );
+    expect(asDeveloper.tessera.tokenIds).toEqual(asSystem.tessera.tokenIds);
+    expect(asParts.tessera.tokenIds).toEqual(asSystem.tessera.tokenIds);
+    const empty = await convo({ role: 'system', content: 'Be brief.' }, { role: 'assistant' });
+    expect(empty.usage.prompt_tokens).toBeLessThan(asSystem.usage.prompt_tokens);
+  });
+
+  it('what Tessera cannot honour is refused by name, never ignored; what does not change the answer is accepted', async () => {
+    const refused: Array<[Partial<ChatCompletionRequest>, string]> = [
+      [{ n: 17 }, 'n'],
+      [{ n: 0 }, 'n'],
+      [{ frequency_penalty: 0.5 }, 'frequency_penalty'],
+      [{ presence_penalty: -1 }, 'presence_penalty'],
+      [{ logprobs: true }, 'logprobs'],
+      [{ top_logprobs: 3 }, 'top_logprobs'],
+      [{ response_format: { type: 'json_object' } }, 'response_format'],
+      [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools'],
+      [{ tool_choice: 'required' }, 'tool_choice'],
+      [{ logit_bias: { '5': 10 } }, 'logit_bias'],
+      [{ modalities: ['text', 'audio'] }, 'modalities'],
+      [{ audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
+      [{ reasoning_effort: 'high' }, 'reasoning_effort'],
+      [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
+      [{ stop: '' }, 'stop'],
+      [{ stream_options: { include_usage: true } }, 'stream_options'],
+      [{ messages: [{ role: 'user', content: 'Hi', name: 'ann' }] }, 'messages[0].name'],
+      [{ messages: [{ role: 'tool', content: '42', tool_call_id: 'c1' }] }, 'messages[0].role'],
+      [{ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1' }] }] }, 'messages[0].tool_calls'],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: DATA_URL, detail: 'low' } }] }] },
+        'messages[0].content[0].image_url.detail',
+      ],
+    ];
+    for (const [extra, field] of refused) {
+      const e = await engine.chat.completions.create(golden(extra)).catch((x: unknown) => x);
+      expect(e, field).toBeInstanceOf(InvalidRequestError);
+      expect((e as InvalidRequestError).field).toBe(field);
+    }
+    const file = await engine.chat.completions
+      .create(golden({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }] }))
+      .catch((x: unknown) => x);
+    expect(file).toBeInstanceOf(InvalidMessageError);
+    const accepted = await engine.chat.completions.create(
+      golden({
+        model: 'gpt-4o-mini',
+        user: 'u1',
+        metadata: { app: 'test' },
+        store: false,
+        n: 1,
+        frequency_penalty: 0,
+        presence_penalty: null,
+        logprobs: false,
+        response_format: { type: 'text' },
+        tools: [],
+        tool_choice: 'none',
+        max_tokens: 3,
+        messages: golden().messages.map((m) => ({ ...m, content: m.content })),
+      }),
+    );
+    expect(accepted.tessera.tokenIds).toEqual(TOKENS.slice(0, 3));
+    expectIdle();
+  });
+});
+
+describe('n choices', () => {
+  it("n = 3: one prefill (the others start on the first one's KV blocks), greedy choices equal, usage counts the prompt once", async () => {
+    const bs = engine.stats().kv.blockSize;
+    const hits = () => engine.stats().scheduler.prefixHitTokens;
+    // A question no earlier request asked, long enough to fill blocks of its own after the image's (which
+    // earlier requests cached): the blocks only the choices share.
+    const question = 'Give three different short answers, each about the colours, the shapes and the mood of this picture.';
+    const req = golden({
+      n: 3,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: DATA_URL } },
+            { type: 'text', text: question },
+          ],
+        },
+      ],
+    });
+    const before = hits();
+    const r = await engine.chat.completions.create(req);
+    const prompt = r.usage.prompt_tokens;
+    expect(r.choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(new Set(r.choices.map((c) => c.message.content)).size).toBe(1);
+    expect(r.tessera.choices!.map((c) => c.tokenIds)).toEqual([0, 1, 2].map(() => r.tessera.tokenIds));
+    expect(r.usage).toEqual({ prompt_tokens: prompt, completion_tokens: 60, total_tokens: prompt + 60 });
+    const shared = Math.floor((prompt - 1) / bs) * bs;
+    const [first, ...others] = r.tessera.choices!.map((c) => c.cachedTokens);
+    expect(first).toBeLessThan(shared);
+    expect(others).toEqual([shared, shared]);
+    expect(hits() - before).toBe(first! + 2 * shared);
+    expectIdle();
+  });
+
+  it('n = 3 sampled: choice i is the same request alone with seed + i, and the seed reproduces all three', async () => {
+    const sampled = golden({ n: 3, temperature: 0.9, top_p: 0.95, seed: 11, max_tokens: 8 });
+    const a = await engine.chat.completions.create(sampled);
+    const b = await engine.chat.completions.create(sampled);
+    expect(b.tessera.choices!.map((c) => c.tokenIds)).toEqual(a.tessera.choices!.map((c) => c.tokenIds));
+    for (let i = 0; i < 3; i++) {
+      const alone = await engine.chat.completions.create({ ...sampled, n: 1, seed: 11 + i });
+      expect(a.tessera.choices![i]!.tokenIds).toEqual(alone.tessera.tokenIds);
+    }
+    expect(new Set(a.tessera.choices!.map((c) => c.tokenIds.join())).size).toBeGreaterThan(1);
+  });
+
+  it('n = 2 streamed: chunks of both choices under one id, each finished, then the usage of both', async () => {
+    const chunks = await collect(
+      await engine.chat.completions.create({ ...golden({ n: 2, max_tokens: 5 }), stream: true, stream_options: { include_usage: true } }),
+    );
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+    const finished = chunks.flatMap((c) => c.choices.filter((x) => x.finish_reason).map((x) => x.index));
+    expect(finished.sort()).toEqual([0, 1]);
+    expect(chunks.at(-1)!.choices).toEqual([]);
+    expect(chunks.at(-1)!.usage!.completion_tokens).toBe(10);
+    expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
+    expectIdle();
+  });
+});
+
+describe('cancellation, as the openai client does it', () => {
+  it("a stream aborted mid-way ends quietly; a request aborted before it starts rejects; create()'s second argument carries the signal", async () => {
+    const abort = new AbortController();
+    const stream = await engine.chat.completions.create({ ...golden({ max_tokens: 40 }), stream: true }, { signal: abort.signal });
+    let n = 0;
+    for await (const c of stream) if (c.choices[0]?.delta.content && ++n === 2) abort.abort(new Error('user pressed stop'));
+    expect(n).toBeGreaterThanOrEqual(2);
+    expect(n).toBeLessThan(40);
+    expectIdle();
+    const before = new AbortController();
+    before.abort();
+    await expect(engine.chat.completions.create(golden(), { signal: before.signal })).rejects.toBeInstanceOf(RequestAbortedError);
+    await expect(engine.chat.completions.create({ ...golden(), stream: true }, { signal: before.signal })).rejects.toBeInstanceOf(
+      RequestAbortedError,
+    );
+    // Non-streamed and aborted while it runs: rejects.
+    const during = new AbortController();
+    const pending = engine.chat.completions.create(golden({ max_tokens: 200 }), { signal: during.signal });
+    while (engine.stats().scheduler.numRunning === 0) await new Promise((r) => setTimeout(r, 2));
+    during.abort();
+    await expect(pending).rejects.toBeInstanceOf(RequestAbortedError);
+    expectIdle();
+  });
+});
