@@ -223,6 +223,7 @@ async function main(): Promise<void> {
     const passOn = [`--tokens=${args.tokens}`, `--reps=${args.reps}`, '--no-peer', '--no-profile', `--dtypes=f32`, '--no-accuracy'];
     if (!args.node) passOn.push('--no-node');
     if (!args.browser) passOn.push('--no-browser');
+    if (!args.cpu) passOn.push('--no-cpu');
     try {
       baseline = await runBaseline<Record<string, unknown>>(repoRoot, args.baseline, 'bench:model', passOn, log);
     } catch (e) {
