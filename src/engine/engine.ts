@@ -368,13 +368,20 @@ export class Engine {
       }
       req = { ...req, signal: options.signal };
     }
-    // As the openai client: a request aborted before it starts rejects, streamed or not.
-    if (req?.signal?.aborted) return Promise.reject(new RequestAbortedError(req.signal.reason));
+    // As the openai client: a request aborted before it starts rejects, streamed or not (and counts as a
+    // failed request, as one aborted later does).
+    if (req?.signal?.aborted) {
+      this.counters.requests++;
+      this.counters.failedRequests++;
+      return Promise.reject(new RequestAbortedError(req.signal.reason));
+    }
     const n = req?.n ?? 1;
     if (typeof n === 'number' && n > 1) {
       try {
         validateRequest(req, this.mediaPolicy); // n itself, and every other field, before n requests start
       } catch (e) {
+        this.counters.requests++;
+        this.counters.failedRequests++;
         return Promise.reject(e);
       }
       const chunks = streamChoices(
