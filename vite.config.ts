@@ -103,6 +103,12 @@ function serveTestPages(): Plugin {
         try {
           const html = readFileSync(file, 'utf8').replaceAll('%PAGES%', `/@fs${TEST_PAGES}`);
           res.setHeader('Content-Type', 'text/html');
+          // ?isolated: the page is cross-origin isolated (the headers SharedArrayBuffer, and so
+          // onnxruntime-web's WebAssembly threads, need); its scripts and workers are same-origin.
+          if (new URL(req.url ?? '/', 'http://x').searchParams.has('isolated')) {
+            res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+            res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+          }
           res.end(await server.transformIndexHtml(req.url ?? '/', html));
         } catch (e) {
           next(e);

@@ -54,7 +54,10 @@ export async function chooseDevice(option: DeviceOption, probes: DeviceProbes): 
     const cpu = await probes.ort(option);
     return {
       cpu,
-      choice: { backend: option, reason: `the CPU backend (onnxruntime ${option === 'cpu' ? 'CPU' : 'WebAssembly'}), asked for` },
+      choice: {
+        backend: option,
+        reason: `the CPU backend (${cpu.label ?? `onnxruntime ${option === 'cpu' ? 'CPU' : 'WebAssembly'}`}), asked for`,
+      },
     };
   }
   let gpu: GpuContext | undefined;
@@ -88,7 +91,10 @@ export async function chooseDevice(option: DeviceOption, probes: DeviceProbes): 
     gpu?.destroy();
     return {
       cpu,
-      choice: { backend: probes.cpuKind, reason: `${why}; the checkpoint has ONNX graphs, so the CPU backend (onnxruntime) runs it` },
+      choice: {
+        backend: probes.cpuKind,
+        reason: `${why}; the checkpoint has ONNX graphs, so the CPU backend (${cpu.label ?? 'onnxruntime'}) runs it`,
+      },
     };
   } catch (e) {
     if (!(e instanceof MissingDependencyError)) throw e;

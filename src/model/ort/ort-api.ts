@@ -37,6 +37,8 @@ export interface OrtRuntime {
   provider: 'cpu' | 'wasm';
   /** Threads per session (undefined: onnxruntime's default, every core). */
   threads?: number;
+  /** How it runs, for engine.stats().device.reason ('onnxruntime CPU', 'onnxruntime WebAssembly, 2 threads'). */
+  label?: string;
 }
 
 export async function createSession(

@@ -162,9 +162,12 @@ declare global {
     tesseraCpuParity?: (
       model: string,
       maxNewTokens: number,
+      encoderMode?: 'in-process' | 'workers',
     ) => Promise<{
       tokenIds: number[];
       backend: string;
+      /** engine.stats().device.reason (says how many WebAssembly threads). */
+      reason: string;
       encoderMode: string;
       keys: string[];
       /** The same question asked while a long text request streams: its tokens, and how far the long one had got. */
@@ -173,9 +176,9 @@ declare global {
   }
 }
 
-window.tesseraCpuParity = async (model, maxNewTokens) => {
+window.tesseraCpuParity = async (model, maxNewTokens, encoderMode) => {
   const { createEngine } = await import('../../../src/engine/create-browser');
-  const engine = await createEngine({ model, device: 'wasm' });
+  const engine = await createEngine({ model, device: 'wasm', ...(encoderMode ? { encoder: { mode: encoderMode } } : {}) });
   try {
     const sample = new Uint8Array(await (await fetch('/sample.png')).arrayBuffer());
     const ask = () =>
@@ -212,6 +215,7 @@ window.tesseraCpuParity = async (model, maxNewTokens) => {
     return {
       tokenIds: r.tessera.tokenIds,
       backend: engine.stats().device.backend,
+      reason: engine.stats().device.reason,
       encoderMode: engine.stats().encoder.mode,
       keys: r.tessera.media.map((m) => m.key),
       beside: { tokenIds: await beside!, longTokensWhenDone, longTokens },
