@@ -96,6 +96,15 @@ function serveTestPages(): Plugin {
     name: 'tessera-test-pages',
     apply: 'serve',
     configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        // Scripts and workers say they may be embedded by a cross-origin isolated page (COEP require-corp),
+        // as a worker's script must under COEP; a document only becomes isolated with ?isolated below.
+        if (req.headers['sec-fetch-dest'] !== 'document') {
+          res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+          res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+        }
+        next();
+      });
       server.middlewares.use(async (req, res, next) => {
         const name = /^\/([a-z0-9-]+)\.html(?:\?.*)?$/.exec(req.url ?? '')?.[1];
         const file = name && resolve(TEST_PAGES, `${name}.html`);

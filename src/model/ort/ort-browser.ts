@@ -1,6 +1,6 @@
 // onnxruntime in a browser (or a Web Worker) for the CPU backend: onnxruntime-web's WebAssembly build
-// ('onnxruntime-web/wasm': SIMD, one thread; more only when asked for and the page is cross-origin
-// isolated, i.e. served with COOP/COEP headers, which SharedArrayBuffer needs: see wasmThreads). Its .wasm file is found next to its module, as the
+// ('onnxruntime-web/wasm': SIMD, and threads when the page is cross-origin isolated, i.e. served with
+// COOP/COEP headers, which SharedArrayBuffer needs: see wasmThreads). Its .wasm file is found next to its module, as the
 // app's bundler emits it; `wasmPaths` points elsewhere (a folder or URL the app serves it from).
 
 import { OnnxRuntimeLoadError } from '../../errors';
@@ -13,21 +13,22 @@ interface OrtWebEnv {
 export interface BrowserOrtOptions {
   /** Where onnxruntime-web's .wasm files are served from (default: next to its module). */
   wasmPaths?: string;
-  /** WebAssembly threads (default 1; more only in a cross-origin isolated page: see wasmThreads). */
+  /** WebAssembly threads (default: up to 4 when cross-origin isolated, else 1; see wasmThreads). */
   threads?: number;
 }
 
 /**
- * How many threads the WebAssembly backend uses: 1 unless asked for more, and then only in a cross-origin
- * isolated page. One by default because onnxruntime-web's threaded build did not answer in Chromium in
- * test/e2e/parity.spec.ts's isolated page (2 threads, on the main thread or in the encoder's Web Worker):
- * a page isolated for another reason must not hang.
+ * How many threads the WebAssembly backend uses: 1 unless the page is cross-origin isolated, then up to
+ * `requested` (default 4) and the core count. Its threads are Web Workers running onnxruntime-web's
+ * module: under COEP their script must be served with the headers too, or they never start and the first
+ * run waits for them for ever (test/e2e/parity.spec.ts: the page alone isolated hung; every response with
+ * the headers answers).
  */
 export function wasmThreads(requested?: number): number {
   const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
-  if (!isolated || requested === undefined) return 1;
+  if (!isolated) return 1;
   const cores = (globalThis.navigator as Navigator | undefined)?.hardwareConcurrency ?? 4;
-  return Math.max(1, Math.min(requested, cores));
+  return Math.max(1, Math.min(requested ?? 4, cores));
 }
 
 export async function loadBrowserOrt(options: BrowserOrtOptions = {}): Promise<OrtRuntime> {
@@ -57,6 +58,6 @@ export async function loadBrowserOrt(options: BrowserOrtOptions = {}): Promise<O
   return {
     ort: { ...ort, InferenceSession: session, Tensor: ort.Tensor },
     provider: 'wasm',
-    label: `onnxruntime WebAssembly, ${threads === 1 ? '1 thread' : `${threads} threads`}${isolated || threads > 1 ? '' : ': the page is not cross-origin isolated'}`,
+    label: `onnxruntime WebAssembly, ${threads === 1 ? '1 thread' : `${threads} threads`}${isolated ? '' : ': the page is not cross-origin isolated'}`,
   };
 }
