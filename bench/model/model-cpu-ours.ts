@@ -12,11 +12,10 @@
 //             hold, prefix caching included: the 16 prompts share the image's K/V blocks.
 
 import type { Engine } from '../../src/engine/engine';
+import { median } from '../harness/timing';
 import { BENCH_PROMPT, benchMessages } from './model-request';
 import type { ConcurrentFigures, CpuSide } from './model-result';
 import { pngVariant } from './png-variant';
-
-export const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)]!;
 
 /** Medians of measured requests' figures (tokens: the last one's). */
 export function medianSide(runs: readonly CpuSide[]): CpuSide {

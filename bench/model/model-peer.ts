@@ -14,7 +14,7 @@ import wasmUrl from '../../node_modules/@huggingface/transformers/node_modules/o
 import type { GpuProbe, ProbeCounts } from './gpu-probe';
 import { BENCH_PROMPT } from './model-request';
 import type { PeerFigures } from './model-result';
-import { tokenTimes } from '../harness/timing';
+import { median, tokenTimes } from '../harness/timing';
 
 export interface PeerRun {
   /** Model id under env.localModelPath ('/'): the folder name served by Vite. */
@@ -211,13 +211,12 @@ export async function runPeer(run: PeerRun): Promise<PeerFigures> {
       );
     }
     if (warm.length === 0) return cold;
-    const median = (f: (p: PeerFigures) => number) => warm.map(f).sort((a, b) => a - b)[Math.floor((warm.length - 1) / 2)]!;
     const last = warm[warm.length - 1]!;
     return {
       ...last,
-      encodeMsPerTile: median((p) => p.encodeMsPerTile),
-      ttftMs: median((p) => p.ttftMs),
-      decodeTokensPerSecond: median((p) => p.decodeTokensPerSecond),
+      encodeMsPerTile: median(warm.map((p) => p.encodeMsPerTile)),
+      ttftMs: median(warm.map((p) => p.ttftMs)),
+      decodeTokensPerSecond: median(warm.map((p) => p.decodeTokensPerSecond)),
       warm: warm.map((p) => ({ tileMs: p.encodeMsPerTile, ttftMs: p.ttftMs, decodeTokensPerSecond: p.decodeTokensPerSecond })),
       notes: [
         `warm: tile, TTFT and decode are medians of ${warm.length} requests after a first one (dropped); the rest is the last one's`,
