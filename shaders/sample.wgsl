@@ -318,9 +318,11 @@ fn candidate_mass(m: u32, cut: u32) -> vec2<u32> {
 /** The draw when the candidates hold every kept entry (key >= cut): exactly one invocation writes. */
 fn draw_candidates(lid: u32, row: u32, m: u32, cut: u32, u: f32) {
   let total = candidate_mass(m, cut);
+  // Where u * total rounds to the total or past it, the last kept entry that has weight (a kept entry
+  // of weight 0, e.g. a masked token tied at a top-k threshold, is never drawn).
   var lastIndex = 0u;
   for (var j = 0u; j < m; j++) {
-    if (candKey[j] >= cut) { lastIndex = max(lastIndex, candIndex[j]); }
+    if (candKey[j] >= cut && any(candW[j] != vec2<u32>(0u, 0u))) { lastIndex = max(lastIndex, candIndex[j]); }
   }
   let goal = from_f32(u * to_f32(total));
   let pastEnd = ge64(goal, total);
@@ -343,16 +345,18 @@ fn draw_row(lid: u32, row: u32, base: u32, invT: f32, zMax: f32, cut: u32, u: f3
   let start = min(lid * chunk, p.vocab);
   let stop = min(start + chunk, p.vocab);
   var mine = vec2<u32>(0u, 0u);
-  var any = false;
+  // The chunk holds a kept entry of non-zero weight (only those can be drawn).
+  var heavy = false;
   for (var i = start; i < stop; i++) {
     let z = logits[base + i] * invT;
     if (key_of(z) >= cut) {
-      mine = add64(mine, weight(z, zMax));
-      any = true;
+      let w = weight(z, zMax);
+      mine = add64(mine, w);
+      heavy = heavy || w.x != 0u || w.y != 0u;
     }
   }
   partial[lid] = mine;
-  if (any) { atomicMax(&lastChunk, lid + 1u); }
+  if (heavy) { atomicMax(&lastChunk, lid + 1u); }
   workgroupBarrier();
   if (lid == 0u) {
     var total = vec2<u32>(0u, 0u);
@@ -377,9 +381,10 @@ fn draw_row(lid: u32, row: u32, base: u32, invT: f32, zMax: f32, cut: u32, u: f3
     var pick = start;
     for (var i = start; i < stop; i++) {
       let z = logits[base + i] * invT;
-      if (key_of(z) >= cut) {
+      let w = weight(z, zMax);
+      if (key_of(z) >= cut && (w.x != 0u || w.y != 0u)) {
         pick = i;
-        acc = add64(acc, weight(z, zMax));
+        acc = add64(acc, w);
         if (o.last == 0u && !ge64(o.goal, acc)) { break; }
       }
     }

@@ -84,9 +84,11 @@ export function sampleReference(
     let acc = 0;
     let pick = 0;
     for (let i = 0; i < vocab; i++) {
-      if (keys[i] < threshold) continue;
+      // A kept entry of weight 0 (e.g. a masked token tied at a top-k threshold) is never drawn.
+      const w = Math.exp(z[i] - zMax);
+      if (keys[i] < threshold || w === 0) continue;
       pick = i;
-      acc += Math.exp(z[i] - zMax);
+      acc += w;
       if (acc > target) break;
     }
     out[r] = pick;

@@ -45,6 +45,7 @@ import {
 } from '../kernels/paged-attention';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
+import type { LogitAdjust } from '../kernels/logit-adjust';
 import { packRowParams, prepareSample, ROW_PARAMS_BYTES, type SamplingParams } from '../kernels/sample';
 import { prepareSplice, spliceCost } from '../kernels/splice';
 import { prepareSwiglu } from '../kernels/swiglu';
@@ -53,6 +54,7 @@ import type { KvCacheBuffers } from './kv-cache';
 import { bucketFor, rowBuckets } from './step-buckets';
 import { NO_STEP, type StepStats } from './runner/model-runner';
 import type { ModelWeights } from './weights';
+import { HeadAdjust } from './head-adjust';
 
 export interface StepInput {
   /** [T] token ids (placeholder rows hold the image token id; splice overwrites their embeddings). */
@@ -70,6 +72,8 @@ export interface StepInput {
   headRows: Uint32Array;
   /** [R] sampling parameters per head row (temperature 0 = greedy). */
   sampling: readonly SamplingParams[];
+  /** [R] logit processors per head row (penalties, a token mask), applied before argmax and sampling. */
+  adjust?: ReadonlyArray<LogitAdjust | undefined>;
   /** Media embeddings for placeholder rows: row rows[i] takes row i of `data` ([rows.length, hidden] f32). */
   splice?: { rows: Uint32Array; data: Float32Array };
 }
@@ -128,6 +132,8 @@ export class LanguageModel {
   /** Plans being built (keyed 'body:T' / 'head:key'), so concurrent callers share one build. */
   private readonly building = new Map<string, Promise<BodyPlan | HeadPlan>>();
   private readonly padSeq: number;
+  /** Penalties and token masks, set up the first time a step has them. */
+  private readonly adjust: HeadAdjust;
   private destroyed = false;
   lastStep: StepStats = { ...NO_STEP };
 
@@ -170,6 +176,7 @@ export class LanguageModel {
     make('hl', [S, H]);
     make('xl', [S, H]);
     make('logits', [S, c.vocabSize]);
+    this.adjust = new HeadAdjust(gpu, this.t.logits, S, c.vocabSize);
     // Flags and sampled ids share one buffer, so one copy brings all of them back.
     this.flagStride = Math.max(16, gpu.limits.minStorageBufferOffsetAlignment);
     this.idsOffset = FLAG_KERNELS.length * this.flagStride;
@@ -478,7 +485,10 @@ export class LanguageModel {
       const params = [...input.sampling];
       while (params.length < Rb) params.push({ temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 });
       gpu.write(this.rows('rowParams', Rb), new Uint32Array(packRowParams(params)));
-      dispatches.push(...(input.sampling.some((p) => p.temperature > 0) ? head.dispatches : head.dispatches.slice(0, -1)));
+      // [gather, rms-norm, lm_head, argmax, sample]: the processors go between the logits and argmax.
+      const adjust = await this.adjust.prepare(input.adjust, Rb);
+      const sample = input.sampling.some((p) => p.temperature > 0);
+      dispatches.push(...head.dispatches.slice(0, 3), ...(adjust ? [adjust] : []), head.dispatches[3]!, ...(sample ? [head.sample] : []));
     }
     this.lastStep = {
       numTokens: n,
@@ -554,6 +564,7 @@ export class LanguageModel {
     for (const p of this.heads.values()) for (const d of p.dispatches) d.release();
     this.bodies.clear();
     this.heads.clear();
+    this.adjust.destroy();
     for (const t of Object.values(this.t)) this.gpu.release(t);
     this.gpu.memory.destroyBuffer(this.flagsBuffer);
   }

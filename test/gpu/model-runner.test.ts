@@ -8,6 +8,7 @@ import { InternalError, KvCacheFullError } from '../../src/errors';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { loadModel, type LoadedModel } from '../../src/model/load';
 import type { RunnerSeq } from '../../src/model/runner/model-runner';
+import { expectLogitProcessors } from '../helpers/logit-processors';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -84,6 +85,8 @@ describe('ModelRunner', () => {
       expect(maxDiff, `row ${p}`).toBeLessThan(1e-4);
     }
   });
+
+  it("applies each sampling row's penalties and token mask before argmax and the sampler", () => expectLogitProcessors(model.runner));
 
   it('frees a scratch sequence when its use throws, and refuses one larger than the cache', async () => {
     const { runner } = model;

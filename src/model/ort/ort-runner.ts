@@ -2,7 +2,7 @@
 // graphs (ort-decoder.ts). A step's sequences are grouped the way that costs least on a CPU: every sequence
 // decoding one token runs in one batch, and each prefill chunk runs alone (padding a decode row to a
 // prefill chunk's length would multiply its work). Sampling is sample.ts's reference, the same semantics as
-// the GPU sampler, on the logits the decoder returns.
+// the GPU sampler, on the logits the decoder returns after logit-adjust-reference.ts's processors.
 //
 // The KvManager keeps the scheduler's block accounting (admission, the cache limit, preemption, prefix
 // caching) as on the GPU; the K/V themselves are the decoder's own tensors (kv-rows.ts). The decode batch
@@ -18,6 +18,7 @@ import { CachedBlocks } from './cached-blocks';
 import { KvLayout, type KvRef, type KvRows, rowLength } from './kv-rows';
 import { ScratchSequences } from '../runner/scratch-sequences';
 import { argmaxReference, NON_FINITE_TOKEN } from '../../kernels/argmax-reference';
+import { adjustLogitsReference } from '../../kernels/logit-adjust-reference';
 import { sampleReference } from '../../kernels/sample-reference';
 import type { DispatchTimer, TimingMethod } from '../../kernels/dispatch-timer';
 import type { KvManager } from '../../kv/kv-manager';
@@ -145,6 +146,11 @@ export class OrtModelRunner implements ModelRunner {
     const sampling = seqs.map((s, i) => (s.sample ? i : -1)).filter((i) => i >= 0);
     const head = new Float32Array(sampling.length * vocab);
     for (const [r, i] of sampling.entries()) head.set(logits[i]!, r * vocab);
+    adjustLogitsReference(
+      head,
+      vocab,
+      sampling.map((i) => seqs[i]!.adjust),
+    );
     const greedy = argmaxReference(head, { rows: sampling.length, cols: vocab });
     const picked = sampleReference(
       head,

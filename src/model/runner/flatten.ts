@@ -8,7 +8,7 @@
 
 import { InternalError } from '../../errors';
 import type { StepInput } from '../language-model';
-import type { MediaRows, SamplingParams } from './model-runner';
+import type { LogitAdjust, MediaRows, SamplingParams } from './model-runner';
 
 export interface BatchSeq {
   /** The new tokens this step computes for the sequence. */
@@ -20,6 +20,8 @@ export interface BatchSeq {
   blockTable: readonly number[];
   /** Present when the logits of the sequence's last row give its next token. */
   sample?: SamplingParams;
+  /** The sampling row's logit processors (with `sample` only). */
+  adjust?: LogitAdjust;
   media?: readonly MediaRows[];
 }
 
@@ -33,6 +35,7 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
   const blockTables = new Uint32Array(seqs.length * maxBlocksPerSeq);
   const headRows: number[] = [];
   const sampling: SamplingParams[] = [];
+  const adjust: Array<LogitAdjust | undefined> = [];
   const spliceRows: number[] = [];
   const spliceData: Float32Array[] = [];
   let row = 0;
@@ -57,6 +60,7 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
     if (s.sample) {
       headRows.push(row + n - 1);
       sampling.push(s.sample);
+      adjust.push(s.adjust);
     }
     row += n;
   });
@@ -70,5 +74,16 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
     }
     splice = { rows: Uint32Array.from(spliceRows), data };
   }
-  return { ids, tokenSeq, positions, slots, blockTables, numSeqs: seqs.length, headRows: Uint32Array.from(headRows), sampling, splice };
+  return {
+    ids,
+    tokenSeq,
+    positions,
+    slots,
+    blockTables,
+    numSeqs: seqs.length,
+    headRows: Uint32Array.from(headRows),
+    sampling,
+    adjust,
+    splice,
+  };
 }

@@ -51,6 +51,7 @@ export class GpuModelRunner implements ModelRunner {
         slots: kv.slots(s.seqId, s.start, s.tokenIds.length),
         blockTable: kv.blockTable(s.seqId),
         sample: s.sample,
+        adjust: s.adjust,
         media: s.media && s.media.length > 0 ? s.media : undefined,
       })),
       lm.maxBlocksPerSeq,

@@ -12,11 +12,12 @@
 // the engine, the warm-up, profiles, generate() and the accuracy tools see only this file.
 
 import type { DispatchTiming, DispatchTimer, TimingMethod } from '../../kernels/dispatch-timer';
+import type { LogitAdjust } from '../../kernels/logit-adjust-reference';
 import type { SamplingParams } from '../../kernels/sample';
 import type { KvManager } from '../../kv/kv-manager';
 import type { TextConfig } from '../config';
 
-export type { DispatchTiming, DispatchTimer, SamplingParams, TimingMethod };
+export type { DispatchTiming, DispatchTimer, LogitAdjust, SamplingParams, TimingMethod };
 
 /** Media embeddings for some rows of a sequence's tokens: row `offset + i` takes row i of `data` ([rows, hidden] f32). */
 export interface MediaRows {
@@ -34,6 +35,11 @@ export interface RunnerSeq {
   start: number;
   /** Present when the logits of the sequence's last row give its next token. */
   sample?: SamplingParams;
+  /**
+   * Logit processors for that row (penalties, a token mask), applied before argmax and sampling; the
+   * logits readLogits returns are the processed ones.
+   */
+  adjust?: LogitAdjust;
   media?: readonly MediaRows[];
 }
 
@@ -47,7 +53,7 @@ export interface RunOptions {
 export interface RunResult {
   /** Next token of each sampling sequence, in the order they were given; null where its logits held a NaN or an infinity. */
   tokens: Array<number | null>;
-  /** [sampling sequences, vocab] when readLogits was asked for. */
+  /** [sampling sequences, vocab] when readLogits was asked for (after each row's `adjust`). */
   logits?: Float32Array;
 }
 
