@@ -11,7 +11,7 @@
 // cancels the others and the stream fails with its error; the caller's abort ends the stream quietly.
 
 import { InternalError } from '../errors';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, TesseraInfo } from './types';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, TesseraInfo, TokenLogprob } from './types';
 
 /** The request of choice i (n = 1, its own seed, a signal that also stops when the whole request does). */
 export function choiceRequest(req: ChatCompletionRequest, i: number, signal: AbortSignal): ChatCompletionRequest {
@@ -98,15 +98,17 @@ export function usageOfChoices(infos: readonly TesseraInfo[]): CompletionUsage {
 }
 
 /** The n choices' streams gathered into one ChatCompletion (its `tessera` is choice 0's, with every choice's in `choices`). */
-export async function collectChoices(n: number, chunks: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletion> {
+export async function collectChoices(n: number, chunks: AsyncIterable<ChatCompletionChunk>, withLogprobs = false): Promise<ChatCompletion> {
   const text: string[] = new Array(n).fill('');
   const finish: Array<'stop' | 'length'> = new Array(n).fill('length');
   const infos: TesseraInfo[] = [];
+  const logprobs: Array<TokenLogprob[] | undefined> = Array.from({ length: n }, () => (withLogprobs ? [] : undefined));
   let head: ChatCompletionChunk | undefined;
   for await (const c of chunks) {
     head ??= c;
     for (const x of c.choices) {
       text[x.index] += x.delta.content ?? '';
+      if (x.logprobs?.content) (logprobs[x.index] ??= []).push(...x.logprobs.content);
       if (x.finish_reason) finish[x.index] = x.finish_reason;
       if (c.tessera) infos[x.index] = c.tessera;
     }
@@ -123,7 +125,7 @@ export async function collectChoices(n: number, chunks: AsyncIterable<ChatComple
       index,
       message: { role: 'assistant', content, refusal: null },
       finish_reason: finish[index]!,
-      logprobs: null,
+      logprobs: logprobs[index] ? { content: logprobs[index], refusal: null } : null,
     })),
     usage: usageOfChoices(infos),
     tessera: { ...infos[0]!, choices: infos },

@@ -16,15 +16,39 @@ import { StopStrings } from './stop-strings';
 import { audioInfo } from './intake/intake-audio';
 import { videoInfo, type RequestVideo } from './intake/intake-video';
 import type { PreparedAudio } from '../protocol/encoder';
-import type { ChatCompletionRequest, FinishReason, RequestTimings, TesseraInfo } from './types';
+import type { ChatCompletionRequest, FinishReason, RequestTimings, TesseraInfo, TokenLogprob } from './types';
+import type { TokenLogprobIds } from './logprobs';
+import { maskWords, penaltyAmounts, type LogitAdjust } from '../kernels/logit-adjust-reference';
 
 export interface RunResult {
   finishReason: FinishReason;
   info: TesseraInfo;
   text: string;
+  /** With logprobs: true, every token's (stop tokens aside). */
+  logprobs?: TokenLogprob[];
 }
 
-type Item = { kind: 'delta'; text: string } | { kind: 'done'; result: RunResult } | { kind: 'error'; error: unknown };
+/** Text as it streams, with the log probabilities of the tokens it completes (logprobs: true). */
+export interface Delta {
+  text: string;
+  logprobs?: TokenLogprob[];
+}
+
+/**
+ * What constrains a request's tokens (a grammar for response_format): the mask of the tokens that may
+ * come next, told each token that came.
+ */
+export interface TokenConstraint {
+  /** Write the next token's bitmask (bit j of word i: token 32 i + j may come). */
+  fillMask(out: Int32Array): void;
+  accept(id: number): void;
+  dispose(): void;
+}
+
+/** A token's text and bytes, for log probabilities. */
+export type TokenNamer = (id: number) => { token: string; bytes: number[] | null };
+
+type Item = { kind: 'delta'; delta: Delta } | { kind: 'done'; result: RunResult } | { kind: 'error'; error: unknown };
 
 /** Sampling parameters of a request without the per-token step (undefined: greedy). */
 export class EngineRequest {
@@ -32,6 +56,17 @@ export class EngineRequest {
   readonly maxTokens: number;
   readonly sampling: Omit<SamplingParams, 'step'> | undefined;
   readonly includeUsage: boolean;
+  readonly penalties: CheckedRequest['penalties'];
+  /** With logprobs: true, the alternatives per token (0 to 20). */
+  readonly logprobs: number | undefined;
+  readonly responseFormat: CheckedRequest['responseFormat'];
+  /** The grammar of response_format, set once it compiled (disposed when the request settles). */
+  constraint: TokenConstraint | undefined;
+  /** Times each token was sampled so far (the penalties'). */
+  private readonly counts = new Map<number, number>();
+  private readonly pendingLogprobs: TokenLogprob[] = [];
+  private readonly allLogprobs: TokenLogprob[] = [];
+  private mask: Int32Array | undefined;
   private readonly stops: StopStrings;
   /** The answer's text so far (what was emitted). */
   private text = '';
@@ -72,10 +107,14 @@ export class EngineRequest {
     readonly images: Uint8Array[],
     readonly stopIds: ReadonlySet<number>,
     private readonly detok: StreamingDetokenizer,
+    private readonly nameToken?: TokenNamer,
   ) {
     this.maxTokens = checked.maxTokens;
     this.sampling = checked.sampling;
     this.includeUsage = checked.includeUsage;
+    this.penalties = checked.penalties;
+    this.logprobs = checked.logprobs;
+    this.responseFormat = checked.responseFormat;
     this.stops = new StopStrings(checked.stop);
   }
 
@@ -88,20 +127,54 @@ export class EngineRequest {
     return this.settled;
   }
 
-  /** A token sampled for this request (stop tokens included: they end it without text). */
-  onToken(id: number, stop: boolean): void {
+  /**
+   * The processors for this request's next token (penalties, the grammar's mask) over a vocabulary of
+   * `vocab`; undefined when it has none.
+   */
+  logitAdjust(vocab: number): LogitAdjust | undefined {
+    const penalties = this.penalties ? penaltyAmounts(this.counts, this.penalties.frequency, this.penalties.presence) : undefined;
+    let allowed: Int32Array | undefined;
+    if (this.constraint) {
+      if (this.mask?.length !== maskWords(vocab)) this.mask = new Int32Array(maskWords(vocab));
+      this.constraint.fillMask(this.mask);
+      allowed = this.mask;
+    }
+    return penalties || allowed ? { ...(penalties ? { penalties } : {}), ...(allowed ? { allowed } : {}) } : undefined;
+  }
+
+  /**
+   * A token sampled for this request (stop tokens included: they end it without text), with its log
+   * probabilities when the request asked for them.
+   */
+  onToken(id: number, stop: boolean, logprob?: TokenLogprobIds): void {
     const now = performance.now();
     if (this.tokenIds.length === 0) this.timings.firstToken = now;
     else this.timings.tokenAt.push(now);
     this.tokenIds.push(id);
+    this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
+    this.constraint?.accept(id);
     if (stop || this.stops.stopped) return;
+    if (logprob && this.nameToken) {
+      const entry: TokenLogprob = {
+        ...this.nameToken(id),
+        logprob: logprob.logprob,
+        top_logprobs: logprob.top.map((t) => ({ ...this.nameToken!(t.id), logprob: t.logprob })),
+      };
+      this.pendingLogprobs.push(entry);
+      this.allLogprobs.push(entry);
+    }
     this.emit(this.stops.push(this.detok.push(id)));
   }
 
-  private emit(delta: string): void {
-    if (!delta) return;
-    this.text += delta;
-    this.put({ kind: 'delta', text: delta });
+  private emit(text: string): void {
+    if (!text) return;
+    this.text += text;
+    this.put({ kind: 'delta', delta: { text, ...this.takeLogprobs() } });
+  }
+
+  private takeLogprobs(): { logprobs?: TokenLogprob[] } {
+    if (this.logprobs === undefined) return {};
+    return { logprobs: this.pendingLogprobs.splice(0) };
   }
 
   private byStart: { list: readonly RequestMedia[]; map: Map<number, RequestMedia> } | undefined;
@@ -125,25 +198,39 @@ export class EngineRequest {
   finish(cause: FinishCause, media: TesseraInfo['media']): RunResult {
     if (!this.stops.stopped) this.emit(this.stops.push(this.detok.flush()));
     this.emit(this.stops.flush());
+    // Tokens whose text never came (held back by a stop string, or an unfinished character): their
+    // log probabilities still go out, with no text.
+    if (this.pendingLogprobs.length > 0) this.put({ kind: 'delta', delta: { text: '', ...this.takeLogprobs() } });
     const stopped = cause === 'stop' || this.stops.stopped;
-    const result: RunResult = { finishReason: stopped ? 'stop' : 'length', info: this.info(media), text: this.text };
+    const result: RunResult = {
+      finishReason: stopped ? 'stop' : 'length',
+      info: this.info(media),
+      text: this.text,
+      ...(this.logprobs !== undefined ? { logprobs: this.allLogprobs } : {}),
+    };
     this.put({ kind: 'done', result });
-    this.settled = true;
+    this.settle();
     return result;
   }
 
   fail(error: unknown): void {
     if (this.settled) return;
     this.put({ kind: 'error', error });
+    this.settle();
+  }
+
+  private settle(): void {
     this.settled = true;
+    this.constraint?.dispose();
+    this.constraint = undefined;
   }
 
   /** Text deltas as they come, then the result (or the error). */
-  async *deltas(): AsyncGenerator<string, RunResult> {
+  async *deltas(): AsyncGenerator<Delta, RunResult> {
     for (;;) {
       while (this.items.length === 0) await new Promise<void>((r) => (this.notify = r));
       const item = this.items.shift()!;
-      if (item.kind === 'delta') yield item.text;
+      if (item.kind === 'delta') yield item.delta;
       else if (item.kind === 'done') return item.result;
       else throw item.error;
     }

@@ -44,7 +44,8 @@ import { VoxtralProcessor } from '../processor/voxtral-processor';
 import { Scheduler } from '../scheduler/scheduler';
 import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './encoder-pacing';
 import type { DeviceChoice, EngineModel } from './engine-model';
-import { EngineRequest, type RunResult } from './engine-request';
+import { EngineRequest, type Delta, type RunResult } from './engine-request';
+import { tokenNames, type TokenNames } from '../processor/token-names';
 import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake/intake';
 import { videoInfo } from './intake/intake-video';
@@ -68,6 +69,7 @@ import type {
   ProfileOptions,
   ProfileReport,
   TesseraInfo,
+  TokenLogprob,
   Transcription,
   TranscriptionRequest,
   TranscriptionStreamEvent,
@@ -175,6 +177,8 @@ export class Engine {
   private recovering: Promise<void> | undefined;
   /** Set while engine.profile() runs: requests wait for it before they reach the serve loop. */
   private profiling: Promise<unknown> | undefined;
+  /** Tokens' texts and bytes for logprobs, made on the first request that asks. */
+  private names: TokenNames | undefined;
   private readonly intakeDeps: IntakeDeps;
   private readonly pacing: EncoderPacing;
   /** Limits on a request's media and how its URLs are fetched (defaults when the factory gave none). */
@@ -391,7 +395,7 @@ export class Engine {
         req.stream_options?.include_usage === true,
       );
       if (req.stream) return Promise.resolve(chunks);
-      return collectChoices(n, chunks).catch((e: unknown) => {
+      return collectChoices(n, chunks, req.logprobs === true).catch((e: unknown) => {
         // The choices' streams end quietly on the caller's abort; a non-streamed request rejects.
         throw req.signal?.aborted ? new RequestAbortedError(req.signal.reason) : e;
       });
@@ -404,13 +408,20 @@ export class Engine {
     const it = this.run(req);
     let n = await it.next();
     while (!n.done) n = await it.next();
-    const { info, text, finishReason } = n.value;
+    const { info, text, finishReason, logprobs } = n.value;
     return {
       id: `tessera-${Date.now().toString(36)}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: this.modelId,
-      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: finishReason, logprobs: null }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: text, refusal: null },
+          finish_reason: finishReason,
+          logprobs: logprobs ? { content: logprobs, refusal: null } : null,
+        },
+      ],
       usage: usageOf(info),
       tessera: info,
     };
@@ -436,9 +447,10 @@ export class Engine {
       delta: ChatCompletionChunk['choices'][0]['delta'],
       finish: FinishReason | null,
       info?: TesseraInfo,
+      logprobs?: TokenLogprob[],
     ): ChatCompletionChunk => ({
       ...base(),
-      choices: [{ index: 0, delta, finish_reason: finish }],
+      choices: [{ index: 0, delta, finish_reason: finish, ...(logprobs ? { logprobs: { content: logprobs, refusal: null } } : {}) }],
       ...(info ? { tessera: info } : {}),
     });
     yield chunk({ role: 'assistant' }, null);
@@ -451,7 +463,7 @@ export class Engine {
           if (includeUsage) yield { ...base(), choices: [], usage: usageOf(n.value.info) };
           return;
         }
-        yield chunk({ content: n.value }, null);
+        yield chunk({ content: n.value.text }, null, undefined, n.value.logprobs);
       }
     } catch (e) {
       if (e instanceof RequestAbortedError && req.signal?.aborted) return;
@@ -493,8 +505,9 @@ export class Engine {
             yield { type: 'transcript.text.done', text, usage: usage(n.value.info), tessera: n.value.info };
             return;
           }
-          text += n.value;
-          yield { type: 'transcript.text.delta', delta: n.value };
+          if (!n.value.text) continue;
+          text += n.value.text;
+          yield { type: 'transcript.text.delta', delta: n.value.text };
         }
       } catch (e) {
         if (e instanceof RequestAbortedError && req.signal?.aborted) return; // as a chat stream
@@ -505,8 +518,13 @@ export class Engine {
     })();
   }
 
+  private tokenNames(): TokenNames {
+    this.names ??= tokenNames(this.processor.tokenizer);
+    return this.names;
+  }
+
   /** One request: yields text deltas, returns the finish reason and the request's numbers. */
-  private async *run(req: ChatCompletionRequest): AsyncGenerator<string, RunResult> {
+  private async *run(req: ChatCompletionRequest): AsyncGenerator<Delta, RunResult> {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
     this.counters.requests++;
     const signal = req.signal;
@@ -518,6 +536,9 @@ export class Engine {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       const checked = validateRequest(req, this.mediaPolicy); // every field, every request, before any work
+      if (checked.responseFormat) {
+        throw new InvalidRequestError('response_format', req.response_format, "structured output is not implemented yet; leave it out or { type: 'text' }.");
+      }
       await this.ensureDevice();
       const messages = await toProcessorMessages(req.messages, this.mediaPolicy, signal);
       r = new EngineRequest(
@@ -528,6 +549,7 @@ export class Engine {
         imageBytes(messages),
         new Set(this.processor.stopTokenIds),
         this.processor.createDetokenizer(),
+        checked.logprobs !== undefined ? this.tokenNames() : undefined,
       );
       await this.plan(r);
       while (this.profiling) await this.profiling.catch(() => {});

@@ -18,6 +18,7 @@ import type { MediaStart, Scheduler, SchedulerStep } from '../scheduler/schedule
 import type { EngineRequest } from './engine-request';
 import type { EncoderPacing } from './encoder-pacing';
 import { chunkMediaRows } from './media-rows';
+import { tokenLogprobs, type TokenLogprobIds } from './logprobs';
 import type { MediaInfo } from './types';
 
 export interface ServeLoopDeps {
@@ -206,13 +207,16 @@ export class ServeLoop {
         tokenIds: s.req.tokens(s.start, s.numTokens),
         start: s.start,
         sample: s.sample ? { ...(r.sampling ?? { temperature: 0, topK: 0, topP: 1, seed: 0 }), step: s.req.outputIds.length } : undefined,
+        adjust: s.sample ? r.logitAdjust(runner.text.vocabSize) : undefined,
         media,
       });
       if (s.sample) samplers.push(r);
     }
     let tokens: Array<number | null>;
+    let logits: Float32Array | undefined;
     try {
-      tokens = (await runner.run(seqs)).tokens;
+      // The processed logits come back only on steps where a request asked for log probabilities.
+      ({ tokens, logits } = await runner.run(seqs, { readLogits: samplers.some((r) => r.logprobs !== undefined) }));
     } catch (e) {
       // The runner names a lost device for what it is (DeviceLostError), whatever the driver reported.
       for (const s of step.seqs) {
@@ -226,16 +230,31 @@ export class ServeLoop {
       return;
     }
     const sampled = new Map<number, number>();
+    const logprobs = new Map<number, TokenLogprobIds>();
+    const vocab = runner.text.vocabSize;
     samplers.forEach((r, i) => {
       if (r.isSettled) return; // cancelled while the step ran
       const token = tokens[i];
-      if (token === null) this.drop(r, new NonFiniteLogitsError(r.sched!.outputIds.length));
-      else sampled.set(r.id, token);
+      if (token === null) {
+        this.drop(r, new NonFiniteLogitsError(r.sched!.outputIds.length));
+        return;
+      }
+      sampled.set(r.id, token);
+      if (r.logprobs !== undefined && logits) {
+        const row = logits.subarray(i * vocab, (i + 1) * vocab);
+        logprobs.set(r.id, tokenLogprobs(row, token, r.sampling?.temperature ?? 0, r.logprobs));
+      }
     });
     const update = scheduler.update(step, sampled);
     for (const { req, token } of update.tokens) {
       const r = this.requests.get(req.id)!;
-      r.onToken(token, req.stopIds.has(token));
+      try {
+        r.onToken(token, req.stopIds.has(token), logprobs.get(r.id));
+      } catch (e) {
+        // Its grammar refused the token (a bug, never the caller's input): that request fails alone.
+        this.drop(r, e);
+        continue;
+      }
       // A stop string ends the request as a stop token would (its KV blocks freed now).
       if (r.stoppedByString && !req.isFinished) {
         scheduler.finish(req, 'stop');
@@ -256,7 +275,8 @@ export class ServeLoop {
       }
     }
     for (const req of update.finished) {
-      const r = this.requests.get(req.id)!;
+      const r = this.requests.get(req.id);
+      if (!r || r.isSettled) continue;
       this.release(r);
       r.finish(req.finishCause!, mediaInfo(r));
     }

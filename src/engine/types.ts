@@ -87,11 +87,30 @@ export interface ChatCompletionMessage {
   tool_call_id?: string;
 }
 
-/** OpenAI's response_format. Only `{ type: 'text' }` (the default) is accepted yet; the others are refused. */
+/**
+ * OpenAI's response_format. 'json_object': the answer is one JSON object; 'json_schema': one JSON value
+ * valid against `json_schema.schema`. Both by constrained decoding (each token is chosen among those that
+ * keep the answer valid), so the answer always parses; a schema keyword the grammar cannot enforce is
+ * refused (UnsupportedSchemaError) rather than ignored.
+ */
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+
+/** One token's log probability (OpenAI's ChatCompletionTokenLogprob). */
+export interface TokenLogprob {
+  /** The token's text (U+FFFD where it is part of a character: `bytes` has the exact bytes). */
+  token: string;
+  /** The token's UTF-8 bytes (null for a token that has none, such as a special token). */
+  bytes: number[] | null;
+  logprob: number;
+  /** The most likely tokens at this position (top_logprobs of them), most likely first. */
+  top_logprobs: Array<{ token: string; bytes: number[] | null; logprob: number }>;
+}
+
+/** A choice's log probabilities (with logprobs: true), or null. */
+export type ChoiceLogprobs = { content: TokenLogprob[] | null; refusal: TokenLogprob[] | null } | null;
 
 export interface ChatCompletionRequest {
   messages: ChatCompletionMessage[];
@@ -120,11 +139,15 @@ export interface ChatCompletionRequest {
    * share the prompt's KV blocks (one prefill) and the image embeddings.
    */
   n?: number | null;
-  /** 0 (or unset): other values are refused (not implemented yet). */
+  /**
+   * -2 to 2 (default 0): subtracted from a token's logit once per time it was already generated (frequency)
+   * or once if it was at all (presence), before temperature, as OpenAI defines them.
+   */
   frequency_penalty?: number | null;
   presence_penalty?: number | null;
-  /** false (or unset): log probabilities are refused (not implemented yet). */
+  /** true: each choice has the log probability of each of its tokens (choices[].logprobs.content). */
   logprobs?: boolean | null;
+  /** 0 to 20, with logprobs: true: also that many most likely tokens at each position. */
   top_logprobs?: number | null;
   response_format?: ResponseFormat;
   /** Accepted; they do not change the answer (identifiers, storage and tier hints of OpenAI's service). */
@@ -286,7 +309,8 @@ export interface ChatCompletion {
     index: number;
     message: { role: 'assistant'; content: string; refusal: null };
     finish_reason: FinishReason;
-    logprobs: null;
+    /** null unless the request asked for logprobs. */
+    logprobs: ChoiceLogprobs;
   }>;
   usage: CompletionUsage;
   tessera: TesseraInfo;
@@ -298,7 +322,13 @@ export interface ChatCompletionChunk {
   created: number;
   model: string;
   /** One choice; none on the usage chunk that ends a stream with stream_options.include_usage. */
-  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string }; finish_reason: FinishReason | null; logprobs?: null }>;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string };
+    finish_reason: FinishReason | null;
+    /** With logprobs: true, those of the tokens this chunk completes. */
+    logprobs?: ChoiceLogprobs;
+  }>;
   /** With stream_options.include_usage: null on every chunk but the last, which has the usage. */
   usage?: CompletionUsage | null;
   /** On the chunk with the finish reason only. */

@@ -118,6 +118,18 @@ export class TextTokenizer {
     return this.added.get(token)?.id ?? this.baseVocab.get(token);
   }
 
+  /** The vocabulary's own string for `id` (byte-level pieces as stored, e.g. 'Ġhello'), or undefined. */
+  piece(id: number): string | undefined {
+    return this.hf.model?.vocab[id];
+  }
+
+  /** The decoder's steps as tokenizer.json names them ('ByteLevel'; a Sequence lists its steps). */
+  get decoderSteps(): string[] {
+    const c = this.hf.decoder?.config as { type?: string; decoders?: Array<{ type?: string }> } | undefined;
+    if (!c?.type) return [];
+    return c.type === 'Sequence' ? (c.decoders ?? []).map((d) => d.type ?? '') : [c.type];
+  }
+
   /** Like tokenId, but the token must exist. */
   requireTokenId(token: string, why: string): number {
     const id = this.tokenId(token);

@@ -135,11 +135,14 @@ describe('OpenAI parameters', () => {
     const refused: Array<[Partial<ChatCompletionRequest>, string]> = [
       [{ n: 17 }, 'n'],
       [{ n: 0 }, 'n'],
-      [{ frequency_penalty: 0.5 }, 'frequency_penalty'],
-      [{ presence_penalty: -1 }, 'presence_penalty'],
-      [{ logprobs: true }, 'logprobs'],
+      [{ frequency_penalty: 2.5 }, 'frequency_penalty'],
+      [{ presence_penalty: -3 }, 'presence_penalty'],
+      [{ logprobs: 1 as unknown as boolean }, 'logprobs'],
       [{ top_logprobs: 3 }, 'top_logprobs'],
-      [{ response_format: { type: 'json_object' } }, 'response_format'],
+      [{ logprobs: true, top_logprobs: 21 }, 'top_logprobs'],
+      [{ response_format: { type: 'xml' } as unknown as ChatCompletionRequest['response_format'] }, 'response_format.type'],
+      [{ response_format: { type: 'json_schema' } as unknown as ChatCompletionRequest['response_format'] }, 'response_format.json_schema'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } }, 'response_format.json_schema.name'],
       [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools'],
       [{ tool_choice: 'required' }, 'tool_choice'],
       [{ logit_bias: { '5': 10 } }, 'logit_bias'],
@@ -176,6 +179,7 @@ describe('OpenAI parameters', () => {
         frequency_penalty: 0,
         presence_penalty: null,
         logprobs: false,
+        top_logprobs: null,
         response_format: { type: 'text' },
         tools: [],
         tool_choice: 'none',
@@ -184,6 +188,59 @@ describe('OpenAI parameters', () => {
       }),
     );
     expect(accepted.tessera.tokenIds).toEqual(TOKENS.slice(0, 3));
+    expectIdle();
+  });
+});
+
+describe('penalties and log probabilities', () => {
+  it('logprobs: each token with its top alternatives from one distribution, the greedy token the most likely; streamed the same', async () => {
+    const r = await engine.chat.completions.create(golden({ logprobs: true, top_logprobs: 5 }));
+    const content = r.choices[0]!.logprobs!.content!;
+    // The tokens' bytes, back to back, are the answer (a token alone may be part of a character).
+    expect(Buffer.from(content.flatMap((t) => t.bytes ?? [])).toString('utf8')).toBe(r.choices[0]!.message.content);
+    expect(content).toHaveLength(r.tessera.tokenIds.length);
+    for (const t of content) {
+      expect(t.top_logprobs).toHaveLength(5);
+      expect(t.top_logprobs[0]!.token).toBe(t.token);
+      expect(t.top_logprobs[0]!.logprob).toBe(t.logprob);
+      expect(t.logprob).toBeLessThanOrEqual(0);
+      for (let k = 1; k < 5; k++) expect(t.top_logprobs[k]!.logprob).toBeLessThanOrEqual(t.top_logprobs[k - 1]!.logprob);
+      expect(t.top_logprobs.reduce((a, x) => a + Math.exp(x.logprob), 0)).toBeLessThanOrEqual(1 + 1e-9);
+      const alone = Buffer.from(t.bytes ?? []).toString('utf8');
+      if (!alone.includes('\uFFFD')) expect(t.token).toBe(alone);
+    }
+    const chunks = await collect(await engine.chat.completions.create({ ...golden({ logprobs: true, top_logprobs: 5 }), stream: true }));
+    const streamed = chunks.flatMap((c) => c.choices[0]?.logprobs?.content ?? []);
+    expect(streamed).toEqual(content);
+    const plain = await engine.chat.completions.create(golden({ logprobs: true }));
+    expect(plain.choices[0]!.logprobs!.content!.every((t) => t.top_logprobs.length === 0)).toBe(true);
+    expect(plain.choices[0]!.logprobs!.content!.map((t) => t.logprob)).toEqual(content.map((t) => t.logprob));
+    expectIdle();
+  });
+
+  it('logprobs at a temperature are of the distribution the sampler drew from (logits / T); the draw is unchanged by asking', async () => {
+    const sampled = { temperature: 0.7, seed: 5, max_tokens: 12 };
+    const a = await engine.chat.completions.create(golden({ ...sampled, logprobs: true, top_logprobs: 2 }));
+    const b = await engine.chat.completions.create(golden(sampled));
+    expect(a.tessera.tokenIds).toEqual(b.tessera.tokenIds);
+    const cold = await engine.chat.completions.create(golden({ ...sampled, temperature: 0.35, logprobs: true, top_logprobs: 2 }));
+    // A lower temperature sharpens the same first distribution: the top token's log probability rises.
+    const first = (x: typeof a) => x.choices[0]!.logprobs!.content![0]!;
+    expect(first(cold).top_logprobs[0]!.token).toBe(first(a).top_logprobs[0]!.token);
+    expect(first(cold).top_logprobs[0]!.logprob).toBeGreaterThan(first(a).top_logprobs[0]!.logprob);
+  });
+
+  it('a presence penalty keeps a greedy answer from repeating a token while other tokens are close; a frequency penalty changes it too', async () => {
+    const long = { max_tokens: 40 };
+    const free = await engine.chat.completions.create(golden(long));
+    const repeats = (ids: number[]) => ids.length - new Set(ids).size;
+    expect(repeats(free.tessera.tokenIds)).toBeGreaterThan(0);
+    const present = await engine.chat.completions.create(golden({ ...long, presence_penalty: 2 }));
+    expect(repeats(present.tessera.tokenIds)).toBeLessThan(repeats(free.tessera.tokenIds));
+    const frequent = await engine.chat.completions.create(golden({ ...long, frequency_penalty: 2 }));
+    expect(frequent.tessera.tokenIds).not.toEqual(free.tessera.tokenIds);
+    // The first token has nothing before it to penalize.
+    expect(present.tessera.tokenIds[0]).toBe(free.tessera.tokenIds[0]);
     expectIdle();
   });
 });

@@ -14,18 +14,21 @@
 //   stop                  a string or up to 4, none empty
 //   n                     integer 1 to 16
 //   stream_options        { include_usage?, include_obfuscation? } booleans, with stream: true
+//   frequency_penalty     finite in [-2, 2]; presence_penalty the same
+//   logprobs              boolean; top_logprobs integer 0 to 20, with logprobs: true
+//   response_format       { type: 'text' | 'json_object' } or { type: 'json_schema', json_schema: { name, schema } }
+//                         (the schema's keywords are checked when its grammar compiles)
 //   model                 a string (not checked: the engine has one model)
 //   tessera.*             encodeTimeoutMs finite > 0; allowReducedResolution, textOnlyFallback boolean
 //
 // OpenAI's other fields: those that do not change the answer are accepted (user, safety_identifier,
 // metadata, store, service_tier, prompt_cache_key, prompt_cache_retention); those Tessera cannot honour
-// yet are refused unless absent, null or their neutral value (n 1, penalties 0, logprobs false,
-// response_format text, no tools, ...), so that nothing asked for is silently ignored.
+// yet are refused unless absent, null or their neutral value (no tools, no logit_bias, ...), so that nothing asked for is silently ignored.
 
 import { InvalidMessageError, InvalidRequestError, TooManyImagesError } from '../../errors';
 import type { MediaPolicy } from './media-options';
 import type { SamplingParams } from '../../model/runner/model-runner';
-import type { ChatCompletionRequest } from '../types';
+import type { ChatCompletionRequest, ResponseFormat } from '../types';
 
 export const DEFAULT_MAX_TOKENS = 128;
 
@@ -41,21 +44,47 @@ export interface CheckedRequest {
   stop: string[];
   /** stream_options.include_usage. */
   includeUsage: boolean;
+  /** OpenAI's frequency and presence penalties; undefined when both are 0. */
+  penalties: { frequency: number; presence: number } | undefined;
+  /** With logprobs: true, how many alternatives each token lists (top_logprobs, 0 to 20). */
+  logprobs: number | undefined;
+  /** json_object or json_schema (undefined: free text). */
+  responseFormat: Exclude<ResponseFormat, { type: 'text' }> | undefined;
+}
+
+/** Most alternatives top_logprobs may ask for (OpenAI's limit). */
+export const MAX_TOP_LOGPROBS = 20;
+
+function responseFormat(v: unknown): CheckedRequest['responseFormat'] {
+  if (absent(v)) return undefined;
+  const f = v as { type?: unknown; json_schema?: unknown };
+  const want = "it must be { type: 'text' }, { type: 'json_object' } or { type: 'json_schema', json_schema: { name, schema } }.";
+  if (typeof v !== 'object' || Array.isArray(v)) throw new InvalidRequestError('response_format', v, want);
+  if (f.type === 'text') return undefined;
+  if (f.type === 'json_object') return { type: 'json_object' };
+  if (f.type !== 'json_schema') throw new InvalidRequestError('response_format.type', f.type, want);
+  const js = f.json_schema as { name?: unknown; schema?: unknown; strict?: unknown; description?: unknown } | null | undefined;
+  if (!js || typeof js !== 'object')
+    throw new InvalidRequestError('response_format.json_schema', js, 'it must be { name, schema, strict? }.');
+  if (typeof js.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(js.name)) {
+    throw new InvalidRequestError(
+      'response_format.json_schema.name',
+      js.name,
+      'it must be 1 to 64 letters, digits, underscores or dashes.',
+    );
+  }
+  if (!absent(js.schema) && (typeof js.schema !== 'object' || Array.isArray(js.schema))) {
+    throw new InvalidRequestError('response_format.json_schema.schema', js.schema, 'it must be a JSON Schema object.');
+  }
+  if (!absent(js.strict) && typeof js.strict !== 'boolean')
+    throw new InvalidRequestError('response_format.json_schema.strict', js.strict, 'it must be true or false.');
+  return { type: 'json_schema', json_schema: js as Extract<ResponseFormat, { type: 'json_schema' }>['json_schema'] };
 }
 
 const NOT_YET = 'is not implemented yet';
 
 /** OpenAI fields Tessera cannot honour yet: [field, accepted neutral values, what to do instead]. */
 const REFUSED: ReadonlyArray<[string, (v: unknown) => boolean, string]> = [
-  ['frequency_penalty', (v) => v === 0, `a frequency penalty ${NOT_YET}; leave it out or 0.`],
-  ['presence_penalty', (v) => v === 0, `a presence penalty ${NOT_YET}; leave it out or 0.`],
-  ['logprobs', (v) => v === false, 'log probabilities are not implemented yet; leave it out or false.'],
-  ['top_logprobs', (v) => v === 0, 'log probabilities are not implemented yet; leave it out.'],
-  [
-    'response_format',
-    (v) => (v as { type?: unknown }).type === 'text',
-    `structured output (json_object, json_schema) ${NOT_YET}; leave it out or { type: 'text' }.`,
-  ],
   ['tools', (v) => Array.isArray(v) && v.length === 0, `tool calling ${NOT_YET}; leave tools out.`],
   ['tool_choice', (v) => v === 'none' || v === 'auto', `tool calling ${NOT_YET}; leave tool_choice out.`],
   ['functions', (v) => Array.isArray(v) && v.length === 0, `function calling ${NOT_YET}; leave functions out.`],
@@ -195,6 +224,20 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
       'tessera.',
     );
   }
+  const penalty = (v: unknown) => isFiniteNumber(v) && v >= -2 && v <= 2;
+  optional(r, 'frequency_penalty', penalty, 'it must be a number from -2 to 2 (0 or unset: none).');
+  optional(r, 'presence_penalty', penalty, 'it must be a number from -2 to 2 (0 or unset: none).');
+  optional(r, 'logprobs', (v) => typeof v === 'boolean', 'it must be true or false.');
+  optional(
+    r,
+    'top_logprobs',
+    (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= MAX_TOP_LOGPROBS,
+    `it must be an integer from 0 to ${MAX_TOP_LOGPROBS}.`,
+  );
+  if (!absent(r.top_logprobs) && r.logprobs !== true) {
+    throw new InvalidRequestError('top_logprobs', r.top_logprobs, 'it needs logprobs: true.');
+  }
+  const format = responseFormat(r.response_format);
   const numImages = countImages(req.messages);
   if (numImages > policy.maxImagesPerRequest) throw new TooManyImagesError(numImages, policy.maxImagesPerRequest);
   const sampling =
@@ -206,5 +249,11 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
     sampling,
     stop,
     includeUsage: (r.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
+    penalties:
+      (req.frequency_penalty ?? 0) !== 0 || (req.presence_penalty ?? 0) !== 0
+        ? { frequency: req.frequency_penalty ?? 0, presence: req.presence_penalty ?? 0 }
+        : undefined,
+    logprobs: req.logprobs === true ? (req.top_logprobs ?? 0) : undefined,
+    responseFormat: format,
   };
 }

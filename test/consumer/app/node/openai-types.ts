@@ -52,10 +52,19 @@ export async function openaiTypes(engine: Engine, client: OpenAI, signal: AbortS
     model: 'gpt-4o-mini',
     messages: [{ role: 'user', content: 'Hello' }],
     max_tokens: 16,
-    n: 1,
-    logprobs: false,
-    response_format: { type: 'text' },
+    n: 2,
+    logprobs: true,
+    top_logprobs: 3,
+    frequency_penalty: 0.5,
+    presence_penalty: 0.25,
+    response_format: {
+      type: 'json_schema',
+      json_schema: { name: 'receipt', strict: true, schema: { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] } },
+    },
   });
   const text: string | null = inline.choices[0]!.message.content;
-  void [clients, completion, theirs, text];
+  const logprobs: OpenAI.Chat.ChatCompletionTokenLogprob[] | null | undefined = inline.choices[0]!.logprobs?.content;
+  const jsonMode: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model: 'm', messages: [], response_format: { type: 'json_object' } };
+  await engine.chat.completions.create(jsonMode);
+  void [clients, completion, theirs, text, logprobs];
 }
