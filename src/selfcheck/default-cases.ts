@@ -21,6 +21,7 @@ import {
   type KernelCase,
 } from './cases';
 import { kvWriteCase, pagedAttentionCase, sampleCase, spliceCase } from './cases-decoder';
+import { logitAdjustCase } from './cases-logits';
 import { quantizeCase } from './cases-weights';
 
 /**
@@ -115,5 +116,6 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     ),
     spliceCase({ numRows: 64, dim: 576, numDstRows: 100 }),
     sampleCase({ rows: 1, vocab: 49280 }, { temperature: 0.7, topK: 50, topP: 0.9, seed: 42, step: 0 }),
+    logitAdjustCase({ rows: 5, vocab: 49280 }, { sampling: { temperature: 0.7, topK: 50, topP: 0.9 } }),
   ];
 }
