@@ -64,7 +64,7 @@ export class HeadAdjust {
       this.masks = gpu.createTensor([this.maxSeqs, maskWords(this.vocab)], 'u32', 'lm.masks');
     }
     const capacity = this.penalties?.shape[0] ?? 0;
-    if (entries <= capacity) return;
+    if (this.penalties && entries <= capacity) return;
     let next = Math.max(capacity, FIRST_PENALTY_CAPACITY);
     while (next < entries) next *= 2;
     this.releaseDispatches();
