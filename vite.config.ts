@@ -70,6 +70,50 @@ function packageEncoderWorker(): Plugin {
   };
 }
 
+// Vite plugin for the package build: XGrammar (response_format's grammar engine) ships as dist/xgrammar.js,
+// a copy of @mlc-ai/web-xgrammar's lib/index.js, and src/grammar/load-xgrammar.ts imports it as
+//   import(new URL("./xgrammar.js", import.meta.url).href)
+// so that an app's bundler copies it as an asset instead of making it a chunk: the file is 1.1 MB of
+// JavaScript with its WebAssembly inlined, and as a chunk every app's build would warn that a chunk is
+// larger than 500 kB. Evaluated as an ES module it puts its API on globalThis.xgrammar (load-xgrammar.ts).
+// In development and the tests the bare import stays (Vite and Node resolve it from node_modules).
+const XGRAMMAR_FILE = 'xgrammar.js';
+const XGRAMMAR_LOADER = /src\/grammar\/load-xgrammar\.ts$/;
+const XGRAMMAR_IMPORT = "import('@mlc-ai/web-xgrammar')";
+
+function packageXGrammar(): Plugin {
+  return {
+    name: 'tessera:package-xgrammar',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!XGRAMMAR_LOADER.test(id)) return null;
+      if (!code.includes(XGRAMMAR_IMPORT))
+        this.error(`${id} no longer contains ${XGRAMMAR_IMPORT}; update packageXGrammar in vite.config.ts`);
+      const url = `new URL(/* @vite-ignore */ './${XGRAMMAR_FILE}', import.meta.url)`;
+      return { code: code.replace(XGRAMMAR_IMPORT, `import(/* @vite-ignore */ ${url}.href)`), map: null };
+    },
+    renderChunk(code) {
+      if (!code.includes(XGRAMMAR_FILE)) return null;
+      return { code: code.replace(/new URL\(\s*\/\* @vite-ignore \*\/\s*(["']\.\/xgrammar\.js["'])/g, 'new URL($1'), map: null };
+    },
+    generateBundle(_options, bundle) {
+      const hits = Object.values(bundle).filter(
+        (f) => f.type === 'chunk' && f.code.includes(`new URL("./${XGRAMMAR_FILE}", import.meta.url)`),
+      );
+      if (hits.length !== 1 || hits[0].fileName.includes('/')) {
+        this.error(
+          `expected one 'new URL("./${XGRAMMAR_FILE}", import.meta.url)' in a chunk at dist/'s root, found ${hits.map((h) => h.fileName).join(', ') || 'none'}`,
+        );
+      }
+      this.emitFile({
+        type: 'asset',
+        fileName: XGRAMMAR_FILE,
+        source: readFileSync(resolve(root, 'node_modules/@mlc-ai/web-xgrammar/lib/index.js'), 'utf8'),
+      });
+    },
+  };
+}
+
 // WGSL without its comments in the package build (vite build --mode lib): the shaders travel as strings
 // inside dist/ and then inside every app's bundle, where comments are about 40% of their bytes (the app's
 // minifier cannot touch a string). Blank lines go too; the code is unchanged. Development, the tests and
@@ -134,7 +178,10 @@ export default defineConfig(({ mode }) => ({
   // The demo serves public/ (sample image, tiny models); the package must not ship it.
   publicDir: mode === 'lib' ? false : resolve(root, 'public'),
   server: { fs: { allow: [root] } },
-  plugins: mode === 'lib' ? [packageEncoderWorker(), stripWgslComments()] : [serveTestPages()],
+  // Pre-bundled at start: found only when a request asks for response_format, it would otherwise make the
+  // dev server optimize it then and reload every open page mid-test.
+  optimizeDeps: { include: ['@mlc-ai/web-xgrammar'] },
+  plugins: mode === 'lib' ? [packageEncoderWorker(), packageXGrammar(), stripWgslComments()] : [serveTestPages()],
   build:
     mode === 'lib'
       ? {

@@ -2,6 +2,8 @@
 // and in headless Chromium; the peer (transformers.js + onnxruntime-web WebGPU) in the same Chromium page.
 // The runner prints them as tables and, last, as one JSON line (ModelBenchResult).
 
+import type { JsonFigures } from './model-json-report';
+
 /** One request's numbers, as Tessera reports them (TesseraInfo.timings) plus wall clock. */
 export interface RequestFigures {
   /** Decode + resize + tokenize on the CPU. */
@@ -183,6 +185,8 @@ export interface ModelBenchResult {
   cpu: CpuFigures | Skipped;
   /** The cpu column in Chromium (onnxruntime-web, WebAssembly) against transformers.js on its 'wasm' device. */
   cpuBrowser: WasmFigures | Skipped;
+  /** The response_format section (model-json.ts). */
+  json: JsonFigures | Skipped;
   /** Weight dtypes: our engine per weight dtype in Node (f32 is `node`), and each dtype's accuracy against f32. */
   dtypes: {
     node: Record<string, OursFigures | Skipped>;

@@ -23,6 +23,9 @@
 //        --no-profile (skip engine.profile(): per-kernel-kind GPU time, printed beside the tables)
 //        --baseline=<git-ref> (the same request on that tree first, in a worktree under .cache/baseline/,
 //        printed beside this tree's figures with ratios: a change measured against the tree before it)
+//        --no-json (skip the response_format section: decode with a JSON schema against free decoding,
+//        grammar compile and mask times; model-json.ts)  --json-only (only that section)
+//        --json-tokens=N (most new tokens per request there, default 48)  --json-reps=N (requests per side, default 2)
 
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -37,6 +40,7 @@ import { ensureOnnxExport } from './model-export';
 import { writeBenchInput } from './model-inputs';
 import { resolveDtype, type WeightDtype } from '../../src/model/weights/dtype';
 import type { CpuRunOptions } from './model-cpu';
+import { formatJson, type JsonFigures, type JsonRunOptions } from './model-json-report';
 import type { NodeRunOptions, NodeRunResult } from './model-node';
 import {
   computeAgreement,
@@ -87,6 +91,10 @@ interface Args {
   forceExport: boolean;
   timeoutMs: number;
   baseline: string | undefined;
+  json: boolean;
+  jsonOnly: boolean;
+  jsonTokens: number;
+  jsonReps: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -112,6 +120,10 @@ function parseArgs(argv: string[]): Args {
     forceExport: argv.includes('--force-export'),
     timeoutMs: Number(value('timeout-min') ?? 90) * 60_000,
     baseline: value('baseline'),
+    json: !argv.includes('--no-json'),
+    jsonOnly: argv.includes('--json-only'),
+    jsonTokens: Number(value('json-tokens') ?? 48),
+    jsonReps: Number(value('json-reps') ?? 2),
   };
   if (!Number.isInteger(args.tokens) || args.tokens < 2) throw new BenchError(`--tokens must be an integer >= 2, got ${value('tokens')}`);
   if (!Number.isInteger(args.reps) || args.reps < 1) throw new BenchError(`--reps must be a positive integer, got ${value('reps')}`);
@@ -123,6 +135,17 @@ function parseArgs(argv: string[]): Args {
 }
 
 const log = (line: string) => console.log(`[bench] ${line}`);
+
+/** The response_format section (model-json.ts) in Node, through the benchmarks' Vite server. */
+async function runJsonSection(server: BenchServer, args: Args): Promise<JsonFigures | Skipped> {
+  try {
+    const mod = await server.load<{ runJson(o: JsonRunOptions): Promise<JsonFigures> }>(join(suiteDir, 'model-json.ts'));
+    return await mod.runJson({ modelDir: BENCH_MODEL_DIR, maxNewTokens: args.jsonTokens, reps: args.jsonReps, log });
+  } catch (e) {
+    log(`json section failed: ${errorText(e)}`);
+    return { skipped: `json section failed: ${errorText(e)}` };
+  }
+}
 const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
 /** Optional checkpoint files are probed and may be absent: the pages' 404s are not errors. */
@@ -192,6 +215,20 @@ async function main(): Promise<void> {
       'so the image is ONE 512x512 tile (64 image tokens) instead of 13-17 tiles; weights are random.',
   );
   await ensureBenchModel(log);
+  if (args.jsonOnly) {
+    const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
+    try {
+      const json = await runJsonSection(server, args);
+      if (!isSkipped(json)) console.log(`\n${formatJson(json)}`);
+      console.log(`Total time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      console.log(
+        JSON.stringify({ bench: 'model', json, machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() } }),
+      );
+    } finally {
+      await server.close();
+    }
+    return;
+  }
   const input = await writeBenchInput(BENCH_MODEL_DIR, repoRoot);
   log(
     `request: ${input.inputIds.length} prompt tokens (${input.imageTokens} image tokens, ${input.numTiles} tile), ${args.tokens} new tokens, greedy (ours also sampled: ${JSON.stringify(BENCH_SAMPLING)})`,
@@ -238,6 +275,7 @@ async function main(): Promise<void> {
   let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
   let browser: BrowserFigures | Skipped = { skipped: args.gpu ? 'not requested (--no-browser)' : 'not requested (--cpu-only)' };
   let cpu: CpuFigures | Skipped = { skipped: args.cpu ? 'not requested (--no-node)' : 'not requested (--no-cpu)' };
+  let json: JsonFigures | Skipped = { skipped: args.json ? 'needs the Node WebGPU run' : 'not requested (--no-json)' };
   let cpuBrowser: WasmFigures | Skipped = { skipped: args.cpu ? 'not requested (--no-browser)' : 'not requested (--no-cpu)' };
   try {
     if (args.node && args.gpu) {
@@ -258,6 +296,7 @@ async function main(): Promise<void> {
         log(`Node run failed: ${errorText(e)}`);
       }
     }
+    if (args.json && args.node && args.gpu) json = await runJsonSection(server, args);
     if (args.cpu && args.node) {
       try {
         const mod = await server.load<{ runCpu(o: CpuRunOptions): Promise<CpuFigures> }>(join(suiteDir, 'model-cpu.ts'));
@@ -317,6 +356,7 @@ async function main(): Promise<void> {
     browser,
     cpu,
     cpuBrowser,
+    json,
     export: exported,
     ratios: computeRatios(partial),
     dtypes: {
@@ -334,6 +374,7 @@ async function main(): Promise<void> {
   result.goals = computeRunGoals(result);
   console.log('');
   console.log(formatModelReport(result));
+  if (!isSkipped(json)) console.log(`\n${formatJson(json)}`);
   console.log(`Total time: ${result.totalSeconds.toFixed(1)} s`);
   console.log(JSON.stringify(result));
 }

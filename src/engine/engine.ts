@@ -46,6 +46,7 @@ import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './e
 import type { DeviceChoice, EngineModel } from './engine-model';
 import { EngineRequest, type Delta, type RunResult } from './engine-request';
 import { tokenNames, type TokenNames } from '../processor/token-names';
+import { ResponseGrammars } from './response-grammars';
 import { engineStats } from './engine-stats';
 import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake/intake';
 import { videoInfo } from './intake/intake-video';
@@ -179,6 +180,8 @@ export class Engine {
   private profiling: Promise<unknown> | undefined;
   /** Tokens' texts and bytes for logprobs, made on the first request that asks. */
   private names: TokenNames | undefined;
+  /** response_format's grammars, set up on the first request that asks for one. */
+  private grammars: ResponseGrammars | undefined;
   private readonly intakeDeps: IntakeDeps;
   private readonly pacing: EncoderPacing;
   /** Limits on a request's media and how its URLs are fetched (defaults when the factory gave none). */
@@ -518,6 +521,11 @@ export class Engine {
     })();
   }
 
+  private responseGrammars(): ResponseGrammars {
+    this.grammars ??= new ResponseGrammars(this.processor.tokenizer, this.rt.model.runner.text.vocabSize, this.processor.stopTokenIds);
+    return this.grammars;
+  }
+
   private tokenNames(): TokenNames {
     this.names ??= tokenNames(this.processor.tokenizer);
     return this.names;
@@ -536,9 +544,6 @@ export class Engine {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       const checked = validateRequest(req, this.mediaPolicy); // every field, every request, before any work
-      if (checked.responseFormat) {
-        throw new InvalidRequestError('response_format', req.response_format, "structured output is not implemented yet; leave it out or { type: 'text' }.");
-      }
       await this.ensureDevice();
       const messages = await toProcessorMessages(req.messages, this.mediaPolicy, signal);
       r = new EngineRequest(
@@ -551,6 +556,11 @@ export class Engine {
         this.processor.createDetokenizer(),
         checked.logprobs !== undefined ? this.tokenNames() : undefined,
       );
+      if (checked.responseFormat) {
+        // Compiled (or found compiled) before any other work; disposed when r settles.
+        r.constraint = await this.responseGrammars().constraint(checked.responseFormat);
+        if (r.isSettled) r.constraint.dispose();
+      }
       await this.plan(r);
       while (this.profiling) await this.profiling.catch(() => {});
       if (!r.isSettled) this.rt.loop.submit(r);
@@ -751,6 +761,7 @@ export class Engine {
     this.destroyed = true;
     this.rt.loop.failAll(new InternalError('the engine was destroyed while this request ran'));
     this.media.destroy();
+    this.grammars?.destroy();
     this.rt.model.destroy();
     if (this.deps.ownsGpu) this.rt.gpu?.destroy();
   }

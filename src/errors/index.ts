@@ -15,3 +15,4 @@ export * from './checkpoint';
 export * from './request';
 export * from './media';
 export * from './encoder';
+export * from './grammar';

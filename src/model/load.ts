@@ -13,7 +13,7 @@ import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
 import { GpuModelRunner } from './runner/gpu-runner';
 import type { ModelSource } from '../io/model-source';
-import { AudioEncoder } from './audio-encoder';
+import type { AudioEncoder } from './audio-encoder';
 import { VisionEncoder } from './vision-encoder';
 import { loadWeights, type ModelWeights, type ProgressCallback, type TensorDigestSink } from './weights';
 import type { ComputePrecision, DtypeOption } from './weights/dtype';
@@ -93,7 +93,9 @@ export async function loadModel(gpu: GpuContext, source: ModelSource, options: L
     kvBuffers = new KvCacheBuffers(gpu, config.text, numBlocks, blockSize, maxBlocks);
     const kv = new KvManager(new BlockPool(numBlocks, blockSize, maxBlocks));
     if (withVision && config.vision) vision = new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4);
-    if (withVision && config.audio) audio = new AudioEncoder(gpu, weights, config, options.audioBatch ?? 1);
+    // Loaded only for an audio checkpoint: its code and shaders stay out of every other app's main bundle.
+    if (withVision && config.audio)
+      audio = new (await import('./audio-encoder')).AudioEncoder(gpu, weights, config, options.audioBatch ?? 1);
     const lm = new LanguageModel(gpu, weights, config, kvBuffers, {
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
       maxSeqs: options.maxSeqs ?? 16,
@@ -168,7 +170,9 @@ export async function loadEncoderModel(
   });
   const pacing = [options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0] as const;
   const vision = config.vision ? new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, ...pacing) : undefined;
-  const audio = config.audio ? new AudioEncoder(gpu, weights, config, options.audioBatch ?? 1, ...pacing) : undefined;
+  const audio = config.audio
+    ? new (await import('./audio-encoder')).AudioEncoder(gpu, weights, config, options.audioBatch ?? 1, ...pacing)
+    : undefined;
   return {
     config,
     weights,

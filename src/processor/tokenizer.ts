@@ -123,6 +123,21 @@ export class TextTokenizer {
     return this.hf.model?.vocab[id];
   }
 
+  /**
+   * Every token's string in id order, added tokens included (byte-level pieces as stored, e.g. 'Ġhello');
+   * '' where no token has that id. Its length is the largest id + 1, which may differ from config.json's
+   * vocab_size. For grammars that need the whole vocabulary (src/grammar/tokenizer-info.ts).
+   */
+  vocabulary(): string[] {
+    let size = 0;
+    for (const id of this.baseVocab.values()) size = Math.max(size, id + 1);
+    for (const t of this.added.values()) size = Math.max(size, t.id + 1);
+    const out = new Array<string>(size).fill('');
+    for (const [token, id] of this.baseVocab) out[id] = token;
+    for (const t of this.added.values()) out[t.id] = t.content;
+    return out;
+  }
+
   /** The decoder's steps as tokenizer.json names them ('ByteLevel'; a Sequence lists its steps). */
   get decoderSteps(): string[] {
     const c = this.hf.decoder?.config as { type?: string; decoders?: Array<{ type?: string }> } | undefined;

@@ -91,6 +91,9 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   UNKNOWN_DTYPE: errors.UnknownDtypeError,
   STORED_WEIGHTS_MISMATCH: errors.StoredWeightsMismatchError,
   ENGINE_BUSY: errors.EngineBusyError,
+  GRAMMAR_LOAD: errors.GrammarLoadError,
+  UNSUPPORTED_SCHEMA: errors.UnsupportedSchemaError,
+  SCHEMA_COMPILE: errors.SchemaCompileError,
 };
 
 /** The class a wire error's code names (undefined for codes this side does not know: a newer worker). */

@@ -113,13 +113,15 @@ describe.sequential('the packed package in a fresh app', () => {
     const server = await startVite(app, args);
     try {
       for (const query of queries) {
-        const outcome = await openApp(`${server.url}${query}`);
+        // ?json: also a response_format request (XGrammar as the app's bundler built it).
+        const outcome = await openApp(`${server.url}${query ? `${query}&json` : '?json'}`);
         console.log(`[consumer] ${label}${query} on ${outcome.backend} (page load to answer): ${(outcome.ms / 1000).toFixed(1)} s`);
         expect(outcome.error, `${JSON.stringify(outcome)}\n${server.output()}`).toBeUndefined();
         expect(outcome.encoderMode).toBe('workers');
         if (query) expect(outcome.backend).toBe('webgpu');
         expect(outcome.tokenIds).toEqual(GOLDEN);
         expect(outcome.badNames).toEqual([]);
+        expect(JSON.parse(outcome.json ?? '')).toMatchObject({ kind: expect.stringMatching(/^(cat|dog)$/) });
       }
     } finally {
       server.stop();
@@ -176,6 +178,7 @@ describe.sequential('the same install from Node', () => {
     expect(out.encoderMode).toBe('workers');
     expect(out.tokenIds).toEqual(GOLDEN.slice(0, NODE_MAX_TOKENS));
     expect(out.badNames).toEqual([]);
+    expect(JSON.parse(out.json)).toMatchObject({ kind: expect.stringMatching(/^(cat|dog)$/) });
     expect(r.stderr).not.toMatch(/XDG_RUNTIME_DIR/);
   });
 

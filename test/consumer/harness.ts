@@ -153,6 +153,8 @@ export interface PageOutcome {
   encoderMode?: string;
   backend?: string;
   badNames?: string[];
+  /** With ?json: the response_format answer. */
+  json?: string;
   error?: { name: string; message: string };
   /** Uncaught page errors and failed requests, for the failure message. */
   log: string[];

@@ -12,6 +12,7 @@ import { ContextLengthError, ImageDecodeError, ImageTokenMismatchError } from '.
 import { generate } from '../../src/model/generate';
 import { testEngine } from '../helpers/engine';
 import { goldenManifest } from '../helpers/goldens';
+import { jsonProblems, jsonRequests } from '../helpers/json-formats';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 import type { Idefics3Processor } from '../../src/processor/processor';
@@ -175,5 +176,22 @@ describe('bad input: a named error for that request, and the engine stays usable
     const s = engine.stats();
     expect(s.requests).toBeGreaterThanOrEqual(12);
     expect(s.failedRequests).toBe(4);
+  });
+});
+
+describe('response_format on WebGPU', () => {
+  // The grammar's mask goes through logit-adjust.wgsl before argmax and the sampler (the rest of the API:
+  // test/cpu/response-format.test.ts on the CPU backend).
+  it('8 at once, JSON mode and two schemas, greedy and sampled, with penalties on some: each valid, as it is alone', async () => {
+    const reqs = jsonRequests(8).map((r, i) => (i % 4 === 3 ? { ...r, frequency_penalty: 1, presence_penalty: 0.5 } : r));
+    const together = await Promise.all(reqs.map((r) => engine.chat.completions.create(r)));
+    together.forEach((r, i) => {
+      expect(jsonProblems(reqs[i]!, r.choices[0]!.message.content)).toEqual([]);
+      expect(r.choices[0]!.finish_reason).toBe('stop');
+    });
+    expect(engine.stats().scheduler.batchSeqs.max).toBeGreaterThanOrEqual(8);
+    expect((await engine.chat.completions.create(reqs[3]!)).choices[0]!.message.content).toBe(together[3]!.choices[0]!.message.content);
+    const s = engine.stats();
+    expect(s.kv.numFreeBlocks).toBe(s.kv.numBlocks);
   });
 });

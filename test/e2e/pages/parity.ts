@@ -224,3 +224,40 @@ window.tesseraCpuParity = async (model, maxNewTokens, encoderMode) => {
     engine.destroy();
   }
 };
+
+declare global {
+  interface Window {
+    /**
+     * response_format in this page: `requests` one at a time, then all at once, on `device` ('webgpu' or
+     * 'wasm'); each answer's text and finish reason, and the most rows one step ran.
+     */
+    tesseraJson?: (
+      model: string,
+      device: 'webgpu' | 'wasm',
+      requests: unknown[],
+    ) => Promise<{
+      alone: Array<{ text: string; finish: string }>;
+      together: Array<{ text: string; finish: string }>;
+      maxBatch: number;
+      backend: string;
+    }>;
+  }
+}
+
+window.tesseraJson = async (model, device, requests) => {
+  const { createEngine } = await import('../../../src/engine/create-browser');
+  const engine = await createEngine({ model, device, kvCacheTokens: 8192 });
+  try {
+    type Req = Parameters<typeof engine.chat.completions.create>[0] & { stream?: false };
+    const answer = async (r: unknown) => {
+      const c = await engine.chat.completions.create(r as Req);
+      return { text: c.choices[0]!.message.content, finish: c.choices[0]!.finish_reason };
+    };
+    const alone: Array<{ text: string; finish: string }> = [];
+    for (const r of requests) alone.push(await answer(r));
+    const together = await Promise.all(requests.map(answer));
+    return { alone, together, maxBatch: engine.stats().scheduler.batchSeqs.max, backend: engine.stats().device.backend };
+  } finally {
+    engine.destroy();
+  }
+};

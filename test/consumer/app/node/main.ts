@@ -32,9 +32,21 @@ try {
     messages: [{ role: 'user', content: [{ type: 'image', image: await readFile(imagePath) }, { type: 'text', text: 'Can you describe this image?' }] }],
     max_tokens: Number(maxTokens),
   });
+  // A response_format answer: XGrammar's WebAssembly loads from the installed package in Node too.
+  const json = await engine.chat.completions.create({
+    messages: [{ role: 'user', content: 'A pet, as JSON.' }],
+    max_tokens: 80,
+    response_format: {
+      type: 'json_schema',
+      json_schema: {
+        name: 'pet',
+        schema: { type: 'object', properties: { kind: { enum: ['cat', 'dog'] }, age: { type: 'integer', minimum: 0, maximum: 20 } }, required: ['kind', 'age'] },
+      },
+    },
+  });
   const encoderMode = engine.stats().encoder.mode;
   engine.destroy();
-  console.log(JSON.stringify({ tokenIds: r.tessera.tokenIds, encoderMode, badNames: badErrorNames() }));
+  console.log(JSON.stringify({ tokenIds: r.tessera.tokenIds, encoderMode, badNames: badErrorNames(), json: json.choices[0].message.content }));
 } catch (e) {
   const err = e as Error & { code?: string };
   console.log(JSON.stringify({ error: { name: err.name, code: err.code, message: err.message } }));

@@ -14,6 +14,8 @@ interface Outcome {
   backend?: string;
   /** Error classes whose `name` differs from their export name in this (minified) bundle. */
   badNames?: string[];
+  /** With ?json: a response_format answer (XGrammar bundled by the app). */
+  json?: string;
   error?: { name: string; message: string };
 }
 
@@ -40,6 +42,14 @@ function badErrorNames(): string[] {
     .map((c) => `${c.exportName} says ${c.name}`);
 }
 
+/** A small schema: enum, bounded string and integer. */
+const PET = {
+  type: 'object',
+  properties: { name: { type: 'string', maxLength: 10 }, kind: { enum: ['cat', 'dog'] }, age: { type: 'integer', minimum: 0, maximum: 20 } },
+  required: ['name', 'kind', 'age'],
+  additionalProperties: false,
+};
+
 async function main(): Promise<Outcome> {
   // ?device=webgpu|wasm picks the backend; default options otherwise ('auto').
   const device = (new URLSearchParams(location.search).get('device') ?? undefined) as 'webgpu' | 'wasm' | undefined;
@@ -50,7 +60,17 @@ async function main(): Promise<Outcome> {
       messages: [{ role: 'user', content: [{ type: 'image', image }, { type: 'text', text: 'Can you describe this image?' }] }],
       max_tokens: 20,
     });
+    let json: string | undefined;
+    if (new URLSearchParams(location.search).has('json')) {
+      const j = await engine.chat.completions.create({
+        messages: [{ role: 'user', content: 'A pet, as JSON.' }],
+        max_tokens: 80,
+        response_format: { type: 'json_schema', json_schema: { name: 'pet', schema: PET } },
+      });
+      json = j.choices[0].message.content;
+    }
     return {
+      json,
       tokenIds: r.tessera.tokenIds,
       text: r.choices[0].message.content,
       encoderMode: engine.stats().encoder.mode,

@@ -1,0 +1,47 @@
+// grammar-source.ts: what XGrammar compiles for a request's response_format, and the cache key naming it.
+//
+//   response_format                          key                       compiled from
+//   { type: 'json_object' }                  'json_object'             JSON_OBJECT_EBNF (json-object-grammar.ts)
+//   { type: 'json_schema', json_schema }     'json_schema:' + the      the schema, checked (schema-check.ts) and
+//                                            canonical schema JSON     rewritten (schema-rewrite.ts)
+//
+// json_schema.name and .strict do not change the grammar, so they are not in the key. Every schema is
+// compiled in XGrammar's strict mode whatever `strict` says: members and items the schema does not declare
+// are never written (an object schema without properties or additionalProperties is then always {}), so
+// the answer is one of the values the schema accepts either way. A missing schema accepts any JSON value.
+// Where a schema allows any value ({}, true, the values of additionalProperties: true), XGrammar's own rule
+// for it applies, which separates the members and items inside that value with ', ' (measured): still one
+// fixed form, not free whitespace.
+
+import { UnsupportedSchemaError } from '../errors';
+import { canonical, canonicalSchemaJson } from './canonical-schema';
+import { JSON_OBJECT_EBNF } from './json-object-grammar';
+import { checkSchema } from './schema-check';
+import { rewriteSchema } from './schema-rewrite';
+
+/** OpenAI's response_format, less { type: 'text' } (the shape src/engine validates). */
+export type ResponseFormatSpec =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+
+export type GrammarSource =
+  | { kind: 'ebnf'; key: string; ebnf: string }
+  | {
+      kind: 'json_schema';
+      key: string;
+      /** The rewritten schema XGrammar compiles, as JSON. */
+      schemaJson: string;
+    };
+
+/** The grammar for `format`; UnsupportedSchemaError (listing every problem) when its schema cannot be enforced. */
+export function grammarSource(format: ResponseFormatSpec): GrammarSource {
+  if (format.type === 'json_object') return { kind: 'ebnf', key: 'json_object', ebnf: JSON_OBJECT_EBNF };
+  const schema = format.json_schema.schema ?? {};
+  const problems = checkSchema(schema);
+  if (problems.length) throw new UnsupportedSchemaError(problems);
+  return {
+    kind: 'json_schema',
+    key: `json_schema:${canonicalSchemaJson(schema)}`,
+    schemaJson: JSON.stringify(rewriteSchema(canonical(schema, false))),
+  };
+}
