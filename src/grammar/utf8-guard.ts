@@ -14,6 +14,7 @@
 // '▁' is a space; everything else is the piece's own UTF-8.
 
 import type { VocabType } from './tokenizer-info';
+import { byteLevelBytes } from '../processor/byte-level';
 
 /** At a character boundary. Other states: (remaining << 16) | (lo << 8) | hi, the next byte's range. */
 export const UTF8_BOUNDARY = 0;
@@ -38,7 +39,7 @@ export class Utf8Guard {
 
   /** For `pieces` (id order, as grammarVocabulary returns them) of a vocabulary of `vocabSize` logits. */
   static forVocabulary(pieces: readonly string[], vocabType: VocabType, vocabSize: number): Utf8Guard {
-    const table = vocabType === 'byte_level' ? byteLevelTable() : undefined;
+    const table = vocabType === 'byte_level' ? byteLevelBytes() : undefined;
     const start = new Int32Array(pieces.length + 1);
     let data = new Uint8Array(pieces.length * 8);
     let end = 0;
@@ -139,13 +140,4 @@ function writeBytes(piece: string, vocabType: VocabType, table: Int16Array | und
     return encoder.encodeInto(piece.replaceAll('\u2581', ' '), data.subarray(at)).written;
   }
   return encoder.encodeInto(piece, data.subarray(at)).written;
-}
-
-/** GPT-2's byte-level table, reversed: the character code standing for each byte -> the byte (-1: none). */
-function byteLevelTable(): Int16Array {
-  const table = new Int16Array(324).fill(-1);
-  const printable = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-  let shifted = 0;
-  for (let b = 0; b < 256; b++) table[printable(b) ? b : 256 + shifted++] = b;
-  return table;
 }

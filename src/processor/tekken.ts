@@ -20,6 +20,7 @@
 // test/unit/tekken-tokenizer.test.ts checks vocabulary, merges and ids against HF's conversion of Voxtral's.
 
 import { ProcessorConfigError } from '../errors';
+import { byteLevelChars } from './byte-level';
 
 type Json = Record<string, unknown>;
 
@@ -32,17 +33,6 @@ export interface ConvertedTekken {
 
 const BOS = '<s>';
 const EOS = '</s>';
-
-/** GPT-2's bytes_to_unicode: printable Latin-1 bytes map to themselves, the other 68 to U+0100 onward. */
-function byteToChar(): string[] {
-  const out = new Array<string>(256);
-  let next = 256;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-    out[b] = String.fromCharCode(printable ? b : next++);
-  }
-  return out;
-}
 
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -214,7 +204,7 @@ function vocabTokens(list: unknown, count: number, where: string): TokenTable {
       `${where}: vocab has ${list.length} entries but config.default_vocab_size - default_num_special_tokens needs ${count}; the file is truncated, download it again.`,
     );
   }
-  const toChar = byteToChar();
+  const toChar = byteLevelChars();
   const table = new TokenTable(count);
   for (let i = 0; i < count; i++) {
     const entry: unknown = list[i];

@@ -4,29 +4,21 @@
 // byte-fallback piece '<0xNN>' is that byte, a SentencePiece '▁' is a space. Special tokens have no
 // bytes. Names are computed once per id.
 
+import { byteLevelBytes } from './byte-level';
 import type { TextTokenizer } from './tokenizer';
 
 export type TokenNames = (id: number) => { token: string; bytes: number[] | null };
 
 const encoder = new TextEncoder();
 
-/** GPT-2's byte-level table, reversed: the character standing for each byte -> the byte. */
-function byteLevelTable(): Map<string, number> {
-  const table = new Map<string, number>();
-  const printable = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-  let shifted = 0;
-  for (let b = 0; b < 256; b++) table.set(String.fromCodePoint(printable(b) ? b : 256 + shifted++), b);
-  return table;
-}
-
 /** The bytes a vocabulary piece stands for, given the decoder's steps; undefined if it cannot be told. */
-function pieceBytes(piece: string, steps: readonly string[], table: () => Map<string, number>): number[] | undefined {
+function pieceBytes(piece: string, steps: readonly string[], table: () => Int16Array): number[] | undefined {
   if (steps.includes('ByteLevel')) {
     const t = table();
     const out: number[] = [];
-    for (const ch of piece) {
-      const b = t.get(ch);
-      if (b === undefined) return undefined;
+    for (let i = 0; i < piece.length; i++) {
+      const b = t[piece.charCodeAt(i)] ?? -1;
+      if (b < 0) return undefined;
       out.push(b);
     }
     return out;
@@ -42,8 +34,8 @@ function pieceBytes(piece: string, steps: readonly string[], table: () => Map<st
 export function tokenNames(tokenizer: TextTokenizer): TokenNames {
   const cache = new Map<number, { token: string; bytes: number[] | null }>();
   const steps = tokenizer.decoderSteps;
-  let table: Map<string, number> | undefined;
-  const lazyTable = () => (table ??= byteLevelTable());
+  let table: Int16Array | undefined;
+  const lazyTable = () => (table ??= byteLevelBytes());
   return (id) => {
     let name = cache.get(id);
     if (!name) {

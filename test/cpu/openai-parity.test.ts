@@ -5,13 +5,11 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../../src/engine/create-node';
-import type { Engine } from '../../src/engine/engine';
+import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/engine/types';
 import { InvalidMessageError, InvalidRequestError, RequestAbortedError } from '../../src/errors';
 import { goldenManifest } from '../helpers/goldens';
-import { ensureTinyModels } from '../helpers/tiny-models';
+import { expectIdle, useCpuEngine } from '../helpers/cpu-engine';
 
 const SAMPLE = new Uint8Array(readFileSync(resolve(import.meta.dirname, '../../public/sample.png')));
 const TOKENS = goldenManifest().greedy['smolvlm-tiny'].tokens;
@@ -38,26 +36,11 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<Chat
   return out;
 }
 
-let engine: Engine;
-beforeAll(async () => {
-  engine = await createEngine({
-    model: `${ensureTinyModels()}/smolvlm-tiny`,
-    device: 'cpu',
-    encoder: { mode: 'in-process' },
-    kvCacheTokens: 4096,
-  });
-});
-afterAll(() => engine?.destroy());
-
-function expectIdle(): void {
-  const s = engine.stats();
-  expect(s.kv.numFreeBlocks).toBe(s.kv.numBlocks);
-  expect(s.scheduler).toMatchObject({ numWaiting: 0, numRunning: 0 });
-}
+const engine = useCpuEngine(4096);
 
 describe('OpenAI parameters', () => {
   it('the response has what openai types have: usage, logprobs null, refusal null; max_completion_tokens is max_tokens', async () => {
-    const r = await engine.chat.completions.create(golden({ max_tokens: undefined, max_completion_tokens: 20, model: 'any-name' }));
+    const r = await engine().chat.completions.create(golden({ max_tokens: undefined, max_completion_tokens: 20, model: 'any-name' }));
     expect(r.tessera.tokenIds).toEqual(TOKENS);
     expect(r.choices).toEqual([
       {
@@ -68,16 +51,16 @@ describe('OpenAI parameters', () => {
       },
     ]);
     expect(r.usage).toEqual({ prompt_tokens: r.tessera.promptTokens, completion_tokens: 20, total_tokens: r.tessera.promptTokens + 20 });
-    const three = await engine.chat.completions.create(golden({ max_tokens: 3, max_completion_tokens: 3 }));
+    const three = await engine().chat.completions.create(golden({ max_tokens: 3, max_completion_tokens: 3 }));
     expect(three.tessera.tokenIds).toEqual(TOKENS.slice(0, 3));
-    await expect(engine.chat.completions.create(golden({ max_tokens: 3, max_completion_tokens: 4 }))).rejects.toMatchObject({
+    await expect(engine().chat.completions.create(golden({ max_tokens: 3, max_completion_tokens: 4 }))).rejects.toMatchObject({
       name: 'InvalidRequestError',
       field: 'max_completion_tokens',
     });
   });
 
   it('stop strings end the answer before them, across token boundaries, streamed or not; the KV is freed at once', async () => {
-    const deltas = (await collect(await engine.chat.completions.create({ ...golden(), stream: true })))
+    const deltas = (await collect(await engine().chat.completions.create({ ...golden(), stream: true })))
       .map((c) => c.choices[0]?.delta.content ?? '')
       .filter((d) => d.length > 0);
     const full = deltas.join('');
@@ -86,36 +69,36 @@ describe('OpenAI parameters', () => {
     expect(k, `no two neighbouring deltas of 2+ characters in ${JSON.stringify(deltas)}`).toBeGreaterThan(0);
     const stop = deltas[k]!.slice(-2) + deltas[k + 1]!.slice(0, 2);
     const expected = full.slice(0, full.indexOf(stop));
-    const r = await engine.chat.completions.create(golden({ stop: ['never appears', stop] }));
+    const r = await engine().chat.completions.create(golden({ stop: ['never appears', stop] }));
     expect(r.choices[0]!.message.content).toBe(expected);
     expect(r.choices[0]!.finish_reason).toBe('stop');
     expect(r.tessera.tokenIds.length).toBeLessThan(20);
-    expectIdle();
-    const chunks = await collect(await engine.chat.completions.create({ ...golden({ stop }), stream: true }));
+    expectIdle(engine());
+    const chunks = await collect(await engine().chat.completions.create({ ...golden({ stop }), stream: true }));
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(expected);
     expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
     // A stop string that never appears changes nothing.
-    const none = await engine.chat.completions.create(golden({ stop: 'never appears' }));
+    const none = await engine().chat.completions.create(golden({ stop: 'never appears' }));
     expect(none.choices[0]!.message.content).toBe(full);
     expect(none.choices[0]!.finish_reason).toBe('length');
   });
 
   it('stream_options.include_usage: usage null on every chunk, then a last chunk with no choices and the usage', async () => {
     const chunks = await collect(
-      await engine.chat.completions.create({ ...golden(), stream: true, stream_options: { include_usage: true } }),
+      await engine().chat.completions.create({ ...golden(), stream: true, stream_options: { include_usage: true } }),
     );
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
     expect(last.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: 20, total_tokens: expect.any(Number) });
     expect(chunks.slice(0, -1).every((c) => c.usage === null && c.choices.length === 1)).toBe(true);
     expect(chunks.at(-2)!.tessera!.tokenIds).toEqual(TOKENS);
-    const plain = await collect(await engine.chat.completions.create({ ...golden({ max_tokens: 2 }), stream: true }));
+    const plain = await collect(await engine().chat.completions.create({ ...golden({ max_tokens: 2 }), stream: true }));
     expect(plain.every((c) => !('usage' in c))).toBe(true);
   });
 
   it("OpenAI's message shapes: developer is system, an assistant turn may be null or a refusal", async () => {
     const convo = (system: ChatCompletionRequest['messages'][number], assistant: ChatCompletionRequest['messages'][number]) =>
-      engine.chat.completions.create({
+      engine().chat.completions.create({
         messages: [system, { role: 'user', content: 'Hi' }, assistant, { role: 'user', content: 'And now?' }],
         max_tokens: 4,
       });
@@ -161,15 +144,17 @@ describe('OpenAI parameters', () => {
       ],
     ];
     for (const [extra, field] of refused) {
-      const e = await engine.chat.completions.create(golden(extra)).catch((x: unknown) => x);
+      const e = await engine()
+        .chat.completions.create(golden(extra))
+        .catch((x: unknown) => x);
       expect(e, field).toBeInstanceOf(InvalidRequestError);
       expect((e as InvalidRequestError).field).toBe(field);
     }
-    const file = await engine.chat.completions
-      .create(golden({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }] }))
+    const file = await engine()
+      .chat.completions.create(golden({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }] }))
       .catch((x: unknown) => x);
     expect(file).toBeInstanceOf(InvalidMessageError);
-    const accepted = await engine.chat.completions.create(
+    const accepted = await engine().chat.completions.create(
       golden({
         model: 'gpt-4o-mini',
         user: 'u1',
@@ -188,13 +173,13 @@ describe('OpenAI parameters', () => {
       }),
     );
     expect(accepted.tessera.tokenIds).toEqual(TOKENS.slice(0, 3));
-    expectIdle();
+    expectIdle(engine());
   });
 });
 
 describe('penalties and log probabilities', () => {
   it('logprobs: each token with its top alternatives from one distribution, the greedy token the most likely; streamed the same', async () => {
-    const r = await engine.chat.completions.create(golden({ logprobs: true, top_logprobs: 5 }));
+    const r = await engine().chat.completions.create(golden({ logprobs: true, top_logprobs: 5 }));
     const content = r.choices[0]!.logprobs!.content!;
     // The tokens' bytes, back to back, are the answer (a token alone may be part of a character).
     expect(Buffer.from(content.flatMap((t) => t.bytes ?? [])).toString('utf8')).toBe(r.choices[0]!.message.content);
@@ -209,21 +194,21 @@ describe('penalties and log probabilities', () => {
       const alone = Buffer.from(t.bytes ?? []).toString('utf8');
       if (!alone.includes('\uFFFD')) expect(t.token).toBe(alone);
     }
-    const chunks = await collect(await engine.chat.completions.create({ ...golden({ logprobs: true, top_logprobs: 5 }), stream: true }));
+    const chunks = await collect(await engine().chat.completions.create({ ...golden({ logprobs: true, top_logprobs: 5 }), stream: true }));
     const streamed = chunks.flatMap((c) => c.choices[0]?.logprobs?.content ?? []);
     expect(streamed).toEqual(content);
-    const plain = await engine.chat.completions.create(golden({ logprobs: true }));
+    const plain = await engine().chat.completions.create(golden({ logprobs: true }));
     expect(plain.choices[0]!.logprobs!.content!.every((t) => t.top_logprobs.length === 0)).toBe(true);
     expect(plain.choices[0]!.logprobs!.content!.map((t) => t.logprob)).toEqual(content.map((t) => t.logprob));
-    expectIdle();
+    expectIdle(engine());
   });
 
   it('logprobs at a temperature are of the distribution the sampler drew from (logits / T); the draw is unchanged by asking', async () => {
     const sampled = { temperature: 0.7, seed: 5, max_tokens: 12 };
-    const a = await engine.chat.completions.create(golden({ ...sampled, logprobs: true, top_logprobs: 2 }));
-    const b = await engine.chat.completions.create(golden(sampled));
+    const a = await engine().chat.completions.create(golden({ ...sampled, logprobs: true, top_logprobs: 2 }));
+    const b = await engine().chat.completions.create(golden(sampled));
     expect(a.tessera.tokenIds).toEqual(b.tessera.tokenIds);
-    const cold = await engine.chat.completions.create(golden({ ...sampled, temperature: 0.35, logprobs: true, top_logprobs: 2 }));
+    const cold = await engine().chat.completions.create(golden({ ...sampled, temperature: 0.35, logprobs: true, top_logprobs: 2 }));
     // A lower temperature sharpens the same first distribution: the top token's log probability rises.
     const first = (x: typeof a) => x.choices[0]!.logprobs!.content![0]!;
     expect(first(cold).top_logprobs[0]!.token).toBe(first(a).top_logprobs[0]!.token);
@@ -232,23 +217,23 @@ describe('penalties and log probabilities', () => {
 
   it('a presence penalty keeps a greedy answer from repeating a token while other tokens are close; a frequency penalty changes it too', async () => {
     const long = { max_tokens: 40 };
-    const free = await engine.chat.completions.create(golden(long));
+    const free = await engine().chat.completions.create(golden(long));
     const repeats = (ids: number[]) => ids.length - new Set(ids).size;
     expect(repeats(free.tessera.tokenIds)).toBeGreaterThan(0);
-    const present = await engine.chat.completions.create(golden({ ...long, presence_penalty: 2 }));
+    const present = await engine().chat.completions.create(golden({ ...long, presence_penalty: 2 }));
     expect(repeats(present.tessera.tokenIds)).toBeLessThan(repeats(free.tessera.tokenIds));
-    const frequent = await engine.chat.completions.create(golden({ ...long, frequency_penalty: 2 }));
+    const frequent = await engine().chat.completions.create(golden({ ...long, frequency_penalty: 2 }));
     expect(frequent.tessera.tokenIds).not.toEqual(free.tessera.tokenIds);
     // The first token has nothing before it to penalize.
     expect(present.tessera.tokenIds[0]).toBe(free.tessera.tokenIds[0]);
-    expectIdle();
+    expectIdle(engine());
   });
 });
 
 describe('n choices', () => {
   it("n = 3: one prefill (the others start on the first one's KV blocks), greedy choices equal, usage counts the prompt once", async () => {
-    const bs = engine.stats().kv.blockSize;
-    const hits = () => engine.stats().scheduler.prefixHitTokens;
+    const bs = engine().stats().kv.blockSize;
+    const hits = () => engine().stats().scheduler.prefixHitTokens;
     // A question no earlier request asked, long enough to fill blocks of its own after the image's (which
     // earlier requests cached): the blocks only the choices share.
     const question = 'Give three different short answers, each about the colours, the shapes and the mood of this picture.';
@@ -265,7 +250,7 @@ describe('n choices', () => {
       ],
     });
     const before = hits();
-    const r = await engine.chat.completions.create(req);
+    const r = await engine().chat.completions.create(req);
     const prompt = r.usage.prompt_tokens;
     expect(r.choices.map((c) => c.index)).toEqual([0, 1, 2]);
     expect(new Set(r.choices.map((c) => c.message.content)).size).toBe(1);
@@ -276,16 +261,16 @@ describe('n choices', () => {
     expect(first).toBeLessThan(shared);
     expect(others).toEqual([shared, shared]);
     expect(hits() - before).toBe(first! + 2 * shared);
-    expectIdle();
+    expectIdle(engine());
   });
 
   it('n = 3 sampled: choice i is the same request alone with seed + i, and the seed reproduces all three', async () => {
     const sampled = golden({ n: 3, temperature: 0.9, top_p: 0.95, seed: 11, max_tokens: 8 });
-    const a = await engine.chat.completions.create(sampled);
-    const b = await engine.chat.completions.create(sampled);
+    const a = await engine().chat.completions.create(sampled);
+    const b = await engine().chat.completions.create(sampled);
     expect(b.tessera.choices!.map((c) => c.tokenIds)).toEqual(a.tessera.choices!.map((c) => c.tokenIds));
     for (let i = 0; i < 3; i++) {
-      const alone = await engine.chat.completions.create({ ...sampled, n: 1, seed: 11 + i });
+      const alone = await engine().chat.completions.create({ ...sampled, n: 1, seed: 11 + i });
       expect(a.tessera.choices![i]!.tokenIds).toEqual(alone.tessera.tokenIds);
     }
     expect(new Set(a.tessera.choices!.map((c) => c.tokenIds.join())).size).toBeGreaterThan(1);
@@ -293,7 +278,7 @@ describe('n choices', () => {
 
   it('n = 2 streamed: chunks of both choices under one id, each finished, then the usage of both', async () => {
     const chunks = await collect(
-      await engine.chat.completions.create({ ...golden({ n: 2, max_tokens: 5 }), stream: true, stream_options: { include_usage: true } }),
+      await engine().chat.completions.create({ ...golden({ n: 2, max_tokens: 5 }), stream: true, stream_options: { include_usage: true } }),
     );
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     const finished = chunks.flatMap((c) => c.choices.filter((x) => x.finish_reason).map((x) => x.index));
@@ -301,31 +286,31 @@ describe('n choices', () => {
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(chunks.at(-1)!.usage!.completion_tokens).toBe(10);
     expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
-    expectIdle();
+    expectIdle(engine());
   });
 });
 
 describe('cancellation, as the openai client does it', () => {
   it("a stream aborted mid-way ends quietly; a request aborted before it starts rejects; create()'s second argument carries the signal", async () => {
     const abort = new AbortController();
-    const stream = await engine.chat.completions.create({ ...golden({ max_tokens: 40 }), stream: true }, { signal: abort.signal });
+    const stream = await engine().chat.completions.create({ ...golden({ max_tokens: 40 }), stream: true }, { signal: abort.signal });
     let n = 0;
     for await (const c of stream) if (c.choices[0]?.delta.content && ++n === 2) abort.abort(new Error('user pressed stop'));
     expect(n).toBeGreaterThanOrEqual(2);
     expect(n).toBeLessThan(40);
-    expectIdle();
+    expectIdle(engine());
     const before = new AbortController();
     before.abort();
-    await expect(engine.chat.completions.create(golden(), { signal: before.signal })).rejects.toBeInstanceOf(RequestAbortedError);
-    await expect(engine.chat.completions.create({ ...golden(), stream: true }, { signal: before.signal })).rejects.toBeInstanceOf(
+    await expect(engine().chat.completions.create(golden(), { signal: before.signal })).rejects.toBeInstanceOf(RequestAbortedError);
+    await expect(engine().chat.completions.create({ ...golden(), stream: true }, { signal: before.signal })).rejects.toBeInstanceOf(
       RequestAbortedError,
     );
     // Non-streamed and aborted while it runs: rejects.
     const during = new AbortController();
-    const pending = engine.chat.completions.create(golden({ max_tokens: 200 }), { signal: during.signal });
-    while (engine.stats().scheduler.numRunning === 0) await new Promise((r) => setTimeout(r, 2));
+    const pending = engine().chat.completions.create(golden({ max_tokens: 200 }), { signal: during.signal });
+    while (engine().stats().scheduler.numRunning === 0) await new Promise((r) => setTimeout(r, 2));
     during.abort();
     await expect(pending).rejects.toBeInstanceOf(RequestAbortedError);
-    expectIdle();
+    expectIdle(engine());
   });
 });

@@ -1,0 +1,29 @@
+// The CPU-backend engine the test/cpu engine tests share: the tiny checkpoint on onnxruntime-node with the
+// encoder in-process, created before a file's tests and destroyed after; and the check that a test left
+// nothing running and every KV block free.
+
+import { afterAll, beforeAll, expect } from 'vitest';
+import { createEngine } from '../../src/engine/create-node';
+import type { Engine } from '../../src/engine/engine';
+import { ensureTinyModels } from './tiny-models';
+
+/** Registers the hooks; the returned function gives the engine inside tests. */
+export function useCpuEngine(kvCacheTokens: number): () => Engine {
+  let engine: Engine | undefined;
+  beforeAll(async () => {
+    engine = await createEngine({
+      model: `${ensureTinyModels()}/smolvlm-tiny`,
+      device: 'cpu',
+      encoder: { mode: 'in-process' },
+      kvCacheTokens,
+    });
+  });
+  afterAll(() => engine?.destroy());
+  return () => engine!;
+}
+
+export function expectIdle(engine: Engine): void {
+  const s = engine.stats();
+  expect(s.kv.numFreeBlocks).toBe(s.kv.numBlocks);
+  expect(s.scheduler).toMatchObject({ numWaiting: 0, numRunning: 0 });
+}
