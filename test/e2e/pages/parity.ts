@@ -228,14 +228,15 @@ window.tesseraCpuParity = async (model, maxNewTokens, encoderMode) => {
 declare global {
   interface Window {
     /**
-     * response_format in this page: `requests` all at once (and first one at a time with `aloneToo`), on
-     * `device` ('webgpu' or 'wasm'); each answer's text and finish reason, and the most rows one step ran.
+     * response_format in this page: the first `aloneCount` of `requests` (default all) one at a time, then all
+     * at once, on `device` ('webgpu' or 'wasm'); each answer's text and finish reason, and the most rows one
+     * step ran.
      */
     tesseraJson?: (
       model: string,
       device: 'webgpu' | 'wasm',
       requests: unknown[],
-      aloneToo?: boolean,
+      aloneCount?: number,
     ) => Promise<{
       alone: Array<{ text: string; finish: string }>;
       together: Array<{ text: string; finish: string }>;
@@ -245,7 +246,7 @@ declare global {
   }
 }
 
-window.tesseraJson = async (model, device, requests, aloneToo = false) => {
+window.tesseraJson = async (model, device, requests, aloneCount = requests.length) => {
   const { createEngine } = await import('../../../src/engine/create-browser');
   const engine = await createEngine({ model, device, kvCacheTokens: 8192 });
   try {
@@ -254,9 +255,9 @@ window.tesseraJson = async (model, device, requests, aloneToo = false) => {
       const c = await engine.chat.completions.create(r as Req);
       return { text: c.choices[0]!.message.content, finish: c.choices[0]!.finish_reason };
     };
-    // One at a time: only where asked (`aloneToo`); Node's tests compare the two on every backend.
+    // One at a time: the first `aloneCount` requests (Node's tests compare all of them on every backend).
     const alone: Array<{ text: string; finish: string }> = [];
-    if (aloneToo) for (const r of requests) alone.push(await answer(r));
+    for (const r of requests.slice(0, aloneCount)) alone.push(await answer(r));
     const together = await Promise.all(requests.map(answer));
     return { alone, together, maxBatch: engine.stats().scheduler.batchSeqs.max, backend: engine.stats().device.backend };
   } finally {
