@@ -381,8 +381,9 @@ fn draw_row(lid: u32, row: u32, base: u32, invT: f32, zMax: f32, cut: u32, u: f3
     var pick = start;
     for (var i = start; i < stop; i++) {
       let z = logits[base + i] * invT;
+      if (key_of(z) < cut) { continue; }
       let w = weight(z, zMax);
-      if (key_of(z) >= cut && (w.x != 0u || w.y != 0u)) {
+      if (w.x != 0u || w.y != 0u) {
         pick = i;
         acc = add64(acc, w);
         if (o.last == 0u && !ge64(o.goal, acc)) { break; }

@@ -62,7 +62,7 @@ export class EngineRequest {
   readonly responseFormat: CheckedRequest['responseFormat'];
   /** The grammar of response_format, set once it compiled (disposed when the request settles). */
   constraint: TokenConstraint | undefined;
-  /** Times each token was sampled so far (the penalties'). */
+  /** Times each token was sampled so far (kept only for requests with penalties). */
   private readonly counts = new Map<number, number>();
   private readonly pendingLogprobs: TokenLogprob[] = [];
   private readonly allLogprobs: TokenLogprob[] = [];
@@ -151,7 +151,7 @@ export class EngineRequest {
     if (this.tokenIds.length === 0) this.timings.firstToken = now;
     else this.timings.tokenAt.push(now);
     this.tokenIds.push(id);
-    this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
+    if (this.penalties) this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
     this.constraint?.accept(id);
     if (stop || this.stops.stopped) return;
     if (logprob && this.nameToken) {
