@@ -12,6 +12,7 @@ export const USAGE = `usage: tessera <command> [options]
 commands
   run        answer a prompt about an image, a video or audio (or transcribe audio), streaming the answer
   profile    GPU time per kernel kind for one vision tile, one prefill chunk and one decode step
+  serve      an OpenAI-compatible HTTP server (POST /v1/chat/completions, GET /v1/models, /health, /metrics)
   doctor     report the WebGPU adapter and run every kernel against its CPU reference
 
 run options
@@ -55,6 +56,21 @@ profile options
                                how each dispatch is timed (default: GPU timestamps when the adapter has
                                timestamp-query; otherwise each dispatch is submitted alone and waited for)
   --json                       print the report as one JSON object instead of tables
+
+serve options
+  --model <dir|url>            the checkpoint, as for run
+  --host H                     the address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: all)
+  --port N                     the port (default 8000; 0: any free port, printed when listening)
+  --api-key KEY                requests to /v1/* must send "Authorization: Bearer KEY" (default: the
+                               TESSERA_API_KEY environment variable; neither: no key needed)
+  --allowed-origins A,B        origins browsers may call from (CORS), e.g. http://localhost:5173; '*': any
+  --max-concurrency N          requests in the engine at once, batched together (default 64)
+  --max-queue N                requests waiting beyond those; one more gets 429 with Retry-After (default 256)
+  --max-body-bytes N           largest request body (default 67108864, 64 MiB); larger gets 413
+  --served-model-name NAME     the model name clients send (default: the --model argument)
+  --kv-cache-tokens N          tokens the KV cache holds, shared by all requests (default: the model's
+                               context window)
+  --dtype, --compute, --device, --no-weight-cache, --variant   as for run
 
 doctor options
   --variant register|workgroup force a kernel variant instead of the adapter's choice
@@ -123,12 +139,33 @@ export interface ProfileArgs {
   verbose: boolean;
 }
 
+export interface ServeArgs {
+  command: 'serve';
+  model: string;
+  host: string;
+  port: number;
+  apiKey?: string;
+  allowedOrigins: string[];
+  maxConcurrency?: number;
+  maxQueue?: number;
+  maxBodyBytes?: number;
+  servedModelName: string;
+  kvCacheTokens?: number;
+  dtype?: DtypeOption;
+  compute?: ComputePrecision;
+  device?: DeviceOption;
+  weightCache: boolean;
+  variant?: KernelVariant;
+  json: boolean;
+  verbose: boolean;
+}
+
 export interface HelpArgs {
   command: 'help';
   verbose: boolean;
 }
 
-export type CliArgs = RunArgs | ProfileArgs | DoctorArgs | HelpArgs;
+export type CliArgs = RunArgs | ProfileArgs | ServeArgs | DoctorArgs | HelpArgs;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -154,14 +191,23 @@ const OPTIONS = {
   device: { type: 'string' },
   'no-weight-cache': { type: 'boolean' },
   timing: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'api-key': { type: 'string' },
+  'allowed-origins': { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  'max-queue': { type: 'string' },
+  'max-body-bytes': { type: 'string' },
+  'served-model-name': { type: 'string' },
+  'kv-cache-tokens': { type: 'string' },
 } as const;
 
 type Command = Exclude<CliArgs['command'], 'help'>;
 
 /** The commands each option belongs to (--json, --verbose and --help go with every command). */
 const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
-  variant: ['run', 'profile', 'doctor'],
-  model: ['run', 'profile'],
+  variant: ['run', 'profile', 'serve', 'doctor'],
+  model: ['run', 'profile', 'serve'],
   image: ['run', 'profile'],
   video: ['run'],
   'video-pruning': ['run'],
@@ -175,11 +221,20 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   'top-k': ['run'],
   seed: ['run'],
   notice: ['run'],
-  dtype: ['run', 'profile'],
-  compute: ['run', 'profile'],
-  device: ['run'],
-  'no-weight-cache': ['run', 'profile'],
+  dtype: ['run', 'profile', 'serve'],
+  compute: ['run', 'profile', 'serve'],
+  device: ['run', 'serve'],
+  'no-weight-cache': ['run', 'profile', 'serve'],
   timing: ['profile'],
+  host: ['serve'],
+  port: ['serve'],
+  'api-key': ['serve'],
+  'allowed-origins': ['serve'],
+  'max-concurrency': ['serve'],
+  'max-queue': ['serve'],
+  'max-body-bytes': ['serve'],
+  'served-model-name': ['serve'],
+  'kv-cache-tokens': ['serve'],
 };
 
 /** A usage error for the first option given that `command` does not take, naming the commands that do. */
@@ -266,7 +321,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.help) return { command: 'help', verbose };
   if (command === undefined) throw new UsageError('no command given');
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}' (quote a prompt with spaces: --prompt "...")`);
-  if (command === 'run' || command === 'profile' || command === 'doctor') checkOwners(command, values);
+  if (command === 'run' || command === 'profile' || command === 'serve' || command === 'doctor') checkOwners(command, values);
   const weights = () => ({
     dtype: values.dtype === undefined ? undefined : usage(() => parseDtypeText(values.dtype!)),
     compute: values.compute === undefined ? undefined : usage(() => chooseComputePrecisionOption(values.compute!)),
@@ -330,6 +385,38 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       ...weights(),
       variant: parseVariant(values.variant),
       timing,
+      json,
+      verbose,
+    };
+  }
+  if (command === 'serve') {
+    if (!values.model) throw new UsageError('serve needs --model <dir|url>');
+    const origins = (values['allowed-origins'] ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter((o) => o !== '');
+    for (const o of origins) {
+      if (o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o)) {
+        throw new UsageError(`--allowed-origins takes origins such as http://localhost:5173 (scheme, host and port, no path) or '*', got '${o}'`);
+      }
+    }
+    const apiKey = values['api-key'] ?? process.env.TESSERA_API_KEY;
+    if (apiKey !== undefined && apiKey.trim() === '') throw new UsageError('--api-key must not be empty');
+    return {
+      command,
+      model: values.model,
+      host: values.host ?? '127.0.0.1',
+      port: numberOption('port', values.port, { integer: true, min: 0, max: 65535, reads: 'an integer from 0 to 65535' }) ?? 8000,
+      ...(apiKey !== undefined ? { apiKey } : {}),
+      allowedOrigins: origins,
+      maxConcurrency: numberOption('max-concurrency', values['max-concurrency'], { integer: true, min: 1, reads: 'an integer >= 1' }),
+      maxQueue: numberOption('max-queue', values['max-queue'], { integer: true, min: 0, reads: 'an integer >= 0' }),
+      maxBodyBytes: numberOption('max-body-bytes', values['max-body-bytes'], { integer: true, min: 1024, reads: 'an integer >= 1024' }),
+      servedModelName: values['served-model-name'] ?? values.model,
+      kvCacheTokens: numberOption('kv-cache-tokens', values['kv-cache-tokens'], { integer: true, min: 1, reads: 'an integer >= 1' }),
+      ...weights(),
+      ...(values.device !== undefined ? { device: usage(() => parseDeviceOption(values.device, '--device')) } : {}),
+      variant: parseVariant(values.variant),
       json,
       verbose,
     };

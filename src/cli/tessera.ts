@@ -2,6 +2,7 @@
 // The `tessera` command line.
 //   tessera run --model <dir|url> --image <file> --prompt "..." [--max-tokens N] [--temperature T] [--json]
 //   tessera profile --model <dir|url> --image <file> [--prompt "..."] [--dtype ...] [--timing ...] [--json]
+//   tessera serve --model <dir|url> [--host H] [--port N] [--api-key KEY] [--allowed-origins A,B] ...
 //   tessera doctor [--json] [--variant register|workgroup]
 // Arguments: args.ts (usage errors before anything loads). Failures: report-error.ts (one line per error,
 // stacks with --verbose).
@@ -12,6 +13,7 @@ import { parseCliArgs, USAGE, wantsVerbose, type CliArgs } from './args';
 import { profile } from './profile';
 import { exitCodeFor, formatCliError } from './report-error';
 import { run } from './run';
+import { serve } from './serve';
 
 async function main(args: CliArgs): Promise<number> {
   if (args.command === 'help') {
@@ -32,6 +34,7 @@ async function main(args: CliArgs): Promise<number> {
       err: (t) => process.stderr.write(t),
     });
   }
+  if (args.command === 'serve') return serve({ ...args, err: (t) => process.stderr.write(t) });
   const gpu = await createNodeGpuContext({ kernelVariant: args.variant });
   try {
     const lines: string[] = [];

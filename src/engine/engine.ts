@@ -357,6 +357,19 @@ export class Engine {
     return this.recovering;
   }
 
+  /** True while the GPU device is lost and not yet recreated (the next request, or recoverDevice(), recreates it). */
+  get deviceLost(): boolean {
+    return this.lost !== undefined || this.rt.gpu?.lostError !== undefined;
+  }
+
+  /**
+   * Recreate the GPU device and the language model now if the device was lost (a request does it itself
+   * first; a server calls this to be ready before the next request). Resolves at once when nothing is lost.
+   */
+  recoverDevice(): Promise<void> {
+    return this.ensureDevice();
+  }
+
   /** Before a request: rebuild after a device loss, and notice a loss that happened while idle. */
   private async ensureDevice(): Promise<void> {
     if (!this.rt.gpu) return;

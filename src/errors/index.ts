@@ -16,3 +16,4 @@ export * from './request';
 export * from './media';
 export * from './encoder';
 export * from './grammar';
+export * from './http';

@@ -23,7 +23,8 @@ type ErrorExports = typeof errors;
 type ErrorClass = {
   [K in keyof ErrorExports]: ErrorExports[K] extends new (...args: never[]) => errors.TesseraError ? ErrorExports[K] : never;
 }[keyof ErrorExports];
-type ErrorCode = InstanceType<ErrorClass>['code'];
+/** Every code a Tessera error class carries. */
+export type ErrorCode = InstanceType<ErrorClass>['code'];
 
 /**
  * Class by code. The type requires every code of every exported class, each mapped to the class whose
@@ -94,6 +95,14 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   GRAMMAR_LOAD: errors.GrammarLoadError,
   UNSUPPORTED_SCHEMA: errors.UnsupportedSchemaError,
   SCHEMA_COMPILE: errors.SchemaCompileError,
+  UNAUTHORIZED: errors.UnauthorizedError,
+  MODEL_NOT_FOUND: errors.ModelNotFoundError,
+  ROUTE_NOT_FOUND: errors.RouteNotFoundError,
+  BODY_TOO_LARGE: errors.BodyTooLargeError,
+  MALFORMED_BODY: errors.MalformedBodyError,
+  UNSUPPORTED_CONTENT_TYPE: errors.UnsupportedContentTypeError,
+  QUEUE_FULL: errors.ServerQueueFullError,
+  ENGINE_UNAVAILABLE: errors.EngineUnavailableError,
 };
 
 /** The class a wire error's code names (undefined for codes this side does not know: a newer worker). */
