@@ -397,7 +397,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       .filter((o) => o !== '');
     for (const o of origins) {
       if (o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o)) {
-        throw new UsageError(`--allowed-origins takes origins such as http://localhost:5173 (scheme, host and port, no path) or '*', got '${o}'`);
+        throw new UsageError(
+          `--allowed-origins takes origins such as http://localhost:5173 (scheme, host and port, no path) or '*', got '${o}'`,
+        );
       }
     }
     const apiKey = values['api-key'] ?? process.env.TESSERA_API_KEY;

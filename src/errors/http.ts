@@ -24,7 +24,9 @@ export class ModelNotFoundError extends TesseraError {
     readonly requested: string,
     readonly served: string,
   ) {
-    super(`the model ${JSON.stringify(requested)} is not served here; this server serves ${JSON.stringify(served)} (GET /v1/models lists it).`);
+    super(
+      `the model ${JSON.stringify(requested)} is not served here; this server serves ${JSON.stringify(served)} (GET /v1/models lists it).`,
+    );
   }
 }
 

@@ -36,7 +36,9 @@ export function parseChatBody(contentType: string | undefined, text: string, mod
     throw new MalformedBodyError(`is not JSON (${e instanceof Error ? e.message : String(e)})`);
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new MalformedBodyError(`is ${Array.isArray(body) ? 'an array' : `a JSON ${body === null ? 'null' : typeof body}`}, not an object`);
+    throw new MalformedBodyError(
+      `is ${Array.isArray(body) ? 'an array' : `a JSON ${body === null ? 'null' : typeof body}`}, not an object`,
+    );
   }
   const req = body as ChatCompletionRequest & { signal?: unknown };
   if (req.model !== undefined && req.model !== null && req.model !== modelName) throw new ModelNotFoundError(String(req.model), modelName);
@@ -78,7 +80,7 @@ export async function chatCompletions(deps: ChatRouteDeps, request: Request): Pr
       r.choices.forEach((c, i) => deps.metrics.choiceFinished(infos[i] ?? r.tessera, c.finish_reason));
       deps.metrics.requestFinished(r.usage.prompt_tokens, (performance.now() - started) / 1000);
       done();
-      return Response.json(r);
+      return Response.json({ ...r, model: deps.modelName });
     }
     const chunks = (await engine.chat.completions.create({ ...req, stream: true }, { signal: abort.signal }))[Symbol.asyncIterator]();
     // The first chunk before the headers: a request the engine refuses is still an HTTP error status.
@@ -130,7 +132,7 @@ function eventStream(
             promptTokens = chunk.tessera.promptTokens;
           }
         }
-        controller.enqueue(sseData(chunk));
+        controller.enqueue(sseData({ ...chunk, model: deps.modelName }));
       } catch (e) {
         // After the headers an error can only travel in the stream: OpenAI's error object as one event.
         deps.metrics.failed(e instanceof TesseraError ? e.code : 'UNKNOWN');

@@ -12,15 +12,21 @@ export class EngineHost {
   private loadError: unknown;
   private stateNow: EngineState = 'loading';
 
-  /** `engine`: the engine, or the promise of it while the model loads. */
-  constructor(engine: Engine | Promise<Engine>) {
+  /**
+   * `engine`: the engine, or the promise of it while the model loads. `ownsEngine` (default true): close()
+   * destroys it.
+   */
+  constructor(
+    engine: Engine | Promise<Engine>,
+    private readonly ownsEngine = true,
+  ) {
     if ('chat' in engine) {
       this.current = engine;
       this.stateNow = 'ready';
     } else {
       engine.then(
         (e) => {
-          if (this.stateNow === 'closing') return e.destroy();
+          if (this.stateNow === 'closing') return this.ownsEngine ? e.destroy() : undefined;
           this.current = e;
           this.stateNow = 'ready';
         },
@@ -78,9 +84,9 @@ export class EngineHost {
     );
   }
 
-  /** Stop taking requests; destroy the engine (now, or when it finishes loading). */
+  /** Stop taking requests; destroy the engine if it is this host's (now, or when it finishes loading). */
   close(): void {
     this.stateNow = 'closing';
-    this.current?.destroy();
+    if (this.ownsEngine) this.current?.destroy();
   }
 }

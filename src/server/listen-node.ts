@@ -9,11 +9,11 @@ import type { Engine } from '../engine/engine';
 import { type ServerApp, type ServerAppOptions, createServerApp } from './app';
 import { EngineHost } from './engine-host';
 
-export interface ServeOptions extends Omit<ServerAppOptions, 'modelName'> {
+export interface ServeOptions extends ServerAppOptions {
   /** The engine, or the promise of it: the server listens (and answers 503) while the model loads. */
   engine: Engine | Promise<Engine>;
-  /** The name requests give as `model` (default: the engine's model id once loaded, else 'tessera'). */
-  modelName: string;
+  /** close() destroys the engine (default true); false leaves it to the caller. */
+  ownsEngine?: boolean;
   /** Default 127.0.0.1: only this machine. '0.0.0.0' listens on every interface. */
   host?: string;
   /** Default 8000; 0 picks a free port (see RunningServer.url). */
@@ -29,12 +29,12 @@ export interface RunningServer extends ServerApp {
   url: string;
   host: EngineHost;
   server: Server;
-  /** Stop listening, end open connections and destroy the engine. */
+  /** Stop listening, end open connections and destroy the engine (unless ownsEngine was false). */
   close(): Promise<void>;
 }
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
-  const host = new EngineHost(options.engine);
+  const host = new EngineHost(options.engine, options.ownsEngine ?? true);
   const app = createServerApp(host, options);
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const server = createAdaptorServer({

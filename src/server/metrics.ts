@@ -62,10 +62,20 @@ export class ServerMetrics {
       const kv = stats()?.kv;
       return kv ? kv.numBlocks - kv.numFreeBlocks : 0;
     });
-    gauge('tessera:kv_blocks_free', 'KV-cache blocks free (cached prefix blocks no request holds count as free).', () => stats()?.kv.numFreeBlocks);
+    gauge(
+      'tessera:kv_blocks_free',
+      'KV-cache blocks free (cached prefix blocks no request holds count as free).',
+      () => stats()?.kv.numFreeBlocks,
+    );
     gauge('tessera:kv_blocks_cached', 'Free KV-cache blocks that still hold a cached prefix.', () => stats()?.kv.numCachedBlocks);
-    gauge('tessera:engine_ready', '1 when the engine takes requests, 0 while loading or recovering.', () => (host.state === 'ready' ? 1 : 0));
-    engineCounter('vllm:prefix_cache_queries_total', 'Prompt tokens looked up in the prefix cache.', () => stats()?.scheduler.prefixQueryTokens);
+    gauge('tessera:engine_ready', '1 when the engine takes requests, 0 while loading or recovering.', () =>
+      host.state === 'ready' ? 1 : 0,
+    );
+    engineCounter(
+      'vllm:prefix_cache_queries_total',
+      'Prompt tokens looked up in the prefix cache.',
+      () => stats()?.scheduler.prefixQueryTokens,
+    );
     engineCounter('vllm:prefix_cache_hits_total', 'Prompt tokens found in the prefix cache.', () => stats()?.scheduler.prefixHitTokens);
     engineCounter('vllm:num_preemptions_total', 'Requests preempted to free KV blocks.', () => stats()?.scheduler.numPreemptions);
     const encoder = () => stats()?.encoder;
@@ -92,7 +102,11 @@ export class ServerMetrics {
     });
     engineCounter('tessera:encoder_cache_misses_total', 'Media items the encoder had to encode.', () => encoder()?.misses);
     this.promptTokens = new Counter({ name: 'vllm:prompt_tokens_total', help: 'Prompt tokens of finished requests.', registers });
-    this.generationTokens = new Counter({ name: 'vllm:generation_tokens_total', help: 'Generated tokens of finished requests.', registers });
+    this.generationTokens = new Counter({
+      name: 'vllm:generation_tokens_total',
+      help: 'Generated tokens of finished requests.',
+      registers,
+    });
     this.success = new Counter({
       name: 'vllm:request_success_total',
       help: 'Requests that finished, by finish reason.',
@@ -106,8 +120,18 @@ export class ServerMetrics {
       registers,
     });
     this.ttft = new Histogram({ name: 'vllm:time_to_first_token_seconds', help: 'Time to first token.', buckets: TTFT_BUCKETS, registers });
-    this.itl = new Histogram({ name: 'vllm:inter_token_latency_seconds', help: 'Time between generated tokens.', buckets: ITL_BUCKETS, registers });
-    this.e2e = new Histogram({ name: 'vllm:e2e_request_latency_seconds', help: 'Request time, arrival to last token.', buckets: E2E_BUCKETS, registers });
+    this.itl = new Histogram({
+      name: 'vllm:inter_token_latency_seconds',
+      help: 'Time between generated tokens.',
+      buckets: ITL_BUCKETS,
+      registers,
+    });
+    this.e2e = new Histogram({
+      name: 'vllm:e2e_request_latency_seconds',
+      help: 'Request time, arrival to last token.',
+      buckets: E2E_BUCKETS,
+      registers,
+    });
   }
 
   /** One choice finished: its generated tokens, finish reason, time to first token and inter-token times. */
