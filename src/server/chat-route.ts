@@ -77,7 +77,7 @@ export async function chatCompletions(deps: ChatRouteDeps, request: Request): Pr
     if (!req.stream) {
       const r = await engine.chat.completions.create({ ...req, stream: false }, { signal: abort.signal });
       const infos = r.tessera.choices ?? [r.tessera];
-      r.choices.forEach((c, i) => deps.metrics.choiceFinished(infos[i] ?? r.tessera, c.finish_reason));
+      for (const [i, c] of r.choices.entries()) deps.metrics.choiceFinished(infos[i] ?? r.tessera, c.finish_reason);
       deps.metrics.requestFinished(r.usage.prompt_tokens, (performance.now() - started) / 1000);
       done();
       return Response.json({ ...r, model: deps.modelName });
