@@ -6,3 +6,4 @@ export { createEngine, nodeModelSource, type NodeEngineOptions, type NodeEncoder
 export { createNodeGpuContext, DAWN_EXACT_TIMESTAMPS, findSwiftShaderIcd, type NodeGpuOptions } from './gpu/node';
 export { NodeDirSource } from './io/model-source-node';
 export { decodeImageNode, loadProcessorFromDirectory } from './processor/node';
+export { startServer, type RunningServer, type ServeOptions } from './server/listen-node';

@@ -240,7 +240,10 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
 /** A usage error for the first option given that `command` does not take, naming the commands that do. */
 function checkOwners(command: Command, values: Record<string, unknown>): void {
   for (const [name, owners] of Object.entries(OWNERS)) {
-    if (values[name] !== undefined && !owners.includes(command)) throw new UsageError(`--${name} is a ${owners.join(' and ')} option`);
+    if (values[name] !== undefined && !owners.includes(command)) {
+      const list = owners.length > 1 ? `${owners.slice(0, -1).join(', ')} and ${owners.at(-1)}` : owners[0];
+      throw new UsageError(`--${name} is a ${list} option`);
+    }
   }
 }
 

@@ -113,13 +113,13 @@ describe('tessera arguments', () => {
     expect(usageMessage([...RUN, '--max-tokens'])).toMatch(/--max-tokens/);
     expect(usageMessage(['run', '--model', 'm', '--prompt', 'what', 'is', 'this'])).toMatch(/unexpected argument 'is'/);
     expect(usageMessage(['run', '--prompt', 'p'])).toBe('run needs --model <dir|url>');
-    expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run and profile option');
+    expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run, profile and serve option');
     expect(usageMessage(['doctor', '--max-tokens', '3'])).toBe('--max-tokens is a run option');
     expect(usageMessage(['doctor', '--image', 'a.png'])).toBe('--image is a run and profile option');
     expect(usageMessage([...RUN, '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
     expect(usageMessage([...RUN, '--timing', 'submit-and-wait'])).toBe('--timing is a profile option');
     expect(usageMessage(['doctor', '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
-    expect(usageMessage(['serve'])).toBe("unknown command 'serve'");
+    expect(usageMessage(['frobnicate'])).toBe("unknown command 'frobnicate'");
     expect(usageMessage([])).toBe('no command given');
   });
 });
@@ -187,6 +187,74 @@ describe('tessera profile arguments', () => {
     expect(usageMessage([...PROFILE, '--video', 'c.mp4'])).toBe('--video is a run option');
     expect(usageMessage([...PROFILE, '--temperature', '1'])).toBe('--temperature is a run option');
     expect(usageMessage([...PROFILE, 'extra'])).toMatch(/unexpected argument 'extra'/);
+  });
+});
+
+describe('tessera serve arguments', () => {
+  it('parses serve with its defaults and every option', () => {
+    expect(parseCliArgs(['serve', '--model', 'm'])).toMatchObject({
+      command: 'serve',
+      model: 'm',
+      host: '127.0.0.1',
+      port: 8000,
+      allowedOrigins: [],
+      servedModelName: 'm',
+      weightCache: true,
+    });
+    expect(
+      parseCliArgs([
+        'serve',
+        '--model',
+        'm',
+        '--host',
+        '0.0.0.0',
+        '--port',
+        '0',
+        '--api-key',
+        'k',
+        '--allowed-origins',
+        'http://localhost:5173, https://a.example',
+        '--max-concurrency',
+        '8',
+        '--max-queue',
+        '0',
+        '--max-body-bytes',
+        '4096',
+        '--served-model-name',
+        'tiny',
+        '--kv-cache-tokens',
+        '4096',
+        '--device',
+        'cpu',
+        '--dtype',
+        'q8',
+        '--no-weight-cache',
+      ]),
+    ).toMatchObject({
+      host: '0.0.0.0',
+      port: 0,
+      apiKey: 'k',
+      allowedOrigins: ['http://localhost:5173', 'https://a.example'],
+      maxConcurrency: 8,
+      maxQueue: 0,
+      maxBodyBytes: 4096,
+      servedModelName: 'tiny',
+      kvCacheTokens: 4096,
+      device: 'cpu',
+      weightCache: false,
+    });
+  });
+
+  it('refuses a bad port, origin, limit or key, and run-only options', () => {
+    expect(usageMessage(['serve'])).toBe('serve needs --model <dir|url>');
+    expect(usageMessage(['serve', '--model', 'm', '--port', '70000'])).toBe("--port must be an integer from 0 to 65535, got '70000'");
+    expect(usageMessage(['serve', '--model', 'm', '--allowed-origins', 'localhost:5173'])).toMatch(
+      /^--allowed-origins takes origins such as/,
+    );
+    expect(usageMessage(['serve', '--model', 'm', '--max-concurrency', '0'])).toBe("--max-concurrency must be an integer >= 1, got '0'");
+    expect(usageMessage(['serve', '--model', 'm', '--api-key', ' '])).toBe('--api-key must not be empty');
+    expect(usageMessage(['serve', '--model', 'm', '--prompt', 'hi'])).toBe('--prompt is a run and profile option');
+    expect(usageMessage(['run', '--model', 'm', '--prompt', 'hi', '--port', '1'])).toBe('--port is a serve option');
   });
 });
 
