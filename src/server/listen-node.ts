@@ -45,6 +45,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       headersTimeout,
       requestTimeout: Math.max(options.requestTimeoutMs ?? 60_000, headersTimeout),
       keepAliveTimeout: 5_000,
+      // Each server-sent event goes out when written, not held back to be merged with the next one.
+      noDelay: true,
       // Node checks both timeouts on this period (default 30 s): often enough for the shortest one.
       connectionsCheckingInterval: Math.min(1000, headersTimeout),
     },

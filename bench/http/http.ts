@@ -1,0 +1,162 @@
+// `npm run bench:http`: tessera serve (the built command, in its own process) on the SmolVLM-256M shape
+// (real config, random weights) under 1, 4, 16 and 64 concurrent openai clients, each streaming one answer,
+// against the in-process engine (the built package, in its own process) under the same load: aggregate
+// tokens/s, TTFT p50/p95 and inter-token p50/p95 side by side, the ratio HTTP / in-process (goal >= 0.9x).
+// Ends with ONE JSON line holding every figure.
+//
+// Flags: --levels=1,4,16,64  --tokens=N (max_tokens per request, default 32)  --device=auto|webgpu|cpu
+//        (default auto: what tessera serve picks here)  --order=in-process,http (which side runs first)
+//        --model=<dir> (another checkpoint instead of the bench model, e.g. public/models/smolvlm-tiny)
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { build } from 'vite';
+import { BENCH_MODEL_DIR, ensureBenchModel } from '../../scripts/make-bench-model';
+import { table } from '../harness/table';
+import { ensureOnnxExport } from '../model/model-export';
+import { type LoadFigures, loadPrompt, runLoad } from './load';
+
+const repoRoot = join(import.meta.dirname, '../..');
+const log = (line: string) => console.log(`[bench] ${line}`);
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const levels = (arg('levels') ?? '1,4,16,64').split(',').map(Number);
+const tokens = Number(arg('tokens') ?? 32);
+const device = arg('device') ?? 'auto';
+const order = (arg('order') ?? 'in-process,http').split(',');
+const model = arg('model') ?? BENCH_MODEL_DIR;
+
+class BenchHttpError extends Error {
+  override readonly name = 'BenchHttpError';
+}
+
+/** Run a child to its end, its stdout's JSON lines as values; stderr passes through with a prefix. */
+function jsonLines(child: ChildProcess, label: string): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d.replace(/^/gm, `[${label}] `)));
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new BenchHttpError(`${label} exited with ${code}`));
+      else resolve(out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)));
+    });
+  });
+}
+
+async function inProcess(): Promise<{ device: unknown; levels: LoadFigures[] }> {
+  log(`in-process: the built engine under ${levels.join(', ')} concurrent requests`);
+  const child = spawn('npx', ['tsx', join(repoRoot, 'bench/http/in-process.ts'), model, device, String(tokens), levels.join(',')], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const [first, ...rest] = (await jsonLines(child, 'in-process')) as [{ device: unknown }, ...LoadFigures[]];
+  return { device: first.device, levels: rest };
+}
+
+async function overHttp(): Promise<{ device: string; levels: LoadFigures[] }> {
+  log(`http: tessera serve under ${levels.join(', ')} concurrent openai clients`);
+  const child = spawn(
+    process.execPath,
+    [join(repoRoot, 'dist/cli.js'), 'serve', '--model', model, '--served-model-name', 'bench', '--port', '0', '--device', device, '--json'],
+    { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    const events: Array<{ event: string; url: string; device?: string }> = [];
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      for (const line of d.split('\n')) if (line.startsWith('{')) events.push(JSON.parse(line));
+    });
+    const t0 = performance.now();
+    while (!events.some((e) => e.event === 'ready')) {
+      if (child.exitCode !== null || performance.now() - t0 > 600_000) throw new BenchHttpError(`tessera serve did not get ready:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ready = events.find((e) => e.event === 'ready')!;
+    const client = new OpenAI({ baseURL: `${ready.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const ask = (prompt: string, maxTokens: number) =>
+      client.chat.completions.create({
+        model: 'bench',
+        messages: [{ role: 'user', content: prompt }],
+        max_tokens: maxTokens,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+    for await (const _ of await ask('warm up', 4));
+    const out: LoadFigures[] = [];
+    for (const level of levels) out.push(await runLoad(level, (i) => ask(loadPrompt(level, i), tokens)));
+    return { device: ready.device ?? '', levels: out };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+if (model === BENCH_MODEL_DIR) {
+  await ensureBenchModel(log);
+  if (device !== 'webgpu') await ensureOnnxExport(BENCH_MODEL_DIR, repoRoot, log);
+}
+log('building the package (vite build --mode lib)');
+await build({ mode: 'lib', logLevel: 'warn', configFile: join(repoRoot, 'vite.config.ts') });
+log(`machine: ${cpus().length} cores, load average ${loadavg()[0].toFixed(2)}; ${tokens} tokens per request`);
+
+const results: { inProcess?: Awaited<ReturnType<typeof inProcess>>; http?: Awaited<ReturnType<typeof overHttp>> } = {};
+for (const side of order) {
+  if (side === 'in-process') results.inProcess = await inProcess();
+  else if (side === 'http') results.http = await overHttp();
+  else throw new BenchHttpError(`--order takes in-process and http, got '${side}'`);
+}
+
+const f1 = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(1));
+const rows = levels.map((level) => {
+  const a = results.inProcess?.levels.find((l) => l.concurrency === level);
+  const b = results.http?.levels.find((l) => l.concurrency === level);
+  const ratio = a && b ? b.tokensPerSecond / a.tokensPerSecond : undefined;
+  return {
+    level,
+    a,
+    b,
+    ratio,
+    cells: [
+      String(level),
+      f1(a?.tokensPerSecond),
+      f1(b?.tokensPerSecond),
+      ratio === undefined ? '-' : `${ratio.toFixed(2)}x`,
+      `${f1(a?.ttftMs.p50)} / ${f1(a?.ttftMs.p95)}`,
+      `${f1(b?.ttftMs.p50)} / ${f1(b?.ttftMs.p95)}`,
+      `${f1(a?.interTokenMs.p50)} / ${f1(a?.interTokenMs.p95)}`,
+      `${f1(b?.interTokenMs.p50)} / ${f1(b?.interTokenMs.p95)}`,
+    ],
+  };
+});
+console.log(
+  `\nmodel: ${model === BENCH_MODEL_DIR ? 'SmolVLM-256M-Instruct shape, random weights' : model}; text prompts, ${tokens} tokens each, streamed; ` +
+    `device: ${results.http?.device ?? JSON.stringify(results.inProcess?.device)}\n`,
+);
+console.log(
+  table(
+    ['concurrent', 'in-process tok/s', 'http tok/s', 'http / in-process', 'TTFT ms p50/p95 (in-process)', 'TTFT ms p50/p95 (http)', 'ITL ms p50/p95 (in-process)', 'ITL ms p50/p95 (http)'],
+    rows.map((r) => r.cells),
+  ),
+);
+const goals = rows.map((r) => ({
+  goal: `http >= 0.9x in-process tokens/s at ${r.level} concurrent`,
+  measured: r.ratio ?? null,
+  met: r.ratio === undefined ? null : r.ratio >= 0.9,
+}));
+console.log(`\ngoals: ${goals.map((g) => `${g.goal}: ${g.measured === null ? 'not measured' : `${g.measured.toFixed(2)}x ${g.met ? 'met' : 'NOT met'}`}`).join('; ')}`);
+console.log('remote engine (embeds vs raw bytes and TTFT): not measured: createRemoteEngine is not built yet');
+console.log(
+  JSON.stringify({
+    bench: 'http',
+    model: model === BENCH_MODEL_DIR ? 'SmolVLM-256M shape, random weights' : model,
+    tokensPerRequest: tokens,
+    device: results.http?.device ?? results.inProcess?.device,
+    machine: { cores: cpus().length, loadAverage: loadavg()[0] },
+    levels: rows.map((r) => ({ concurrency: r.level, inProcess: r.a ?? null, http: r.b ?? null, ratio: r.ratio ?? null })),
+    remote: null,
+    goals,
+  }),
+);
