@@ -33,6 +33,7 @@ const SOURCE_NAMES: Record<MediaInfo['source'], string> = {
   inflight: 'memory (joined)',
   persistent: 'IndexedDB',
   encoded: 'encoded',
+  given: 'sent with the request',
 };
 
 const BACKEND_NAMES: Record<EngineStats['device']['backend'], string> = {

@@ -39,7 +39,13 @@ function jsonLines(child: ChildProcess, label: string): Promise<unknown[]> {
     child.stderr?.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d.replace(/^/gm, `[${label}] `)));
     child.once('exit', (code) => {
       if (code !== 0) reject(new BenchHttpError(`${label} exited with ${code}`));
-      else resolve(out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)));
+      else
+        resolve(
+          out
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l)),
+        );
     });
   });
 }
@@ -71,7 +77,8 @@ async function overHttp(): Promise<{ device: string; levels: LoadFigures[] }> {
     });
     const t0 = performance.now();
     while (!events.some((e) => e.event === 'ready')) {
-      if (child.exitCode !== null || performance.now() - t0 > 600_000) throw new BenchHttpError(`tessera serve did not get ready:\n${stderr}`);
+      if (child.exitCode !== null || performance.now() - t0 > 600_000)
+        throw new BenchHttpError(`tessera serve did not get ready:\n${stderr}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     const ready = events.find((e) => e.event === 'ready')!;
@@ -137,7 +144,16 @@ console.log(
 );
 console.log(
   table(
-    ['concurrent', 'in-process tok/s', 'http tok/s', 'http / in-process', 'TTFT ms p50/p95 (in-process)', 'TTFT ms p50/p95 (http)', 'ITL ms p50/p95 (in-process)', 'ITL ms p50/p95 (http)'],
+    [
+      'concurrent',
+      'in-process tok/s',
+      'http tok/s',
+      'http / in-process',
+      'TTFT ms p50/p95 (in-process)',
+      'TTFT ms p50/p95 (http)',
+      'ITL ms p50/p95 (in-process)',
+      'ITL ms p50/p95 (http)',
+    ],
     rows.map((r) => r.cells),
   ),
 );
@@ -146,7 +162,9 @@ const goals = rows.map((r) => ({
   measured: r.ratio ?? null,
   met: r.ratio === undefined ? null : r.ratio >= 0.9,
 }));
-console.log(`\ngoals: ${goals.map((g) => `${g.goal}: ${g.measured === null ? 'not measured' : `${g.measured.toFixed(2)}x ${g.met ? 'met' : 'NOT met'}`}`).join('; ')}`);
+console.log(
+  `\ngoals: ${goals.map((g) => `${g.goal}: ${g.measured === null ? 'not measured' : `${g.measured.toFixed(2)}x ${g.met ? 'met' : 'NOT met'}`}`).join('; ')}`,
+);
 console.log('remote engine (embeds vs raw bytes and TTFT): not measured: createRemoteEngine is not built yet');
 console.log(
   JSON.stringify({

@@ -30,10 +30,7 @@ export function loadPrompt(concurrency: number, i: number): string {
   return `${concurrency * 1000 + i}: write a short story about a lighthouse keeper and a storm.`;
 }
 
-export async function runLoad(
-  concurrency: number,
-  stream: (i: number) => Promise<AsyncIterable<StreamChunk>>,
-): Promise<LoadFigures> {
+export async function runLoad(concurrency: number, stream: (i: number) => Promise<AsyncIterable<StreamChunk>>): Promise<LoadFigures> {
   const ttft: number[] = [];
   const gaps: number[] = [];
   let tokens = 0;

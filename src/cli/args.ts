@@ -70,6 +70,8 @@ serve options
   --served-model-name NAME     the model name clients send (default: the --model argument)
   --kv-cache-tokens N          tokens the KV cache holds, shared by all requests (default: the model's
                                context window)
+  --enable-mm-embeds           take image_embeds content parts (embeddings computed by the client, vLLM's
+                               format); only for clients you trust: embeddings are checked for shape only
   --dtype, --compute, --device, --no-weight-cache, --variant   as for run
 
 doctor options
@@ -151,6 +153,8 @@ export interface ServeArgs {
   maxBodyBytes?: number;
   servedModelName: string;
   kvCacheTokens?: number;
+  /** Take image_embeds parts (media.acceptEmbeddings). */
+  enableMmEmbeds: boolean;
   dtype?: DtypeOption;
   compute?: ComputePrecision;
   device?: DeviceOption;
@@ -200,6 +204,7 @@ const OPTIONS = {
   'max-body-bytes': { type: 'string' },
   'served-model-name': { type: 'string' },
   'kv-cache-tokens': { type: 'string' },
+  'enable-mm-embeds': { type: 'boolean' },
 } as const;
 
 type Command = Exclude<CliArgs['command'], 'help'>;
@@ -235,6 +240,7 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   'max-body-bytes': ['serve'],
   'served-model-name': ['serve'],
   'kv-cache-tokens': ['serve'],
+  'enable-mm-embeds': ['serve'],
 };
 
 /** A usage error for the first option given that `command` does not take, naming the commands that do. */
@@ -419,6 +425,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       maxBodyBytes: numberOption('max-body-bytes', values['max-body-bytes'], { integer: true, min: 1024, reads: 'an integer >= 1024' }),
       servedModelName: values['served-model-name'] ?? values.model,
       kvCacheTokens: numberOption('kv-cache-tokens', values['kv-cache-tokens'], { integer: true, min: 1, reads: 'an integer >= 1' }),
+      enableMmEmbeds: values['enable-mm-embeds'] === true,
       ...weights(),
       ...(values.device !== undefined ? { device: usage(() => parseDeviceOption(values.device, '--device')) } : {}),
       variant: parseVariant(values.variant),

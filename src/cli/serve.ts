@@ -31,6 +31,7 @@ export async function serve(o: ServeCliOptions): Promise<number> {
     weightCacheDir: o.weightCache === false ? false : undefined,
     gpu: o.variant ? { kernelVariant: o.variant } : undefined,
     ...(o.kvCacheTokens !== undefined ? { kvCacheTokens: o.kvCacheTokens } : {}),
+    ...(o.enableMmEmbeds ? { media: { acceptEmbeddings: true } } : {}),
   });
   const server = await startServer({
     engine,

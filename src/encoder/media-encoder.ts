@@ -60,7 +60,8 @@ export interface EncodeBackend {
   destroy(): void;
 }
 
-export type EmbeddingSource = 'memory' | 'inflight' | 'persistent' | 'encoded';
+/** Where embeddings came from; 'given': the request carried them (an image_embeds part). */
+export type EmbeddingSource = 'memory' | 'inflight' | 'persistent' | 'encoded' | 'given';
 
 /** A video pruned with EVS: one item whose embeddings are chosen from its frames' (evs.ts). */
 export interface CompositeMedia extends PreparedMedia {
@@ -285,6 +286,16 @@ export class MediaEncoder {
     const r = await this.memory.getOrProduce(media.key, requestId, sizeBytes, async () => stored);
     this.forget(media);
     return { data: r.value, source: r.source === 'produced' ? 'persistent' : r.source };
+  }
+
+  /**
+   * Embeddings the request carried (an image_embeds part): kept in the memory tier under media.key and
+   * referenced for requestId, so a later part naming the same key finds them. A key already held keeps
+   * its value (the key names the embeddings).
+   */
+  async adopt(media: PreparedMedia, data: Float32Array, requestId: number): Promise<MediaEmbeddings> {
+    const r = await this.memory.getOrProduce(media.key, requestId, data.byteLength, async () => data);
+    return { data: r.value, source: r.source === 'produced' ? 'given' : r.source };
   }
 
   /** A pruned video whose frames are all cached: pruned now, on this thread (a few ms), and kept in memory. */

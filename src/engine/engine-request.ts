@@ -7,7 +7,7 @@
 import { InternalError } from '../errors';
 import type { SamplingParams } from '../model/runner/model-runner';
 import type { StreamingDetokenizer } from '../processor/detokenizer';
-import type { ChatMessage } from '../processor/messages';
+import type { RequestMessage } from './intake/given-embeddings';
 import type { PromptPlan } from '../processor/prompt';
 import type { FinishCause, SchedRequest } from '../scheduler/request';
 import type { RequestMedia } from './intake/request-media';
@@ -103,8 +103,7 @@ export class EngineRequest {
     readonly id: number,
     readonly request: ChatCompletionRequest,
     checked: CheckedRequest,
-    readonly messages: ChatMessage[],
-    readonly images: Uint8Array[],
+    readonly messages: RequestMessage[],
     readonly stopIds: ReadonlySet<number>,
     private readonly detok: StreamingDetokenizer,
     private readonly nameToken?: TokenNamer,

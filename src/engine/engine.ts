@@ -48,7 +48,7 @@ import { EngineRequest, type Delta, type RunResult } from './engine-request';
 import { tokenNames, type TokenNames } from '../processor/token-names';
 import { ResponseGrammars } from './response-grammars';
 import { engineStats } from './engine-stats';
-import { imageBytes, intake, withoutImages, type IntakeDeps } from './intake/intake';
+import { imagePayloads, intake, withoutImages, type IntakeDeps } from './intake/intake';
 import { videoInfo } from './intake/intake-video';
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
 import { fetchVideoUrl, videoSourceOf } from './intake/message-videos';
@@ -59,6 +59,7 @@ import { validateRequest } from './intake/validate-request';
 import { videoOptionsOf } from './intake/video-request';
 import type {
   ChatCompletion,
+  ChatContentPart,
   ChatCompletionChunk,
   ChatCompletionRequest,
   ChatRequestOptions,
@@ -67,6 +68,7 @@ import type {
   EngineProgress,
   EngineStats,
   FinishReason,
+  ImageEmbeddingsResult,
   ProfileOptions,
   ProfileReport,
   TesseraInfo,
@@ -564,7 +566,6 @@ export class Engine {
         req,
         checked,
         messages,
-        imageBytes(messages),
         new Set(this.processor.stopTokenIds),
         this.processor.createDetokenizer(),
         checked.logprobs !== undefined ? this.tokenNames() : undefined,
@@ -650,6 +651,35 @@ export class Engine {
       throw error;
     } catch (e) {
       this.rt.loop.drop(r, e);
+    }
+  }
+
+  /**
+   * The embeddings a request's image part would splice, computed (or found in the encoder cache) without
+   * asking anything: for a remote engine to send them as an image_embeds part (vLLM's format, with `key`
+   * as its uuid), or for tools. `image` is the encoded bytes or a URL, as an image / image_url part takes.
+   */
+  async imageEmbeddings(image: Uint8Array | ArrayBuffer | Blob | string): Promise<ImageEmbeddingsResult> {
+    if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
+    if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, 'image');
+    const part: ChatContentPart = typeof image === 'string' ? { type: 'image_url', image_url: { url: image } } : { type: 'image', image };
+    const [message] = await toProcessorMessages([{ role: 'user', content: [part] }], this.mediaPolicy);
+    const bytes = imagePayloads([message])[0] as Uint8Array;
+    const id = this.nextRequest++;
+    try {
+      const prepared = await this.media.prepare(bytes);
+      const r = await this.media.embeddings(prepared, id);
+      const layout = prepared.layout!;
+      const seqLen = this.processor.config.imageSeqLen;
+      return {
+        key: prepared.key,
+        grid: [layout.rows, layout.cols],
+        shape: [layout.numTiles, seqLen, r.data.length / (layout.numTiles * seqLen)],
+        data: r.data,
+        source: r.source,
+      };
+    } finally {
+      this.media.release(id);
     }
   }
 

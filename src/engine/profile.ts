@@ -17,6 +17,7 @@
 // request is in flight (engine.ts), since a step's buffers are shared.
 
 import { InvalidRequestError, KvCacheFullError } from '../errors';
+import type { ChatMessage } from '../processor/messages';
 import type { GpuContext } from '../gpu/context';
 import { adapterName } from '../gpu/adapter-info';
 import type { MediaRows, RunnerSeq } from '../model/runner/model-runner';
@@ -60,7 +61,9 @@ export async function profileModel(deps: ProfileDeps, options: ProfileOptions = 
   if (typeof options.image === 'string') content.push({ type: 'image_url', image_url: { url: options.image } });
   else if (options.image !== undefined) content.push({ type: 'image', image: options.image });
   content.push({ type: 'text', text: options.prompt ?? DEFAULT_PROFILE_PROMPT });
-  const prepared = await processor.prepare(await toProcessorMessages([{ role: 'user', content }], deps.mediaPolicy));
+  // The content is an image (or its URL) and text, never image_embeds: the messages hold encoded images.
+  const messages = (await toProcessorMessages([{ role: 'user', content }], deps.mediaPolicy)) as ChatMessage[];
+  const prepared = await processor.prepare(messages);
   const phases: ProfilePhase[] = [];
   const decodeAtPositions: DecodeAtPosition[] = [];
   const notes: string[] = [];

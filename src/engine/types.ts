@@ -49,6 +49,19 @@ export type ChatContentPart =
   | { type: 'audio'; audio: Uint8Array | ArrayBuffer | Blob | AudioSamples }
   /** url: a data: URL, an http(s) URL, or a blob: URL (browser). The part vLLM's OpenAI server takes. */
   | { type: 'audio_url'; audio_url: { url: string } }
+  /**
+   * Image embeddings computed elsewhere (vLLM's `image_embeds` part), for an engine created with
+   * media.acceptEmbeddings (tessera serve --enable-mm-embeds): base64 of `torch.save(tensor)` of shape
+   * [tiles, imageSeqLen, hidden] or [tiles * imageSeqLen, hidden] (f32, f16 or bf16), or the tensor itself.
+   * `uuid` names them in the encoder cache (a later part with `image_embeds: null` and the same uuid uses
+   * them again); `tessera.grid` is the image's tile grid [rows, cols] ([0, 0] or absent: one tile, not split).
+   */
+  | {
+      type: 'image_embeds';
+      image_embeds: string | { data: Float32Array; shape: number[] } | null;
+      uuid?: string | null;
+      tessera?: { grid?: [number, number] };
+    }
   /** OpenAI's file part (PDFs and the like): refused (InvalidMessageError). */
   | { type: 'file'; file: unknown };
 
@@ -229,8 +242,8 @@ export interface RequestTimings {
 export interface MediaInfo {
   /** Content key (blake3 of model identity, processing config and the image bytes). */
   key: string;
-  /** Where the embeddings came from. */
-  source: 'memory' | 'inflight' | 'persistent' | 'encoded';
+  /** Where the embeddings came from ('given': an image_embeds part carried them). */
+  source: 'memory' | 'inflight' | 'persistent' | 'encoded' | 'given';
   numTiles: number;
   /** size.longest_edge used (lower than the config's after a reduced-resolution retry). */
   longestEdge: number;
@@ -238,6 +251,19 @@ export interface MediaInfo {
   video?: { videoIndex: number; frame?: number };
   /** Set for an audio chunk: which audio part, and which 30-second chunk of it. */
   audio?: { audioIndex: number; chunk: number };
+}
+
+/** engine.imageEmbeddings(): what an image part splices, and the facts an image_embeds part carries. */
+export interface ImageEmbeddingsResult {
+  /** The encoder cache's content key (blake3 of the encoder identity, processing config and bytes). */
+  key: string;
+  /** The tile grid [rows, cols] ([0, 0]: one tile, not split): an image_embeds part's tessera.grid. */
+  grid: [number, number];
+  /** [tiles, imageSeqLen, hidden]. */
+  shape: [number, number, number];
+  /** Row-major values, shared with the encoder cache: never modify them. */
+  data: Float32Array;
+  source: MediaInfo['source'];
 }
 
 /** What an audio part became: how it was read, and its 30-second chunks (each cached on its own). */

@@ -170,3 +170,44 @@ export class EngineBusyError extends TesseraError {
     );
   }
 }
+
+/** An image_embeds part reached an engine that does not take precomputed embeddings (the default). */
+export class EmbeddingsNotAcceptedError extends TesseraError {
+  override readonly name = 'EmbeddingsNotAcceptedError';
+  readonly code = 'EMBEDDINGS_NOT_ACCEPTED';
+  constructor(readonly where: string) {
+    super(
+      `${where} is an image_embeds part, but this engine does not take precomputed embeddings; send the image itself ` +
+        '(image_url), or create the engine with media.acceptEmbeddings: true (tessera serve --enable-mm-embeds) if its clients are trusted.',
+    );
+  }
+}
+
+/** An image_embeds part names (uuid) embeddings the engine does not hold, and does not carry them. */
+export class EmbeddingsNotCachedError extends TesseraError {
+  override readonly name = 'EmbeddingsNotCachedError';
+  readonly code = 'EMBEDDINGS_NOT_CACHED';
+  constructor(
+    readonly where: string,
+    readonly uuid: string,
+  ) {
+    super(
+      `${where} names the embeddings ${JSON.stringify(uuid)} without sending them, and they are not cached here (evicted, or never sent); send the part again with its image_embeds.`,
+    );
+  }
+}
+
+/** Precomputed embeddings whose shape does not fit this model (another checkpoint, or another tile grid). */
+export class EmbeddingsShapeError extends TesseraError {
+  override readonly name = 'EmbeddingsShapeError';
+  readonly code = 'EMBEDDINGS_SHAPE';
+  constructor(
+    readonly where: string,
+    readonly shape: readonly number[],
+    readonly expected: string,
+  ) {
+    super(
+      `${where} carries embeddings of shape [${shape.join(', ')}] but this model takes ${expected}; compute them with the same checkpoint (its vision tower and connector) and send its tile grid as tessera.grid.`,
+    );
+  }
+}

@@ -103,6 +103,9 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   UNSUPPORTED_CONTENT_TYPE: errors.UnsupportedContentTypeError,
   QUEUE_FULL: errors.ServerQueueFullError,
   ENGINE_UNAVAILABLE: errors.EngineUnavailableError,
+  EMBEDDINGS_NOT_ACCEPTED: errors.EmbeddingsNotAcceptedError,
+  EMBEDDINGS_NOT_CACHED: errors.EmbeddingsNotCachedError,
+  EMBEDDINGS_SHAPE: errors.EmbeddingsShapeError,
 };
 
 /** The class a wire error's code names (undefined for codes this side does not know: a newer worker). */

@@ -133,8 +133,12 @@ export function encodeTorchTensor(data: Float32Array, shape: readonly number[], 
     });
     p.op(0x51); // BINPERSID
     p.int(0);
-    p.tuple(() => shape.forEach((d) => p.int(d)));
-    p.tuple(() => contiguousStrides(shape).forEach((s) => p.int(s)));
+    p.tuple(() => {
+      for (const d of shape) p.int(d);
+    });
+    p.tuple(() => {
+      for (const s of contiguousStrides(shape)) p.int(s);
+    });
     p.op(0x89); // NEWFALSE: requires_grad
     p.global('collections', 'OrderedDict');
     p.op(0x29); // EMPTY_TUPLE

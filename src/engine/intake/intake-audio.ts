@@ -11,6 +11,7 @@
 import { ContextLengthError } from '../../errors';
 import type { MediaEncoder } from '../../encoder/media-encoder';
 import type { ChatMessage } from '../../processor/messages';
+import type { RequestMessage } from './given-embeddings';
 import type { VoxtralProcessor } from '../../processor/voxtral-processor';
 import type { VoxtralPromptOptions } from '../../processor/voxtral-prompt';
 import type { AudioSource, PreparedAudio } from '../../protocol/encoder';
@@ -37,7 +38,7 @@ export interface AudioIntakeDeps {
 
 export async function intakeAudio(
   deps: AudioIntakeDeps,
-  messages: readonly ChatMessage[],
+  messages: readonly RequestMessage[],
   requestId: number,
   maxTokens: number,
   options: VoxtralPromptOptions = {},

@@ -7,13 +7,21 @@
 //   images ──prepare──────► keys + layouts ──┐
 //   videos ──prepareVideo─► frames + times ──┴─plan──► token ids, placeholder runs ──lookup──► ready | pending
 
-import { AudioNotSupportedError, ContextLengthError, VideoNotSupportedError } from '../../errors';
-import type { MediaEncoder } from '../../encoder/media-encoder';
-import type { ChatMessage } from '../../processor/messages';
+import { AudioNotSupportedError, ContextLengthError, EmbeddingsNotCachedError, VideoNotSupportedError } from '../../errors';
+import type { MediaEmbeddings, MediaEncoder } from '../../encoder/media-encoder';
 import type { Idefics3Processor } from '../../processor/processor';
 import { VoxtralProcessor } from '../../processor/voxtral-processor';
 import type { VoxtralPromptOptions } from '../../processor/voxtral-prompt';
 import type { PreparedMedia } from '../../protocol/encoder';
+import type { ProcessorConfig } from '../../processor/processor-config';
+import {
+  checkGivenShape,
+  type GivenEmbeddings,
+  givenLayout,
+  type ImagePayload,
+  isGivenEmbeddings,
+  type RequestMessage,
+} from './given-embeddings';
 import { audioSources, intakeAudio } from './intake-audio';
 import { prepareVideos, videoMedia, videoSources, type RequestVideo, type VideoIntakeOptions } from './intake-video';
 import type { IntakePlan } from './intake-plan';
@@ -31,17 +39,42 @@ export interface IntakeDeps {
 }
 
 /** The image payloads of the messages, in message order. */
-export function imageBytes(messages: readonly ChatMessage[]): Uint8Array[] {
-  const out: Uint8Array[] = [];
+export function imagePayloads(messages: readonly RequestMessage[]): ImagePayload[] {
+  const out: ImagePayload[] = [];
   for (const m of messages) {
     if (typeof m.content === 'string') continue;
-    for (const p of m.content) if (p.type === 'image') out.push(p.image as Uint8Array);
+    for (const p of m.content) if (p.type === 'image') out.push(p.image);
   }
   return out;
 }
 
+/** An image_embeds part as a prepared item: its key and the layout its grid implies (nothing to encode). */
+function preparedGiven(g: GivenEmbeddings, config: ProcessorConfig): PreparedMedia {
+  const { imageSeqLen, image } = config;
+  const layout = givenLayout(g, image.tileSize, imageSeqLen);
+  return { key: g.key, layout, numTokens: layout.numImageTokens };
+}
+
+/** The given embeddings of an image_embeds part, checked against the model and kept in the memory cache. */
+async function takeGiven(
+  g: GivenEmbeddings,
+  prepared: PreparedMedia,
+  config: ProcessorConfig,
+  deps: IntakeDeps,
+  requestId: number,
+): Promise<MediaEmbeddings> {
+  const { imageSeqLen } = config;
+  const hidden = deps.media.info.hiddenSize;
+  const layout = prepared.layout!;
+  if (g.data) return deps.media.adopt(prepared, checkGivenShape(g, g.data, g.shape!, layout, imageSeqLen, hidden), requestId);
+  const cached = await deps.media.lookup(prepared, requestId);
+  if (!cached) throw new EmbeddingsNotCachedError(g.where, g.uuid ?? g.key);
+  checkGivenShape(g, cached.data, [layout.numImageTokens, cached.data.length / layout.numImageTokens], layout, imageSeqLen, hidden);
+  return cached;
+}
+
 /** The messages with their image and video parts removed (a text-only fallback). */
-export function withoutImages(messages: readonly ChatMessage[]): ChatMessage[] {
+export function withoutImages(messages: readonly RequestMessage[]): RequestMessage[] {
   return messages.map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.filter((p) => p.type === 'text') }));
 }
 
@@ -51,7 +84,7 @@ export function withoutImages(messages: readonly ChatMessage[]): ChatMessage[] {
  */
 export async function intake(
   deps: IntakeDeps,
-  messages: readonly ChatMessage[],
+  messages: readonly RequestMessage[],
   requestId: number,
   maxTokens: number,
   longestEdges?: readonly number[],
@@ -62,12 +95,17 @@ export async function intake(
     return intakeAudio({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, audioOptions);
   }
   if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
-  const images = imageBytes(messages);
+  const images = imagePayloads(messages);
   const sources = videoSources(messages);
   if (sources.length > 0 && !deps.processor.config.video) throw new VideoNotSupportedError(deps.processor.where);
-  const defaultEdge = deps.processor.config.image.longestEdge;
+  const config = deps.processor.config;
+  const defaultEdge = config.image.longestEdge;
   const edges = images.map((_, i) => longestEdges?.[i] ?? defaultEdge);
-  const preparing = images.map((b, i) => deps.media.prepare(b, edges[i] === defaultEdge ? undefined : { longestEdge: edges[i] }));
+  const preparing = images.map((b, i) =>
+    isGivenEmbeddings(b)
+      ? Promise.resolve(preparedGiven(b, config))
+      : deps.media.prepare(b, edges[i] === defaultEdge ? undefined : { longestEdge: edges[i] }),
+  );
   const videoWork = prepareVideos(deps.media, sources, requestId, deps.processor.config.imageSeqLen, videoOptions);
   const settled = await Promise.allSettled([...preparing, videoWork]);
   const prepared = settled.slice(0, images.length).flatMap((r) => (r.status === 'fulfilled' ? [r.value as PreparedMedia] : []));
@@ -89,7 +127,14 @@ export async function intake(
     const media = [...imageMedia, ...(await videoMedia(deps.media, videos, plan, videoOptions.pruneRate))].sort(
       (a, b) => a.placeholder.offset - b.placeholder.offset,
     );
-    const hits = await Promise.all(media.map((m) => (m.data ? undefined : deps.media.lookup(m.prepared, requestId))));
+    const given = new Map(images.flatMap((b, i) => (isGivenEmbeddings(b) ? [[prepared[i], b] as const] : [])));
+    const hits = await Promise.all(
+      media.map((m) => {
+        const g = given.get(m.prepared);
+        if (g) return takeGiven(g, m.prepared, config, deps, requestId);
+        return m.data ? undefined : deps.media.lookup(m.prepared, requestId);
+      }),
+    );
     hits.forEach((h, i) => {
       if (!h) return;
       media[i].data = h.data;

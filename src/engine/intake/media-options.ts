@@ -28,6 +28,12 @@ export interface MediaOptions {
    * checked (the browser does not reveal DNS answers or redirect targets: a redirect is refused).
    */
   blockPrivateNetwork?: boolean;
+  /**
+   * Take image_embeds parts: embeddings computed elsewhere (by a remote engine, or vLLM's disaggregated
+   * encoder), spliced as given and cached under their uuid (default false). Only for callers you trust:
+   * the embeddings are checked for shape, not for what they say.
+   */
+  acceptEmbeddings?: boolean;
 }
 
 /** Resolves a host name to its IP addresses (Node: dns.lookup with all: true). */
@@ -46,6 +52,7 @@ export const DEFAULT_MEDIA_OPTIONS: Required<MediaOptions> = {
   maxAudioBytes: 2 ** 30,
   fetchTimeoutMs: 30_000,
   blockPrivateNetwork: false,
+  acceptEmbeddings: false,
 };
 
 export function mediaPolicy(options: MediaOptions = {}, net: { fetchImpl?: typeof fetch; resolveHost?: ResolveHost } = {}): MediaPolicy {
@@ -54,7 +61,8 @@ export function mediaPolicy(options: MediaOptions = {}, net: { fetchImpl?: typeo
     if (!Number.isSafeInteger(o[key]) || o[key] < 1)
       throw new InvalidRequestError(`media.${key}`, o[key], 'it must be a positive integer.');
   }
-  if (typeof o.blockPrivateNetwork !== 'boolean')
-    throw new InvalidRequestError('media.blockPrivateNetwork', o.blockPrivateNetwork, 'it must be true or false.');
+  for (const key of ['blockPrivateNetwork', 'acceptEmbeddings'] as const) {
+    if (typeof o[key] !== 'boolean') throw new InvalidRequestError(`media.${key}`, o[key], 'it must be true or false.');
+  }
   return { ...o, ...net };
 }

@@ -6,9 +6,10 @@
 // media.maxImageBytes before it is decoded.
 
 import { InvalidMessageError, InvalidRequestError } from '../../errors';
-import type { ChatMessage, ContentPart } from '../../processor/messages';
+import type { ContentPart } from '../../processor/messages';
 import { dataUrlBytes } from './data-url';
 import { fetchMedia } from './fetch-media';
+import { givenEmbeddingsOf, type ImagePayload, type RequestMessage } from './given-embeddings';
 import type { MediaPolicy } from './media-options';
 import { audioSourceOf, audioUrlBytes, inputAudioBytes } from './message-audio';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
@@ -55,16 +56,16 @@ export async function toProcessorMessages(
   messages: ChatCompletionMessage[],
   policy: MediaPolicy,
   signal?: AbortSignal,
-): Promise<ChatMessage[]> {
+): Promise<RequestMessage[]> {
   if (!Array.isArray(messages) || messages.length === 0) throw new InvalidMessageError('messages must be a non-empty array');
-  const out: ChatMessage[] = [];
+  const out: RequestMessage[] = [];
   for (const [i, message] of messages.entries()) {
     const m = fromOpenAiMessage(message, i);
     if (typeof m.content === 'string') {
       out.push({ role: m.role, content: m.content });
       continue;
     }
-    const parts: ContentPart[] = [];
+    const parts: ContentPart<ImagePayload>[] = [];
     for (const [j, p] of m.content.entries()) {
       const where = `messages[${i}].content[${j}]`;
       if (p?.type === 'text') {
@@ -94,11 +95,13 @@ export async function toProcessorMessages(
         const url = p.video_url?.url;
         if (typeof url !== 'string') throw new InvalidMessageError(`${where}.video_url.url must be a string, found ${describe(url)}.`);
         parts.push({ type: 'video', video: await fetchVideoUrl(url, `${where}.video_url.url`, policy, signal) });
+      } else if (p?.type === 'image_embeds') {
+        parts.push({ type: 'image', image: await givenEmbeddingsOf(p, where, policy) });
       } else if (p?.type === 'file') {
         throw new InvalidMessageError(`${where} is a file part; files (PDFs, documents) are not read: send their pages as images.`);
       } else {
         throw new InvalidMessageError(
-          `${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'video_url', 'video', 'input_audio', 'audio_url' or 'audio'`,
+          `${where}.type is ${JSON.stringify((p as { type?: unknown })?.type)}; use 'text', 'image_url', 'image', 'image_embeds', 'video_url', 'video', 'input_audio', 'audio_url' or 'audio'`,
         );
       }
     }

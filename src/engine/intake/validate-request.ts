@@ -134,7 +134,7 @@ function optional(req: Record<string, unknown>, field: string, ok: (v: unknown) 
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-/** Image parts in the request's messages (image and image_url alike), counted without touching them. */
+/** Image parts in the request's messages (image, image_url and image_embeds alike), counted without touching them. */
 function countImages(messages: unknown[]): number {
   let n = 0;
   for (const m of messages) {
@@ -142,7 +142,7 @@ function countImages(messages: unknown[]): number {
     if (!Array.isArray(content)) continue;
     for (const p of content) {
       const type = (p as { type?: unknown } | null)?.type;
-      if (type === 'image' || type === 'image_url') n++;
+      if (type === 'image' || type === 'image_url' || type === 'image_embeds') n++;
     }
   }
   return n;
