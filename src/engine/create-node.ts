@@ -19,6 +19,8 @@ import { decodeImageNode } from '../processor/image-decode-node';
 import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
 import { InternalError } from '../errors';
+import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
+import type { DeviceChoice } from './engine-model';
 import type { GpuContext } from '../gpu/context';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
 import { resolveDtype } from '../model/weights/dtype';
@@ -72,7 +74,8 @@ export interface NodeEngineOptions extends EngineOptions {
  * Its encoder worker threads and GPU device keep the Node process alive until `engine.destroy()`; after
  * that a program with nothing else to do exits by itself (test/consumer checks it).
  */
-export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
+/** The device choice and the media encoder's start for a Node engine, or for a remote engine's local encoder. */
+async function nodeEncoderSetup(options: NodeEngineOptions) {
   const source = nodeModelSource(options.model);
   const chosen = await chooseDevice(parseDeviceOption(options.device), {
     gpu: () => createNodeGpuContext(options.gpu),
@@ -92,7 +95,6 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
     weightCache: cacheDir ? ({ kind: 'dir', dir: cacheDir } as const) : undefined,
     ...(chosen.cpu ? { backend: chosen.cpu.provider, why: chosen.choice.reason } : {}),
   };
-  const media = mediaPolicy(options.media, { resolveHost: resolveHostNode });
   const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
   const inProcess = (device: GpuContext | undefined, modelId: string) =>
     startInProcessBackend(
@@ -111,6 +113,45 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
       },
       workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights),
     );
+  const startEncoder = async (modelId: string, lifecycle: LifecycleCounters): Promise<MediaEncoder> => {
+    const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights);
+    const backend = useWorkers
+      ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
+      : await inProcess(gpu, modelId);
+    return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);
+  };
+  return { source, chosen, gpu, cacheDir, useWorkers, inProcess, startEncoder };
+}
+
+/**
+ * The media encoder alone (no language model): the checkpoint's vision tower on Dawn or onnxruntime-node,
+ * as createEngine would start it; for a remote engine that encodes images here and sends embeddings.
+ * Destroy it with destroy() (its GPU device goes with it).
+ */
+export async function startNodeMediaEncoder(
+  options: NodeEngineOptions,
+): Promise<{ media: MediaEncoder; device: DeviceChoice; destroy(): void }> {
+  const setup = await nodeEncoderSetup(options);
+  try {
+    const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
+    const media = await setup.startEncoder(options.modelId ?? setup.source.where, lifecycle);
+    return {
+      media,
+      device: setup.chosen.choice,
+      destroy: () => {
+        media.destroy();
+        setup.gpu?.destroy();
+      },
+    };
+  } catch (e) {
+    setup.gpu?.destroy();
+    throw e;
+  }
+}
+
+export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
+  const media = mediaPolicy(options.media, { resolveHost: resolveHostNode }); // a bad option fails before any device
+  const { source, chosen, gpu, cacheDir, useWorkers, inProcess, startEncoder } = await nodeEncoderSetup(options);
   const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
@@ -125,13 +166,7 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         media,
         recreateGpu: gpu ? () => createNodeGpuContext(options.gpu) : undefined,
         restartInProcessEncoder: useWorkers || !gpu ? undefined : (device) => inProcess(device, modelIdOf()),
-        startEncoder: async (modelId, lifecycle) => {
-          const init = workerInit(ref ?? { kind: 'dir', path: source.where }, modelId, enc, weights);
-          const backend = useWorkers
-            ? await EncoderWorkerPool.start(nodeEncoderWorkerSpawner(script!), init, enc.poolSize ?? 1)
-            : await inProcess(gpu, modelId);
-          return mediaEncoderFor(backend, lifecycle, enc, enc.store ?? (enc.cacheDir ? fsStore(enc.cacheDir) : undefined), undefined);
-        },
+        startEncoder,
       },
       options,
     );

@@ -48,6 +48,7 @@ import { EngineRequest, type Delta, type RunResult } from './engine-request';
 import { tokenNames, type TokenNames } from '../processor/token-names';
 import { ResponseGrammars } from './response-grammars';
 import { engineStats } from './engine-stats';
+import { imageEmbeddingsOf } from '../encoder/image-embeddings';
 import { imagePayloads, intake, withoutImages, type IntakeDeps } from './intake/intake';
 import { videoInfo } from './intake/intake-video';
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
@@ -664,23 +665,7 @@ export class Engine {
     if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, 'image');
     const part: ChatContentPart = typeof image === 'string' ? { type: 'image_url', image_url: { url: image } } : { type: 'image', image };
     const [message] = await toProcessorMessages([{ role: 'user', content: [part] }], this.mediaPolicy);
-    const bytes = imagePayloads([message])[0] as Uint8Array;
-    const id = this.nextRequest++;
-    try {
-      const prepared = await this.media.prepare(bytes);
-      const r = await this.media.embeddings(prepared, id);
-      const layout = prepared.layout!;
-      const seqLen = this.processor.config.imageSeqLen;
-      return {
-        key: prepared.key,
-        grid: [layout.rows, layout.cols],
-        shape: [layout.numTiles, seqLen, r.data.length / (layout.numTiles * seqLen)],
-        data: r.data,
-        source: r.source,
-      };
-    } finally {
-      this.media.release(id);
-    }
+    return imageEmbeddingsOf(this.media, imagePayloads([message])[0] as Uint8Array, this.nextRequest++);
   }
 
   /**

@@ -17,3 +17,4 @@ export * from './media';
 export * from './encoder';
 export * from './grammar';
 export * from './http';
+export * from './remote';

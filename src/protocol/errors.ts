@@ -106,6 +106,9 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   EMBEDDINGS_NOT_ACCEPTED: errors.EmbeddingsNotAcceptedError,
   EMBEDDINGS_NOT_CACHED: errors.EmbeddingsNotCachedError,
   EMBEDDINGS_SHAPE: errors.EmbeddingsShapeError,
+  REMOTE_SERVER: errors.RemoteServerError,
+  REMOTE_UNREACHABLE: errors.RemoteUnreachableError,
+  REMOTE_MODEL_MISMATCH: errors.RemoteModelMismatchError,
 };
 
 /** The class a wire error's code names (undefined for codes this side does not know: a newer worker). */

@@ -87,6 +87,10 @@ export function createServerApp(host: EngineHost, options: ServerAppOptions): Se
           owned_by: 'tessera',
           root: engine?.modelId ?? options.modelName,
           ...(engine ? { max_model_len: engine.contextWindow } : {}),
+          // What a remote engine checks before it sends embeddings made with its own copy of the checkpoint.
+          ...(engine && engine.media.info.imageSeqLen > 0
+            ? { tessera: { hiddenSize: engine.media.info.hiddenSize, imageSeqLen: engine.media.info.imageSeqLen } }
+            : {}),
         },
       ],
     });

@@ -85,6 +85,10 @@ const STATUS_BY_CODE: { [C in ErrorCode]: number } = {
   UNKNOWN_DTYPE: 500,
   STORED_WEIGHTS_MISMATCH: 500,
   GRAMMAR_LOAD: 500,
+  // a remote engine's (never raised inside the server)
+  REMOTE_SERVER: 502,
+  REMOTE_UNREACHABLE: 502,
+  REMOTE_MODEL_MISMATCH: 500,
 };
 
 /** OpenAI's names for the codes its own API shares with Tessera's. */

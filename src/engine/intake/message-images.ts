@@ -14,7 +14,7 @@ import type { MediaPolicy } from './media-options';
 import { audioSourceOf, audioUrlBytes, inputAudioBytes } from './message-audio';
 import { fetchVideoUrl, videoSourceOf } from './message-videos';
 import { fromOpenAiMessage } from './openai-message';
-import type { ChatCompletionMessage } from '../types';
+import type { ChatCompletionMessage, ChatContentPart } from '../types';
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -50,6 +50,16 @@ async function urlBytes(part: unknown, where: string, policy: MediaPolicy, signa
   if (typeof url !== 'string') throw new InvalidMessageError(`${where}.image_url.url must be a string, found ${describe(url)}.`);
   if (/^data:/i.test(url)) return dataUrlBytes(url, policy.maxImageBytes, `${where}.image_url.url`);
   return fetchMedia(url, policy, signal);
+}
+
+/**
+ * The encoded bytes of an `image` or `image_url` part, under the same checks a request's are (a byte cap
+ * measured first, image_url downloads through fetch-media.ts).
+ */
+export function imagePartBytes(part: ChatContentPart, where: string, policy: MediaPolicy, signal?: AbortSignal): Promise<Uint8Array> {
+  if (part.type === 'image') return givenBytes(part.image, where, policy);
+  if (part.type === 'image_url') return urlBytes(part, where, policy, signal);
+  throw new InvalidMessageError(`${where} is a ${part.type} part, not an image`);
 }
 
 export async function toProcessorMessages(
