@@ -21,3 +21,5 @@ export type * from './engine/types';
 export type { MediaOptions } from './engine/intake/media-options';
 export { UrlSource, FileListSource, DirectoryHandleSource, MemorySource, type ModelSource } from './io/model-source';
 export * as processor from './processor/index';
+export { createRemoteEngine, type BrowserRemoteEngineOptions } from './remote/create-remote-browser';
+export { RemoteEngine, type RemoteEngineOptions, type RemoteEngineStats } from './remote/remote-engine';

@@ -8,4 +8,3 @@ export { NodeDirSource } from './io/model-source-node';
 export { decodeImageNode, loadProcessorFromDirectory } from './processor/node';
 export { startServer, type RunningServer, type ServeOptions } from './server/listen-node';
 export { createRemoteEngine, type NodeRemoteEngineOptions } from './remote/create-remote-node';
-export { RemoteEngine, type RemoteEngineOptions, type RemoteEngineStats } from './remote/remote-engine';

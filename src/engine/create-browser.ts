@@ -7,7 +7,8 @@
 import { idbStore } from '../cache/idb-store';
 import { startInProcessBackend } from '../encoder/in-process';
 import { lazyVideoBackend } from '../encoder/video/video-backend';
-import type { LockManagerLike } from '../encoder/media-encoder';
+import type { LifecycleCounters, LockManagerLike, MediaEncoder } from '../encoder/media-encoder';
+import type { DeviceChoice } from './engine-model';
 import { spawnBrowserEncoderWorker } from '../encoder/spawn-browser';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createBrowserGpuContext } from '../gpu/browser';
@@ -63,7 +64,8 @@ export interface BrowserEngineOptions extends EngineOptions {
   wasm?: BrowserOrtOptions;
 }
 
-export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
+/** The device choice and the media encoder's start for a browser engine, or a remote engine's local encoder. */
+async function browserEncoderSetup(options: BrowserEngineOptions) {
   const source = browserModelSource(options.model, options.modelFiles);
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);
@@ -85,7 +87,6 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
     weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined,
     ...(chosen.cpu ? { backend: 'wasm' as const, why: chosen.choice.reason, wasm: options.wasm } : {}),
   };
-  const media = mediaPolicy(options.media);
   const inProcessMode = enc.mode === 'in-process' || !ref;
   const inProcess = (device: GpuContext | undefined, modelId: string) =>
     startInProcessBackend(
@@ -109,6 +110,47 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
       },
       workerInit(ref ?? { kind: 'url', url: '' }, modelId, enc, weights),
     );
+  const startEncoder = async (modelId: string, lifecycle: LifecycleCounters): Promise<MediaEncoder> => {
+    // A worker opening the same URL gets the file list learned here, so it probes nothing either.
+    const files = source instanceof UrlSource ? await source.knownFiles() : undefined;
+    const init = workerInit(ref?.kind === 'url' && files ? { ...ref, files } : (ref ?? { kind: 'url', url: '' }), modelId, enc, weights);
+    const backend = inProcessMode
+      ? await inProcess(gpu, modelId)
+      : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
+    const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
+    return mediaEncoderFor(backend, lifecycle, enc, store, locks);
+  };
+  return { source, chosen, gpu, weightStore, inProcessMode, inProcess, startEncoder };
+}
+
+/**
+ * The media encoder alone (no language model), as createEngine starts it: for a remote engine that encodes
+ * images in this page (or worker) and sends embeddings. destroy() frees it and its GPU device.
+ */
+export async function startBrowserMediaEncoder(
+  options: BrowserEngineOptions,
+): Promise<{ media: MediaEncoder; device: DeviceChoice; destroy(): void }> {
+  const setup = await browserEncoderSetup(options);
+  try {
+    const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
+    const media = await setup.startEncoder(options.modelId ?? setup.source.where, lifecycle);
+    return {
+      media,
+      device: setup.chosen.choice,
+      destroy: () => {
+        media.destroy();
+        setup.gpu?.destroy();
+      },
+    };
+  } catch (e) {
+    setup.gpu?.destroy();
+    throw e;
+  }
+}
+
+export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
+  const media = mediaPolicy(options.media); // a bad option fails before any device
+  const { source, chosen, gpu, weightStore, inProcessMode, inProcess, startEncoder } = await browserEncoderSetup(options);
   const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
@@ -123,21 +165,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         media,
         recreateGpu: gpu ? () => createBrowserGpuContext() : undefined,
         restartInProcessEncoder: inProcessMode && gpu ? (device) => inProcess(device, modelIdOf()) : undefined,
-        startEncoder: async (modelId, lifecycle) => {
-          // A worker opening the same URL gets the file list learned here, so it probes nothing either.
-          const files = source instanceof UrlSource ? await source.knownFiles() : undefined;
-          const init = workerInit(
-            ref?.kind === 'url' && files ? { ...ref, files } : (ref ?? { kind: 'url', url: '' }),
-            modelId,
-            enc,
-            weights,
-          );
-          const backend = inProcessMode
-            ? await inProcess(gpu, modelId)
-            : await EncoderWorkerPool.start(spawnBrowserEncoderWorker, init, enc.poolSize ?? 1);
-          const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
-          return mediaEncoderFor(backend, lifecycle, enc, store, locks);
-        },
+        startEncoder,
       },
       options,
     );

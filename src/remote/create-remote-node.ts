@@ -2,7 +2,7 @@
 // createEngine chooses), the language model on the server.
 
 import { startNodeMediaEncoder, type NodeEngineOptions } from '../engine/create-node';
-import { imageEmbeddingsOf } from '../encoder/image-embeddings';
+import { localImageEncoder } from './local-encoder';
 import { RemoteEngine, type RemoteEngineOptions } from './remote-engine';
 
 export interface NodeRemoteEngineOptions extends RemoteEngineOptions {
@@ -23,20 +23,8 @@ export async function createRemoteEngine(options: NodeRemoteEngineOptions): Prom
     encoder: options.encoder,
     weightCacheDir: options.weightCacheDir,
   });
-  const media = local.media;
-  let nextId = 1;
   try {
-    return await RemoteEngine.connect(
-      {
-        identity: media.info.identity,
-        hiddenSize: media.info.hiddenSize,
-        imageSeqLen: media.info.imageSeqLen,
-        embeddings: (bytes) => imageEmbeddingsOf(media, bytes, nextId++),
-        stats: () => media.stats(),
-        destroy: () => local.destroy(),
-      },
-      options,
-    );
+    return await RemoteEngine.connect(localImageEncoder(local), options);
   } catch (e) {
     local.destroy();
     throw e;

@@ -9,7 +9,8 @@ import type { MediaEncoderStats } from '../encoder/media-encoder';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatRequestOptions } from '../engine/types';
 import { mediaPolicy, type MediaOptions, type MediaPolicy } from '../engine/intake/media-options';
 import { RemoteModelMismatchError, RemoteServerError, RemoteUnreachableError, RequestAbortedError } from '../errors';
-import { type LocalImageEncoder, type RemoteMediaMode, type WirePartsCount, wireMessages } from './image-parts';
+import { type RemoteMediaMode, type WirePartsCount, wireMessages } from './image-parts';
+import type { StatsLocalEncoder } from './local-encoder';
 
 export interface RemoteEngineOptions {
   /** The server's OpenAI base URL, e.g. 'http://127.0.0.1:8000/v1' (tessera serve) or a vLLM server's. */
@@ -77,7 +78,7 @@ export class RemoteEngine {
   private readonly base: string;
 
   private constructor(
-    private readonly encoder: LocalImageEncoder & { stats(): MediaEncoderStats; destroy(): void },
+    private readonly encoder: StatsLocalEncoder,
     private readonly options: RemoteEngineOptions,
   ) {
     this.mode = options.media ?? 'embeds';
@@ -87,10 +88,7 @@ export class RemoteEngine {
   }
 
   /** Connect: the server must serve `model`, and what it tells of it must match the local checkpoint. */
-  static async connect(
-    encoder: LocalImageEncoder & { stats(): MediaEncoderStats; destroy(): void },
-    options: RemoteEngineOptions,
-  ): Promise<RemoteEngine> {
+  static async connect(encoder: StatsLocalEncoder, options: RemoteEngineOptions): Promise<RemoteEngine> {
     const engine = new RemoteEngine(encoder, options);
     const listing = (await (await engine.send('GET', '/models')).json()) as { data?: ServedModel[] };
     const served = listing.data ?? [];
