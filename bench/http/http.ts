@@ -7,6 +7,7 @@
 // Flags: --levels=1,4,16,64  --tokens=N (max_tokens per request, default 32)  --device=auto|webgpu|cpu
 //        (default auto: what tessera serve picks here)  --order=in-process,http (which side runs first)
 //        --model=<dir> (another checkpoint instead of the bench model, e.g. public/models/smolvlm-tiny)
+//        --no-remote (skip the remote engine's embeds-vs-raw figures)
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
@@ -14,8 +15,10 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { build } from 'vite';
 import { BENCH_MODEL_DIR, ensureBenchModel } from '../../scripts/make-bench-model';
+import { BENCH_IMAGE } from '../model/model-request';
 import { table } from '../harness/table';
 import { ensureOnnxExport } from '../model/model-export';
+import { writeBenchInput } from '../model/model-inputs';
 import { type LoadFigures, loadPrompt, runLoad } from './load';
 
 const repoRoot = join(import.meta.dirname, '../..');
@@ -26,6 +29,7 @@ const tokens = Number(arg('tokens') ?? 32);
 const device = arg('device') ?? 'auto';
 const order = (arg('order') ?? 'in-process,http').split(',');
 const model = arg('model') ?? BENCH_MODEL_DIR;
+const withRemote = !process.argv.includes('--no-remote');
 
 class BenchHttpError extends Error {
   override readonly name = 'BenchHttpError';
@@ -60,11 +64,32 @@ async function inProcess(): Promise<{ device: unknown; levels: LoadFigures[] }> 
   return { device: first.device, levels: rest };
 }
 
-async function overHttp(): Promise<{ device: string; levels: LoadFigures[] }> {
+interface RemoteFigures {
+  media: 'embeds' | 'raw';
+  mode: string;
+  fallback: string | null;
+  imageBytesSent: number;
+  asks: Array<{ ask: string; requestBytes: number; ttftMs: number; totalMs: number }>;
+}
+
+async function overHttp(): Promise<{ device: string; levels: LoadFigures[]; remote: RemoteFigures[] | null }> {
   log(`http: tessera serve under ${levels.join(', ')} concurrent openai clients`);
   const child = spawn(
     process.execPath,
-    [join(repoRoot, 'dist/cli.js'), 'serve', '--model', model, '--served-model-name', 'bench', '--port', '0', '--device', device, '--json'],
+    [
+      join(repoRoot, 'dist/cli.js'),
+      'serve',
+      '--model',
+      model,
+      '--served-model-name',
+      'bench',
+      '--port',
+      '0',
+      '--device',
+      device,
+      '--enable-mm-embeds',
+      '--json',
+    ],
     { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -94,7 +119,16 @@ async function overHttp(): Promise<{ device: string; levels: LoadFigures[] }> {
     for await (const _ of await ask('warm up', 4));
     const out: LoadFigures[] = [];
     for (const level of levels) out.push(await runLoad(level, (i) => ask(loadPrompt(level, i), tokens)));
-    return { device: ready.device ?? '', levels: out };
+    let remote: RemoteFigures[] | null = null;
+    if (withRemote) {
+      log('remote engine: the bench image asked about twice, embeds and raw, from another process');
+      const client = spawn('npx', ['tsx', join(repoRoot, 'bench/http/remote.ts'), ready.url, model, device, join(repoRoot, BENCH_IMAGE)], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      remote = (await jsonLines(client, 'remote')) as RemoteFigures[];
+    }
+    return { device: ready.device ?? '', levels: out, remote };
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -103,7 +137,10 @@ async function overHttp(): Promise<{ device: string; levels: LoadFigures[] }> {
 
 if (model === BENCH_MODEL_DIR) {
   await ensureBenchModel(log);
-  if (device !== 'webgpu') await ensureOnnxExport(BENCH_MODEL_DIR, repoRoot, log);
+  if (device !== 'webgpu') {
+    await writeBenchInput(BENCH_MODEL_DIR, repoRoot); // what the export checks its graphs against
+    await ensureOnnxExport(BENCH_MODEL_DIR, repoRoot, log);
+  }
 }
 log('building the package (vite build --mode lib)');
 await build({ mode: 'lib', logLevel: 'warn', configFile: join(repoRoot, 'vite.config.ts') });
@@ -165,7 +202,26 @@ const goals = rows.map((r) => ({
 console.log(
   `\ngoals: ${goals.map((g) => `${g.goal}: ${g.measured === null ? 'not measured' : `${g.measured.toFixed(2)}x ${g.met ? 'met' : 'NOT met'}`}`).join('; ')}`,
 );
-console.log('remote engine (embeds vs raw bytes and TTFT): not measured: createRemoteEngine is not built yet');
+const remote = results.http?.remote ?? null;
+if (remote) {
+  console.log('\nremote engine (createRemoteEngine in another process, images encoded there; 8 tokens per ask, streamed):\n');
+  console.log(
+    table(
+      ['media', 'ask', 'request bytes', 'TTFT ms', 'total ms'],
+      remote.flatMap((m) => m.asks.map((a) => [m.media, a.ask, String(a.requestBytes), a.ttftMs.toFixed(0), a.totalMs.toFixed(0)])),
+    ),
+  );
+  const e = remote.find((m) => m.media === 'embeds');
+  const r = remote.find((m) => m.media === 'raw');
+  if (e && r) {
+    console.log(
+      `\nembeds / raw: first ask ${(e.asks[0].requestBytes / r.asks[0].requestBytes).toFixed(2)}x the bytes, ` +
+        `second ask ${(e.asks[1].requestBytes / r.asks[1].requestBytes).toFixed(3)}x; image bytes sent in embeds mode: ${e.imageBytesSent}`,
+    );
+  }
+} else {
+  console.log('remote engine: not measured (--no-remote)');
+}
 console.log(
   JSON.stringify({
     bench: 'http',
@@ -174,7 +230,7 @@ console.log(
     device: results.http?.device ?? results.inProcess?.device,
     machine: { cores: cpus().length, loadAverage: loadavg()[0] },
     levels: rows.map((r) => ({ concurrency: r.level, inProcess: r.a ?? null, http: r.b ?? null, ratio: r.ratio ?? null })),
-    remote: null,
+    remote,
     goals,
   }),
 );
