@@ -16,6 +16,7 @@ import OpenAI from 'openai';
 import { build } from 'vite';
 import { BENCH_MODEL_DIR, ensureBenchModel } from '../../scripts/make-bench-model';
 import { BENCH_IMAGE } from '../model/model-request';
+import { startServeProcess } from '../../test/helpers/serve-process';
 import { table } from '../harness/table';
 import { ensureOnnxExport } from '../model/model-export';
 import { writeBenchInput } from '../model/model-inputs';
@@ -74,39 +75,12 @@ interface RemoteFigures {
 
 async function overHttp(): Promise<{ device: string; levels: LoadFigures[]; remote: RemoteFigures[] | null }> {
   log(`http: tessera serve under ${levels.join(', ')} concurrent openai clients`);
-  const child = spawn(
-    process.execPath,
-    [
-      join(repoRoot, 'dist/cli.js'),
-      'serve',
-      '--model',
-      model,
-      '--served-model-name',
-      'bench',
-      '--port',
-      '0',
-      '--device',
-      device,
-      '--enable-mm-embeds',
-      '--json',
-    ],
-    { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
+  const server = await startServeProcess(
+    ['--model', model, '--served-model-name', 'bench', '--port', '0', '--device', device, '--enable-mm-embeds'],
+    600_000,
   );
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   try {
-    const events: Array<{ event: string; url: string; device?: string }> = [];
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-      for (const line of d.split('\n')) if (line.startsWith('{')) events.push(JSON.parse(line));
-    });
-    const t0 = performance.now();
-    while (!events.some((e) => e.event === 'ready')) {
-      if (child.exitCode !== null || performance.now() - t0 > 600_000)
-        throw new BenchHttpError(`tessera serve did not get ready:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const ready = events.find((e) => e.event === 'ready')!;
+    const ready = server.events.find((e) => e.event === 'ready')!;
     const client = new OpenAI({ baseURL: `${ready.url}/v1`, apiKey: 'none', maxRetries: 0 });
     const ask = (prompt: string, maxTokens: number) =>
       client.chat.completions.create({
@@ -130,8 +104,8 @@ async function overHttp(): Promise<{ device: string; levels: LoadFigures[]; remo
     }
     return { device: ready.device ?? '', levels: out, remote };
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    server.child.kill('SIGTERM');
+    await server.exited;
   }
 }
 

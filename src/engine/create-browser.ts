@@ -8,7 +8,7 @@ import { idbStore } from '../cache/idb-store';
 import { startInProcessBackend } from '../encoder/in-process';
 import { lazyVideoBackend } from '../encoder/video/video-backend';
 import type { LifecycleCounters, LockManagerLike, MediaEncoder } from '../encoder/media-encoder';
-import type { DeviceChoice } from './engine-model';
+import { type StandaloneMediaEncoder, startStandaloneEncoder } from './standalone-encoder';
 import { spawnBrowserEncoderWorker } from '../encoder/spawn-browser';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createBrowserGpuContext } from '../gpu/browser';
@@ -127,25 +127,8 @@ async function browserEncoderSetup(options: BrowserEngineOptions) {
  * The media encoder alone (no language model), as createEngine starts it: for a remote engine that encodes
  * images in this page (or worker) and sends embeddings. destroy() frees it and its GPU device.
  */
-export async function startBrowserMediaEncoder(
-  options: BrowserEngineOptions,
-): Promise<{ media: MediaEncoder; device: DeviceChoice; destroy(): void }> {
-  const setup = await browserEncoderSetup(options);
-  try {
-    const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
-    const media = await setup.startEncoder(options.modelId ?? setup.source.where, lifecycle);
-    return {
-      media,
-      device: setup.chosen.choice,
-      destroy: () => {
-        media.destroy();
-        setup.gpu?.destroy();
-      },
-    };
-  } catch (e) {
-    setup.gpu?.destroy();
-    throw e;
-  }
+export async function startBrowserMediaEncoder(options: BrowserEngineOptions): Promise<StandaloneMediaEncoder> {
+  return startStandaloneEncoder(await browserEncoderSetup(options), options.modelId);
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {

@@ -20,7 +20,7 @@ import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
 import { InternalError } from '../errors';
 import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
-import type { DeviceChoice } from './engine-model';
+import { type StandaloneMediaEncoder, startStandaloneEncoder } from './standalone-encoder';
 import type { GpuContext } from '../gpu/context';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
 import { resolveDtype } from '../model/weights/dtype';
@@ -128,25 +128,8 @@ async function nodeEncoderSetup(options: NodeEngineOptions) {
  * as createEngine would start it; for a remote engine that encodes images here and sends embeddings.
  * Destroy it with destroy() (its GPU device goes with it).
  */
-export async function startNodeMediaEncoder(
-  options: NodeEngineOptions,
-): Promise<{ media: MediaEncoder; device: DeviceChoice; destroy(): void }> {
-  const setup = await nodeEncoderSetup(options);
-  try {
-    const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
-    const media = await setup.startEncoder(options.modelId ?? setup.source.where, lifecycle);
-    return {
-      media,
-      device: setup.chosen.choice,
-      destroy: () => {
-        media.destroy();
-        setup.gpu?.destroy();
-      },
-    };
-  } catch (e) {
-    setup.gpu?.destroy();
-    throw e;
-  }
+export async function startNodeMediaEncoder(options: NodeEngineOptions): Promise<StandaloneMediaEncoder> {
+  return startStandaloneEncoder(await nodeEncoderSetup(options), options.modelId);
 }
 
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {

@@ -49,6 +49,7 @@ import { tokenNames, type TokenNames } from '../processor/token-names';
 import { ResponseGrammars } from './response-grammars';
 import { engineStats } from './engine-stats';
 import { imageEmbeddingsOf } from '../encoder/image-embeddings';
+import { newLifecycleCounters } from './standalone-encoder';
 import { imagePayloads, intake, withoutImages, type IntakeDeps } from './intake/intake';
 import { videoInfo } from './intake/intake-video';
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
@@ -248,7 +249,7 @@ export class Engine {
       ? await VoxtralProcessor.load(deps.source, config.audio.tokensPerChunk, config.audio.audioTokenId)
       : await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
     const model = await Engine.loadLanguageModel(deps, options);
-    const lifecycle: LifecycleCounters = { encoding: 0, ready: 0, staged: 0, spliced: 0, prefilled: 0, released: 0 };
+    const lifecycle = newLifecycleCounters();
     // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
     // (loading the vision tower and compiling its pipelines: on a CPU adapter both take seconds).
     const [warm, started] = await Promise.allSettled([

@@ -4,22 +4,21 @@
 // the image itself; the second question sends the same uuid alone; in raw mode the image travels, with that
 // uuid. The built command is made by this suite's global setup.
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
+import { type ServeProcess, startServeProcess } from '../helpers/serve-process';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-let server: ChildProcess | undefined;
+let server: ServeProcess | undefined;
 let url = '';
 
 test.beforeAll(async ({ baseURL }) => {
   const origin = new URL(baseURL!).origin;
-  server = spawn(process.execPath, [
-    resolve(ROOT, 'dist/cli.js'),
-    'serve',
+  const model = resolve(ROOT, 'public/models/smolvlm-tiny');
+  const args = [
     '--model',
-    resolve(ROOT, 'public/models/smolvlm-tiny'),
+    model,
     '--served-model-name',
     'tiny',
     '--port',
@@ -29,20 +28,12 @@ test.beforeAll(async ({ baseURL }) => {
     '--enable-mm-embeds',
     '--allowed-origins',
     origin,
-    '--json',
-  ]);
-  let stderr = '';
-  const ready = new Promise<string>((res, rej) => {
-    server!.stderr!.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-      for (const line of d.split('\n')) if (line.startsWith('{') && JSON.parse(line).event === 'ready') res(JSON.parse(line).url);
-    });
-    server!.once('exit', (code) => rej(new Error(`tessera serve exited with ${code}:\n${stderr}`)));
-  });
-  url = await ready;
+  ];
+  server = await startServeProcess(args);
+  url = server.url;
 });
 test.afterAll(() => {
-  server?.kill('SIGTERM');
+  server?.child.kill('SIGTERM');
 });
 
 /** The server's own answer about the sample image sent as an image (what a local engine on this checkpoint gives). */

@@ -3,21 +3,17 @@
 // client with the same text, and exits 0 on SIGTERM. On the CPU backend, so the load takes a second (the
 // HTTP behaviour itself is tested in test/cpu/http-server.test.ts).
 
-import { execFile, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { startServeProcess } from '../helpers/serve-process';
 import { ensureTinyModels } from '../helpers/tiny-models';
-
-const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
 
 describe('tessera serve (the built command)', () => {
   it('answers curl and the openai client alike, and stops on SIGTERM', async () => {
     const model = `${ensureTinyModels()}/smolvlm-tiny`;
-    const child = spawn(process.execPath, [
-      CLI,
-      'serve',
+    const { child, url, events, exited } = await startServeProcess([
       '--model',
       model,
       '--served-model-name',
@@ -26,23 +22,9 @@ describe('tessera serve (the built command)', () => {
       '0',
       '--device',
       'cpu',
-      '--json',
     ]);
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     try {
-      let stderr = '';
-      const events: Array<{ event: string; url: string }> = [];
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-        for (const line of d.split('\n')) if (line.startsWith('{')) events.push(JSON.parse(line));
-      });
-      const t0 = performance.now();
-      while (!events.some((e) => e.event === 'ready')) {
-        if (performance.now() - t0 > 60_000 || child.exitCode !== null) throw new Error(`tessera serve did not get ready:\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
       expect(events[0].event).toBe('listening');
-      const { url } = events[0];
       const body = JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 });
       const { stdout } = await promisify(execFile)('curl', [
         '-s',

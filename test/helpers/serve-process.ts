@@ -1,0 +1,46 @@
+// The built `tessera serve` (dist/cli.js) as a child process for tests and benchmarks: started with --json,
+// resolved once its 'ready' line names the URL (rejected if it exits first or takes too long).
+
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+export const BUILT_CLI = resolve(import.meta.dirname, '../../dist/cli.js');
+
+export interface ServeProcess {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  /** Every --json line printed so far ('listening', 'ready', 'stopping'). */
+  events: Array<{ event: string; url: string; device?: string }>;
+  /** The exit code, once it exits. */
+  exited: Promise<number | null>;
+}
+
+export async function startServeProcess(args: readonly string[], timeoutMs = 60_000): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BUILT_CLI, 'serve', ...args, '--json']);
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const events: ServeProcess['events'] = [];
+  let stderr = '';
+  const url = await new Promise<string>((res, rej) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      rej(new Error(`tessera serve was not ready in ${timeoutMs} ms:\n${stderr}`));
+    }, timeoutMs);
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      for (const line of d.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const e = JSON.parse(line) as ServeProcess['events'][number];
+        events.push(e);
+        if (e.event === 'ready') {
+          clearTimeout(timer);
+          res(e.url);
+        }
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      rej(new Error(`tessera serve exited with ${code}:\n${stderr}`));
+    });
+  });
+  return { child, url, events, exited };
+}
