@@ -60,6 +60,7 @@ export class GpuEncoderForward implements EncoderForward {
       compute: init.compute,
       weightStore: deps.weightStore,
       tensorDigest: digest,
+      partialFiles: init.partialFiles,
     });
   }
 

@@ -65,7 +65,7 @@ export interface BrowserEngineOptions extends EngineOptions {
 }
 
 /** The device choice and the media encoder's start for a browser engine, or a remote engine's local encoder. */
-async function browserEncoderSetup(options: BrowserEngineOptions) {
+async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles = false) {
   const source = browserModelSource(options.model, options.modelFiles);
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);
@@ -86,6 +86,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions) {
     compute: options.compute,
     weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined,
     ...(chosen.cpu ? { backend: 'wasm' as const, why: chosen.choice.reason, wasm: options.wasm } : {}),
+    ...(partialFiles ? { partialFiles } : {}),
   };
   const inProcessMode = enc.mode === 'in-process' || !ref;
   const inProcess = (device: GpuContext | undefined, modelId: string) =>
@@ -128,7 +129,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions) {
  * images in this page (or worker) and sends embeddings. destroy() frees it and its GPU device.
  */
 export async function startBrowserMediaEncoder(options: BrowserEngineOptions): Promise<StandaloneMediaEncoder> {
-  return startStandaloneEncoder(await browserEncoderSetup(options), options.modelId);
+  return startStandaloneEncoder(await browserEncoderSetup(options, true), options.modelId);
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {

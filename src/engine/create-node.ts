@@ -75,7 +75,7 @@ export interface NodeEngineOptions extends EngineOptions {
  * that a program with nothing else to do exits by itself (test/consumer checks it).
  */
 /** The device choice and the media encoder's start for a Node engine, or for a remote engine's local encoder. */
-async function nodeEncoderSetup(options: NodeEngineOptions) {
+async function nodeEncoderSetup(options: NodeEngineOptions, partialFiles = false) {
   const source = nodeModelSource(options.model);
   const chosen = await chooseDevice(parseDeviceOption(options.device), {
     gpu: () => createNodeGpuContext(options.gpu),
@@ -94,6 +94,7 @@ async function nodeEncoderSetup(options: NodeEngineOptions) {
     compute: options.compute,
     weightCache: cacheDir ? ({ kind: 'dir', dir: cacheDir } as const) : undefined,
     ...(chosen.cpu ? { backend: chosen.cpu.provider, why: chosen.choice.reason } : {}),
+    ...(partialFiles ? { partialFiles } : {}),
   };
   const useWorkers = enc.mode !== 'in-process' && ref !== undefined && script !== undefined;
   const inProcess = (device: GpuContext | undefined, modelId: string) =>
@@ -125,11 +126,12 @@ async function nodeEncoderSetup(options: NodeEngineOptions) {
 
 /**
  * The media encoder alone (no language model): the checkpoint's vision tower on Dawn or onnxruntime-node,
- * as createEngine would start it; for a remote engine that encodes images here and sends embeddings.
+ * as createEngine would start it (reading only the encoder's tensors of a URL checkpoint, by range
+ * requests, when its server allows); for a remote engine that encodes images here and sends embeddings.
  * Destroy it with destroy() (its GPU device goes with it).
  */
 export async function startNodeMediaEncoder(options: NodeEngineOptions): Promise<StandaloneMediaEncoder> {
-  return startStandaloneEncoder(await nodeEncoderSetup(options), options.modelId);
+  return startStandaloneEncoder(await nodeEncoderSetup(options, true), options.modelId);
 }
 
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {

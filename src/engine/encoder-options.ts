@@ -50,7 +50,10 @@ export const DEFAULT_DISPATCHES_PER_SUBMIT = 0;
 export const DEFAULT_ROWS_PER_PIECE = 64;
 
 /** What the engine's options say about the encoder's weights (dtype, compute, stored copies) and which backend runs them. */
-export type EncoderWeightOptions = Pick<EncoderWorkerInit, 'dtype' | 'compute' | 'weightCache' | 'backend' | 'why' | 'wasm'>;
+export type EncoderWeightOptions = Pick<
+  EncoderWorkerInit,
+  'dtype' | 'compute' | 'weightCache' | 'backend' | 'why' | 'wasm' | 'partialFiles'
+>;
 
 export function workerInit(
   modelRef: EncoderWorkerInit['model'],

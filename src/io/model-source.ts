@@ -37,6 +37,12 @@ export interface ModelSource {
   openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined>;
   /** Whether the file is there, without reading or downloading it (absent: callers open it instead). */
   exists?(name: string): Promise<boolean>;
+  /**
+   * Bytes [start, end) of a file, without reading the rest (an HTTP range request), and what its
+   * version is (as ByteStream.version); undefined when this source cannot read a part alone (the server
+   * ignores ranges) or the file is absent. Absent: parts are never read alone.
+   */
+  readRange?(name: string, start: number, end: number): Promise<{ bytes: Uint8Array; version?: string } | undefined>;
 }
 
 export type DownloadProgress = (loadedBytes: number, totalBytes: number | undefined) => void;
@@ -165,6 +171,33 @@ export class UrlSource implements ModelSource {
     // file (JSON, Jinja, text) is HTML, so that answer means "absent".
     if (r && (r.headers.get('content-type') ?? '').includes('text/html') && !name.endsWith('.html')) return undefined;
     return r ? r.text() : undefined;
+  }
+
+  async readRange(name: string, start: number, end: number): Promise<{ bytes: Uint8Array; version?: string } | undefined> {
+    if (!(await this.mayExist(name))) return undefined;
+    const url = this.url(name);
+    // A file already in the browser cache is read there (nothing downloaded).
+    const storage = this.options.useCache === false ? undefined : cacheStorage();
+    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
+    const cached = cache ? await cache.match(url) : undefined;
+    if (cached)
+      return { bytes: new Uint8Array(await (await cached.blob()).slice(start, end).arrayBuffer()), version: responseVersion(cached) };
+    let r: Response;
+    try {
+      r = await (this.options.fetchImpl ?? fetch)(url, { headers: { range: `bytes=${start}-${end - 1}` } });
+    } catch (e) {
+      throw new ModelFileError(`could not fetch ${url}: ${(e as Error).message}. Check the URL and your connection.`, { cause: e });
+    }
+    if (r.status === 404) return undefined;
+    if (r.status !== 206) {
+      await r.body?.cancel(); // the whole file is coming: not what was asked
+      return undefined;
+    }
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    if (bytes.byteLength !== end - start) {
+      throw new ModelFileError(`fetching bytes ${start}-${end - 1} of ${url} gave ${bytes.byteLength} bytes, not ${end - start}`);
+    }
+    return { bytes, version: responseVersion(r) };
   }
 
   async openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined> {

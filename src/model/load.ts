@@ -157,6 +157,8 @@ export async function loadEncoderModel(
     rowsPerPiece?: number;
     /** Sees each encoder tensor's identity as it loads (the encoder's weights digest). */
     tensorDigest?: TensorDigestSink;
+    /** Read only the encoder's tensors of each file, by range requests (LoadWeightsOptions.partialFiles). */
+    partialFiles?: boolean;
   } = {},
 ): Promise<LoadedEncoderModel> {
   const config = await readModelConfig(source);
@@ -167,6 +169,7 @@ export async function loadEncoderModel(
     compute: options.compute,
     store: options.weightStore,
     tensorDigest: options.tensorDigest,
+    partialFiles: options.partialFiles,
   });
   const pacing = [options.dispatchesPerSubmit ?? 0, options.rowsPerPiece ?? 0] as const;
   const vision = config.vision ? new VisionEncoder(gpu, weights, config, options.visionBatch ?? 4, ...pacing) : undefined;

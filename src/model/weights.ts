@@ -18,6 +18,7 @@ import type { Tensor } from '../gpu/tensor';
 import { isPacked, type Weight, type WeightFormat } from '../kernels/weight-format';
 import type { ModelConfig } from './config';
 import { checkCheckpointFileName } from '../io/checkpoint-path';
+import { openPartialSafetensors } from './weights/partial-safetensors';
 import { openSafetensors, type SafetensorsHeader } from './weights/safetensors';
 import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
@@ -152,6 +153,12 @@ export interface LoadWeightsOptions {
   /** Keep GPU-ready copies of files with packed weights here, and read them back on later loads. */
   store?: WeightStore;
   /**
+   * Read only the selected tensors of each file, by range requests, when the source can (a URL checkpoint
+   * whose server honours ranges): a remote engine's encoder then skips the language model's bytes. Off by
+   * default: an engine reads whole files, which the browser cache keeps for the next load.
+   */
+  partialFiles?: boolean;
+  /**
    * Sees each selected tensor's stored bytes as they load (the encoder's weights digest); a file read
    * from a stored copy gives the checksums its source bytes had when the copy was made.
    */
@@ -215,9 +222,12 @@ export async function loadWeights(
   const writer = new WeightWriter(gpu);
   try {
     for (const [file, specs] of byFile) {
-      const opened = await source.openBytes(file, (loadedBytes, totalBytes) =>
-        onProgressSafe(options.onProgress, { phase: 'download', file, loadedBytes, totalBytes }),
-      );
+      const onDownload = (loadedBytes: number, totalBytes: number | undefined) =>
+        onProgressSafe(options.onProgress, { phase: 'download', file, loadedBytes, totalBytes });
+      const names = specs.map((s) => s.name);
+      const opened =
+        (options.partialFiles && selection !== 'all' ? await openPartialSafetensors(source, file, names, onDownload) : undefined) ??
+        (await source.openBytes(file, onDownload));
       if (!opened) {
         throw new MissingTensorError(specs[0].name, specs[0].shape, `${source.where} (the file ${file} does not exist)`);
       }

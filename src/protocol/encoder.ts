@@ -48,6 +48,8 @@ export interface EncoderWorkerInit {
   weightCache?: WeightCacheRef;
   /** Which backend encodes (default 'webgpu'); 'cpu' / 'wasm' run onnx/vision_encoder.onnx on onnxruntime. */
   backend?: 'webgpu' | 'cpu' | 'wasm';
+  /** Read only the encoder's tensors of the checkpoint's files, by range requests (a remote engine's encoder). */
+  partialFiles?: boolean;
   /** Why that backend was chosen (for OnnxFilesMissingError's message). */
   why?: string;
   /** onnxruntime-web's .wasm location and threads, for the 'wasm' backend in a Web Worker. */
