@@ -1,6 +1,6 @@
-// One load level of bench:http: `concurrency` streamed requests started together, each timed from its
-// start: time to its first text, the gaps between text chunks, and its generated tokens (from the usage
-// chunk). The same code drives the in-process engine and the openai client, so both are measured alike.
+// One load level of bench:http: `concurrency` streamed requests started together (in rounds until 8 have
+// run), each timed from its start: time to its first text, the gaps between text chunks, and its generated
+// tokens (from the usage chunk). The same code drives the in-process engine and the openai client, so both are measured alike.
 
 /** What a streamed answer yields, as both the engine and the openai client stream it. */
 export interface StreamChunk {
@@ -30,29 +30,40 @@ export function loadPrompt(concurrency: number, i: number): string {
   return `${concurrency * 1000 + i}: write a short story about a lighthouse keeper and a storm.`;
 }
 
+/** Requests per level at least: a level of fewer runs in rounds, so its percentiles have samples. */
+export const MIN_REQUESTS_PER_LEVEL = 8;
+
+/**
+ * `concurrency` requests at once, in rounds until MIN_REQUESTS_PER_LEVEL have run (request i of round r
+ * is number r * concurrency + i); tokens/s over the rounds' summed wall time.
+ */
 export async function runLoad(concurrency: number, stream: (i: number) => Promise<AsyncIterable<StreamChunk>>): Promise<LoadFigures> {
   const ttft: number[] = [];
   const gaps: number[] = [];
   let tokens = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, i) => {
-      const start = performance.now();
-      let last: number | undefined;
-      for await (const chunk of await stream(i)) {
-        if (chunk.usage) tokens += chunk.usage.completion_tokens;
-        if (!chunk.choices[0]?.delta.content) continue;
-        const now = performance.now();
-        if (last === undefined) ttft.push(now - start);
-        else gaps.push(now - last);
-        last = now;
-      }
-    }),
-  );
-  const wallMs = performance.now() - t0;
+  let wallMs = 0;
+  const rounds = Math.ceil(MIN_REQUESTS_PER_LEVEL / concurrency);
+  for (let r = 0; r < rounds; r++) {
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, j) => {
+        const start = performance.now();
+        let last: number | undefined;
+        for await (const chunk of await stream(r * concurrency + j)) {
+          if (chunk.usage) tokens += chunk.usage.completion_tokens;
+          if (!chunk.choices[0]?.delta.content) continue;
+          const now = performance.now();
+          if (last === undefined) ttft.push(now - start);
+          else gaps.push(now - last);
+          last = now;
+        }
+      }),
+    );
+    wallMs += performance.now() - t0;
+  }
   return {
     concurrency,
-    requests: concurrency,
+    requests: concurrency * rounds,
     completionTokens: tokens,
     wallMs,
     tokensPerSecond: tokens / (wallMs / 1000),
