@@ -7,7 +7,7 @@ import { contentKey } from '../cache/content-key';
 import type { ChatCompletionMessage, ChatContentPart, ImageEmbeddingsResult } from '../engine/types';
 import type { MediaPolicy } from '../engine/intake/media-options';
 import { imagePartBytes } from '../engine/intake/message-images';
-import { encodeTorchTensor } from '../protocol/torch-tensor';
+import { encodeTorchTensor, type TorchDtype } from '../protocol/torch-tensor';
 
 export type RemoteMediaMode = 'embeds' | 'raw';
 
@@ -36,6 +36,8 @@ export interface WireMessagesInput {
   policy: MediaPolicy;
   /** uuids the server holds: sent alone. */
   known: ReadonlySet<string>;
+  /** The embeddings' dtype on the wire. */
+  dtype: TorchDtype;
   signal?: AbortSignal;
 }
 
@@ -85,7 +87,12 @@ export async function wireMessages(input: WireMessagesInput): Promise<{ messages
             count.byUuid++;
             return { type: 'image_embeds', image_embeds: null, uuid: e.key, tessera: { grid: e.grid } };
           }
-          return { type: 'image_embeds', image_embeds: base64(encodeTorchTensor(e.data, e.shape)), uuid: e.key, tessera: { grid: e.grid } };
+          return {
+            type: 'image_embeds',
+            image_embeds: base64(encodeTorchTensor(e.data, e.shape, input.dtype)),
+            uuid: e.key,
+            tessera: { grid: e.grid },
+          };
         }),
       );
       return { ...m, content };

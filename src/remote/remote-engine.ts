@@ -9,6 +9,7 @@ import type { MediaEncoderStats } from '../encoder/media-encoder';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatRequestOptions } from '../engine/types';
 import { mediaPolicy, type MediaOptions, type MediaPolicy } from '../engine/intake/media-options';
 import { RemoteModelMismatchError, RemoteServerError, RemoteUnreachableError, RequestAbortedError } from '../errors';
+import type { TorchDtype } from '../protocol/torch-tensor';
 import { type RemoteMediaMode, type WirePartsCount, wireMessages } from './image-parts';
 import type { StatsLocalEncoder } from './local-encoder';
 
@@ -21,6 +22,12 @@ export interface RemoteEngineOptions {
   model: string;
   /** 'embeds' (default): encode images here and send embeddings; 'raw': send the images. */
   media?: RemoteMediaMode;
+  /**
+   * The embeddings' dtype on the wire: 'float32' (default: the values the local engine splices), or
+   * 'float16' / 'bfloat16' (half the bytes; the server splices the rounded values, so an answer may differ
+   * from the local engine's in its later tokens).
+   */
+  embeddingsDtype?: TorchDtype;
   /** Limits on the images a request brings, as the engine's (image_url fetches happen here). */
   mediaOptions?: MediaOptions;
   /** fetch to use (default: the global one). */
@@ -157,6 +164,7 @@ export class RemoteEngine {
         encoder: this.encoder,
         policy: this.policy,
         known: this.known,
+        dtype: this.options.embeddingsDtype ?? 'float32',
         signal,
       });
       const { signal: _, tessera: __, ...fields } = req;

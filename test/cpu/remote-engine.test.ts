@@ -137,6 +137,32 @@ describe('the remote engine against tessera serve', () => {
     }
   });
 
+  it('sends float16 embeddings when asked: half the bytes, decoded and spliced by the server', async () => {
+    const sent: string[] = [];
+    const half = await createRemoteEngine({
+      baseURL: `${server.url}/v1`,
+      model: 'tiny',
+      checkpoint: checkpoint(),
+      device: 'cpu',
+      encoder: { mode: 'in-process' },
+      embeddingsDtype: 'float16',
+      fetch: async (input, init) => {
+        if (typeof init?.body === 'string') sent.push(init.body);
+        return fetch(input, init);
+      },
+    });
+    try {
+      const r = await half.chat.completions.create({ ...ask('Can you describe this image?'), max_tokens: 3 });
+      expect(r.usage.completion_tokens).toBe(3);
+      expect(r.tessera.media[0].source).toBe('memory'); // the f32 values of the first test were cached under this uuid
+      const f32Bytes = bodies[0].length;
+      expect(sent[0].length / f32Bytes).toBeGreaterThan(0.45);
+      expect(sent[0].length / f32Bytes).toBeLessThan(0.55);
+    } finally {
+      half.destroy();
+    }
+  });
+
   it('refuses a server without the model, or with another checkpoint, by name', async () => {
     const options = {
       baseURL: `${server.url}/v1`,
