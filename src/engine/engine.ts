@@ -64,6 +64,7 @@ import type {
   ChatContentPart,
   ChatCompletionChunk,
   ChatCompletionRequest,
+  ChatCompletionsCreate,
   ChatRequestOptions,
   ChatVideoInput,
   CompletionUsage,
@@ -155,11 +156,7 @@ export class Engine {
   readonly chat = {
     completions: {
       /** OpenAI's chat.completions.create: the request, and optionally the openai client's options ({ signal }). */
-      create: ((req: ChatCompletionRequest, options?: ChatRequestOptions) => this.create(req, options)) as {
-        (req: ChatCompletionRequest & { stream: true }, options?: ChatRequestOptions): Promise<AsyncIterable<ChatCompletionChunk>>;
-        (req: ChatCompletionRequest & { stream?: false | null }, options?: ChatRequestOptions): Promise<ChatCompletion>;
-        (req: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
-      },
+      create: ((req: ChatCompletionRequest, options?: ChatRequestOptions) => this.create(req, options)) as ChatCompletionsCreate,
     },
   };
   /** Transcriptions (OpenAI's audio.transcriptions), for audio checkpoints (Voxtral). */

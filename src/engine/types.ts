@@ -366,6 +366,13 @@ export interface ChatRequestOptions {
   signal?: AbortSignal;
 }
 
+/** chat.completions.create's overloads (the engine's and the remote engine's): a stream for stream: true. */
+export interface ChatCompletionsCreate {
+  (req: ChatCompletionRequest & { stream: true }, options?: ChatRequestOptions): Promise<AsyncIterable<ChatCompletionChunk>>;
+  (req: ChatCompletionRequest & { stream?: false | null }, options?: ChatRequestOptions): Promise<ChatCompletion>;
+  (req: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
+}
+
 /**
  * A transcription (OpenAI's audio.transcriptions.create; Voxtral's transcription prompt) of one audio file
  * by an audio checkpoint.

@@ -6,7 +6,13 @@
 
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { MediaEncoderStats } from '../encoder/media-encoder';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatRequestOptions } from '../engine/types';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  ChatCompletionsCreate,
+  ChatRequestOptions,
+} from '../engine/types';
 import { mediaPolicy, type MediaOptions, type MediaPolicy } from '../engine/intake/media-options';
 import { RemoteModelMismatchError, RemoteServerError, RemoteUnreachableError, RequestAbortedError } from '../errors';
 import type { TorchDtype } from '../protocol/torch-tensor';
@@ -67,11 +73,7 @@ function refusesEmbeddings(e: RemoteServerError): boolean {
 export class RemoteEngine {
   readonly chat = {
     completions: {
-      create: ((req: ChatCompletionRequest, options?: ChatRequestOptions) => this.create(req, options)) as {
-        (req: ChatCompletionRequest & { stream: true }, options?: ChatRequestOptions): Promise<AsyncIterable<ChatCompletionChunk>>;
-        (req: ChatCompletionRequest & { stream?: false | null }, options?: ChatRequestOptions): Promise<ChatCompletion>;
-        (req: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
-      },
+      create: ((req: ChatCompletionRequest, options?: ChatRequestOptions) => this.create(req, options)) as ChatCompletionsCreate,
     },
   };
   private mode: RemoteMediaMode;

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { type ServeProcess, startServeProcess } from '../helpers/serve-process';
+import { type ServeProcess, startServeProcess, tinyServeArgs } from '../helpers/serve-process';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 let server: ServeProcess | undefined;
@@ -16,19 +16,7 @@ let url = '';
 test.beforeAll(async ({ baseURL }) => {
   const origin = new URL(baseURL!).origin;
   const model = resolve(ROOT, 'public/models/smolvlm-tiny');
-  const args = [
-    '--model',
-    model,
-    '--served-model-name',
-    'tiny',
-    '--port',
-    '0',
-    '--device',
-    'cpu',
-    '--enable-mm-embeds',
-    '--allowed-origins',
-    origin,
-  ];
+  const args = [...tinyServeArgs(model), '--enable-mm-embeds', '--allowed-origins', origin];
   server = await startServeProcess(args);
   url = server.url;
 });

@@ -7,22 +7,13 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { startServeProcess } from '../helpers/serve-process';
+import { startServeProcess, tinyServeArgs } from '../helpers/serve-process';
 import { ensureTinyModels } from '../helpers/tiny-models';
 
 describe('tessera serve (the built command)', () => {
   it('answers curl and the openai client alike, and stops on SIGTERM', async () => {
     const model = `${ensureTinyModels()}/smolvlm-tiny`;
-    const { child, url, events, exited } = await startServeProcess([
-      '--model',
-      model,
-      '--served-model-name',
-      'tiny',
-      '--port',
-      '0',
-      '--device',
-      'cpu',
-    ]);
+    const { child, url, events, exited } = await startServeProcess(tinyServeArgs(model));
     try {
       expect(events[0].event).toBe('listening');
       const body = JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 });

@@ -6,6 +6,11 @@ import { resolve } from 'node:path';
 
 export const BUILT_CLI = resolve(import.meta.dirname, '../../dist/cli.js');
 
+/** tessera serve's arguments for the tiny checkpoint at `model` on the CPU backend, served as 'tiny' on any port. */
+export function tinyServeArgs(model: string): string[] {
+  return ['--model', model, '--served-model-name', 'tiny', '--port', '0', '--device', 'cpu'];
+}
+
 export interface ServeProcess {
   child: ChildProcessWithoutNullStreams;
   url: string;
