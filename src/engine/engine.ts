@@ -28,7 +28,6 @@ import {
   RequestAbortedError,
   ImageNotSupportedError,
   UnsupportedModelError,
-  VideoNotSupportedError,
 } from '../errors';
 import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import type { GpuContext } from '../gpu/context';
@@ -48,12 +47,10 @@ import { EngineRequest, type Delta, type RunResult } from './engine-request';
 import { tokenNames, type TokenNames } from '../processor/token-names';
 import { ResponseGrammars } from './response-grammars';
 import { engineStats } from './engine-stats';
-import { imageEmbeddingsOf } from '../encoder/image-embeddings';
 import { newLifecycleCounters } from './standalone-encoder';
-import { imagePayloads, intake, withoutImages, type IntakeDeps } from './intake/intake';
-import { videoInfo } from './intake/intake-video';
+import { intake, withoutImages, type IntakeDeps } from './intake/intake';
+import { imageEmbeddings, type MediaPreviewDeps, videoFrames } from './media-previews';
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
-import { fetchVideoUrl, videoSourceOf } from './intake/message-videos';
 import { toProcessorMessages } from './intake/message-images';
 import { ServeLoop } from './serve-loop';
 import { choiceRequest, collectChoices, streamChoices } from './choices';
@@ -61,7 +58,6 @@ import { validateRequest } from './intake/validate-request';
 import { videoOptionsOf } from './intake/video-request';
 import type {
   ChatCompletion,
-  ChatContentPart,
   ChatCompletionChunk,
   ChatCompletionRequest,
   ChatCompletionsCreate,
@@ -659,11 +655,7 @@ export class Engine {
    * as its uuid), or for tools. `image` is the encoded bytes or a URL, as an image / image_url part takes.
    */
   async imageEmbeddings(image: Uint8Array | ArrayBuffer | Blob | string): Promise<ImageEmbeddingsResult> {
-    if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
-    if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, 'image');
-    const part: ChatContentPart = typeof image === 'string' ? { type: 'image_url', image_url: { url: image } } : { type: 'image', image };
-    const [message] = await toProcessorMessages([{ role: 'user', content: [part] }], this.mediaPolicy);
-    return imageEmbeddingsOf(this.media, imagePayloads([message])[0] as Uint8Array, this.nextRequest++);
+    return imageEmbeddings(this.previewDeps('image'), image);
   }
 
   /**
@@ -674,36 +666,14 @@ export class Engine {
    * 'clip-cache'); that encode runs outside the scheduler's encoder budget.
    */
   async videoFrames(video: ChatVideoInput, options: { thumbnailEdge?: number; encode?: boolean } = {}): Promise<VideoInfo> {
+    return videoFrames(this.previewDeps('video'), video, options);
+  }
+
+  /** What media work outside a request needs, for an image checkpoint that is not destroyed. */
+  private previewDeps(part: 'image' | 'video'): MediaPreviewDeps {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
-    if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, 'video');
-    if (!this.processor.config.video) throw new VideoNotSupportedError(this.processor.where);
-    const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
-    const policy = this.mediaPolicy;
-    const source =
-      typeof video === 'string'
-        ? await fetchVideoUrl(video, 'video', policy, undefined)
-        : await videoSourceOf(video, 'video', policy.maxVideoBytes);
-    const id = this.nextRequest++;
-    try {
-      const clip = await this.media.prepareVideo(source, id, { thumbnailEdge });
-      const pending = clip.frames.filter((f) => !f.cached);
-      if (options.encode === false) for (const f of pending) this.media.forget(f.media);
-      else await Promise.all(this.media.encodeBatch(pending.map((f) => ({ media: f.media, requestId: id }))));
-      const seqLen = this.processor.config.imageSeqLen;
-      return videoInfo([
-        {
-          clip,
-          layout: {
-            timestamps: clip.frames.map((f) => f.timestamp),
-            duration: clip.meta.duration,
-            tokensPerFrame: clip.frames.map(() => seqLen),
-          },
-          unprunedTokens: clip.frames.length * seqLen,
-        },
-      ])[0]!;
-    } finally {
-      this.media.release(id);
-    }
+    if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, part);
+    return { processor: this.processor, media: this.media, policy: this.mediaPolicy, requestId: this.nextRequest++ };
   }
 
   /**
