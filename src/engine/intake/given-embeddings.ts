@@ -133,6 +133,11 @@ export function checkGivenShape(
     (shape.length === 3 && shape[0] === layout.numTiles && shape[1] === imageSeqLen && shape[2] === hidden) ||
     (shape.length === 2 && shape[0] === layout.numImageTokens && shape[1] === hidden);
   if (!ok || data.length !== layout.numImageTokens * hidden) throw new EmbeddingsShapeError(g.where, shape, want);
+  return data;
+}
+
+/** Sent values are checked once, before they are cached (values found in the cache passed this). */
+export function checkFinite(g: GivenEmbeddings, data: Float32Array, shape: readonly number[]): Float32Array {
   for (let i = 0; i < data.length; i++) {
     if (!Number.isFinite(data[i])) throw new EmbeddingsShapeError(g.where, shape, `finite values (value ${i} is ${data[i]})`);
   }

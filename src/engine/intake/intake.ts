@@ -15,6 +15,7 @@ import type { VoxtralPromptOptions } from '../../processor/voxtral-prompt';
 import type { PreparedMedia } from '../../protocol/encoder';
 import type { ProcessorConfig } from '../../processor/processor-config';
 import {
+  checkFinite,
   checkGivenShape,
   type GivenEmbeddings,
   givenLayout,
@@ -66,7 +67,10 @@ async function takeGiven(
   const { imageSeqLen } = config;
   const hidden = deps.media.info.hiddenSize;
   const layout = prepared.layout!;
-  if (g.data) return deps.media.adopt(prepared, checkGivenShape(g, g.data, g.shape!, layout, imageSeqLen, hidden), requestId);
+  if (g.data) {
+    checkGivenShape(g, g.data, g.shape!, layout, imageSeqLen, hidden);
+    return deps.media.adopt(prepared, checkFinite(g, g.data, g.shape!), requestId);
+  }
   const cached = await deps.media.lookup(prepared, requestId);
   if (!cached) throw new EmbeddingsNotCachedError(g.where, g.uuid ?? g.key);
   checkGivenShape(g, cached.data, [layout.numImageTokens, cached.data.length / layout.numImageTokens], layout, imageSeqLen, hidden);
