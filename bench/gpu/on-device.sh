@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/gpu/on-device.sh: run on a lent GPU machine (the device tool) after bench/gpu/pack.sh, with
-# carry [".devcarry", "dist"]. It unpacks Node and the Vulkan loader, then, each step under its own
+# carry [".devcarry"] (dist/ and dist-base/ travel inside it as archives). It unpacks Node and the Vulkan loader, then, each step under its own
 # timeout and in order of what matters most:
 #   1. tessera doctor: every kernel against its CPU reference, with the adapter's variant and with the other
 #      ('register'), plus the f16-math cases the device's shader-f16 allows;
@@ -18,6 +18,9 @@ rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 log() { echo "[gpu $(date +%H:%M:%S)] $*"; }
 
 for f in .devcarry/gl/*.deb; do dpkg -x "$f" /; done
+for t in dist dist-base; do
+  if [ -f ".devcarry/$t.tar.xz" ]; then rm -rf "$t" && xz -dc ".devcarry/$t.tar.xz" | tar -xf -; fi
+done
 ldconfig
 mkdir -p /tmp/rt && xz -dc .devcarry/runtime.tar.xz | tar -C /tmp/rt -xf -
 export PATH=/tmp/rt/bin:$PATH
