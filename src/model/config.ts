@@ -87,6 +87,11 @@ export interface ModelConfig {
   modelType: ModelType;
   /** lm_head shares the token embedding matrix (no lm_head.weight in the checkpoint). */
   tieWordEmbeddings: boolean;
+  /**
+   * The LM head is the token embedding matrix when the checkpoint has no lm_head tensor: text_config ties
+   * while the top level says false (tieWordEmbeddings is then false, and a present lm_head is used).
+   */
+  tieIfHeadMissing?: boolean;
   /** The image side (idefics3, smolvlm); undefined for a model without a vision tower. */
   vision?: VisionConfig;
   /** The audio side (voxtral); undefined for a model without an audio tower. */
@@ -148,13 +153,34 @@ export function parseModelConfig(raw: unknown): ModelConfig {
     );
   }
   const text = parseTextConfig(c, modelType === 'voxtral' ? VOXTRAL_TEXT_DEFAULTS : {});
-  // HF `Idefics3ForConditionalGeneration.tie_weights` reads the top-level flag; Idefics3Config and
-  // VoxtralConfig default it to false.
-  const tie = c.tie_word_embeddings === true;
+  const { tie, tieIfHeadMissing } = tiedEmbeddings(c);
   const torchDtype = typeof c.torch_dtype === 'string' ? c.torch_dtype : typeof c.dtype === 'string' ? c.dtype : undefined;
-  const common = { modelType: modelType as ModelType, tieWordEmbeddings: tie, text, torchDtype };
+  const common = { modelType: modelType as ModelType, tieWordEmbeddings: tie, tieIfHeadMissing, text, torchDtype };
   if (modelType === 'voxtral') return { ...common, audio: parseVoxtralAudio(c, text) };
   return { ...common, vision: parseIdefics3Vision(c, text) };
+}
+
+/**
+ * Whether the LM head is the token embedding matrix. HF `Idefics3ForConditionalGeneration.tie_weights` reads
+ * the top-level flag (Idefics3Config and VoxtralConfig default it to false), but a transformers save of a
+ * tied composite model can write the flag only in text_config, with no lm_head tensor: a flag found only
+ * there ties too. When the top level says false and text_config says true, a checkpoint without an lm_head
+ * tensor is tied rather than refused.
+ */
+function tiedEmbeddings(c: Json): { tie: boolean; tieIfHeadMissing: boolean } {
+  const top = c.tie_word_embeddings;
+  const textConfig = c.text_config;
+  const inText = textConfig && typeof textConfig === 'object' ? (textConfig as Json).tie_word_embeddings : undefined;
+  for (const [where, v] of [
+    ['tie_word_embeddings', top],
+    ['text_config.tie_word_embeddings', inText],
+  ] as const) {
+    if (v !== undefined && v !== null && typeof v !== 'boolean') {
+      throw new ModelConfigError(`config.json: ${where} must be true or false, found ${JSON.stringify(v)}`);
+    }
+  }
+  const tie = top === true || ((top === undefined || top === null) && inText === true);
+  return { tie, tieIfHeadMissing: !tie && inText === true };
 }
 
 /** HF `VoxtralConfig._default_text_config_kwargs`: what a Voxtral text_config leaves out means these. */

@@ -38,6 +38,11 @@ export interface WeightLayout {
   checkpoint: CheckpointTensorSpec[];
   /** GPU keys that are another key's tensor (tied LM head). */
   aliases: Record<string, string>;
+  /**
+   * GPU keys that become an alias of another key when the checkpoint lacks all their tensors (an LM head
+   * tied only in text_config: ModelConfig.tieIfHeadMissing).
+   */
+  aliasIfMissing?: Record<string, string>;
 }
 
 const numel = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
@@ -185,7 +190,8 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   add('text.norm', [H], [[`${tp}.norm.weight`, [H]]]);
   if (config.tieWordEmbeddings) aliases['text.lm_head'] = 'text.embed';
   else add('text.lm_head', [t.vocabSize, H], [[lmHead, [t.vocabSize, H]]]);
-  return { gpu, checkpoint, aliases };
+  const aliasIfMissing = config.tieIfHeadMissing ? { 'text.lm_head': 'text.embed' } : undefined;
+  return { gpu, checkpoint, aliases, aliasIfMissing };
 }
 
 /** Total f32 bytes the GPU copy of the weights takes. */

@@ -99,12 +99,29 @@ export class ModelWeights {
 
 const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
 
+/**
+ * The layout's aliasIfMissing keys whose checkpoint tensors are all absent (`present` says which names the
+ * checkpoint has) become aliases: their GPU tensor and specs leave the layout. Returns the names dropped.
+ */
+function aliasAbsent(layout: WeightLayout, present: (name: string) => boolean): Set<string> {
+  const dropped = new Set<string>();
+  for (const [key, target] of Object.entries(layout.aliasIfMissing ?? {})) {
+    const parts = layout.checkpoint.filter((t) => t.target === key);
+    if (parts.length === 0 || parts.some((t) => present(t.name))) continue;
+    for (const t of parts) dropped.add(t.name);
+    layout.aliases[key] = target;
+    layout.gpu = layout.gpu.filter((w) => w.key !== key);
+    layout.checkpoint = layout.checkpoint.filter((t) => t.target !== key);
+  }
+  return dropped;
+}
+
 /** Which file holds each expected tensor. */
-async function planFiles(source: ModelSource, expected: CheckpointTensorSpec[]): Promise<Map<string, CheckpointTensorSpec[]>> {
+async function planFiles(source: ModelSource, layout: WeightLayout): Promise<Map<string, CheckpointTensorSpec[]>> {
   const indexText = await source.readText('model.safetensors.index.json');
   const byFile = new Map<string, CheckpointTensorSpec[]>();
   if (indexText === undefined) {
-    byFile.set('model.safetensors', expected);
+    byFile.set('model.safetensors', layout.checkpoint);
     return byFile;
   }
   let weightMap: Record<string, string>;
@@ -114,7 +131,8 @@ async function planFiles(source: ModelSource, expected: CheckpointTensorSpec[]):
     throw new CheckpointFormatError(`model.safetensors.index.json is not valid JSON: ${(e as Error).message}`);
   }
   if (!weightMap || typeof weightMap !== 'object') throw new CheckpointFormatError('model.safetensors.index.json has no weight_map');
-  for (const spec of expected) {
+  aliasAbsent(layout, (name) => Object.hasOwn(weightMap, name));
+  for (const spec of layout.checkpoint) {
     const file = weightMap[spec.name];
     if (!file) throw new MissingTensorError(spec.name, spec.shape, 'model.safetensors.index.json');
     checkCheckpointFileName(file, source.where, `model.safetensors.index.json (for '${spec.name}')`);
@@ -186,12 +204,13 @@ export async function loadWeights(
     gpu: full.gpu.filter((w) => selects(selection, w.key)),
     checkpoint: full.checkpoint.filter((t) => selects(selection, t.target)),
     aliases: Object.fromEntries(Object.entries(full.aliases).filter(([k]) => selects(selection, k))),
+    aliasIfMissing: Object.fromEntries(Object.entries(full.aliasIfMissing ?? {}).filter(([k]) => selects(selection, k))),
   };
   const f16Math =
     layout.gpu.some((w) => formatFor(plan, w) === 'f16') &&
     options.compute !== undefined &&
     computePrecisionFor(gpu, options.compute) === 'f16';
-  const byFile = await planFiles(source, layout.checkpoint);
+  const byFile = await planFiles(source, layout);
   const weights = new Map<string, Weight>();
   const formats = new Map<string, WeightFormat>();
   const buffers: GPUBuffer[] = [];
@@ -221,7 +240,8 @@ export async function loadWeights(
   const status: Record<string, StoredCopyStatus> = {};
   const writer = new WeightWriter(gpu);
   try {
-    for (const [file, specs] of byFile) {
+    for (const [file, fileSpecs] of byFile) {
+      let specs = fileSpecs;
       const onDownload = (loadedBytes: number, totalBytes: number | undefined) =>
         onProgressSafe(options.onProgress, { phase: 'download', file, loadedBytes, totalBytes });
       const names = specs.map((s) => s.name);
@@ -238,6 +258,9 @@ export async function loadWeights(
         opened.sizeBytes,
       );
       try {
+        // One file and no index: only its header tells whether an LM head tied in text_config is there.
+        const absent = aliasAbsent(layout, (name) => st.header.tensors.has(name));
+        if (absent.size > 0) specs = specs.filter((t) => !absent.has(t.name));
         checkHeader(file, st.header, specs);
         allocate(st.header);
         const entries = specs.map((s) =>

@@ -56,6 +56,60 @@ describe('checkpoint variants', () => {
     m.destroy();
   });
 
+  // What a transformers save of a tied composite model writes: the flag in text_config only, no lm_head.
+  const textTied = (top: boolean | undefined) => {
+    const config = microConfig();
+    config.text_config = { ...config.text_config, tie_word_embeddings: true };
+    if (top === undefined) delete config.tie_word_embeddings;
+    else config.tie_word_embeddings = top;
+    return config;
+  };
+  const shard = (tensors: ReturnType<typeof tensorsFor>) => {
+    const [a, b] = [tensors.slice(0, 10), tensors.slice(10)];
+    const weightMap = Object.fromEntries([...a.map((t) => [t.name, 'a.safetensors']), ...b.map((t) => [t.name, 'b.safetensors'])]);
+    return {
+      'model.safetensors.index.json': new TextEncoder().encode(JSON.stringify({ weight_map: weightMap })),
+      'a.safetensors': writeSafetensors(a),
+      'b.safetensors': writeSafetensors(b),
+    };
+  };
+
+  it('tie_word_embeddings only in text_config ties the head, in one file and sharded', async () => {
+    const config = textTied(undefined);
+    expect(parseModelConfig(config).tieWordEmbeddings).toBe(true);
+    const tensors = tensorsFor(config);
+    expect(tensors.some((t) => t.name === 'lm_head.weight')).toBe(false);
+    for (const files of [{ 'model.safetensors': writeSafetensors(tensors) }, shard(tensors)]) {
+      const m = await load(source(config, files));
+      expect(m.weights.get('text.lm_head')).toBe(m.weights.get('text.embed'));
+      m.destroy();
+    }
+  });
+
+  it('top level false, text_config true: the lm_head tensor when there is one, else the embedding', async () => {
+    const config = textTied(false);
+    expect(parseModelConfig(config)).toMatchObject({ tieWordEmbeddings: false, tieIfHeadMissing: true });
+    const withHead = tensorsFor(config);
+    expect(withHead.some((t) => t.name === 'lm_head.weight')).toBe(true);
+    const withoutHead = withHead.filter((t) => t.name !== 'lm_head.weight');
+    const own = await load(source(config, { 'model.safetensors': writeSafetensors(withHead) }));
+    expect(own.weights.get('text.lm_head')).not.toBe(own.weights.get('text.embed'));
+    own.destroy();
+    for (const files of [{ 'model.safetensors': writeSafetensors(withoutHead) }, shard(withoutHead)]) {
+      const m = await load(source(config, files));
+      expect(m.weights.get('text.lm_head')).toBe(m.weights.get('text.embed'));
+      m.destroy();
+    }
+  });
+
+  it('no level ties: a missing lm_head is still a named error', async () => {
+    const config = microConfig();
+    const tensors = tensorsFor(config).filter((t) => t.name !== 'lm_head.weight');
+    const err = await load(source(config, { 'model.safetensors': writeSafetensors(tensors) })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MissingTensorError);
+    expect((err as Error).message).toContain("tensor 'lm_head.weight'");
+  });
+
   it("granite-docling's real config parses as tied idefics3", () => {
     const granite = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/models/granite-docling-258M/config.json'), 'utf8'));
     const c = parseModelConfig(granite);

@@ -36,6 +36,8 @@ describe('config values that break the math', () => {
     ['vision_config', 'layer_norm_eps', '-1'],
     ['vision_config', 'layer_norm_eps', '5'],
     ['', 'image_token_id', '49280'],
+    ['', 'tie_word_embeddings', '"yes"'],
+    ['text_config', 'tie_word_embeddings', '1'],
   ] as const) {
     it(`${section ? `${section}.` : ''}${key} = ${bad} is a ModelConfigError naming the field`, () => {
       const err = (() => {
