@@ -6,7 +6,7 @@
 //                                test/consumer (the packed package in a generated app; npm run test:consumer)
 // WGSL files are imported with `?raw`, so the same shader text runs in all three.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
@@ -171,6 +171,19 @@ function serveTestPages(): Plugin {
   };
 }
 
+// Vite plugin for the package build: dist/cli.js (the package's bin) gets its execute bit, so `npx tessera`
+// runs in a clone after the build as it does from an installed tarball (npm sets the bit on install; a
+// build does not).
+function executableCli(): Plugin {
+  return {
+    name: 'tessera:executable-cli',
+    writeBundle(options, bundle) {
+      // The package build writes cli.js; other lib-mode builds (the tests' worker entries) do not.
+      if (bundle['cli.js']) chmodSync(resolve(options.dir ?? resolve(root, 'dist'), 'cli.js'), 0o755);
+    },
+  };
+}
+
 export default defineConfig(({ mode }) => ({
   root: mode === 'lib' ? root : resolve(root, 'demo'),
   // Multi-page, no SPA fallback: a missing model file must be a 404, not index.html with status 200.
@@ -181,7 +194,7 @@ export default defineConfig(({ mode }) => ({
   // Pre-bundled at start: found only when a request asks for response_format, it would otherwise make the
   // dev server optimize it then and reload every open page mid-test.
   optimizeDeps: { include: ['@mlc-ai/web-xgrammar'] },
-  plugins: mode === 'lib' ? [packageEncoderWorker(), packageXGrammar(), stripWgslComments()] : [serveTestPages()],
+  plugins: mode === 'lib' ? [packageEncoderWorker(), packageXGrammar(), stripWgslComments(), executableCli()] : [serveTestPages()],
   build:
     mode === 'lib'
       ? {

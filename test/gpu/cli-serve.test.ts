@@ -7,8 +7,15 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { startServeProcess, tinyServeArgs } from '../helpers/serve-process';
+import { BUILT_CLI, startServeProcess, tinyServeArgs } from '../helpers/serve-process';
 import { ensureTinyModels } from '../helpers/tiny-models';
+
+describe('the built command', () => {
+  it('is executable, so `npx tessera` runs in a clone after the build (npm sets the bit only on install)', async () => {
+    const { stdout } = await promisify(execFile)(BUILT_CLI, ['--help']);
+    expect(stdout).toContain('tessera run');
+  });
+});
 
 describe('tessera serve (the built command)', () => {
   it('answers curl and the openai client alike, and stops on SIGTERM', async () => {
