@@ -244,6 +244,7 @@ export default defineConfig(({ mode }) => ({
           name: 'gpu',
           include: ['test/gpu/**/*.test.ts'],
           globalSetup: ['test/gpu/global-setup.ts'],
+          setupFiles: ['test/helpers/stall-watchdog.ts'],
           environment: 'node',
           // One Dawn device at a time (SwiftShader already uses every core), shared by every file:
           // no isolation, so test/gpu/gpu.ts and its compiled pipelines live for the whole run.
@@ -257,7 +258,14 @@ export default defineConfig(({ mode }) => ({
       {
         extends: true,
         // The CPU backend on onnxruntime-node, over the tiny checkpoints' ONNX exports (make-tiny-onnx.ts).
-        test: { name: 'cpu', include: ['test/cpu/**/*.test.ts'], environment: 'node', testTimeout: 120_000, hookTimeout: 60_000 },
+        test: {
+          name: 'cpu',
+          include: ['test/cpu/**/*.test.ts'],
+          setupFiles: ['test/helpers/stall-watchdog.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
       },
       {
         extends: true,

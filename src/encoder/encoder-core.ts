@@ -316,6 +316,11 @@ export class EncoderCore implements EncoderWorkerApi {
     this.gate.setPaced(paced);
   }
 
+  /** What the encoder holds and waits on now (a stall report's view). */
+  waitState(): Record<string, unknown> {
+    return { queuedJobs: this.queue.length, draining: this.draining, prepared: this.prepared.size, gate: this.gate.state() };
+  }
+
   grant(budgetMs: number): Promise<number> {
     return this.gate.grant(budgetMs);
   }

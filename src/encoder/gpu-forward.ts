@@ -113,7 +113,7 @@ export class GpuEncoderForward implements EncoderForward {
     } catch (e) {
       failure = e;
     }
-    const oom = await gpu.device.popErrorScope().catch(() => null);
+    const oom = await gpu.pending.track('popErrorScope (encoder out-of-memory)', gpu.device.popErrorScope()).catch(() => null);
     if (failure && (await gpu.lostWithin(250))) throw gpu.lostError;
     if (oom) {
       if (out) gpu.release(out.embeddings);

@@ -25,6 +25,7 @@ export async function startInProcessBackend(deps: EncoderCoreDeps, init: Encoder
     grant: (budgetMs) => core.grant(budgetMs),
     forget: (key) => core.forget(key),
     queueDepth: () => pending,
+    state: () => ({ callsInFlight: pending, ...core.waitState() }),
     destroy: () => core.destroy(),
   };
 }

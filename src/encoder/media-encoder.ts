@@ -57,6 +57,8 @@ export interface EncodeBackend {
   grant(budgetMs: number): Promise<number>;
   forget(key: string): Promise<void>;
   queueDepth(): number;
+  /** What the backend holds and waits on now, for a stall report (src/engine/stall.ts). */
+  state?(): Record<string, unknown>;
   destroy(): void;
 }
 
@@ -187,6 +189,8 @@ export class MediaEncoder {
   /** Whole-clip key -> what sampling and decoding gave (LRU order: least recently used first). */
   private readonly clips = new Map<string, { meta: VideoMetaInfo; frames: PreparedVideoFrame[]; thumbnailEdge: number }>();
   private paced = false;
+  /** Items handed to the backend to encode and not settled yet. */
+  private encodesRunning = 0;
 
   constructor(
     public backend: EncodeBackend,
@@ -398,6 +402,11 @@ export class MediaEncoder {
       this.options.lifecycle.encoding += toEncode.length;
       const t0 = performance.now();
       const all = this.backend.encodeBatch(toEncode.map((p) => p.media.key));
+      this.encodesRunning += toEncode.length;
+      void all.then(
+        () => (this.encodesRunning -= toEncode.length),
+        () => (this.encodesRunning -= toEncode.length),
+      );
       await Promise.all(
         toEncode.map(async (p, i) => {
           try {
@@ -453,6 +462,17 @@ export class MediaEncoder {
     if (paced === this.paced) return;
     this.paced = paced;
     this.backend.setPaced(paced);
+  }
+
+  /** What the encoder holds and waits on now (a stall report's view). */
+  state(): Record<string, unknown> {
+    return {
+      mode: this.backend.kind,
+      paced: this.paced,
+      encodesRunning: this.encodesRunning,
+      callsInFlight: this.backend.queueDepth(),
+      ...this.backend.state?.(),
+    };
   }
 
   /** Let a paced encoder work for about budgetMs; resolves with the time it spent (0: nothing to do). */

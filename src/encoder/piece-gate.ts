@@ -29,6 +29,17 @@ export class PieceGate implements PieceRunner {
     return this.paced;
   }
 
+  /** The gate now, for a stall report: whether pieces wait for a grant, and the grant open if any. */
+  state(): { paced: boolean; activeEncodes: number; piecesWaiting: number; grant?: { budgetMs: number; spentMs: number } } {
+    const g = this.grant_;
+    return {
+      paced: this.paced,
+      activeEncodes: this.active,
+      piecesWaiting: this.waiting.length,
+      ...(g ? { grant: { budgetMs: Math.round(g.budgetMs), spentMs: Math.round(g.spentMs) } } : {}),
+    };
+  }
+
   setPaced(paced: boolean): void {
     this.paced = paced;
     if (!paced) {

@@ -261,6 +261,11 @@ export class EncoderWorkerPool {
     await Promise.all([...owners].map((o) => this.track(o, o.api.forget(key)).catch(() => undefined)));
   }
 
+  /** Each worker's calls not yet answered, and whether it is alive (a stall report's view). */
+  state(): Record<string, unknown> {
+    return { workers: this.slots.map((s) => ({ index: s.index, alive: s.alive, callsInFlight: s.pending.size })) };
+  }
+
   queueDepth(): number {
     return this.slots.reduce((a, s) => a + s.pending.size, 0);
   }

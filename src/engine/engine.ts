@@ -53,6 +53,7 @@ import { imageEmbeddings, type MediaPreviewDeps, videoFrames } from './media-pre
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
 import { toProcessorMessages } from './intake/message-images';
 import { ServeLoop } from './serve-loop';
+import { createWatched, servingSources, type StallSources, StallWatch } from './stall';
 import { choiceRequest, collectChoices, streamChoices } from './choices';
 import { validateRequest } from './intake/validate-request';
 import { videoOptionsOf } from './intake/video-request';
@@ -108,6 +109,13 @@ export interface EngineOptions extends Omit<LoadModelOptions, 'onProgress' | 'vi
    * true): a follow-up question about an image prefills only what is new.
    */
   prefixCaching?: boolean;
+  /**
+   * Fail everything waiting with EngineStalledError (naming what the engine waited on) when the engine has
+   * work but gets nowhere for this many milliseconds: no GPU operation finishes, no step runs, no encode
+   * settles (src/engine/stall.ts). Off by default. A stall is always a bug; the engine then refuses further
+   * requests and must be created anew.
+   */
+  stallTimeoutMs?: number;
 }
 
 export interface EngineDeps {
@@ -183,6 +191,10 @@ export class Engine {
   private readonly pacing: EncoderPacing;
   /** Limits on a request's media and how its URLs are fetched (defaults when the factory gave none). */
   private readonly mediaPolicy: MediaPolicy;
+  /** What the engine waits on (waitState()), its stall watchdog (the engine option stallTimeoutMs), and the requests they watch. */
+  private readonly waits: StallSources;
+  private readonly stall: StallWatch | undefined;
+  private activeRequests = 0;
 
   private constructor(
     private readonly deps: EngineDeps,
@@ -197,6 +209,14 @@ export class Engine {
     this.pacing = new EncoderPacing(media, decodePriority);
     this.mediaPolicy = deps.media ?? mediaPolicy();
     this.rt = rt;
+    this.waits = servingSources({
+      activeRequests: () => this.activeRequests,
+      gpuPending: () => this.rt.gpu?.pending,
+      loop: () => this.rt.loop,
+      media: () => this.media,
+      failAll: (e) => this.rt.loop.failAll(e),
+    });
+    this.stall = options.stallTimeoutMs ? new StallWatch(options.stallTimeoutMs, this.waits) : undefined;
     this.intakeDeps = {
       processor,
       media,
@@ -225,12 +245,27 @@ export class Engine {
     return this.rt.gpu;
   }
 
+  /**
+   * What the engine is waiting on now: requests in flight, the serve loop's phase and requests, the encoder's
+   * calls and pacing, the GPU operations not answered yet. For diagnosing a request that does not finish.
+   */
+  waitState(): unknown {
+    return this.waits.state();
+  }
+
   /** Tokens (prompt + max_tokens) one request may reach. */
   get contextWindow(): number {
     return this.rt.scheduler.config.contextWindow;
   }
 
   static async create(deps: EngineDeps, options: EngineOptions = {}): Promise<Engine> {
+    if (options.stallTimeoutMs === undefined) return Engine.build(deps, options, () => {});
+    return createWatched(options.stallTimeoutMs, deps.gpu?.pending, options.onProgress, (onProgress, phase) =>
+      Engine.build(deps, { ...options, onProgress }, phase),
+    );
+  }
+
+  private static async build(deps: EngineDeps, options: EngineOptions, phase: (what: string) => void): Promise<Engine> {
     const onProgress = options.onProgress;
     const modelId = options.modelId ?? deps.source.where;
     const priority = options.decodePriority === false ? undefined : (options.decodePriority ?? DEFAULT_DECODE_PRIORITY);
@@ -238,11 +273,14 @@ export class Engine {
       throw new InvalidMessageError(`decodePriority.encoderShare must be a positive number, got ${priority.encoderShare}`);
     }
     const config = await readModelConfig(deps.source);
+    phase('loading the tokenizer and processor');
     const processor = config.audio
       ? await VoxtralProcessor.load(deps.source, config.audio.tokensPerChunk, config.audio.audioTokenId)
       : await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
+    phase('loading the language model');
     const model = await Engine.loadLanguageModel(deps, options);
     const lifecycle = newLifecycleCounters();
+    phase('compiling the language model and starting the media encoder');
     // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
     // (loading the vision tower and compiling its pipelines: on a CPU adapter both take seconds).
     const [warm, started] = await Promise.allSettled([
@@ -255,6 +293,7 @@ export class Engine {
       throw warm.status === 'rejected' ? warm.reason : (started as PromiseRejectedResult).reason;
     }
     const media: MediaEncoder = started.value;
+    phase('starting the scheduler');
     let engine: Engine | undefined;
     // The runtime's loop calls back into the engine (encode failures, device loss), which exists by then.
     const rt = await Engine.runtime(deps.gpu, model, options, media, lifecycle, () => engine!);
@@ -545,6 +584,9 @@ export class Engine {
   private async *run(req: ChatCompletionRequest): AsyncGenerator<Delta, RunResult> {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
     this.counters.requests++;
+    this.stall?.poke(); // throws once the engine has stalled
+    const guard = <T>(p: Promise<T>) => (this.stall ? this.stall.guard(p) : p);
+    this.activeRequests++;
     const signal = req.signal;
     let r: EngineRequest | undefined;
     const onAbort = () => {
@@ -554,8 +596,8 @@ export class Engine {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       const checked = validateRequest(req, this.mediaPolicy); // every field, every request, before any work
-      await this.ensureDevice();
-      const messages = await toProcessorMessages(req.messages, this.mediaPolicy, signal);
+      await guard(this.ensureDevice());
+      const messages = await guard(toProcessorMessages(req.messages, this.mediaPolicy, signal));
       r = new EngineRequest(
         this.nextRequest++,
         req,
@@ -570,7 +612,7 @@ export class Engine {
         r.constraint = await this.responseGrammars().constraint(checked.responseFormat);
         if (r.isSettled) r.constraint.dispose();
       }
-      await this.plan(r);
+      await guard(this.plan(r));
       while (this.profiling) await this.profiling.catch(() => {});
       if (!r.isSettled) this.rt.loop.submit(r);
       const result = yield* r.deltas();
@@ -581,6 +623,7 @@ export class Engine {
       if (signal?.aborted && !(e instanceof RequestAbortedError)) throw new RequestAbortedError(signal.reason);
       throw e;
     } finally {
+      this.activeRequests--;
       signal?.removeEventListener('abort', onAbort);
       if (r && !r.isSettled) this.rt.loop.drop(r, new RequestAbortedError('the caller stopped reading the stream'));
     }
@@ -755,6 +798,7 @@ export class Engine {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.stall?.stop();
     this.rt.loop.failAll(new InternalError('the engine was destroyed while this request ran'));
     this.media.destroy();
     this.grammars?.destroy();

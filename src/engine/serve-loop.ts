@@ -41,11 +41,40 @@ export interface StepRecord {
 /** How many recent steps the batch-size figures look at. */
 const STEP_HISTORY = 512;
 
+/** Where the loop is: what a stall report (src/engine/stall.ts) says it waits on. */
+export type LoopPhase =
+  | 'stopped'
+  | 'scheduling'
+  | 'running a model step'
+  | 'granting the encoder time between steps'
+  | 'asleep until an encode settles or a request arrives';
+
+/** One request as the loop holds it, for a stall report. */
+export interface LoopRequestState {
+  id: number;
+  status: string;
+  promptTokens: number;
+  computedTokens: number;
+  outputTokens: number;
+  /** Its media items' states (pending, encoding, ready), in prompt order. */
+  media: string[];
+}
+
+export interface LoopState {
+  phase: LoopPhase;
+  /** Milliseconds in this phase. */
+  phaseMs: number;
+  steps: number;
+  requests: LoopRequestState[];
+}
+
 export class ServeLoop {
   private readonly requests = new Map<number, EngineRequest>();
   private running = false;
   private dirty = false;
   private wakeUp: (() => void) | undefined;
+  private phase: LoopPhase = 'stopped';
+  private phaseSince = performance.now();
   readonly history: StepRecord[] = [];
   /** Decode priority: when the encoder may run (undefined: always). */
   pacing: EncoderPacing | undefined;
@@ -104,6 +133,31 @@ export class ServeLoop {
     for (const r of [...this.requests.values()]) this.drop(r, error);
   }
 
+  /** What the loop is doing and holds now (a stall report's view). */
+  state(): LoopState {
+    return {
+      phase: this.phase,
+      phaseMs: Math.round(performance.now() - this.phaseSince),
+      steps: this.deps.scheduler.stats().numSteps,
+      requests: [...this.requests.values()].map((r) => {
+        const q = r.sched;
+        return {
+          id: r.id,
+          status: q ? q.status : 'not scheduled',
+          promptTokens: q?.promptLength ?? 0,
+          computedTokens: q?.numComputed ?? 0,
+          outputTokens: q?.outputIds.length ?? 0,
+          media: q ? q.media.map((m) => m.state) : [],
+        };
+      }),
+    };
+  }
+
+  private enter(phase: LoopPhase): void {
+    this.phase = phase;
+    this.phaseSince = performance.now();
+  }
+
   private kick(): void {
     this.dirty = true;
     const w = this.wakeUp;
@@ -117,6 +171,7 @@ export class ServeLoop {
     try {
       while (this.deps.scheduler.hasWork()) {
         this.dirty = false;
+        this.enter('scheduling');
         const step = this.deps.scheduler.schedule();
         // Decode priority protects requests that are producing tokens; a request whose prompt still waits
         // for its own image is not slowed by pacing that image's encode. Paced before the step's encodes
@@ -126,16 +181,20 @@ export class ServeLoop {
         this.startEncodes(step.encode);
         if (step.seqs.length === 0) {
           this.pacing?.idle();
+          this.enter('asleep until an encode settles or a request arrives');
           if (!this.dirty) await new Promise<void>((r) => (this.wakeUp = r));
           continue;
         }
         const t0 = performance.now();
+        this.enter('running a model step');
         await this.runStep(step);
         const s = this.deps.scheduler.stats();
+        this.enter('granting the encoder time between steps');
         await this.pacing?.afterStep(performance.now() - t0, decoding && s.numRunning > 0, s.encodingEmbeddings > 0);
       }
     } finally {
       this.running = false;
+      this.enter('stopped');
       this.pacing?.idle();
     }
   }

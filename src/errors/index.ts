@@ -10,6 +10,7 @@
 // table complete (tsc fails until a new class is listed there).
 
 export * from './base';
+export * from './engine';
 export * from './gpu';
 export * from './checkpoint';
 export * from './request';

@@ -5,6 +5,7 @@ import { DeviceLostError, InternalError } from '../errors';
 import { BufferPool } from './buffer-pool';
 import { GpuMemory } from './memory';
 import { MapMode, READBACK_USAGE, STORAGE_USAGE } from './flags';
+import { PendingGpuOps } from './pending-ops';
 import { PipelineCache } from './pipeline-cache';
 import { describeAdapter, KEY_LIMITS, OPTIONAL_FEATURES, type AdapterReport, type KernelVariant } from './adapter-info';
 import { bytesPerElement, dtypeOfHostArray, numElements, tensorSizeBytes, type DType, type HostArray, type Tensor } from './tensor';
@@ -25,6 +26,8 @@ export class GpuContext {
   /** Every buffer Tessera creates on this device, counted (bytes live, peak). */
   readonly memory: GpuMemory;
   readonly pipelines: PipelineCache;
+  /** The device's operations not answered yet (what a stall report names) and how many have finished. */
+  readonly pending = new PendingGpuOps();
   readonly features: ReadonlySet<string>;
   readonly limits: GPUSupportedLimits;
   readonly kernelVariant: KernelVariant;
@@ -40,7 +43,7 @@ export class GpuContext {
   ) {
     this.memory = new GpuMemory(device);
     this.pool = new BufferPool(this.memory);
-    this.pipelines = new PipelineCache(device);
+    this.pipelines = new PipelineCache(device, this.pending);
     this.features = new Set(device.features);
     this.limits = device.limits;
     this.kernelVariant = adapter.kernelVariant;
@@ -188,7 +191,7 @@ export class GpuContext {
       encode(encoder);
       encoder.copyBufferToBuffer(buffer, offsetBytes, staging, 0, copySize);
       this.device.queue.submit([encoder.finish()]);
-      await staging.mapAsync(MapMode.READ, 0, copySize);
+      await this.pending.track(`mapAsync ${label}`, staging.mapAsync(MapMode.READ, 0, copySize));
       const out = new Uint8Array(copySize);
       out.set(new Uint8Array(staging.getMappedRange(0, copySize)));
       staging.unmap();
@@ -201,7 +204,7 @@ export class GpuContext {
   /** Resolves when all submitted work has finished. */
   async sync(): Promise<void> {
     this.assertAlive();
-    await this.device.queue.onSubmittedWorkDone();
+    await this.pending.track('onSubmittedWorkDone', this.device.queue.onSubmittedWorkDone());
   }
 
   destroy(): void {

@@ -4,6 +4,7 @@
 // turned into a ShaderCompileError that names the kernel's label.
 
 import { GpuValidationError, ShaderCompileError, type CompilerMessage } from '../errors';
+import type { PendingGpuOps } from './pending-ops';
 
 export interface PipelineSpec {
   /** Kernel base name; labels the module and pipeline. */
@@ -29,7 +30,14 @@ export function pipelineKey(spec: PipelineSpec): string {
 export class PipelineCache {
   private readonly modules = new Map<string, ModuleEntry>();
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly pending?: PendingGpuOps,
+  ) {}
+
+  private track<T>(what: string, p: Promise<T>): Promise<T> {
+    return this.pending ? this.pending.track(what, p) : p;
+  }
 
   get size(): number {
     let n = 0;
@@ -59,8 +67,8 @@ export class PipelineCache {
   private async compile(label: string, code: string): Promise<GPUShaderModule> {
     this.device.pushErrorScope('validation');
     const module = this.device.createShaderModule({ label, code });
-    const scopeError = await this.device.popErrorScope();
-    const info = await module.getCompilationInfo();
+    const scopeError = await this.track(`popErrorScope (shader ${label})`, this.device.popErrorScope());
+    const info = await this.track(`getCompilationInfo ${label}`, module.getCompilationInfo());
     const messages: CompilerMessage[] = info.messages.map((m) => ({
       type: m.type,
       lineNum: m.lineNum,
@@ -80,16 +88,19 @@ export class PipelineCache {
     this.device.pushErrorScope('validation');
     let pipeline: GPUComputePipeline;
     try {
-      pipeline = await this.device.createComputePipelineAsync({
-        label,
-        layout: 'auto',
-        compute: { module, entryPoint: spec.entryPoint ?? 'main', constants: spec.constants },
-      });
+      pipeline = await this.track(
+        `createComputePipelineAsync ${label}`,
+        this.device.createComputePipelineAsync({
+          label,
+          layout: 'auto',
+          compute: { module, entryPoint: spec.entryPoint ?? 'main', constants: spec.constants },
+        }),
+      );
     } catch (e) {
-      await this.device.popErrorScope();
+      await this.track(`popErrorScope (pipeline ${label})`, this.device.popErrorScope());
       throw new GpuValidationError(label, e instanceof Error ? e.message : String(e));
     }
-    const scopeError = await this.device.popErrorScope();
+    const scopeError = await this.track(`popErrorScope (pipeline ${label})`, this.device.popErrorScope());
     if (scopeError) throw new GpuValidationError(label, scopeError.message);
     return pipeline;
   }

@@ -74,7 +74,7 @@ export class DispatchTimer {
         d.encode(pass);
         pass.end();
         this.gpu.device.queue.submit([encoder.finish()]);
-        await this.gpu.device.queue.onSubmittedWorkDone();
+        await this.gpu.pending.track(`onSubmittedWorkDone (timing ${d.label})`, this.gpu.device.queue.onSubmittedWorkDone());
         record(d, performance.now() - t0);
       }
       return;

@@ -55,6 +55,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   IMAGE_TOKEN_MISMATCH: errors.ImageTokenMismatchError,
   ABORTED: errors.RequestAbortedError,
   INTERNAL: errors.InternalError,
+  ENGINE_STALLED: errors.EngineStalledError,
   PROCESSOR_CONFIG: errors.ProcessorConfigError,
   CHAT_TEMPLATE: errors.ChatTemplateError,
   INVALID_MESSAGE: errors.InvalidMessageError,

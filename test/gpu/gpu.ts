@@ -8,13 +8,17 @@ import type { GpuContext } from '../../src/gpu/context';
 import { createNodeGpuContext } from '../../src/gpu/node';
 import type { KernelCase } from '../../src/selfcheck/cases';
 import { runCase } from '../../src/selfcheck/runner';
+import { watch } from '../helpers/stall-watch';
 
 let shared: Promise<GpuContext> | undefined;
 
 export function useGpu(): () => GpuContext {
   let gpu: GpuContext | undefined;
   beforeAll(async () => {
-    shared ??= createNodeGpuContext();
+    shared ??= createNodeGpuContext().then((g) => {
+      watch({ label: 'the shared GPU device', progress: () => g.pending.settled, report: () => ({ pending: g.pending.list() }) });
+      return g;
+    });
     gpu = await shared;
   });
   return () => {

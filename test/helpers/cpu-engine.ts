@@ -6,17 +6,22 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine } from '../../src/engine/create-node';
 import type { Engine } from '../../src/engine/engine';
 import { ensureTinyModels } from './tiny-models';
+import { TEST_ENGINE_STALL_MS, watchedEngine } from './watch-engine';
 
 /** Registers the hooks; the returned function gives the engine inside tests. */
 export function useCpuEngine(kvCacheTokens: number): () => Engine {
   let engine: Engine | undefined;
   beforeAll(async () => {
-    engine = await createEngine({
-      model: `${ensureTinyModels()}/smolvlm-tiny`,
-      device: 'cpu',
-      encoder: { mode: 'in-process' },
-      kvCacheTokens,
-    });
+    engine = await watchedEngine('CPU engine smolvlm-tiny', (onProgress) =>
+      createEngine({
+        model: `${ensureTinyModels()}/smolvlm-tiny`,
+        device: 'cpu',
+        encoder: { mode: 'in-process' },
+        kvCacheTokens,
+        stallTimeoutMs: TEST_ENGINE_STALL_MS,
+        onProgress,
+      }),
+    );
   });
   afterAll(() => engine?.destroy());
   return () => engine!;

@@ -17,6 +17,7 @@ import { openWeightStoreNode } from '../../src/model/weights/store-node';
 import type { KeyValueStore } from '../../src/cache/store';
 import { decodeImageNode } from '../../src/processor/node';
 import { withFaults, type EncoderFaults } from './faulty-encoder';
+import { TEST_ENGINE_STALL_MS, watchedEngine } from './watch-engine';
 
 export const BUILT_WORKER = pathToFileURL(resolve(import.meta.dirname, '../../dist/encoder-worker.js'));
 /** The test-only worker (test/helpers/faulty-encoder.node-worker.ts), built by test/gpu/global-setup.ts. */
@@ -38,6 +39,19 @@ export interface TestEngineOptions extends EngineOptions {
 }
 
 export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOptions = {}): Promise<Engine> {
+  return watchedEngine(`engine ${dir.split('/').at(-1)}`, (progressed) =>
+    createTestEngine(gpu, dir, {
+      stallTimeoutMs: TEST_ENGINE_STALL_MS,
+      ...options,
+      onProgress: (p) => {
+        progressed();
+        options.onProgress?.(p);
+      },
+    }),
+  );
+}
+
+function createTestEngine(gpu: GpuContext, dir: string, options: TestEngineOptions): Promise<Engine> {
   const source = new NodeDirSource(dir);
   const enc = options.encoder ?? {};
   const weightCache = options.weightCacheDir ? ({ kind: 'dir', dir: options.weightCacheDir } as const) : undefined;

@@ -2,12 +2,15 @@
 // the API an encoder worker exposes), never a switch in the product. `oomAboveTiles`: an encode of an
 // image (or a batch of images) of more tiles fails as if the GPU ran out of memory, with the real named
 // error, after the real prepare (so keys, layouts and retries at a reduced resolution are the product's own).
+// `hangEncodes`: encodes never settle (a stuck encoder).
 
 import { EncoderOutOfMemoryError } from '../../src/errors';
 import type { EncodedMedia, PrepareOptions, PreparedMedia } from '../../src/protocol/encoder';
 
 export interface EncoderFaults {
   oomAboveTiles?: number;
+  /** Encodes never settle (a stuck encoder, for the stall watchdog's tests). */
+  hangEncodes?: boolean;
 }
 
 interface EncodeApi {
@@ -19,6 +22,10 @@ interface EncodeApi {
 
 /** `api` with the faults applied; `api` must be a plain object (its other members are kept as they are). */
 export function withFaults<T extends EncodeApi>(api: T, faults: EncoderFaults): T {
+  if (faults.hangEncodes) {
+    const never = () => new Promise<never>(() => {});
+    return { ...api, encode: never, encodeBatch: never };
+  }
   const limit = faults.oomAboveTiles;
   if (limit === undefined) return api;
   const max = limit;

@@ -1,0 +1,108 @@
+// The engine's stall watchdog (stallTimeoutMs): deliberately stuck engines fail within the limit with
+// EngineStalledError, whose message names what they waited on, and a stalled engine refuses new requests.
+// Nothing here waits for a timeout of the test itself.
+
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine';
+import { EngineStalledError } from '../../src/errors';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { decodeImageNode } from '../../src/processor/node';
+import { testEngine } from '../helpers/engine';
+import { ensureTinyModels } from '../helpers/tiny-models';
+import { useGpu } from './gpu';
+
+const gpu = useGpu();
+let dir: string;
+const SAMPLE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
+const LIMIT_MS = 1500;
+
+beforeAll(async () => {
+  dir = `${ensureTinyModels()}/smolvlm-tiny`;
+  // A single pipeline compile takes seconds on SwiftShader, longer than these tests' limit: compile every
+  // pipeline the engines below use first (the shared device keeps them), so only a real stall is quiet that long.
+  (await testEngine(gpu(), dir, { kvCacheTokens: 512 })).destroy();
+}, 300_000);
+
+describe('the stall watchdog', () => {
+  it('an engine whose media encoder never starts fails creation, naming the phase', async () => {
+    const t0 = performance.now();
+    const err = await Engine.create(
+      {
+        gpu: gpu(),
+        source: new NodeDirSource(dir),
+        decodeImage: decodeImageNode,
+        startEncoder: () => new Promise(() => {}),
+      },
+      { stallTimeoutMs: LIMIT_MS, kvCacheTokens: 256 },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineStalledError);
+    const e = err as EngineStalledError;
+    expect(e.activity).toBe('creating the engine (compiling the language model and starting the media encoder)');
+    expect(e.stalledMs).toBeGreaterThanOrEqual(LIMIT_MS);
+    expect(JSON.parse(e.state)).toMatchObject({
+      phase: 'compiling the language model and starting the media encoder',
+      gpu: { pending: [] },
+    });
+    expect(e.message).toContain('the engine made no progress for');
+    // The language model loaded and compiled first; the watchdog counts from the last thing that moved.
+    expect(performance.now() - t0).toBeLessThan(120_000);
+  });
+
+  it('a request whose encode never settles fails with what the loop, the encoder and the GPU wait on', async () => {
+    const engine = await testEngine(gpu(), dir, { stallTimeoutMs: LIMIT_MS, faults: { hangEncodes: true }, kvCacheTokens: 512 });
+    try {
+      const ask = () =>
+        engine.chat.completions.create({
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'image', image: SAMPLE },
+                { type: 'text', text: 'What is this?' },
+              ],
+            },
+          ],
+          max_tokens: 4,
+        });
+      const t0 = performance.now();
+      const err = await ask().catch((e: unknown) => e);
+      const tookMs = performance.now() - t0;
+      expect(err).toBeInstanceOf(EngineStalledError);
+      const e = err as EngineStalledError;
+      expect(e.activity).toBe('serving requests');
+      expect(tookMs).toBeGreaterThanOrEqual(LIMIT_MS);
+      expect(tookMs).toBeLessThan(LIMIT_MS * 3 + 10_000);
+      const state = JSON.parse(e.state);
+      expect(state.requestsInFlight).toBe(1);
+      expect(state.loop.phase).toBe('asleep until an encode settles or a request arrives');
+      expect(state.loop.requests).toHaveLength(1);
+      expect(state.loop.requests[0].media).toContain('encoding');
+      expect(state.encoder).toMatchObject({ mode: 'in-process' });
+      expect(state.encoder.encodesRunning).toBe(1);
+      expect(state.gpu.pending).toEqual([]);
+      // The engine is done for: the next request fails at once with the same error.
+      const again = await ask().catch((x: unknown) => x);
+      expect(again).toBe(err);
+      expect(engine.stats().scheduler).toMatchObject({ numWaiting: 0, numRunning: 0 });
+    } finally {
+      engine.destroy();
+    }
+  });
+
+  it('an idle engine keeps no timer, and a busy one without a stall answers as before', async () => {
+    const engine = await testEngine(gpu(), dir, { stallTimeoutMs: LIMIT_MS, kvCacheTokens: 512 });
+    try {
+      const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hello' }], max_tokens: 3 });
+      expect(r.tessera.tokenIds).toHaveLength(3);
+      // The watchdog's interval stops at its next check once nothing is in flight.
+      await new Promise((resolve) => setTimeout(resolve, LIMIT_MS));
+      expect(process.getActiveResourcesInfo().filter((x) => x === 'Timeout').length).toBeLessThanOrEqual(before);
+      expect(engine.waitState()).toMatchObject({ requestsInFlight: 0, loop: { phase: 'stopped', requests: [] } });
+    } finally {
+      engine.destroy();
+    }
+  });
+});
