@@ -225,6 +225,14 @@ window.tesseraCpuParity = async (model, maxNewTokens, encoderMode) => {
   }
 };
 
+/** One response_format answer: its text, finish reason, tokens and (when asked) log probabilities. */
+interface JsonAnswer {
+  text: string;
+  finish: string;
+  tokenIds: number[];
+  logprobs: Array<{ token: string; logprob: number; top_logprobs: Array<{ token: string; logprob: number }> }>;
+}
+
 declare global {
   interface Window {
     /**
@@ -238,8 +246,8 @@ declare global {
       requests: unknown[],
       aloneCount?: number,
     ) => Promise<{
-      alone: Array<{ text: string; finish: string }>;
-      together: Array<{ text: string; finish: string }>;
+      alone: JsonAnswer[];
+      together: JsonAnswer[];
       maxBatch: number;
       backend: string;
     }>;
@@ -251,12 +259,17 @@ window.tesseraJson = async (model, device, requests, aloneCount = requests.lengt
   const engine = await createEngine({ model, device, kvCacheTokens: 8192 });
   try {
     type Req = Parameters<typeof engine.chat.completions.create>[0] & { stream?: false };
-    const answer = async (r: unknown) => {
+    const answer = async (r: unknown): Promise<JsonAnswer> => {
       const c = await engine.chat.completions.create(r as Req);
-      return { text: c.choices[0]!.message.content, finish: c.choices[0]!.finish_reason };
+      return {
+        text: c.choices[0]!.message.content ?? '',
+        finish: c.choices[0]!.finish_reason,
+        tokenIds: c.tessera.tokenIds,
+        logprobs: c.choices[0]!.logprobs?.content ?? [],
+      };
     };
     // One at a time: the first `aloneCount` requests (Node's tests compare all of them on every backend).
-    const alone: Array<{ text: string; finish: string }> = [];
+    const alone: JsonAnswer[] = [];
     for (const r of requests.slice(0, aloneCount)) alone.push(await answer(r));
     const together = await Promise.all(requests.map(answer));
     return { alone, together, maxBatch: engine.stats().scheduler.batchSeqs.max, backend: engine.stats().device.backend };
