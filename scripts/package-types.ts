@@ -8,8 +8,12 @@
 // 2. The entry points reference types/web-globals.d.ts (src/types/web-globals.ts): empty interfaces for
 //    the browser globals the declarations name, so a Node project without lib.dom type-checks them.
 // 3. dist/types/ts5/{index,node}.d.ts: the entry points for TypeScript before 6.0 (package.json
-//    exports, condition "types@<6"), which add `@webgpu/types` (a dependency). TypeScript 6.0 and later
-//    declare WebGPU in lib.dom, and @webgpu/types would then clash with it.
+//    exports, condition "types@<6"). The browser entry adds `@webgpu/types` (a dependency): TypeScript 6.0
+//    and later declare WebGPU in lib.dom (and @webgpu/types would then clash with it), 5.x does not. The
+//    Node entry does not: @webgpu/types names DOM types (VideoFrame, PredefinedColorSpace, ImageBitmap,
+//    BufferSource, ...) that a Node project without lib.dom lacks, some of them type aliases no shim can
+//    declare without clashing where lib.dom is present. There the GPU objects stay the opaque interfaces
+//    of web-globals.d.ts; a project that wants their members adds @webgpu/types to its own types.
 //
 //   tsx scripts/package-types.ts [dir]   (default dist/types)
 
@@ -54,10 +58,10 @@ for (const entry of ENTRIES) {
   if (!existsSync(file)) throw new Error(`${dir}/${entry}.d.ts was not emitted`);
   const text = readFileSync(file, 'utf8');
   if (!text.startsWith(WEB_GLOBALS)) writeFileSync(file, WEB_GLOBALS + text);
-  writeFileSync(
-    join(dir, 'ts5', `${entry}.d.ts`),
-    `// TypeScript < 6.0 has no WebGPU in lib.dom: take it from @webgpu/types.\n` +
-      `/// <reference types="@webgpu/types" />\nexport * from '../${entry}.js';\n`,
-  );
+  const webgpu =
+    entry === 'node'
+      ? "// TypeScript < 6.0, Node: WebGPU's objects stay opaque (@webgpu/types needs lib.dom; scripts/package-types.ts).\n"
+      : '// TypeScript < 6.0 has no WebGPU in lib.dom: take it from @webgpu/types.\n/// <reference types="@webgpu/types" />\n';
+  writeFileSync(join(dir, 'ts5', `${entry}.d.ts`), `${webgpu}export * from '../${entry}.js';\n`);
 }
 console.log(`package-types: ${numRewritten} relative specifiers in ${dir} end in .js; ts5/ entries for ${ENTRIES.join(', ')}`);
