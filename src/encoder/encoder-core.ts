@@ -42,6 +42,7 @@ import type {
 } from '../protocol/encoder';
 import type { ImageDecoder } from '../processor/image-decode';
 import type { ImageLayout } from '../processor/image-layout';
+import { JobQueue } from './job-queue';
 import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget } from '../processor/image-processor';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
@@ -118,8 +119,7 @@ interface Loaded {
 export class EncoderCore implements EncoderWorkerApi {
   private loaded: Loaded | undefined;
   private readonly prepared = new Map<string, PreparedItem>();
-  private readonly queue: Job[] = [];
-  private draining = false;
+  private readonly queue = new JobQueue<Job>((jobs) => this.runJobs(jobs));
   private readonly counters = { encodes: 0, batches: 0, tilesEncoded: 0, prepared: 0 };
   private readonly gate = new PieceGate();
 
@@ -318,7 +318,7 @@ export class EncoderCore implements EncoderWorkerApi {
 
   /** What the encoder holds and waits on now (a stall report's view). */
   waitState(): Record<string, unknown> {
-    return { queuedJobs: this.queue.length, draining: this.draining, prepared: this.prepared.size, gate: this.gate.state() };
+    return { queuedJobs: this.queue.length, draining: this.queue.isDraining, prepared: this.prepared.size, gate: this.gate.state() };
   }
 
   grant(budgetMs: number): Promise<number> {
@@ -348,38 +348,32 @@ export class EncoderCore implements EncoderWorkerApi {
           this.queue.push({ key, item, resolve, reject });
         }),
     );
-    if (!this.draining) void this.drain();
     return Promise.all(jobs);
   }
 
-  /** Run batches until the queue is empty. Jobs queued while a batch runs join the next one. */
-  private async drain(): Promise<void> {
-    this.draining = true;
-    try {
-      // Let encodes sent in the same tick (other requests) join this batch.
-      await new Promise((r) => setTimeout(r, 0));
-      await this.gate.run(async () => {
-        while (this.queue.length > 0) {
-          const batch = this.takeBatch();
-          try {
-            await this.runBatch(batch);
-          } catch (e) {
-            for (const j of batch) j.reject(e);
-          }
+  /** Run batches (as the piece gate allows) until `jobs` is empty; a batch that fails fails its jobs alone. */
+  private runJobs(jobs: Job[]): Promise<void> {
+    return this.gate.run(async () => {
+      while (jobs.length > 0) {
+        let batch: Job[] = [];
+        try {
+          batch = this.takeBatch(jobs);
+          await this.runBatch(batch);
+        } catch (e) {
+          if (batch.length === 0) batch = jobs.splice(0); // taking the batch failed (the encoder is gone)
+          for (const j of batch) j.reject(e);
         }
-      });
-    } finally {
-      this.draining = false;
-    }
+      }
+    });
   }
 
-  private takeBatch(): Job[] {
+  private takeBatch(queue: Job[]): Job[] {
     const max = this.state.init.maxBatchTiles;
-    const batch = [this.queue.shift()!];
+    const batch = [queue.shift()!];
     let units = unitsOf(batch[0].item);
     // One kind per batch (a checkpoint has one encoder, so in practice all jobs are of one kind).
-    while (this.queue.length > 0 && isChunk(this.queue[0].item) === isChunk(batch[0].item) && units + unitsOf(this.queue[0].item) <= max) {
-      const j = this.queue.shift()!;
+    while (queue.length > 0 && isChunk(queue[0].item) === isChunk(batch[0].item) && units + unitsOf(queue[0].item) <= max) {
+      const j = queue.shift()!;
       units += unitsOf(j.item);
       batch.push(j);
     }
