@@ -5,7 +5,7 @@
 //   cold     a 30 s MP3 (44.1 kHz stereo): decode + resample (WebCodecs, in the worker), log-mel, encode per
 //            chunk, TTFT, decode tok/s
 //   again    the same file: its chunk from the cache (0 encoded)
-//   grown    a 30 s recording (WAV, 16 kHz), then the same recording grown to 60 s: 1 chunk encoded, not 2
+//   grown    a 45 s recording (WAV, 16 kHz), then the same recording grown to 60 s: 1 chunk encoded, not 2
 
 import { createEngine } from '../../src/engine/create-browser';
 import type { Engine } from '../../src/engine/engine';
@@ -82,11 +82,12 @@ async function main() {
     kvCacheTokens: 2048,
   });
   log(`engine ready in ${(performance.now() - t0).toFixed(0)} ms`);
-  const [mp3, warm, first30, grown60] = await Promise.all([
+  const [mp3, warm, first30, first45, grown60] = await Promise.all([
     clip('clip-30s.mp3'),
     clip('warm-2s.wav'),
     clip('rec-30s.wav'),
-    clip('rec-60s.wav'),
+    clip('rec-quiet-45s.wav'),
+    clip('rec-quiet-60s.wav'),
   ]);
   await ask(engine, warm, 2);
   log('warm-up done');
@@ -100,7 +101,8 @@ async function main() {
   const cold = await run('cold', mp3);
   const again = await run('again', mp3);
   const first = await run('recording-30s', first30);
-  const grown = await run('recording-60s', grown60);
+  await run('recording-45s', first45);
+  const grown = await run('recording-grown-60s', grown60);
   engine.destroy();
   return { tokens, clipBytes: mp3.length, cold, again, recording: { first, grown } };
 }

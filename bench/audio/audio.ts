@@ -1,8 +1,8 @@
 // `npm run bench:audio`: audio asked about in headless Chromium on the Voxtral layout with a Whisper-small-sized
 // encoder and a SmolLM2-135M-sized decoder (random weights, bench/audio/audio-model.ts): decode + resample ms
 // (WebCodecs, in the encoder worker), log-mel ms, encode ms per 30-second chunk, TTFT and decode tokens/s for a
-// 30 s MP3; the same file again (its chunk from the cache); a 30 s recording and then the same recording grown
-// to 60 s (only the new chunk is encoded). Prints a table and ends with ONE JSON line holding every figure.
+// 30 s MP3; the same file again (its chunk from the cache); a 30 s recording; a 45 s recording and then the same
+// recording grown to 60 s (only the chunk it ended in is encoded again). Prints a table and ends with ONE JSON line holding every figure.
 //
 // Then the peer: transformers.js on an ONNX export of the same weights (bench/audio/audio-peer.ts, its own page
 // in the same Chromium; the export runs on demand, bench/audio/audio-export.ts) on the same 30 s clip, printed
@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { testClip, wavBytes } from '../../test/helpers/audio-clips';
+import { quietClip, testClip, wavBytes } from '../../test/helpers/audio-clips';
 import { openBenchBrowser, runBenchPage } from '../harness/browser';
 import { table } from '../harness/table';
 import { type AudioExportFigures, ensureAudioOnnxExport } from './audio-export';
@@ -34,8 +34,8 @@ const withPeer = !process.argv.includes('--no-peer');
 
 /**
  * The clips (deterministic: test/helpers/audio-clips.ts's tone, chirp and noise): a 30 s MP3 at 44.1 kHz
- * stereo (decoded and resampled), a 2 s warm-up WAV, and a 16 kHz recording as 30 s and grown to 60 s (its
- * first 30 s the same samples).
+ * stereo (decoded and resampled), a 2 s warm-up WAV, a 30 s 16 kHz recording, and another as 45 s and grown
+ * to 60 s (its first 45 s the same samples).
  */
 function makeClips(dir: string): void {
   mkdirSync(dir, { recursive: true });
@@ -43,9 +43,14 @@ function makeClips(dir: string): void {
     if (!existsSync(join(dir, file))) writeFileSync(join(dir, file), wavBytes(testClip(seconds, rate), rate, 's16'));
   };
   wav('warm-2s.wav', 2, 16000);
-  wav('rec-60s.wav', 60, 16000);
   if (!existsSync(join(dir, 'rec-30s.wav')))
     writeFileSync(join(dir, 'rec-30s.wav'), wavBytes(testClip(60, 16000).subarray(0, 480000), 16000, 's16'));
+  // A recording of 45 s grown to 60 s, its last 20 s quieter: chunk 0's window (its samples and the 40 after
+  // them) and the clip's floor stay, so only chunk 1 is encoded again (whole-clip features).
+  const recording = quietClip(60, 16000, 40, 0.5, 0.3);
+  if (!existsSync(join(dir, 'rec-quiet-45s.wav')))
+    writeFileSync(join(dir, 'rec-quiet-45s.wav'), wavBytes(recording.subarray(0, 45 * 16000), 16000, 's16'));
+  if (!existsSync(join(dir, 'rec-quiet-60s.wav'))) writeFileSync(join(dir, 'rec-quiet-60s.wav'), wavBytes(recording, 16000, 's16'));
   wav('src-30s-44k.wav', 30, 44100);
   if (!existsSync(join(dir, 'clip-30s.mp3'))) {
     execFileSync('ffmpeg', [
@@ -201,7 +206,7 @@ async function main(): Promise<void> {
         row(`30 s MP3 (${r.cold.sampleRate} Hz, ${r.cold.channels} ch), cold`, r.cold),
         row('the same file again', r.again),
         row('30 s recording (WAV 16 kHz)', r.recording.first),
-        row('the recording grown to 60 s', r.recording.grown),
+        row('a 45 s recording grown to 60 s', r.recording.grown),
       ],
     ),
   );

@@ -100,6 +100,7 @@ interface Job {
 interface AudioSide {
   extractor: LogMelExtractor;
   chunkIdentity: string;
+  clipChunkIdentity: string;
   tokensPerChunk: number;
 }
 
@@ -143,13 +144,18 @@ export class EncoderCore implements EncoderWorkerApi {
         // The audio side loads only for an audio checkpoint (an image model's bundle does not carry the FFT).
         const { LogMelExtractor } = await import('../processor/audio/log-mel');
         const extractor = new LogMelExtractor(logMel);
-        const chunkIdentity = await encoderIdentity({
-          modelId: init.modelId,
-          weights: forward.weightsDigest,
-          dtype: forward.dtype,
-          encoderConfig: { kind: 'audio-chunk', features: logMel, audio: config.audio, textHidden: config.text.hiddenSize },
-        });
-        this.loaded.audio = { extractor, chunkIdentity, tokensPerChunk: config.audio.tokensPerChunk };
+        // A chunk keyed by its own PCM (per-chunk features) or by its window and the clip's floor (a chunk of
+        // a whole-clip log-mel): two identities, so the two kinds of key never meet.
+        const identity = (kind: string) =>
+          encoderIdentity({
+            modelId: init.modelId,
+            weights: forward.weightsDigest,
+            dtype: forward.dtype,
+            encoderConfig: { kind, features: logMel, audio: config.audio, textHidden: config.text.hiddenSize },
+          });
+        const chunkIdentity = await identity('audio-chunk');
+        const clipChunkIdentity = await identity('audio-chunk-of-clip');
+        this.loaded.audio = { extractor, chunkIdentity, clipChunkIdentity, tokensPerChunk: config.audio.tokensPerChunk };
       }
       return {
         identity: processor ? await this.identity(processor.image.longestEdge) : this.loaded.audio!.chunkIdentity,

@@ -222,6 +222,7 @@ export class Engine {
       media,
       contextWindow: rt.scheduler.config.contextWindow,
       contextLimits: rt.scheduler.config.contextLimits,
+      audioFeatures: this.mediaPolicy.audioFeatures,
     };
   }
 

@@ -175,7 +175,15 @@ export interface PrepareAudioOptions {
   maxChunks: number;
   /** The context window behind maxChunks (named in AudioTooLongError). */
   contextWindow: number;
+  /**
+   * How chunks' log-mel features are made (default 'whole-clip': the clip's log-mel cut into chunks, as HF's
+   * VoxtralProcessor and vLLM make them); 'per-chunk' makes each chunk's on its own (src/encoder/audio/prepare-audio.ts).
+   */
+  features?: AudioFeatures;
 }
+
+/** How an audio part's chunk features are made (PrepareAudioOptions.features). */
+export type AudioFeatures = 'whole-clip' | 'per-chunk';
 
 /** How an audio part was read. */
 export interface AudioMetaInfo {

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import { AudioDecodeError, AudioTooLongError, ContextLengthError, ImageNotSupportedError, InvalidMessageError } from '../../src/errors';
-import { testClip, wavBytes } from '../helpers/audio-clips';
+import { quietClip, testClip, wavBytes } from '../helpers/audio-clips';
 import { GOLDEN_DIR } from '../helpers/goldens';
 import { testEngine } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
@@ -73,20 +73,54 @@ describe('Voxtral in the engine', () => {
     ).toBe(t.text);
   });
 
-  it('asking again encodes 0 chunks; a recording that grew encodes only its new chunk', async () => {
-    const minute = testClip(60, 16000);
-    const first = wavBytes(minute.subarray(0, 480000), 16000);
+  it('asking again encodes 0 chunks; a recording that grew keeps the chunks whose window and floor did not change', async () => {
+    // Whole-clip features: chunk 0's frames read up to 40 samples into chunk 1, and the floor is the clip's.
+    // 45 s grown to 60 s with quieter audio: chunk 0's window and the floor stay, chunk 1 changes.
+    const minute = quietClip(60, 16000, 40, 0.5, 0.3);
+    const first = wavBytes(minute.subarray(0, 45 * 16000), 16000);
     const a = await ask(first);
-    expect(a.tessera.media.map((m) => m.audio)).toEqual([{ audioIndex: 0, chunk: 0 }]);
+    expect(a.tessera.media.map((m) => m.audio)).toEqual([
+      { audioIndex: 0, chunk: 0 },
+      { audioIndex: 0, chunk: 1 },
+    ]);
     const before = engine.stats().encoder.encodes;
     const again = await ask(first);
-    expect(again.tessera.media.map((m) => m.source)).toEqual(['memory']);
+    expect(again.tessera.media.map((m) => m.source)).toEqual(['memory', 'memory']);
     expect(engine.stats().encoder.encodes).toBe(before);
     const grown = await ask(wavBytes(minute, 16000));
     expect(grown.tessera.media.map((m) => m.source)).toEqual(['memory', 'encoded']);
     expect(grown.tessera.audios[0].chunks.map((c) => c.start)).toEqual([0, 30]);
     expect(engine.stats().encoder.encodes).toBe(before + 1);
     expect(grown.choices[0].message.content.length).toBeGreaterThan(0);
+  });
+
+  it("with media.audioFeatures 'per-chunk' a chunk is keyed by its own samples: 30 s grown to 60 s keeps the first", async () => {
+    const live = await testEngine(gpu(), `${dir}/voxtral-tiny`, {
+      kvCacheTokens: 2048,
+      maxTokensPerStep: 256,
+      media: { audioFeatures: 'per-chunk' },
+    });
+    try {
+      const minute = testClip(60, 16000);
+      const question = (audio: Uint8Array) =>
+        live.chat.completions.create({
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'audio', audio },
+                { type: 'text', text: 'What is this?' },
+              ],
+            },
+          ],
+          max_tokens: 3,
+        });
+      await question(wavBytes(minute.subarray(0, 480000), 16000));
+      const grown = await question(wavBytes(minute, 16000));
+      expect(grown.tessera.media.map((m) => m.source)).toEqual(['memory', 'encoded']);
+    } finally {
+      live.destroy();
+    }
   });
 
   it('takes input_audio (base64), audio_url (data:), PCM (stereo at 44.1 kHz) and MP3 through ffmpeg', async () => {

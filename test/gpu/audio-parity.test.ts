@@ -1,9 +1,11 @@
 // Parity of the audio side with the independent PyTorch reference (test/reference/voxtral.py): the tiny
 // Voxtral checkpoints (scripts/make-tiny-audio.ts) on the deterministic clips of test/helpers/audio-clips.ts,
-// through Tessera's log-mel extractor, audio encoder, projector and language model, on Dawn. One clip of
-// 5 s (one chunk, 4 frames per token) and one of 35 s (two chunks encoded in one batch, 3 frames per token,
-// odd widths and head_dim 20). Tolerances as in parity.test.ts: the reference is float64, tensors must agree
-// within atol 1e-4 + rtol 1e-3 and greedy tokens exactly.
+// through Tessera's audio intake (prepareAudio: the whole clip's log-mel cut into chunks, as HF's
+// VoxtralProcessor and vLLM make it), audio encoder, projector and language model, on Dawn. A clip of 5 s
+// (one chunk, 4 frames per token), one of 35 s (two chunks encoded in one batch, 3 frames per token, odd
+// widths and head_dim 20) and one of 41 s whose chunk edge falls in loud audio and whose second chunk is
+// quiet (the clip's floor clamps it, where its own would not). Tolerances as in parity.test.ts: the reference
+// is float64, tensors must agree within atol 1e-4 + rtol 1e-3 and greedy tokens exactly.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -12,8 +14,8 @@ import { NodeDirSource } from '../../src/io/model-source-node';
 import type { AudioEncoder } from '../../src/model/audio-encoder';
 import { generate } from '../../src/model/generate';
 import { loadModel, type LoadedModel } from '../../src/model/load';
-import { LogMelExtractor, logMelConfigFrom } from '../../src/processor/audio/log-mel';
-import { testClip } from '../helpers/audio-clips';
+import { quietClip, testClip } from '../helpers/audio-clips';
+import { extractorOf, intakeChunks } from '../helpers/audio-intake';
 import { GOLDEN_DIR, goldenF32 } from '../helpers/goldens';
 import { expectClose } from '../helpers/parity';
 import { ensureTinyModels } from '../helpers/tiny-models';
@@ -22,6 +24,8 @@ import { useGpu } from './gpu';
 const gpu = useGpu();
 
 interface AudioCase {
+  model: string;
+  clip: string;
   seconds: number;
   chunks: number;
   audio_tokens: number;
@@ -40,24 +44,21 @@ beforeAll(() => {
 });
 
 for (const [name, g] of Object.entries(manifest.cases)) {
-  describe(`${name}: a ${g.seconds} s clip against the PyTorch reference`, () => {
+  describe(`${name}: a ${g.seconds} s clip (${g.clip}) on ${g.model} against the PyTorch reference`, () => {
     let model: LoadedModel;
     beforeAll(async () => {
-      model = await loadModel(gpu(), new NodeDirSource(`${dir}/${name}`), { kvCacheTokens: 2048, maxTokensPerStep: 256, audioBatch: 2 });
+      model = await loadModel(gpu(), new NodeDirSource(`${dir}/${g.model}`), { kvCacheTokens: 2048, maxTokensPerStep: 256, audioBatch: 2 });
       return () => model.destroy();
     });
 
     it('encoder output, projector output, first-step logits and 20 greedy tokens match', async () => {
-      const pre = JSON.parse(readFileSync(`${dir}/${name}/preprocessor_config.json`, 'utf8'));
-      const extractor = new LogMelExtractor(logMelConfigFrom(pre, 'preprocessor_config.json'));
-      const pcm = testClip(g.seconds, 16000);
-      const chunk = 480000;
-      const numChunks = Math.ceil(pcm.length / chunk);
+      const pcm = g.clip === 'quiet after 30.5 s' ? quietClip(g.seconds, 16000) : testClip(g.seconds, 16000);
+      // The whole clip's log-mel cut into chunks, as the encoder's audio intake makes it.
+      const chunkFeatures = (await intakeChunks(extractorOf(`${dir}/${g.model}`), pcm)).map((c) => c.features);
+      const numChunks = chunkFeatures.length;
       expect(numChunks).toBe(g.chunks);
-      const frames = extractor.numFrames;
-      const mel = pre.feature_size as number;
-      const features = new Float32Array(numChunks * mel * frames);
-      for (let i = 0; i < numChunks; i++) features.set(extractor.extract(pcm.subarray(i * chunk, (i + 1) * chunk)), i * mel * frames);
+      const features = new Float32Array(chunkFeatures.reduce((a, f) => a + f.length, 0));
+      for (const [i, f] of chunkFeatures.entries()) features.set(f, i * f.length);
 
       const audio = model.audio as AudioEncoder;
       expect(audio.maxBatch).toBe(2);

@@ -16,6 +16,20 @@ export function testClip(seconds: number, sampleRate: number): Float32Array {
   return x;
 }
 
+/**
+ * testClip until `quietFrom` seconds, then faded over `fade` seconds to `gain` (test/reference/log_mel.py
+ * quiet_clip): a clip whose second 30-second chunk is quiet while the chunk edge falls inside the loud part.
+ */
+export function quietClip(seconds: number, sampleRate: number, quietFrom = 30.5, fade = 0.5, gain = 0.02): Float32Array {
+  const x = testClip(seconds, sampleRate);
+  for (let i = 0; i < x.length; i++) {
+    const t = i / sampleRate;
+    const g = t < quietFrom ? 1 : t >= quietFrom + fade ? gain : 1 + ((gain - 1) * (t - quietFrom)) / fade;
+    x[i] = x[i] * g;
+  }
+  return x;
+}
+
 /** A mono WAV file of `pcm`: 32-bit float (format 3, the samples exactly) or 16-bit PCM. */
 export function wavBytes(pcm: Float32Array, sampleRate: number, format: 'f32' | 's16' = 'f32'): Uint8Array<ArrayBuffer> {
   const bytesPerSample = format === 'f32' ? 4 : 2;

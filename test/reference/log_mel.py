@@ -32,6 +32,17 @@ def clip(seconds, sr):
     return x
 
 
+def quiet_clip(seconds, sr, quiet_from=30.5, fade=0.5, gain=0.02):
+    """clip() until quiet_from seconds, then faded over `fade` seconds to `gain` (test/helpers/audio-clips.ts quietClip):
+    a clip whose second 30 s chunk is quiet while its edge falls inside the loud part."""
+    x = clip(seconds, sr)
+    for i in range(x.size):
+        t = i / sr
+        g = 1.0 if t < quiet_from else gain if t >= quiet_from + fade else 1.0 + (gain - 1.0) * (t - quiet_from) / fade
+        x[i] = np.float32(float(x[i]) * g)
+    return x
+
+
 def hz_to_mel(f):
     f = np.asarray(f, dtype=np.float64)
     return np.where(f < 1000, 3 * f / 200, 15 + np.log(np.maximum(f, 1e-12) / 1000) * 27 / np.log(6.4))
@@ -92,6 +103,18 @@ def main():
             assert np.ptp(tail) == 0, f'{name}: the frames after {stop} differ'
             entry['tail'] = float(tail[0, 0])
         manifest['cases'][name] = entry
+        print(f'{name}: {feats.shape}, stored {stored.shape}, range {feats.min():.4f} .. {feats.max():.4f}')
+    # A whole clip's log-mel, cut into 30-second chunks (HF VoxtralProcessor, vLLM): frames around the chunk
+    # edge (which read the samples on both sides) and the last frames (the padded clip's reflected end).
+    manifest['whole_clip_cases'] = {}
+    for name, seconds, n_mels, ranges in [('whole-41-quiet-128', 41.0, 128, [(2900, 3100), (5900, 6000)])]:
+        pcm = quiet_clip(seconds, 16000)
+        chunks = math.ceil(len(pcm) / 480000)
+        feats = log_mel(pcm, n_mels, n_samples=chunks * 480000)
+        stored = np.concatenate([feats[:, a:b] for a, b in ranges], axis=1)
+        stored.astype('<f4').tofile(os.path.join(OUT, f'log-mel-{name}.f32.bin'))
+        manifest['whole_clip_cases'][name] = {'seconds': seconds, 'clip': 'quiet after 30.5 s', 'mel_bins': n_mels,
+                                              'frames': feats.shape[1], 'stored_ranges': ranges}
         print(f'{name}: {feats.shape}, stored {stored.shape}, range {feats.min():.4f} .. {feats.max():.4f}')
     with open(os.path.join(OUT, 'log-mel.json'), 'w') as f:
         json.dump(manifest, f, indent=2)

@@ -6,10 +6,11 @@ head_dim^-0.5 before Q K^T and has no k bias, exact-erf GELU MLP, final LayerNor
 linear_2, no biases), the splice at [AUDIO] (masked_scatter: rows in order) and the Llama decoder of
 decoder.py (checkpoint names under language_model.*), then greedy decoding.
 
-Features: each 30-second chunk's log-mel as WhisperFeatureExtractor makes it for that chunk alone
-(log_mel.py), the way Tessera keys and caches chunks. HF's VoxtralProcessor and vLLM compute the log-mel over
-the whole padded clip and cut it into chunks; `whole_clip_features` does that too, and the manifest records
-how far the two are apart on the golden clips.
+Features: as HF's VoxtralProcessor and vLLM make them, the log-mel of the whole clip zero-padded to whole
+30-second chunks (log_mel.py), cut into 3000-frame chunks (`whole_clip_features`): the max - 8 floor is the
+clip's, and the frames at each chunk edge read the neighbouring chunk's samples. Tessera makes the same by
+default. `chunk_features` (each chunk's log-mel alone, Tessera's opt-in 'per-chunk' features) runs too: the
+manifest records how far its features and its greedy tokens are from the whole clip's.
 
 Prompts (mistral-common's Tekken v7 rules, see src/processor/voxtral-prompt.ts): transcription
   <s> [INST] [BEGIN_AUDIO] [AUDIO]*n [/INST] lang:en [TRANSCRIBE]
@@ -122,7 +123,19 @@ def sha(b):
     return hashlib.sha256(b).hexdigest()
 
 
-def run(name, seconds, manifest):
+def transcribe(feats, W, a, text_w, c, model_dir, dtype):
+    towers = [encoder(torch.from_numpy(f), W, a, dtype) for f in feats]
+    tower = torch.cat(towers, dim=0)
+    embeds = projector(tower, W, a, dtype)
+    n = embeds.shape[0]
+    lang = vocab_ids(model_dir, 'lang', ':', 'en')
+    ids = [BOS, INST, BEGIN_AUDIO] + [AUDIO] * n + [END_INST] + lang + [TRANSCRIBE]
+    x = decoder.splice_images(decoder.embed(ids, text_w, dtype), ids, embeds, AUDIO)
+    tokens, logits, stopped = decoder.greedy(x, text_w, c, dtype, MAX_NEW, STOP_IDS)
+    return dict(tower=tower, embeds=embeds, ids=ids, tokens=tokens, logits=logits, stopped=stopped)
+
+
+def run(case, name, seconds, manifest, quiet=False):
     model_dir = os.path.join(MODELS, name)
     with open(os.path.join(model_dir, 'config.json')) as f:
         config = json.load(f)
@@ -143,27 +156,18 @@ def run(name, seconds, manifest):
         else:
             text_w[k] = v
     c = decoder.TextConfig({**config, 'image_token_id': config['audio_token_id']})
-    pcm = log_mel.clip(seconds, SR)
-    feats = chunk_features(pcm, a['num_mel_bins'])
-    whole = whole_clip_features(pcm, a['num_mel_bins'])
-    results = {}
-    for dtype in (F64, F32):
-        towers = [encoder(torch.from_numpy(f), W, a, dtype) for f in feats]
-        tower = torch.cat(towers, dim=0)
-        embeds = projector(tower, W, a, dtype)
-        n = embeds.shape[0]
-        lang = vocab_ids(model_dir, 'lang', ':', 'en')
-        ids = [BOS, INST, BEGIN_AUDIO] + [AUDIO] * n + [END_INST] + lang + [TRANSCRIBE]
-        x = decoder.splice_images(decoder.embed(ids, text_w, dtype), ids, embeds, AUDIO)
-        tokens, logits, stopped = decoder.greedy(x, text_w, c, dtype, MAX_NEW, STOP_IDS)
-        results[dtype] = dict(tower=tower, embeds=embeds, ids=ids, tokens=tokens, logits=logits, stopped=stopped)
+    pcm = log_mel.quiet_clip(seconds, SR) if quiet else log_mel.clip(seconds, SR)
+    feats = whole_clip_features(pcm, a['num_mel_bins'])
+    per_chunk = chunk_features(pcm, a['num_mel_bins'])
+    results = {dtype: transcribe(feats, W, a, text_w, c, model_dir, dtype) for dtype in (F64, F32)}
     r, r32 = results[F64], results[F32]
-    whole_diff = float(np.abs(feats - whole).max())
+    per_chunk_tokens = transcribe(per_chunk, W, a, text_w, c, model_dir, F64)['tokens']
+    whole_diff = float(np.abs(per_chunk - feats).max())
     files = {}
 
     def write(suffix, arr, what):
         raw = np.ascontiguousarray(arr, dtype='<f4').tobytes()
-        fn = f'{name}-{suffix}.f32.bin'
+        fn = f'{case}-{suffix}.f32.bin'
         with open(os.path.join(OUT, fn), 'wb') as f:
             f.write(raw)
         files[fn] = {'shape': list(arr.shape), 'sha256': sha(raw), 'what': what}
@@ -173,7 +177,11 @@ def run(name, seconds, manifest):
     write('embeds', r['embeds'].numpy(), 'projector output [chunks * tokens per chunk, text hidden]: row k fills the k-th [AUDIO]')
     write('logits-step0', r['logits'][0].numpy(), 'logits at the last prompt position of the transcription prompt')
     gaps = [float(torch.topk(l, 2).values[0] - torch.topk(l, 2).values[1]) for l in r['logits']]
-    manifest['cases'][name] = {
+    same = next((i for i, (x, y) in enumerate(zip(per_chunk_tokens, r['tokens'])) if x != y), min(len(per_chunk_tokens), len(r['tokens'])))
+    manifest['cases'][case] = {
+        'model': name,
+        'clip': 'quiet after 30.5 s' if quiet else 'test clip',
+        'features': 'whole clip',
         'seconds': seconds,
         'chunks': int(feats.shape[0]),
         'prompt': 'transcription, language en',
@@ -191,11 +199,14 @@ def run(name, seconds, manifest):
             'same_greedy': r['tokens'] == r32['tokens'],
         },
         'per_chunk_vs_whole_clip_features_max_abs': whole_diff,
+        'per_chunk_greedy': per_chunk_tokens,
+        'per_chunk_greedy_equal_before': same,
         'files': files,
         'checkpoint': {f'public/models/{name}/{fn}': s for fn, s in expected.items()},
     }
-    print(f"{name}: {seconds} s, {feats.shape[0]} chunk(s), {r['embeds'].shape[0]} audio tokens, greedy {r['tokens'][:8]}..., "
-          f"min gap {min(gaps):.3f}, f32 same greedy {r['tokens'] == r32['tokens']}, whole-clip feature diff {whole_diff:.3g}")
+    print(f"{case}: {seconds} s, {feats.shape[0]} chunk(s), {r['embeds'].shape[0]} audio tokens, greedy {r['tokens'][:8]}..., "
+          f"min gap {min(gaps):.3f}, f32 same greedy {r['tokens'] == r32['tokens']}, per-chunk feature diff {whole_diff:.3g}, "
+          f"per-chunk greedy equal for {same} of {len(r['tokens'])} tokens")
 
 
 def main():
@@ -206,8 +217,9 @@ def main():
         'regenerate': ['npx tsx scripts/make-tiny.ts', '/usr/bin/python3 test/reference/voxtral.py'],
         'cases': {},
     }
-    run('voxtral-tiny', 5.0, manifest)
-    run('voxtral-tiny-odd', 35.0, manifest)
+    run('voxtral-tiny', 'voxtral-tiny', 5.0, manifest)
+    run('voxtral-tiny-odd', 'voxtral-tiny-odd', 35.0, manifest)
+    run('voxtral-tiny-41s-quiet', 'voxtral-tiny', 41.0, manifest, quiet=True)
     with open(os.path.join(OUT, 'voxtral.json'), 'w') as f:
         json.dump(manifest, f, indent=2)
         f.write('\n')

@@ -8,6 +8,7 @@
 // Decoding stops early (AudioTooLongError) once a part has more chunks than the window could hold, so a
 // 2-hour file is refused after its first minutes, not after decoding it all.
 
+import type { AudioFeatures } from '../../protocol/encoder';
 import { ContextLengthError } from '../../errors';
 import type { MediaEncoder } from '../../encoder/media-encoder';
 import type { ChatMessage } from '../../processor/messages';
@@ -34,6 +35,7 @@ export interface AudioIntakeDeps {
   media: MediaEncoder;
   contextWindow: number;
   contextLimits?: { modelPositions: number; kvCacheTokens: number };
+  audioFeatures?: AudioFeatures;
 }
 
 export async function intakeAudio(
@@ -47,7 +49,9 @@ export async function intakeAudio(
   const sources = audioSources(messages);
   // Chunks one part may bring before the window is certainly full (the rest of the prompt needs tokens too).
   const maxChunks = Math.max(0, Math.floor((deps.contextWindow - maxTokens - 1) / processor.tokensPerChunk));
-  const settled = await Promise.allSettled(sources.map((s) => media.prepareAudio(s, { maxChunks, contextWindow: deps.contextWindow })));
+  const settled = await Promise.allSettled(
+    sources.map((s) => media.prepareAudio(s, { maxChunks, contextWindow: deps.contextWindow, features: deps.audioFeatures })),
+  );
   const audios = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   try {
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');

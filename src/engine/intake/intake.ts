@@ -7,6 +7,7 @@
 //   images ──prepare──────► keys + layouts ──┐
 //   videos ──prepareVideo─► frames + times ──┴─plan──► token ids, placeholder runs ──lookup──► ready | pending
 
+import type { AudioFeatures } from '../../protocol/encoder';
 import { AudioNotSupportedError, ContextLengthError, EmbeddingsNotCachedError, VideoNotSupportedError } from '../../errors';
 import type { MediaEmbeddings, MediaEncoder } from '../../encoder/media-encoder';
 import type { Idefics3Processor } from '../../processor/processor';
@@ -37,6 +38,8 @@ export interface IntakeDeps {
   contextWindow: number;
   /** What sets contextWindow (named in ContextLengthError). */
   contextLimits?: { modelPositions: number; kvCacheTokens: number };
+  /** How audio chunks get their features (the engine option media.audioFeatures; default 'whole-clip'). */
+  audioFeatures?: AudioFeatures;
 }
 
 /** The image payloads of the messages, in message order. */

@@ -1,6 +1,7 @@
 // Limits on the media a request brings (images today), set once per engine. A request is untrusted
 // input: these bound what one request can make the engine fetch, hold and decode.
 
+import type { AudioFeatures } from '../../protocol/encoder';
 import { InvalidRequestError } from '../../errors';
 
 export interface MediaOptions {
@@ -34,6 +35,13 @@ export interface MediaOptions {
    * the embeddings are checked for shape, not for what they say.
    */
   acceptEmbeddings?: boolean;
+  /**
+   * How an audio part's 30-second chunks get their log-mel features (default 'whole-clip': the log-mel of
+   * the whole clip, cut into chunks, as HF's VoxtralProcessor and vLLM make them, so answers match theirs).
+   * 'per-chunk' makes each chunk's on its own, as soon as its samples are in (for live streaming); it
+   * departs from those references at every chunk edge and in quiet chunks.
+   */
+  audioFeatures?: AudioFeatures;
 }
 
 /** Resolves a host name to its IP addresses (Node: dns.lookup with all: true). */
@@ -53,6 +61,7 @@ export const DEFAULT_MEDIA_OPTIONS: Required<MediaOptions> = {
   fetchTimeoutMs: 30_000,
   blockPrivateNetwork: false,
   acceptEmbeddings: false,
+  audioFeatures: 'whole-clip',
 };
 
 export function mediaPolicy(options: MediaOptions = {}, net: { fetchImpl?: typeof fetch; resolveHost?: ResolveHost } = {}): MediaPolicy {
@@ -63,6 +72,9 @@ export function mediaPolicy(options: MediaOptions = {}, net: { fetchImpl?: typeo
   }
   for (const key of ['blockPrivateNetwork', 'acceptEmbeddings'] as const) {
     if (typeof o[key] !== 'boolean') throw new InvalidRequestError(`media.${key}`, o[key], 'it must be true or false.');
+  }
+  if (o.audioFeatures !== 'whole-clip' && o.audioFeatures !== 'per-chunk') {
+    throw new InvalidRequestError('media.audioFeatures', o.audioFeatures, "it must be 'whole-clip' or 'per-chunk'.");
   }
   return { ...o, ...net };
 }

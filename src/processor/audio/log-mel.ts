@@ -1,12 +1,15 @@
 // Whisper's log-mel features (WhisperFeatureExtractor, the audio front end of Whisper-encoder models such
-// as Voxtral and Ultravox), for one chunk of mono PCM at the extractor's sampling rate:
+// as Voxtral and Ultravox), a chunk of frames at a time:
 //
-//   pad / cut    the chunk to nSamples (chunk_length seconds) with padding_value, as the processor does
-//   frames       reflect-pad nFft / 2 at both ends, a frame every hopLength samples: 1 + nSamples / hop
-//   window       periodic Hann of nFft samples
-//   power        |FFT|² of each windowed frame, its 1 + nFft / 2 bins; the last frame is dropped
+//   window       the samples a chunk's frames read: half a window before it to its last frame's end after
+//                it (rawFrames); a chunk on its own reflects at its own edges (extract), a chunk of a whole
+//                clip reads its neighbours' samples (src/encoder/audio/prepare-audio.ts)
+//   frames       a frame every hopLength samples, nSamples / hop of them (the STFT's last is dropped)
+//   window fn    periodic Hann of nFft samples
+//   power        |FFT|² of each windowed frame, its 1 + nFft / 2 bins
 //   mel          the Slaney filter bank (feature_size filters, 0 Hz to half the rate)
-//   log          log10(max(mel, 1e-10)), floored at (its maximum over the chunk) - 8, then (x + 4) / 4
+//   log          log10(max(mel, 1e-10)) (rawFrames), floored at the largest value (of the chunk, or of the
+//                whole clip) - 8, then (x + 4) / 4 (finishLogMel)
 //
 // Output [featureSize, numFrames] row-major (a row per mel bin), float32; computed in float64.
 
@@ -17,7 +20,6 @@ import { slaneyMelFilters } from './mel-filters';
 export { logMelConfigFrom, logMelFrames, type LogMelConfig } from './log-mel-config';
 
 const LOG_FLOOR = 1e-10;
-const DYNAMIC_RANGE = 8;
 
 /** Computes the features of chunks under one config; holds its FFT, window and filter bank. */
 export class LogMelExtractor {
@@ -47,25 +49,57 @@ export class LogMelExtractor {
     }
   }
 
-  /** The features of one chunk (at most nSamples samples; shorter ones are padded). */
+  /** Samples before a chunk that its first frame reads (half a window). */
+  get before(): number {
+    return Math.floor(this.config.nFft / 2);
+  }
+
+  /** Samples after a chunk that its last frame reads (its window less what the hops cover). */
+  get after(): number {
+    const { nFft, hopLength, nSamples } = this.config;
+    return Math.max(0, (this.numFrames - 1) * hopLength - this.before + nFft - nSamples);
+  }
+
+  /**
+   * The features of one chunk on its own (at most nSamples samples; shorter ones are padded): its frames
+   * reflect at the chunk's own edges and the floor is its own maximum - 8 (WhisperFeatureExtractor on the
+   * chunk alone).
+   */
   extract(pcm: Float32Array): Float32Array {
-    const { nFft, hopLength, nSamples, featureSize, paddingValue } = this.config;
+    const { nSamples, paddingValue } = this.config;
     if (pcm.length > nSamples) throw new RangeError(`a chunk holds at most ${nSamples} samples, got ${pcm.length}`);
-    const half = Math.floor(nFft / 2);
+    const half = this.before;
     // The padded chunk, reflect-padded by half a window at both ends (x[-i] = x[i], x[n-1+i] = x[n-1-i]).
     const sample = (i: number): number => {
       const j = i < 0 ? -i : i >= nSamples ? 2 * (nSamples - 1) - i : i;
       return j < pcm.length ? pcm[j] : paddingValue;
     };
+    const window = new Float32Array(half + nSamples + this.after);
+    for (let i = 0; i < window.length; i++) window[i] = sample(i - half);
+    const raw = new Float64Array(this.config.featureSize * this.numFrames);
+    const { max } = this.rawFrames(window, raw);
+    return finishLogMel(raw, max - DYNAMIC_RANGE);
+  }
+
+  /**
+   * log10 of the mel power of one chunk's frames, [featureSize, numFrames] into `out`, from `window`: the
+   * samples its frames read, [chunk start - before, chunk end + after) of the (reflect-padded) signal.
+   * Returns the smallest and largest value.
+   */
+  rawFrames(window: Float32Array, out: Float32Array | Float64Array): { min: number; max: number } {
+    const { nFft, hopLength, featureSize } = this.config;
+    if (window.length !== this.before + this.config.nSamples + this.after) {
+      throw new RangeError(`a chunk's window holds ${this.before + this.config.nSamples + this.after} samples, got ${window.length}`);
+    }
     const frame = new Float64Array(nFft);
     const re = new Float64Array(nFft);
     const im = new Float64Array(nFft);
     const power = new Float64Array(this.numBins);
-    const mel = new Float64Array(featureSize * this.numFrames);
+    let min = Infinity;
     let max = -Infinity;
     for (let t = 0; t < this.numFrames; t++) {
-      const start = t * hopLength - half;
-      for (let i = 0; i < nFft; i++) frame[i] = sample(start + i) * this.window[i];
+      const start = t * hopLength;
+      for (let i = 0; i < nFft; i++) frame[i] = window[start + i] * this.window[i];
       this.fft.transform(frame, re, im);
       for (let b = 0; b < this.numBins; b++) power[b] = re[b] * re[b] + im[b] * im[b];
       for (let m = 0; m < featureSize; m++) {
@@ -73,13 +107,21 @@ export class LogMelExtractor {
         let s = 0;
         for (let b = this.spans[2 * m]; b < this.spans[2 * m + 1]; b++) s += this.filters[row + b] * power[b];
         const v = Math.log10(Math.max(s, LOG_FLOOR));
-        mel[m * this.numFrames + t] = v;
+        out[m * this.numFrames + t] = v;
         if (v > max) max = v;
+        if (v < min) min = v;
       }
     }
-    const out = new Float32Array(mel.length);
-    const floor = max - DYNAMIC_RANGE;
-    for (let i = 0; i < mel.length; i++) out[i] = (Math.max(mel[i], floor) + 4) / 4;
-    return out;
+    return { min, max };
   }
 }
+
+/** Features from raw log10 mel values: floored at `floor`, then (x + 4) / 4, as float32. */
+export function finishLogMel(raw: Float32Array | Float64Array, floor: number): Float32Array {
+  const out = new Float32Array(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = (Math.max(raw[i], floor) + 4) / 4;
+  return out;
+}
+
+/** How far below the clip's (or chunk's) largest log10 mel value the floor is. */
+export const DYNAMIC_RANGE = 8;
