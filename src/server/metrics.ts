@@ -101,6 +101,15 @@ export class ServerMetrics {
       },
     });
     engineCounter('tessera:encoder_cache_misses_total', 'Media items the encoder had to encode.', () => encoder()?.misses);
+    gauge(
+      'tessera:encoder_cache_referenced_entries',
+      'Encoder-cache entries held by running requests (0 once every request has ended).',
+      () => encoder()?.referencedEntries,
+    );
+    gauge('tessera:gpu_memory_bytes', "Bytes of the engine's GPU buffers live (0 on the CPU backend).", () => stats()?.gpuMemory.bytesLive);
+    gauge('process_resident_memory_bytes', "The server process's resident memory (RSS), in bytes.", () =>
+      typeof process !== 'undefined' && typeof process.memoryUsage === 'function' ? process.memoryUsage().rss : undefined,
+    );
     this.promptTokens = new Counter({ name: 'vllm:prompt_tokens_total', help: 'Prompt tokens of finished requests.', registers });
     this.generationTokens = new Counter({
       name: 'vllm:generation_tokens_total',

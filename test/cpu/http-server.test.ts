@@ -267,10 +267,16 @@ describe('the openai client against tessera serve', () => {
       'vllm:kv_cache_usage_perc',
       'tessera:kv_blocks_free',
       'tessera:server_queue_length',
+      'tessera:encoder_cache_referenced_entries',
+      'tessera:gpu_memory_bytes',
+      'process_resident_memory_bytes',
     ]) {
       expect(after.find((m) => m.name === name)?.type, name).toBe('GAUGE');
     }
     expect(value(after, 'tessera:kv_blocks_free')).toBe(engineOf().stats().kv.numBlocks);
+    expect(value(after, 'tessera:encoder_cache_referenced_entries')).toBe(0);
+    expect(value(after, 'tessera:gpu_memory_bytes')).toBe(0); // the CPU backend
+    expect(value(after, 'process_resident_memory_bytes')).toBeGreaterThan(50 * 2 ** 20);
     const ttft = after.find((m) => m.name === 'vllm:time_to_first_token_seconds');
     expect(ttft?.type).toBe('HISTOGRAM');
     const count = (f: typeof ttft) => Number(f?.metrics[0]?.buckets?.['+Inf'] ?? 0);
