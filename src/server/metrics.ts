@@ -107,6 +107,16 @@ export class ServerMetrics {
       () => encoder()?.referencedEntries,
     );
     gauge('tessera:gpu_memory_bytes', "Bytes of the engine's GPU buffers live (0 on the CPU backend).", () => stats()?.gpuMemory.bytesLive);
+    new Gauge({
+      name: 'tessera:gpu_memory_area_bytes',
+      help: "Bytes of the engine's GPU buffers live, by area (weight, kv-cache, lm, vision, ...).",
+      labelNames: ['area'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [area, bytes] of Object.entries(stats()?.gpuMemory.byArea ?? {})) this.labels({ area }).set(bytes);
+      },
+    });
     gauge('process_resident_memory_bytes', "The server process's resident memory (RSS), in bytes.", () =>
       typeof process !== 'undefined' && typeof process.memoryUsage === 'function' ? process.memoryUsage().rss : undefined,
     );
