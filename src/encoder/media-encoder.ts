@@ -191,6 +191,8 @@ export class MediaEncoder {
   private paced = false;
   /** Items handed to the backend to encode and not settled yet. */
   private encodesRunning = 0;
+  /** Requests holding each prepared key (see hold()). */
+  private readonly holds = new Map<string, number>();
 
   constructor(
     public backend: EncodeBackend,
@@ -204,8 +206,19 @@ export class MediaEncoder {
   }
 
   /** Key and layout (hashing, decoding and tiling happen in the backend). */
-  prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia> {
-    return this.backend.prepare(bytes, options);
+  async prepare(bytes: Uint8Array, options?: PrepareOptions): Promise<PreparedMedia> {
+    const prepared = await this.backend.prepare(bytes, options);
+    this.hold(prepared.key);
+    return prepared;
+  }
+
+  /**
+   * One more request holds the backend's prepared pixels (or features) of `key`. Requests with the same
+   * media share one prepared item; forget() lets it go only when the last holder does, and an encode
+   * consumes it for all of them.
+   */
+  private hold(key: string): void {
+    this.holds.set(key, (this.holds.get(key) ?? 0) + 1);
   }
 
   /**
@@ -215,6 +228,7 @@ export class MediaEncoder {
    */
   async prepareAudio(source: AudioSource, options: PrepareAudioOptions): Promise<PreparedAudio> {
     const out = await this.backend.prepareAudio(source, options);
+    for (const c of out.chunks) this.hold(c.media.key);
     this.audioCounts.decoded++;
     this.audioCounts.chunks += out.chunks.length;
     this.audioCounts.decodeMs += out.decodeMs;
@@ -224,8 +238,15 @@ export class MediaEncoder {
 
   /** Drop prepared pixels that will not be encoded (a pruned video's: its frames'). */
   forget(media: PreparedMedia): void {
-    if (isComposite(media)) for (const p of media.parts) void this.backend.forget(p.key);
-    else void this.backend.forget(media.key);
+    for (const key of isComposite(media) ? media.parts.map((p) => p.key) : [media.key]) {
+      const n = this.holds.get(key);
+      if (n !== undefined && n > 1) {
+        this.holds.set(key, n - 1); // another request still needs it
+        continue;
+      }
+      this.holds.delete(key);
+      void this.backend.forget(key);
+    }
   }
 
   /**
@@ -251,6 +272,7 @@ export class MediaEncoder {
       // Some frame left every tier (or the record did): decode the clip again.
       r = await this.backend.prepareVideo(source, { thumbnailEdge });
     }
+    for (const f of r.frames) this.hold(f.media.key);
     this.videoCounts.clipsDecoded++;
     this.videoCounts.framesDecoded += r.numDecoded;
     this.videoCounts.demuxMs += r.demuxMs;
@@ -402,6 +424,7 @@ export class MediaEncoder {
       this.options.lifecycle.encoding += toEncode.length;
       const t0 = performance.now();
       const all = this.backend.encodeBatch(toEncode.map((p) => p.media.key));
+      for (const p of toEncode) this.holds.delete(p.media.key); // consumed by the encode, for every holder
       this.encodesRunning += toEncode.length;
       void all.then(
         () => (this.encodesRunning -= toEncode.length),

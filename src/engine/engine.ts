@@ -590,7 +590,18 @@ export class Engine {
       this.activeRequests--;
       signal?.removeEventListener('abort', onAbort);
       if (r && !r.isSettled) this.rt.loop.drop(r, new RequestAbortedError('the caller stopped reading the stream'));
+      if (r) this.forgetUnencoded(r);
     }
+  }
+
+  /**
+   * A request that ended before its media were encoded (cancelled, failed, or its connection gone) lets go of
+   * their prepared pixels or features in the encoder; one being encoded is consumed by its encode anyway.
+   */
+  private forgetUnencoded(r: EngineRequest): void {
+    r.media.forEach((m, i) => {
+      if (m.data === undefined && r.sched?.media[i]?.state !== 'encoding') this.media.forget(m.prepared);
+    });
   }
 
   /** Intake for `r` (again after a retry): plan, media, cache hits. Settles r with the error on failure. */

@@ -123,6 +123,34 @@ describe('Voxtral in the engine', () => {
     }
   });
 
+  it('requests that end before their audio is encoded leave no features prepared in the encoder; one beside them with the same audio is answered', async () => {
+    const prepared = () => (engine.waitState() as { encoder: { prepared: number } }).encoder.prepared;
+    expect(prepared()).toBe(0);
+    const clips = Array.from({ length: 6 }, (_, i) => wavBytes(testClip(1 + i * 0.25, 16000), 16000));
+    // Aborted a moment after they start: some while decoding, some waiting for their encode.
+    await Promise.all(
+      clips.map(async (wav, i) => {
+        const abort = new AbortController();
+        setTimeout(() => abort.abort(new Error('gone')), 20 + 15 * i);
+        await engine.chat.completions
+          .create({ messages: [{ role: 'user', content: [{ type: 'audio', audio: wav }] }], max_tokens: 30, signal: abort.signal })
+          .catch(() => undefined);
+      }),
+    );
+    expect(prepared()).toBe(0);
+    // The same new clip asked twice at once, one of the two cancelled: the other still gets its answer.
+    const shared = wavBytes(testClip(2.75, 16000), 16000);
+    const abort = new AbortController();
+    const cancelled = engine.chat.completions
+      .create({ messages: [{ role: 'user', content: [{ type: 'audio', audio: shared }] }], max_tokens: 4, signal: abort.signal })
+      .catch((e: unknown) => e);
+    const kept = ask(shared, 'What is this?', 4);
+    setTimeout(() => abort.abort(new Error('gone')), 30);
+    await cancelled;
+    expect((await kept).tessera.tokenIds).toHaveLength(4);
+    expect(prepared()).toBe(0);
+  });
+
   it('takes input_audio (base64), audio_url (data:), PCM (stereo at 44.1 kHz) and MP3 through ffmpeg', async () => {
     const clip = testClip(2, 16000);
     const wav = wavBytes(clip, 16000, 's16');
