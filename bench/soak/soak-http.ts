@@ -233,13 +233,20 @@ async function runItem(server: Server, item: Item, exact: boolean): Promise<Outc
 async function figures(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const read = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  const kvBytes = Number(/^tessera:gpu_memory_area_bytes\{[^}]*area="kv-cache"[^}]*\} ([0-9.e+-]+)$/m.exec(text)?.[1] ?? 0);
+  const areas = Object.fromEntries(
+    [...text.matchAll(/^tessera:gpu_memory_area_bytes\{[^}]*area="([^"]+)"[^}]*\} ([0-9.e+-]+)$/gm)].map((m) => [
+      `gpu:${m[1]}`,
+      Number(m[2]),
+    ]),
+  );
+  const kvBytes = areas['gpu:kv-cache'] ?? 0;
   return {
     rssBytes: read('process_resident_memory_bytes'),
     gpuBytes: read('tessera:gpu_memory_bytes'),
     gpuKvCacheBytes: kvBytes,
     kvBlocksUsed: read('tessera:kv_blocks_used'),
     cacheRefs: read('tessera:encoder_cache_referenced_entries'),
+    ...areas,
     running: read('vllm:num_requests_running'),
     waiting: read('vllm:num_requests_waiting'),
   };
@@ -343,6 +350,12 @@ async function soak(device: 'webgpu' | 'cpu') {
         `  ${s.label}\n    before the load:    ${row(beforeLoad[i]!)}\n    after phase 1:      ${row(start[i]!)}\n` +
           `    after phase ${afterPhase.length}:      ${row(end[i]!)}\n    flat (phase 1 to ${afterPhase.length}): ${JSON.stringify(flat[i])}`,
       );
+    });
+    servers.forEach((s, i) => {
+      const grew = Object.keys(end[i]!)
+        .filter((k) => k.startsWith('gpu:') && (end[i]![k] ?? 0) !== (start[i]![k] ?? 0))
+        .map((k) => `${k.slice(4)} ${(((end[i]![k] ?? 0) - (start[i]![k] ?? 0)) / 2 ** 20).toFixed(2)} MB`);
+      if (grew.length > 0) console.log(`  ${s.label}: GPU areas that changed from phase 1 to ${afterPhase.length}: ${grew.join(', ')}`);
     });
     console.log(`  answered requests: p50 ${percentile(good, 0.5).toFixed(0)} ms, p95 ${percentile(good, 0.95).toFixed(0)} ms`);
     return {

@@ -1,7 +1,15 @@
 // Reuses GPUBuffers by (usage, size class) so per-call scratch and uniforms cost no allocations after
 // warm-up. Sizes round up to a size class (powers of two, then eighths of a power of two above 64 KiB),
-// which bounds slack to 12.5% for large buffers. Accounting only counts; it never frees on its own.
+// which bounds slack to 12.5% for large buffers.
+//
+// Readback staging buffers (MAP_READ) are the exception: reads come in every size (logits for as many rows
+// as sampled in a step, embeddings for as many tiles as encoded), and keeping one buffer per size class met
+// would hold about six times the largest read in host-visible memory for ever. A read takes the smallest
+// free staging buffer that is large enough, whatever its class; when none is, a new one is made and the
+// free staging buffers smaller than it are destroyed (a larger one now serves their reads). Staging memory
+// then stays within the largest read times the reads in flight at once.
 
+import { BufferUsage } from './flags';
 import type { GpuMemory } from './memory';
 
 export interface BufferPoolStats {
@@ -36,20 +44,41 @@ export class BufferPool {
   /** A buffer of at least `sizeBytes` with exactly `usage` (GPUBufferUsage flags); return it with release(). */
   acquire(sizeBytes: number, usage: number, label: string): GPUBuffer {
     const size = sizeClassBytes(sizeBytes);
-    const key = `${usage}:${size}`;
+    const key = usage & BufferUsage.MAP_READ ? this.stagingKey(usage, size) : `${usage}:${size}`;
     const list = this.free.get(key);
     let buffer = list?.pop();
     if (buffer) {
       this.numReused++;
-      this.bytesFree -= size;
+      this.bytesFree -= buffer.size;
       buffer.label = label;
     } else {
       buffer = this.memory.createBuffer({ size, usage, label });
       this.numCreated++;
     }
     this.live.add(buffer);
-    this.bytesLive += size;
+    this.bytesLive += buffer.size;
     return buffer;
+  }
+
+  /**
+   * The free list a staging read of `size` bytes takes from: the smallest free class of this usage that is
+   * large enough. None: this size's own, after destroying the free staging buffers smaller than it.
+   */
+  private stagingKey(usage: number, size: number): string {
+    let best: number | undefined;
+    for (const [key, list] of this.free) {
+      const [u, s] = key.split(':').map(Number);
+      if (u === usage && s >= size && list.length > 0 && (best === undefined || s < best)) best = s;
+    }
+    if (best !== undefined) return `${usage}:${best}`;
+    for (const [key, list] of this.free) {
+      const [u, s] = key.split(':').map(Number);
+      if (u !== usage || s >= size) continue;
+      for (const b of list) this.memory.destroyBuffer(b);
+      this.bytesFree -= s * list.length;
+      this.free.delete(key);
+    }
+    return `${usage}:${size}`;
   }
 
   /** Give a buffer back for reuse. Releasing a buffer this pool does not hold is a no-op. */

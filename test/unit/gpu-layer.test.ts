@@ -60,6 +60,32 @@ describe('BufferPool', () => {
     expect(pool.stats().bytesFree).toBe(0);
   });
 
+  it('serves readback staging from the smallest free buffer large enough, and drops the smaller ones a larger one replaces', () => {
+    const { device, created } = fakeDevice();
+    const memory = new GpuMemory(device);
+    const pool = new BufferPool(memory);
+    const READBACK = 0x0001 | 0x0008;
+    // Reads of growing size, one at a time (logits of 1, 2, 3, ... rows): one buffer at a time is kept.
+    for (let rows = 1; rows <= 64; rows++) pool.release(pool.acquire(rows * 196_608, READBACK, 'readback'));
+    const largest = sizeClassBytes(64 * 196_608);
+    expect(pool.stats()).toMatchObject({ bytesLive: 0, bytesFree: largest });
+    expect(memory.stats().bytesLive).toBe(largest);
+    // Smaller reads now reuse it; two at once need a second buffer, sized for the one that has none.
+    const before = created();
+    const a = pool.acquire(196_608, READBACK, 'a');
+    expect(a.size).toBe(largest);
+    const b = pool.acquire(3 * 196_608, READBACK, 'b');
+    expect(b.size).toBe(sizeClassBytes(3 * 196_608));
+    expect(created()).toBe(before + 1);
+    pool.release(a);
+    pool.release(b);
+    expect(pool.stats()).toMatchObject({ bytesLive: 0, bytesFree: largest + b.size });
+    // Other usages keep their exact classes.
+    const s = pool.acquire(1000, 0x80, 's');
+    pool.release(s);
+    expect(pool.acquire(100, 0x80, 't')).not.toBe(s);
+  });
+
   it('ignores a release of a buffer it does not hold', () => {
     const { device } = fakeDevice();
     const pool = new BufferPool(new GpuMemory(device));
