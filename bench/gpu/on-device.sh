@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/gpu/on-device.sh: run on a lent GPU machine (the device tool) after bench/gpu/pack.sh, with
-# carry [".devcarry"] (dist/ and dist-base/ travel inside it as archives). It unpacks Node and the Vulkan loader, then, each step under its own
+# carry [".devcarry-node", ".devcarry"] (dist/ and dist-base/ travel inside .devcarry as archives), or in two
+# calls when pack.sh says they do not fit one: --stage-node with .devcarry-node, then .devcarry. It unpacks Node and the Vulkan loader, then, each step under its own
 # timeout and in order of what matters most:
 #   1. tessera doctor: every kernel against its CPU reference, with the adapter's variant and with the other
 #      ('register'), plus the f16-math cases the device's shader-f16 allows;
@@ -17,12 +18,23 @@ OUT=/tmp/tessera-gpu-results
 rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 log() { echo "[gpu $(date +%H:%M:%S)] $*"; }
 
+# Node comes in .devcarry-node/, in this call or (--stage-node) in an earlier call on the same warm machine.
+mkdir -p /tmp/rt
+if [ -f .devcarry-node/node.tar.xz ]; then xz -dc .devcarry-node/node.tar.xz | tar -C /tmp/rt -xf -; fi
+if [ "${1:-}" = "--stage-node" ]; then
+  /tmp/rt/bin/node --version && echo "node staged in /tmp/rt; now the call carrying .devcarry" && exit 0
+  exit 3
+fi
+if [ ! -x /tmp/rt/bin/node ]; then
+  echo "no Node: carry .devcarry-node in this call, or run bash bench/gpu/on-device.sh --stage-node first on this machine"
+  exit 3
+fi
 for f in .devcarry/gl/*.deb; do dpkg -x "$f" /; done
 for t in dist dist-base; do
   if [ -f ".devcarry/$t.tar.xz" ]; then rm -rf "$t" && xz -dc ".devcarry/$t.tar.xz" | tar -xf -; fi
 done
 ldconfig
-mkdir -p /tmp/rt && xz -dc .devcarry/runtime.tar.xz | tar -C /tmp/rt -xf -
+xz -dc .devcarry/runtime.tar.xz | tar -C /tmp/rt -xf -
 export PATH=/tmp/rt/bin:$PATH
 rm -rf node_modules && ln -s /tmp/rt/node_modules node_modules
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -78,12 +90,15 @@ step run-q4 120 "${RUN[@]}" --dtype q4
 if [ -d dist-base ]; then
   BASE=(node dist-base/cli.js run --model "$M" --image "$IMG" --prompt "$P" --json --no-weight-cache)
   HEAD=(node dist/cli.js run --model "$M" --image "$IMG" --prompt "$P" --json --no-weight-cache)
-  for i in 1 2; do
-    step "base-64-$i" 120 "${BASE[@]}" --max-tokens 64
-    step "head-64-$i" 120 "${HEAD[@]}" --max-tokens 64
-  done
+  # The order alternates between pairs (the clock ramps from idle, so a fixed order would favour one tree).
+  step base-64-1 120 "${BASE[@]}" --max-tokens 64
+  step head-64-1 120 "${HEAD[@]}" --max-tokens 64
+  step head-64-2 120 "${HEAD[@]}" --max-tokens 64
+  step base-64-2 120 "${BASE[@]}" --max-tokens 64
   step base-512 120 "${BASE[@]}" --max-tokens 512
   step head-512 120 "${HEAD[@]}" --max-tokens 512
+  step head-64-3 120 "${HEAD[@]}" --max-tokens 64
+  step base-64-3 120 "${BASE[@]}" --max-tokens 64
 fi
 PROF=(node dist/cli.js profile --model "$M" --image "$IMG" --json --no-weight-cache)
 step profile-workgroup 120 "${PROF[@]}" --variant workgroup

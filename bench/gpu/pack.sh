@@ -2,8 +2,8 @@
 # bench/gpu/pack.sh: packs what bench/gpu/on-device.sh needs on a machine with a GPU and nothing else
 # (no Node, no npm registry): the built library (dist/, and dist-base/ when present), Node itself, the runtime dependencies dist/ imports
 # (bench/gpu/pack-runtime.mjs; Dawn's webgpu build for linux-x64 only, sharp for images), the bench-model generator as one file, and
-# the Vulkan loader. Everything lands in .devcarry/ (git-ignored through .git/info/exclude), under the
-# 64 MiB a device call carries with the working tree.
+# the Vulkan loader. Everything lands in .devcarry/ and .devcarry-node/ (git-ignored through .git/info/exclude);
+# the summary at the end says whether one device call carries both or two calls are needed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx '/.devcarry/' .git/info/exclude || echo '/.devcarry/' >> .git/info/exclude
@@ -20,9 +20,25 @@ rm -rf "$stage" && mkdir -p "$stage/bin"
 strip -o "$stage/bin/node" "$(readlink -f "$(command -v node)")"
 node bench/gpu/pack-runtime.mjs dist "$stage"
 strip "$stage/node_modules/webgpu/dist/linux-x64/dawn.node"
-tar -C "$stage" -cf - bin node_modules | xz -T2 --x86 --lzma2=preset=9e,dict=128MiB > .devcarry/runtime.tar.xz
+# Node alone in .devcarry-node/ (about 20 MiB), the rest in .devcarry/: when the tracked tree and both do not
+# fit the 64 MiB one call carries, they go in two calls (the summary below says which).
+grep -qx '/.devcarry-node/' .git/info/exclude || echo '/.devcarry-node/' >> .git/info/exclude
+rm -rf .devcarry-node && mkdir -p .devcarry-node
+tar -C "$stage" -cf - bin | xz -T2 --x86 --lzma2=preset=9e,dict=128MiB > .devcarry-node/node.tar.xz
+tar -C "$stage" -cf - node_modules | xz -T2 --x86 --lzma2=preset=9e,dict=128MiB > .devcarry/runtime.tar.xz
 # dist/ (and dist-base/, the previous tree's build, when it is here) travel as archives inside .devcarry/,
 # without source maps (nothing there reads them): the tracked tree plus the carry must fit in 64 MiB.
 tar -cf - --exclude='*.map' dist | xz -T2 -9e > .devcarry/dist.tar.xz
 if [ -d dist-base ]; then tar -cf - --exclude='*.map' dist-base | xz -T2 -9e > .devcarry/dist-base.tar.xz; fi
-du -sh .devcarry/*
+du -sh .devcarry-node/* .devcarry/*
+# The device tool counts disk blocks: the tracked tree plus what a call carries must stay under 64 MiB.
+tracked=$(git ls-files -z | du -c --files0-from=- | tail -1 | cut -f1)
+node_kib=$(du -s .devcarry-node | cut -f1)
+rest_kib=$(du -s .devcarry | cut -f1)
+if [ $((tracked + node_kib + rest_kib)) -lt 65000 ]; then
+  echo "pack: one device call: carry [\".devcarry-node\", \".devcarry\"], command bash bench/gpu/on-device.sh"
+else
+  echo "pack: the tracked tree (${tracked} KiB) and the carry (${node_kib} + ${rest_kib} KiB) exceed one call: two calls on the same warm machine:"
+  echo "pack:   1. carry [\".devcarry-node\"], command bash bench/gpu/on-device.sh --stage-node"
+  echo "pack:   2. carry [\".devcarry\"], command bash bench/gpu/on-device.sh"
+fi

@@ -33,6 +33,8 @@ export function sizeClassBytes(sizeBytes: number): number {
 
 export class BufferPool {
   private readonly free = new Map<string, GPUBuffer[]>();
+  /** Free readback staging buffers (MAP_READ), whatever their size (a handful at most). */
+  private staging: GPUBuffer[] = [];
   private readonly live = new Set<GPUBuffer>();
   private numCreated = 0;
   private numReused = 0;
@@ -44,7 +46,8 @@ export class BufferPool {
   /** A buffer of at least `sizeBytes` with exactly `usage` (GPUBufferUsage flags); return it with release(). */
   acquire(sizeBytes: number, usage: number, label: string): GPUBuffer {
     const size = sizeClassBytes(sizeBytes);
-    const key = usage & BufferUsage.MAP_READ ? this.stagingKey(usage, size) : `${usage}:${size}`;
+    if (usage & BufferUsage.MAP_READ) return this.acquireStaging(size, usage, label);
+    const key = `${usage}:${size}`;
     const list = this.free.get(key);
     let buffer = list?.pop();
     if (buffer) {
@@ -61,41 +64,57 @@ export class BufferPool {
   }
 
   /**
-   * The free list a staging read of `size` bytes takes from: the smallest free class of this usage that is
-   * large enough. None: this size's own, after destroying the free staging buffers smaller than it.
+   * A staging buffer for a read of `size` bytes: the smallest free one of this usage that is large enough;
+   * none, a new one of this size, after destroying the free ones smaller than it.
    */
-  private stagingKey(usage: number, size: number): string {
-    let best: number | undefined;
-    for (const [key, list] of this.free) {
-      const [u, s] = key.split(':').map(Number);
-      if (u === usage && s >= size && list.length > 0 && (best === undefined || s < best)) best = s;
+  private acquireStaging(size: number, usage: number, label: string): GPUBuffer {
+    let best = -1;
+    for (let i = 0; i < this.staging.length; i++) {
+      const b = this.staging[i]!;
+      if (b.usage === usage && b.size >= size && (best < 0 || b.size < this.staging[best]!.size)) best = i;
     }
-    if (best !== undefined) return `${usage}:${best}`;
-    for (const [key, list] of this.free) {
-      const [u, s] = key.split(':').map(Number);
-      if (u !== usage || s >= size) continue;
-      for (const b of list) this.memory.destroyBuffer(b);
-      this.bytesFree -= s * list.length;
-      this.free.delete(key);
+    let buffer: GPUBuffer;
+    if (best >= 0) {
+      buffer = this.staging.splice(best, 1)[0]!;
+      this.numReused++;
+      this.bytesFree -= buffer.size;
+      buffer.label = label;
+    } else {
+      this.staging = this.staging.filter((b) => {
+        if (b.usage !== usage || b.size >= size) return true;
+        this.memory.destroyBuffer(b);
+        this.bytesFree -= b.size;
+        return false;
+      });
+      buffer = this.memory.createBuffer({ size, usage, label });
+      this.numCreated++;
     }
-    return `${usage}:${size}`;
+    this.live.add(buffer);
+    this.bytesLive += buffer.size;
+    return buffer;
   }
 
   /** Give a buffer back for reuse. Releasing a buffer this pool does not hold is a no-op. */
   release(buffer: GPUBuffer): void {
     if (!this.live.delete(buffer)) return;
+    this.bytesLive -= buffer.size;
+    this.bytesFree += buffer.size;
+    if (buffer.usage & BufferUsage.MAP_READ) {
+      this.staging.push(buffer);
+      return;
+    }
     const key = `${buffer.usage}:${buffer.size}`;
     let list = this.free.get(key);
     if (!list) this.free.set(key, (list = []));
     list.push(buffer);
-    this.bytesLive -= buffer.size;
-    this.bytesFree += buffer.size;
   }
 
   /** Destroy every free buffer (live ones stay). */
   trim(): void {
     for (const list of this.free.values()) for (const b of list) this.memory.destroyBuffer(b);
+    for (const b of this.staging) this.memory.destroyBuffer(b);
     this.free.clear();
+    this.staging = [];
     this.bytesFree = 0;
   }
 
