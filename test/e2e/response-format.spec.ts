@@ -14,7 +14,7 @@ for (const device of ['webgpu', 'wasm'] as const) {
     const requests = jsonRequests(8).map((r) => ({ ...r, logprobs: true, top_logprobs: 2 }));
     // Alone: all 8 on WebAssembly; on WebGPU (SwiftShader, slower here) one request of each case.
     const aloneCount = device === 'wasm' ? 8 : 3;
-    const r = await page.evaluate(([d, reqs, n]) => window.tesseraJson!('/models/smolvlm-tiny/', d, reqs, n), [
+    const r = await page.evaluate(([d, reqs, n]) => window.tesseraBatch!('/models/smolvlm-tiny/', d, reqs, n), [
       device,
       requests,
       aloneCount,

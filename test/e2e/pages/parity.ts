@@ -225,8 +225,8 @@ window.tesseraCpuParity = async (model, maxNewTokens, encoderMode) => {
   }
 };
 
-/** One response_format answer: its text, finish reason, tokens and (when asked) log probabilities. */
-interface JsonAnswer {
+/** One answer: its text, finish reason, tokens and (when asked) log probabilities. */
+interface BatchAnswer {
   text: string;
   finish: string;
   tokenIds: number[];
@@ -236,30 +236,30 @@ interface JsonAnswer {
 declare global {
   interface Window {
     /**
-     * response_format in this page: the first `aloneCount` of `requests` (default all) one at a time, then all
-     * at once, on `device` ('webgpu' or 'wasm'); each answer's text and finish reason, and the most rows one
-     * step ran.
+     * The first `aloneCount` of `requests` (default all) one at a time, then all of them at once, on `device`
+     * ('webgpu' or 'wasm'); each answer's text, finish reason, tokens and log probabilities, and the most rows
+     * one step ran.
      */
-    tesseraJson?: (
+    tesseraBatch?: (
       model: string,
       device: 'webgpu' | 'wasm',
       requests: unknown[],
       aloneCount?: number,
     ) => Promise<{
-      alone: JsonAnswer[];
-      together: JsonAnswer[];
+      alone: BatchAnswer[];
+      together: BatchAnswer[];
       maxBatch: number;
       backend: string;
     }>;
   }
 }
 
-window.tesseraJson = async (model, device, requests, aloneCount = requests.length) => {
+window.tesseraBatch = async (model, device, requests, aloneCount = requests.length) => {
   const { createEngine } = await import('../../../src/engine/create-browser');
   const engine = await createEngine({ model, device, kvCacheTokens: 8192 });
   try {
     type Req = Parameters<typeof engine.chat.completions.create>[0] & { stream?: false };
-    const answer = async (r: unknown): Promise<JsonAnswer> => {
+    const answer = async (r: unknown): Promise<BatchAnswer> => {
       const c = await engine.chat.completions.create(r as Req);
       return {
         text: c.choices[0]!.message.content ?? '',
@@ -269,7 +269,7 @@ window.tesseraJson = async (model, device, requests, aloneCount = requests.lengt
       };
     };
     // One at a time: the first `aloneCount` requests (Node's tests compare all of them on every backend).
-    const alone: JsonAnswer[] = [];
+    const alone: BatchAnswer[] = [];
     for (const r of requests.slice(0, aloneCount)) alone.push(await answer(r));
     const together = await Promise.all(requests.map(answer));
     return { alone, together, maxBatch: engine.stats().scheduler.batchSeqs.max, backend: engine.stats().device.backend };
