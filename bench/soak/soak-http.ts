@@ -242,6 +242,9 @@ async function figures(url: string): Promise<Record<string, number>> {
   const kvBytes = areas['gpu:kv-cache'] ?? 0;
   return {
     rssBytes: read('process_resident_memory_bytes'),
+    heapBytes: read('nodejs_heap_size_used_bytes'),
+    externalBytes: read('nodejs_external_memory_bytes'),
+    encoderCacheBytes: read('tessera:encoder_memory_cache_bytes'),
     gpuBytes: read('tessera:gpu_memory_bytes'),
     gpuKvCacheBytes: kvBytes,
     kvBlocksUsed: read('tessera:kv_blocks_used'),
@@ -345,10 +348,12 @@ async function soak(device: 'webgpu' | 'cpu') {
     for (const w of wrong.slice(0, 10)) console.log(`  #${w.item.index} ${w.item.kind}: ${w.problem}`);
     servers.forEach((s, i) => {
       const row = (f: Record<string, number>) =>
-        `RSS ${mb(f.rssBytes!)} MB, GPU ${mb(f.gpuBytes!)} MB (KV pool ${mb(f.gpuKvCacheBytes!)}), KV blocks in use ${f.kvBlocksUsed}, cache references ${f.cacheRefs}`;
+        `RSS ${mb(f.rssBytes!)} MB (JS heap ${mb(f.heapBytes!)}, external ${mb(f.externalBytes!)}, encoder cache ${mb(f.encoderCacheBytes!)}), GPU ${mb(f.gpuBytes!)} MB (KV pool ${mb(f.gpuKvCacheBytes!)}), KV blocks in use ${f.kvBlocksUsed}, cache references ${f.cacheRefs}`;
       console.log(
         `  ${s.label}\n    before the load:    ${row(beforeLoad[i]!)}\n    after phase 1:      ${row(start[i]!)}\n` +
-          `    after phase ${afterPhase.length}:      ${row(end[i]!)}\n    flat (phase 1 to ${afterPhase.length}): ${JSON.stringify(flat[i])}`,
+          `    after phase ${afterPhase.length}:      ${row(end[i]!)}\n    flat (phase 1 to ${afterPhase.length}): ${JSON.stringify(flat[i])}\n` +
+          `    by phase (MB):      RSS ${afterPhase.map((p) => mb(p[i]!.rssBytes!)).join(' ')}; JS heap ${afterPhase.map((p) => mb(p[i]!.heapBytes!)).join(' ')}; ` +
+          `external ${afterPhase.map((p) => mb(p[i]!.externalBytes!)).join(' ')}`,
       );
     });
     servers.forEach((s, i) => {

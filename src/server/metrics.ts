@@ -117,9 +117,17 @@ export class ServerMetrics {
         for (const [area, bytes] of Object.entries(stats()?.gpuMemory.byArea ?? {})) this.labels({ area }).set(bytes);
       },
     });
-    gauge('process_resident_memory_bytes', "The server process's resident memory (RSS), in bytes.", () =>
-      typeof process !== 'undefined' && typeof process.memoryUsage === 'function' ? process.memoryUsage().rss : undefined,
+    const memory = () => (typeof process !== 'undefined' && typeof process.memoryUsage === 'function' ? process.memoryUsage() : undefined);
+    gauge('process_resident_memory_bytes', "The server process's resident memory (RSS), in bytes.", () => memory()?.rss);
+    // What RSS holds, split: the main thread's JavaScript heap in use, and the memory outside it that its
+    // objects own (ArrayBuffers: features, images, read-back logits). Encoder worker threads count in RSS only.
+    gauge('nodejs_heap_size_used_bytes', "The main thread's JavaScript heap in use, in bytes.", () => memory()?.heapUsed);
+    gauge(
+      'nodejs_external_memory_bytes',
+      "Memory owned by the main thread's JavaScript objects outside its heap (ArrayBuffers), in bytes.",
+      () => memory()?.external,
     );
+    gauge('tessera:encoder_memory_cache_bytes', "Bytes of embeddings in the encoder's in-memory cache.", () => encoder()?.memoryBytes);
     this.promptTokens = new Counter({ name: 'vllm:prompt_tokens_total', help: 'Prompt tokens of finished requests.', registers });
     this.generationTokens = new Counter({
       name: 'vllm:generation_tokens_total',

@@ -270,6 +270,9 @@ describe('the openai client against tessera serve', () => {
       'tessera:encoder_cache_referenced_entries',
       'tessera:gpu_memory_bytes',
       'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_external_memory_bytes',
+      'tessera:encoder_memory_cache_bytes',
     ]) {
       expect(after.find((m) => m.name === name)?.type, name).toBe('GAUGE');
     }
@@ -277,6 +280,9 @@ describe('the openai client against tessera serve', () => {
     expect(value(after, 'tessera:encoder_cache_referenced_entries')).toBe(0);
     expect(value(after, 'tessera:gpu_memory_bytes')).toBe(0); // the CPU backend
     expect(value(after, 'process_resident_memory_bytes')).toBeGreaterThan(50 * 2 ** 20);
+    expect(value(after, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    expect(value(after, 'nodejs_heap_size_used_bytes')).toBeLessThan(value(after, 'process_resident_memory_bytes'));
+    expect(value(after, 'tessera:encoder_memory_cache_bytes')).toBe(engineOf().stats().encoder.memoryBytes);
     const ttft = after.find((m) => m.name === 'vllm:time_to_first_token_seconds');
     expect(ttft?.type).toBe('HISTOGRAM');
     const count = (f: typeof ttft) => Number(f?.metrics[0]?.buckets?.['+Inf'] ?? 0);
