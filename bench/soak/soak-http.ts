@@ -12,6 +12,7 @@
 //   npm run soak -- --http [--requests 2000] [--concurrency 64] [--devices webgpu,cpu] [--phases 4]
 //                          [--model public/models/smolvlm-tiny] [--audio-model public/models/voxtral-tiny]
 
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -173,6 +174,19 @@ interface Server {
   process: ServeProcess;
   client: OpenAI;
   reference: Map<string, ScoredAnswer>;
+  /** The model's vocabulary: a step reads back logits of this many floats per row. */
+  vocabSize: number;
+}
+
+/** The language model's vocabulary size from a checkpoint's config.json (composite: its text_config's). */
+function vocabSizeOf(model: string): number {
+  const config = JSON.parse(readFileSync(resolve(model, 'config.json'), 'utf8')) as {
+    vocab_size?: number;
+    text_config?: { vocab_size?: number };
+  };
+  const v = config.text_config?.vocab_size ?? config.vocab_size;
+  if (!v) throw new Error(`${model}/config.json names no vocab_size`);
+  return v;
 }
 
 const refKey = (item: Item) => `${item.kind.replace('-stream', '')}:${item.variant}`;
@@ -280,6 +294,7 @@ async function soak(device: 'webgpu' | 'cpu') {
         process,
         client: new OpenAI({ baseURL: `${process.url}/v1`, apiKey: 'none', maxRetries: 0, timeout: 600_000 }),
         reference: new Map(),
+        vocabSize: vocabSizeOf(s.model),
       });
     }
     // Items: the image server takes three in four (it has more kinds), the audio server the rest.
@@ -334,12 +349,17 @@ async function soak(device: 'webgpu' | 'cpu') {
       .map((o) => o.ms)
       .sort((a, b) => a - b);
     const rssSlack = Number(args['rss-slack-mb']) * 2 ** 20;
+    const withoutHighWater = (f: Record<string, number>) => f.gpuBytes! - f.gpuKvCacheBytes! - (f['gpu:readback'] ?? 0);
+    // Two reads of logits for every request the server admits at once, each row the vocabulary's floats.
+    const readbackBound = (s: Server) => 2 * concurrency * s.vocabSize * 4;
     const flat = servers.map((_, i) => ({
       kv: start[i]!.kvBlocksUsed === 0 && end[i]!.kvBlocksUsed === 0,
       cacheRefs: end[i]!.cacheRefs === 0,
-      // The KV pool grows to the largest load it has met (up to the kv-cache-tokens limit); every other
-      // GPU area (weights, step plans per batch shape, the encoder's) must stay within 1 MiB.
-      gpu: end[i]!.gpuBytes - end[i]!.gpuKvCacheBytes - (start[i]!.gpuBytes - start[i]!.gpuKvCacheBytes) <= 2 ** 20,
+      // The KV pool grows to the largest load it has met (up to the kv-cache-tokens limit), and so does the
+      // readback staging (the largest read of logits, rows x vocabulary, times the reads in flight); every
+      // other GPU area (weights, step plans per batch shape, the encoder's) must stay within 1 MiB.
+      gpu: withoutHighWater(end[i]!) - withoutHighWater(start[i]!) <= 2 ** 20,
+      readback: (end[i]!['gpu:readback'] ?? 0) <= readbackBound(servers[i]!),
       rss: end[i]!.rssBytes - start[i]!.rssBytes <= rssSlack,
     }));
     console.log(`\n${device}: ${outcomes.length} requests in ${((performance.now() - t0) / 1000).toFixed(0)} s, ${concurrency} at once`);
@@ -361,6 +381,10 @@ async function soak(device: 'webgpu' | 'cpu') {
         .filter((k) => k.startsWith('gpu:') && (end[i]![k] ?? 0) !== (start[i]![k] ?? 0))
         .map((k) => `${k.slice(4)} ${(((end[i]![k] ?? 0) - (start[i]![k] ?? 0)) / 2 ** 20).toFixed(2)} MB`);
       if (grew.length > 0) console.log(`  ${s.label}: GPU areas that changed from phase 1 to ${afterPhase.length}: ${grew.join(', ')}`);
+      console.log(
+        `  ${s.label}: readback staging by phase (MB) ${afterPhase.map((p) => mb(p[i]!['gpu:readback'] ?? 0)).join(' ')}; ` +
+          `bound ${mb(readbackBound(s))} MB (two reads of ${concurrency} rows x ${s.vocabSize} logits)`,
+      );
     });
     console.log(`  answered requests: p50 ${percentile(good, 0.5).toFixed(0)} ms, p95 ${percentile(good, 0.95).toFixed(0)} ms`);
     return {
