@@ -13,7 +13,8 @@ import { ensureTinyModels } from '../helpers/tiny-models';
 describe('the built command', () => {
   it('is executable, so `npx tessera` runs in a clone after the build (npm sets the bit only on install)', async () => {
     const { stdout } = await promisify(execFile)(BUILT_CLI, ['--help']);
-    expect(stdout).toContain('tessera run');
+    expect(stdout).toMatch(/^usage: tessera <command>/);
+    expect(stdout).toContain('serve options');
   });
 });
 

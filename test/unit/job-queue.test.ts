@@ -1,6 +1,6 @@
 // The encoder's job queue (src/encoder/job-queue.ts): every job pushed is run, whenever it is pushed, in
-// particular while the drain winds down after finding the queue empty, the window in which issue 38's hang
-// left an encode queued with no drain to run it. A push is made after every number of microtasks from 0 to 40
+// particular while the drain winds down after finding the queue empty, the window in which the engine hang of
+// docs/testing.md ("Hangs and flaky failures") left an encode queued with no drain to run it. A push is made after every number of microtasks from 0 to 40
 // past the end of a round's last job, with settle rounds of both kinds (a macrotask, and none at all).
 
 import { describe, expect, it } from 'vitest';
