@@ -1,11 +1,12 @@
 // The encoder's queue of encode jobs and the one drain that runs them (encoder-core.ts): jobs pushed while a
 // drain runs join its next round; a push with no drain running starts one.
 //
-// The drain's last look at the queue and the clearing of its flag happen with no await between them. Before
-// (the engine hang docs/testing.md describes), the flag cleared a few microtasks after the drain last found the queue empty, while the
-// drain's promise chain unwound; a job pushed in those microtasks saw a drain running, started none, and
-// waited for ever with no GPU work, timer or I/O pending. In-process, the resolution of the batch just run,
-// or a model step finishing in the same GPU event, reaches encodeBatch again that fast.
+// The drain's last look at the queue and the clearing of its flag happen with no await between them.
+// Before (the engine hang docs/testing.md describes), the flag cleared a few microtasks after the drain last
+// found the queue empty, while the drain's promise chain unwound; a job pushed in those microtasks saw a
+// drain running, started none, and waited for ever with no GPU work, timer or I/O pending. In-process, the
+// resolution of the batch just run, or a model step finishing in the same GPU event, reaches encodeBatch
+// again that fast.
 
 export class JobQueue<J> {
   private readonly jobs: J[] = [];

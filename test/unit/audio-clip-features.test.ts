@@ -28,7 +28,7 @@ function frame(chunks: IntakeChunk[], t: number): Float32Array {
 const equalBits = (a: Float32Array, b: Float32Array) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 
 describe('whole-clip features', () => {
-  it('a 41 s clip, loud across its chunk edge and quiet after: the reference at the edge and at the end, within 1e-4', {
+  it('a 41 s clip, loud across its chunk edge and quiet after: the reference at the edge and at the end, within 1e-6', {
     timeout: 120_000,
   }, async () => {
     const manifest = JSON.parse(readFileSync(join(goldens, 'log-mel.json'), 'utf8'));
@@ -46,7 +46,8 @@ describe('whole-clip features', () => {
         for (let m = 0; m < MEL; m++) worst = Math.max(worst, Math.abs(got[m]! - want[m * stored + col]!));
       }
     }
-    expect(worst).toBeLessThan(1e-4);
+    // Raw values stay float64 until the floor, as in the reference: equal here, a last-bit rounding apart at most.
+    expect(worst).toBeLessThan(1e-6);
     // The clip's floor, not the quiet chunk's own: per-chunk features of that chunk differ a lot.
     const perChunk = await intakeChunks(extractor, quietClip(g.seconds, SR), 'per-chunk');
     let apart = 0;

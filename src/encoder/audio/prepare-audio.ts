@@ -202,9 +202,12 @@ interface Waiting {
   ahead: Float32Array | undefined;
 }
 
-/** A chunk of a whole-clip log-mel: its raw log10 mel values and the digest of the window they read. */
+/**
+ * A chunk of a whole-clip log-mel: its raw log10 mel values (float64 until the clip's floor is known, as the
+ * references compute them) and the digest of the window they read.
+ */
 interface ClipChunk {
-  raw: Float32Array;
+  raw: Float64Array;
   min: number;
   max: number;
   windowDigest: string;
@@ -232,7 +235,7 @@ function wholeClip(ctx: PrepareAudioContext): ChunkCutter {
     for (let j = 0; j < before; j++) window[j] = w.ahead ? w.ahead[j] : w.samples[before - j];
     window.set(w.samples, before);
     for (let j = 0; j < after; j++) window[before + N + j] = next(j);
-    const raw = new Float32Array(extractor.config.featureSize * extractor.numFrames);
+    const raw = new Float64Array(extractor.config.featureSize * extractor.numFrames);
     const { min, max } = extractor.rawFrames(window, raw);
     done.push({ raw, min, max, windowDigest: await checksum(window) });
   };
