@@ -7,7 +7,7 @@
 import type { ChatContentPart } from '../src/engine/types';
 import { audioPreview, formatDuration } from './audio-capture';
 
-export interface ImageAttachment {
+interface ImageAttachment {
   kind: 'image';
   name: string;
   mime: string;

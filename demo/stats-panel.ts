@@ -13,7 +13,7 @@ export interface StatsInput {
   lastEncodeWasFirst?: boolean;
 }
 
-export interface Figure {
+interface Figure {
   id: string;
   label: string;
   /** Undefined renders as a dash (not known yet). */
@@ -42,7 +42,7 @@ const BACKEND_NAMES: Record<EngineStats['device']['backend'], string> = {
   cpu: 'CPU (onnxruntime)',
 };
 
-export const FIGURE_GROUPS: FigureGroup[] = [
+const FIGURE_GROUPS: FigureGroup[] = [
   {
     id: 'device',
     title: 'Runs on',

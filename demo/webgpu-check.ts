@@ -4,7 +4,7 @@
 
 import { adapterName, describeAdapter } from '../src/gpu/adapter-info';
 
-export type WebGpuState = 'ok' | 'insecure' | 'no-api' | 'no-adapter' | 'error';
+type WebGpuState = 'ok' | 'insecure' | 'no-api' | 'no-adapter' | 'error';
 
 export interface WebGpuCheck {
   state: WebGpuState;

@@ -4,7 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { parseModelConfig } from '../src/model/config';
+import { parseModelConfig } from '../src/families/registry';
 import { weightLayout } from '../src/model/weight-layout';
 import type { TensorToWrite } from '../src/model/weights/safetensors-writer';
 import { mulberry32 } from '../src/selfcheck/random';

@@ -6,7 +6,7 @@
 import { MissingDependencyError } from './errors';
 
 /** Whether a failed import() means the package itself is not installed (rather than installed but broken). */
-export function isMissingPackage(e: unknown, name: string): boolean {
+function isMissingPackage(e: unknown, name: string): boolean {
   const err = e as { code?: unknown; message?: unknown } | undefined;
   const notFound = err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND';
   return notFound && typeof err?.message === 'string' && err.message.includes(`'${name}'`);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GpuContext } from '../../src/gpu/context';
 import { NodeDirSource } from '../../src/io/model-source-node';
-import { loadModel } from '../../src/model/load';
+import { loadModel } from '../../src/families/load';
 import { compareLogits, teacherForcedLogits, type LogitsAgreement } from '../../src/model/weights/accuracy';
 import type { WeightDtype } from '../../src/model/weights/dtype';
 import type { WeightStore } from '../../src/model/weights/store';

@@ -75,7 +75,7 @@ message OperatorSetIdProto {
 `;
 
 /** onnx.TensorProto.DataType */
-export const DataType = { float: 1, bool: 9, int64: 7 } as const;
+const DataType = { float: 1, bool: 9, int64: 7 } as const;
 export type ElemType = keyof typeof DataType;
 
 /** onnx.AttributeProto.AttributeType */

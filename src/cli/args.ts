@@ -118,7 +118,7 @@ export interface RunArgs {
   verbose: boolean;
 }
 
-export interface DoctorArgs {
+interface DoctorArgs {
   command: 'doctor';
   variant?: KernelVariant;
   json: boolean;
@@ -164,7 +164,7 @@ export interface ServeArgs {
   verbose: boolean;
 }
 
-export interface HelpArgs {
+interface HelpArgs {
   command: 'help';
   verbose: boolean;
 }

@@ -16,6 +16,7 @@ import { contentKey, encoderIdentity } from '../cache/content-key';
 import { AudioNotSupportedError, ImageNotSupportedError, InternalError, MediaNotPreparedError, VideoNotSupportedError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
+import { readModelConfig } from '../families/read-config';
 import { requireVision } from '../model/config';
 import type { OrtRuntime } from '../model/ort/ort-api';
 import type { LogMelExtractor } from '../processor/audio/log-mel';
@@ -189,7 +190,7 @@ export class EncoderCore implements EncoderWorkerApi {
     if (!this.deps.loadOrt) throw new InternalError(`this encoder was started without onnxruntime, for a '${backend}' backend`);
     const rt = await this.deps.loadOrt(backend, init);
     const { OrtEncoderForward } = await import('./ort-forward');
-    return OrtEncoderForward.create(rt, source, {
+    return OrtEncoderForward.create(rt, source, await readModelConfig(source), {
       dtype: resolveDtype(init.dtype).vision,
       maxBatch: Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles),
       why: init.why,

@@ -7,7 +7,8 @@
 import { EncoderOutOfMemoryError, InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
-import { loadEncoderModel, type LoadedEncoderModel } from '../model/load';
+import { loadEncoderModel } from '../families/load';
+import type { LoadedEncoderModel } from '../model/load';
 import type { WeightStore } from '../model/weights/store';
 import type { EncoderWorkerInit } from '../protocol/encoder';
 import type { EncoderForward, ForwardInput } from './encoder-forward';

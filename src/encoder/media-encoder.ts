@@ -63,7 +63,7 @@ export interface EncodeBackend {
 }
 
 /** Where embeddings came from; 'given': the request carried them (an image_embeds part). */
-export type EmbeddingSource = 'memory' | 'inflight' | 'persistent' | 'encoded' | 'given';
+type EmbeddingSource = 'memory' | 'inflight' | 'persistent' | 'encoded' | 'given';
 
 /** A video pruned with EVS: one item whose embeddings are chosen from its frames' (evs.ts). */
 export interface CompositeMedia extends PreparedMedia {

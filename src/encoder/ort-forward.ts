@@ -6,10 +6,10 @@
 import { checksum } from '../cache/content-key';
 import { BackendUnsupportedError } from '../errors';
 import type { ModelSource } from '../io/model-source';
+import type { ModelConfig } from '../model/config';
 import { createSession, type OrtRuntime } from '../model/ort/ort-api';
 import { readOnnxGraph } from '../model/ort/onnx-files';
 import { OrtVisionEncoder } from '../model/ort/ort-vision';
-import { readModelConfig } from '../model/read-config';
 import type { WeightDtype } from '../model/weights/dtype';
 import type { EncoderForward, ForwardInput } from './encoder-forward';
 import type { PieceGate } from './piece-gate';
@@ -28,10 +28,10 @@ export class OrtEncoderForward implements EncoderForward {
   static async create(
     rt: OrtRuntime,
     source: ModelSource,
+    config: ModelConfig,
     options: { dtype?: WeightDtype; maxBatch?: number; why?: string },
   ): Promise<OrtEncoderForward> {
     const dtype = options.dtype ?? 'f32';
-    const config = await readModelConfig(source);
     if (!config.vision) throw new BackendUnsupportedError(rt.provider, `${config.modelType} (audio) checkpoints`, "use device: 'webgpu'");
     const g = await readOnnxGraph(source, 'vision_encoder', dtype, options.why ?? "device 'cpu' was asked for");
     const digest = await checksum(

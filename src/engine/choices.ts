@@ -91,7 +91,7 @@ export async function* streamChoices(
   }
 }
 
-export function usageOfChoices(infos: readonly TesseraInfo[]): CompletionUsage {
+function usageOfChoices(infos: readonly TesseraInfo[]): CompletionUsage {
   const prompt = infos[0]?.promptTokens ?? 0;
   const completion = infos.reduce((a, x) => a + (x?.tokenIds.length ?? 0), 0);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };

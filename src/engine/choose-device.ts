@@ -18,7 +18,7 @@ import type { OrtRuntime } from '../model/ort/ort-api';
 import type { DeviceChoice } from './engine-model';
 
 export type DeviceOption = 'auto' | 'webgpu' | 'wasm' | 'cpu';
-export const DEVICE_OPTIONS: readonly DeviceOption[] = ['auto', 'webgpu', 'wasm', 'cpu'];
+const DEVICE_OPTIONS: readonly DeviceOption[] = ['auto', 'webgpu', 'wasm', 'cpu'];
 
 export interface DeviceProbes {
   /** A WebGPU context (WebGpuUnavailableError when there is none). */

@@ -18,6 +18,7 @@ import type { ModelRef } from '../protocol/encoder';
 import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/store';
 import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
+import { readModelConfig } from '../families/read-config';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
 import { resolveDtype } from '../model/weights/dtype';
 import { loadBrowserOrt, type BrowserOrtOptions } from '../model/ort/ort-browser';
@@ -72,7 +73,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
   const chosen = await chooseDevice(asked === 'cpu' ? 'wasm' : asked, {
     gpu: () => createBrowserGpuContext(),
     ort: () => loadBrowserOrt(options.wasm),
-    missingOnnx: () => missingForCpuBackend(source, resolveDtype(options.dtype).text),
+    missingOnnx: async () => missingForCpuBackend(source, await readModelConfig(source), resolveDtype(options.dtype).text),
     cpuKind: 'wasm',
     where: source.where,
   });

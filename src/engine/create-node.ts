@@ -22,6 +22,7 @@ import { InternalError } from '../errors';
 import type { LifecycleCounters, MediaEncoder } from '../encoder/media-encoder';
 import { type StandaloneMediaEncoder, startStandaloneEncoder } from './standalone-encoder';
 import type { GpuContext } from '../gpu/context';
+import { readModelConfig } from '../families/read-config';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
 import { resolveDtype } from '../model/weights/dtype';
 import { loadNodeOrt } from '../model/ort/ort-node';
@@ -42,7 +43,7 @@ function modelRef(model: string | ModelSource, source: ModelSource): ModelRef | 
 }
 
 /** The built worker script next to this module (present in the package's dist/, absent when running from source). */
-export function defaultEncoderWorkerScript(): URL | undefined {
+function defaultEncoderWorkerScript(): URL | undefined {
   const url = new URL(/* @vite-ignore */ './encoder-worker.js', import.meta.url);
   return url.protocol === 'file:' && existsSync(fileURLToPath(url)) ? url : undefined;
 }
@@ -80,7 +81,7 @@ async function nodeEncoderSetup(options: NodeEngineOptions, partialFiles = false
   const chosen = await chooseDevice(parseDeviceOption(options.device), {
     gpu: () => createNodeGpuContext(options.gpu),
     ort: loadNodeOrt,
-    missingOnnx: () => missingForCpuBackend(source, resolveDtype(options.dtype).text),
+    missingOnnx: async () => missingForCpuBackend(source, await readModelConfig(source), resolveDtype(options.dtype).text),
     cpuKind: 'cpu',
     where: source.where,
   });

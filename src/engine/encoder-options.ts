@@ -42,12 +42,12 @@ export interface EncoderOptions {
   ffmpegPath?: string;
 }
 
-export const DEFAULT_MEMORY_CACHE_BYTES = 256 * 2 ** 20;
-export const DEFAULT_PERSISTENT_CACHE_BYTES = 2 ** 30;
-export const DEFAULT_MAX_BATCH_TILES = 32;
-export const DEFAULT_VISION_BATCH = 8;
-export const DEFAULT_DISPATCHES_PER_SUBMIT = 0;
-export const DEFAULT_ROWS_PER_PIECE = 64;
+const DEFAULT_MEMORY_CACHE_BYTES = 256 * 2 ** 20;
+const DEFAULT_PERSISTENT_CACHE_BYTES = 2 ** 30;
+const DEFAULT_MAX_BATCH_TILES = 32;
+const DEFAULT_VISION_BATCH = 8;
+const DEFAULT_DISPATCHES_PER_SUBMIT = 0;
+const DEFAULT_ROWS_PER_PIECE = 64;
 
 /** What the engine's options say about the encoder's weights (dtype, compute, stored copies) and which backend runs them. */
 export type EncoderWeightOptions = Pick<

@@ -3,8 +3,6 @@
 import type { LoadedModel } from '../model/load';
 import type { OrtLoadedModel } from '../model/ort/load-ort';
 
-export type { LoadedModel, OrtLoadedModel };
-
 /** Which backend runs the model, and why (engine.stats().device, the CLI's first line, the demo's status). */
 export interface DeviceChoice {
   backend: 'webgpu' | 'cpu' | 'wasm';

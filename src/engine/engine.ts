@@ -33,7 +33,11 @@ import type { EncodeBackend, LifecycleCounters, MediaEncoder } from '../encoder/
 import type { GpuContext } from '../gpu/context';
 import type { ModelSource } from '../io/model-source';
 import { createBlockHasher } from '../kv/block-hash';
-import { loadEncoderModel, loadModel, readModelConfig } from '../model/load';
+import type { FamilyProcessor } from '../families/family';
+import { readModelConfig } from '../families/read-config';
+import { familyOfConfig } from '../families/registry';
+import type { ModelConfig } from '../model/config';
+import { loadEncoderModelWithConfig, loadModelWithConfig } from '../model/load';
 import type { OrtRuntime } from '../model/ort/ort-api';
 import { resolveDtype } from '../model/weights/dtype';
 import type { WeightStore } from '../model/weights/store';
@@ -105,10 +109,10 @@ export interface EngineDeps {
 }
 
 /** Default max_tokens of a transcription (a minute of speech is some 200 tokens). */
-export const DEFAULT_TRANSCRIPTION_TOKENS = 512;
+const DEFAULT_TRANSCRIPTION_TOKENS = 512;
 
 /** Default encoder budget in tiles (times the model's image_seq_len embeddings per tile). */
-export const DEFAULT_ENCODER_BUDGET_TILES = 32;
+const DEFAULT_ENCODER_BUDGET_TILES = 32;
 
 /** Everything that lives on the engine's GPU device: rebuilt together after a device loss. */
 interface Runtime {
@@ -163,7 +167,7 @@ export class Engine {
     private readonly deps: EngineDeps,
     private readonly options: EngineOptions,
     rt: Runtime,
-    readonly processor: Idefics3Processor | VoxtralProcessor,
+    readonly processor: FamilyProcessor,
     readonly media: MediaEncoder,
     readonly lifecycle: LifecycleCounters,
     readonly modelId: string,
@@ -238,11 +242,9 @@ export class Engine {
     }
     const config = await readModelConfig(deps.source);
     phase('loading the tokenizer and processor');
-    const processor = config.audio
-      ? await VoxtralProcessor.load(deps.source, config.audio.tokensPerChunk, config.audio.audioTokenId)
-      : await Idefics3Processor.load(deps.source, { decodeImage: deps.decodeImage });
+    const processor = await familyOfConfig(config).loadProcessor(deps.source, config, { decodeImage: deps.decodeImage });
     phase('loading the language model');
-    const model = await Engine.loadLanguageModel(deps, options);
+    const model = await Engine.loadLanguageModel(deps, config, options);
     const lifecycle = newLifecycleCounters();
     phase('compiling the language model and starting the media encoder');
     // The language model's pipelines compile now, not in the first TTFT; the encoder starts beside it
@@ -268,11 +270,11 @@ export class Engine {
   }
 
   /** The language model on the backend the factory chose (WebGPU, or onnxruntime for the CPU backend). */
-  private static async loadLanguageModel(deps: EngineDeps, options: EngineOptions): Promise<EngineModel> {
+  private static async loadLanguageModel(deps: EngineDeps, config: ModelConfig, options: EngineOptions): Promise<EngineModel> {
     const onProgress = options.onProgress;
     if (deps.cpu) {
       const { loadOrtModel } = await import('../model/ort/load-ort');
-      return loadOrtModel(deps.cpu, deps.source, {
+      return loadOrtModel(deps.cpu, deps.source, config, {
         ...options,
         dtype: resolveDtype(options.dtype).text,
         why: deps.device?.reason,
@@ -280,7 +282,7 @@ export class Engine {
       });
     }
     if (!deps.gpu) throw new InternalError('the engine was created with neither a GPU context nor onnxruntime');
-    return loadModel(deps.gpu, deps.source, {
+    return loadModelWithConfig(deps.gpu, deps.source, config, {
       ...options,
       vision: false,
       weightStore: deps.weightStore,
@@ -342,7 +344,7 @@ export class Engine {
       }
       const gpu = await this.deps.recreateGpu();
       try {
-        const model = await Engine.loadLanguageModel({ ...this.deps, gpu }, { ...this.options, onProgress: undefined });
+        const model = await Engine.loadLanguageModel({ ...this.deps, gpu }, old.model.config, { ...this.options, onProgress: undefined });
         if (this.deps.restartInProcessEncoder) this.media.replaceBackend(await this.deps.restartInProcessEncoder(gpu));
         this.rt = await Engine.runtime(gpu, model, this.options, this.media, this.lifecycle, () => this);
         this.rt.loop.pacing = this.pacing;
@@ -731,7 +733,7 @@ export class Engine {
           processor,
           mediaPolicy: this.mediaPolicy,
           loadVision: () =>
-            loadEncoderModel(gpu, this.deps.source, {
+            loadEncoderModelWithConfig(gpu, this.deps.source, model.config, {
               dtype: this.options.dtype,
               compute: this.options.compute,
               weightStore: this.deps.weightStore,

@@ -34,7 +34,7 @@ import type { ChatContentPart, DecodeAtPosition, ProfileOptions, ProfilePhase, P
 /** Whole decode steps timed per position of ProfileOptions.decodePositions (the median is reported). */
 const DECODE_POSITION_RUNS = 5;
 
-export const DEFAULT_PROFILE_PROMPT = 'Can you describe this image?';
+const DEFAULT_PROFILE_PROMPT = 'Can you describe this image?';
 
 export interface ProfileDeps {
   gpu: GpuContext;

@@ -50,7 +50,7 @@ export type LoopPhase =
   | 'asleep until an encode settles or a request arrives';
 
 /** One request as the loop holds it, for a stall report. */
-export interface LoopRequestState {
+interface LoopRequestState {
   id: number;
   status: string;
   promptTokens: number;
@@ -353,7 +353,7 @@ export class ServeLoop {
   }
 }
 
-export function mediaInfo(r: EngineRequest): MediaInfo[] {
+function mediaInfo(r: EngineRequest): MediaInfo[] {
   return r.media.map((m) => ({
     key: m.prepared.key,
     source: m.source ?? 'encoded',

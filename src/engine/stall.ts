@@ -115,7 +115,7 @@ export class StallWatch {
 }
 
 /** The GPU operations not answered yet, oldest first, as a stall report lists them. */
-export function pendingGpuState(pending: { list(): PendingGpuOp[]; settled: number } | undefined): unknown {
+function pendingGpuState(pending: { list(): PendingGpuOp[]; settled: number } | undefined): unknown {
   if (!pending) return 'no WebGPU device (CPU backend)';
   return { pending: pending.list(), settled: pending.settled };
 }

@@ -20,7 +20,7 @@ import { importOptional } from '../optional-dependency';
 import { GpuContext, type GpuContextOptions } from './context';
 
 /** Where Chromium and Chrome put SwiftShader's ICD manifest on Linux. */
-export const SWIFTSHADER_ICD_PATHS = [
+const SWIFTSHADER_ICD_PATHS = [
   '/usr/lib/chromium/vk_swiftshader_icd.json',
   '/usr/lib64/chromium/vk_swiftshader_icd.json',
   '/usr/lib/chromium-browser/vk_swiftshader_icd.json',
@@ -34,7 +34,7 @@ export function findSwiftShaderIcd(env: NodeJS.ProcessEnv = process.env): string
 }
 
 /** False only when this is Linux and no GPU device node exists, so no Vulkan GPU can be present. */
-export function mayHaveGpu(): boolean {
+function mayHaveGpu(): boolean {
   if (process.platform !== 'linux') return true;
   if (existsSync('/dev/dxg') || existsSync('/dev/nvidia0')) return true;
   try {
@@ -64,7 +64,7 @@ type DawnModule = { create(options: string[]): GPU };
  * Mesa's device-select layer installed). Give it a private directory instead, before the first instance;
  * worker threads inherit it. A value the user set is left alone.
  */
-export function quietWayland(env: NodeJS.ProcessEnv = process.env): void {
+function quietWayland(env: NodeJS.ProcessEnv = process.env): void {
   if (process.platform !== 'linux' || env.XDG_RUNTIME_DIR) return;
   const dir = join(tmpdir(), `tessera-runtime-${process.getuid?.() ?? 'user'}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });

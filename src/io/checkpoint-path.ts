@@ -9,7 +9,7 @@ import { CheckpointFormatError } from '../errors';
 const SEGMENT = /^[A-Za-z0-9._+-]+$/;
 const MAX_NAME_CHARS = 512;
 
-export function isCheckpointFileName(name: string): boolean {
+function isCheckpointFileName(name: string): boolean {
   if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_CHARS) return false;
   return name.split('/').every((s) => SEGMENT.test(s) && s !== '.' && s !== '..');
 }

@@ -47,7 +47,7 @@ export interface ModelSource {
 
 export type DownloadProgress = (loadedBytes: number, totalBytes: number | undefined) => void;
 
-export const WEIGHT_CACHE_NAME = 'tessera-weights-v1';
+const WEIGHT_CACHE_NAME = 'tessera-weights-v1';
 
 /** Pass a body through, counting bytes. */
 function counting(body: ReadableStream<Uint8Array>, total: number | undefined, onDownload: DownloadProgress) {

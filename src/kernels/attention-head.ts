@@ -19,7 +19,7 @@
 import { HeadDimError } from '../errors';
 
 /** Largest head_dim the attention kernels run (64 vec4 registers for q and for the accumulator). */
-export const MAX_HEAD_DIM = 256;
+const MAX_HEAD_DIM = 256;
 
 export type HeadCode = 'unrolled' | 'loop';
 

@@ -42,8 +42,3 @@ export function floatToHalf(value: number): number {
   if (dropped > half || (dropped === half && h & 1)) h++; // a carry into 0x400 is the smallest normal
   return sign | h;
 }
-
-/** Round to the nearest f16 value (the value f16 storage holds). */
-export function roundToHalf(value: number): number {
-  return halfToFloat(floatToHalf(value));
-}

@@ -14,9 +14,7 @@ import { maskWords, type LogitAdjust } from './logit-adjust-reference';
 export {
   adjustLogitsReference,
   isAllowed,
-  MASKED_LOGIT,
   maskWords,
-  penaltyAmounts,
   type LogitAdjust,
 } from './logit-adjust-reference';
 

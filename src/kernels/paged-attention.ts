@@ -40,7 +40,7 @@ export type PagedAttentionPlan = 'split' | 'workgroup' | 'stream';
 export const PAGED_ATTENTION_PLANS: readonly PagedAttentionPlan[] = ['split', 'workgroup', 'stream'];
 
 /** Most runs a row's keys are cut into by the split plan (lib/paged-splits.wgsl). */
-export const MAX_SPLITS = wgslConstant(splitsSource, 'MAX_SPLITS');
+const MAX_SPLITS = wgslConstant(splitsSource, 'MAX_SPLITS');
 const MIN_SPLIT_KEYS = wgslConstant(splitsSource, 'MIN_SPLIT_KEYS');
 /** Query heads one split invocation holds at most (each a Head of registers for q and for its accumulator). */
 const MAX_GROUP_HEADS = 8;
@@ -48,12 +48,12 @@ const MAX_GROUP_HEADS = 8;
 const WORKGROUP_PLAN_KEYS = DEFAULT_WORKGROUP_SIZE;
 
 /** Keys per run of a row with `ctx` keys (lib/paged-splits.wgsl split_keys). */
-export function splitKeys(ctx: number): number {
+function splitKeys(ctx: number): number {
   return Math.max(MIN_SPLIT_KEYS, Math.ceil(ctx / (4 * MAX_SPLITS)) * 4);
 }
 
 /** Runs the split plan cuts a row of `ctx` keys into (lib/paged-splits.wgsl). */
-export function splitRuns(ctx: number): number {
+function splitRuns(ctx: number): number {
   return Math.ceil(ctx / splitKeys(ctx));
 }
 
@@ -80,7 +80,7 @@ export class PagedAttentionSplit extends DispatchSequence {
 }
 
 /** Query heads per split invocation: the largest divisor of the heads per kv head up to MAX_GROUP_HEADS. */
-export function groupHeads(numHeads: number, numKvHeads: number): number {
+function groupHeads(numHeads: number, numKvHeads: number): number {
   const g = numHeads / numKvHeads;
   for (let d = Math.min(g, MAX_GROUP_HEADS); d > 1; d--) if (g % d === 0) return d;
   return 1;

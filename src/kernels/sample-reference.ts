@@ -21,14 +21,14 @@ export interface SamplingParams {
 }
 
 /** PCG hash, u32 -> u32 (the same integer arithmetic as sample.wgsl). */
-export function pcgHash(v: number): number {
+function pcgHash(v: number): number {
   const s = (Math.imul(v >>> 0, 747796405) + 2891336453) >>> 0;
   const w = Math.imul(((s >>> ((s >>> 28) + 4)) ^ s) >>> 0, 277803737) >>> 0;
   return ((w >>> 22) ^ w) >>> 0;
 }
 
 /** The uniform in [0, 1) drawn for (seed, step); the row plays no part. */
-export function sampleUniform(seed: number, step: number): number {
+function sampleUniform(seed: number, step: number): number {
   return (pcgHash(pcgHash((seed ^ pcgHash(step)) >>> 0)) >>> 8) / 16777216;
 }
 
@@ -36,7 +36,7 @@ const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
 /** Order-preserving u32 key of an f32 value (sample.wgsl key_of). */
-export function sortKey(v: number): number {
+function sortKey(v: number): number {
   f32[0] = v;
   const b = u32[0];
   return (b & 0x80000000 ? ~b : b | 0x80000000) >>> 0;

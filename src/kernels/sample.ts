@@ -12,7 +12,7 @@ import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWorkgrou
 import { createDispatch, packParams, type KernelDispatch } from './dispatch';
 import type { SampleShape, SamplingParams } from './sample-reference';
 
-export { pcgHash, sampleReference, sampleUniform, sortKey, type SampleShape, type SamplingParams } from './sample-reference';
+export { sampleReference, type SampleShape, type SamplingParams } from './sample-reference';
 
 /** Bytes of one row's parameters in the rowParams buffer (sample.wgsl `RowParams`). */
 export const ROW_PARAMS_BYTES = 32;
@@ -21,13 +21,13 @@ export const ROW_PARAMS_BYTES = 32;
 const BINS = wgslConstant(source, 'BINS');
 
 /** Candidate slots held in workgroup memory by default (sample.wgsl CAP). */
-export const SAMPLE_CANDIDATES = 512;
+const SAMPLE_CANDIDATES = 512;
 
 /**
  * Workgroup memory sample.wgsl declares, bytes: three u32 histograms, 16 bytes per candidate, a 64-bit
  * partial sum per invocation, and under 256 bytes of scalars and structs.
  */
-export function sampleWorkgroupBytes(workgroupSize: number, candidates: number): number {
+function sampleWorkgroupBytes(workgroupSize: number, candidates: number): number {
   return 3 * 4 * BINS + 16 * candidates + 8 * workgroupSize + 256;
 }
 

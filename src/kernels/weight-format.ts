@@ -56,10 +56,6 @@ export function weightFormatOf(w: Weight): WeightFormat {
   return isPacked(w) ? w.format : 'f32';
 }
 
-export function weightShape(w: Weight): readonly number[] {
-  return w.shape;
-}
-
 export interface PackedLayout {
   /** u32 words of data per row, and in all. */
   rowWords: number;
@@ -106,7 +102,7 @@ const bitsOf = (v: number) => new Uint32Array(new Float32Array([v]).buffer)[0];
 const floatOf = (bits: number) => new Float32Array(new Uint32Array([bits >>> 0]).buffer)[0];
 
 /** The bfloat16 bits nearest to a finite f32 value (ties to even): the top half of its f32 bits, rounded. */
-export function floatToBf16(v: number): number {
+function floatToBf16(v: number): number {
   const bits = bitsOf(v);
   return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
 }

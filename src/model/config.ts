@@ -1,16 +1,11 @@
-// The parts of a Hugging Face config.json that Tessera's runtime needs, validated. Two families:
-//   idefics3 / smolvlm  HF `Idefics3Config` (+ `Idefics3VisionConfig`, `LlamaConfig` as text_config):
-//                       a SigLIP tower, a pixel-shuffle connector, a Llama decoder. `config.vision`.
-//   voxtral             HF `VoxtralConfig` (+ `VoxtralEncoderConfig` as audio_config, `LlamaConfig` as
-//                       text_config): a Whisper encoder, a frame-stacking projector, a Llama decoder.
-//                       `config.audio`.
-// Anything the runtime cannot run is a named error before any upload.
+// The parts of a Hugging Face config.json that Tessera's runtime needs, validated: what every family shares
+// (the decoder, the head's tie, the checkpoint's tensor names) and the towers a family may have
+// (`config.vision`, `config.audio`). Each family parses its own sections (src/families/<name>/config.ts);
+// anything the runtime cannot run is a named error before any upload.
 
 import { ModelConfigError, UnsupportedModelError } from '../errors';
 import { checkHeadDim } from '../kernels/attention-head';
-
-export const SUPPORTED_MODEL_TYPES = ['idefics3', 'smolvlm', 'voxtral'] as const;
-export type ModelType = (typeof SUPPORTED_MODEL_TYPES)[number];
+import { EPSILON, field, int, type Json, num, sub } from './config-fields';
 
 export interface VisionConfig {
   hiddenSize: number;
@@ -53,7 +48,7 @@ export interface AudioEncoderConfig {
 }
 
 /** Voxtral's projector: `stack` consecutive encoder frames as one row -> linear -> GELU -> linear (no biases). */
-export interface AudioProjectorConfig {
+interface AudioProjectorConfig {
   kind: 'stack-gelu-mlp';
   /** Encoder frames per LM token: audio intermediate_size / hidden_size (4 for Voxtral). */
   stack: number;
@@ -83,8 +78,21 @@ export interface TextConfig {
   maxPositions: number;
 }
 
+/** Where the decoder's tensors are in the checkpoint (its family's names). */
+export interface DecoderTensorNames {
+  /** Prefix of embed_tokens, layers.i.* and norm: 'model.text_model' (Idefics3), 'language_model.model' (Voxtral). */
+  model: string;
+  /** The untied LM head's tensor. */
+  lmHead: string;
+}
+
 export interface ModelConfig {
-  modelType: ModelType;
+  /** config.json's model_type. */
+  modelType: string;
+  /** The family that parsed it (src/families/registry.ts). */
+  family: string;
+  /** The decoder's checkpoint tensor names. */
+  decoderNames: DecoderTensorNames;
   /** lm_head shares the token embedding matrix (no lm_head.weight in the checkpoint). */
   tieWordEmbeddings: boolean;
   /**
@@ -101,63 +109,26 @@ export interface ModelConfig {
   torchDtype: string | undefined;
 }
 
-type Json = Record<string, unknown>;
-
-function field(obj: Json, path: string, key: string, kind: 'number' | 'string' | 'boolean'): unknown {
-  const v = obj[key];
-  if (typeof v !== kind) {
-    throw new ModelConfigError(`config.json: ${path}${key} must be a ${kind}, found ${v === undefined ? 'nothing' : JSON.stringify(v)}`);
-  }
-  return v;
-}
-
-function int(obj: Json, path: string, key: string, fallback?: number): number {
-  if (obj[key] === undefined && fallback !== undefined) return fallback;
-  const v = field(obj, path, key, 'number') as number;
-  if (!Number.isInteger(v) || v <= 0) throw new ModelConfigError(`config.json: ${path}${key} must be a positive integer, found ${v}`);
-  return v;
-}
-
 /**
- * A real number in (min, max), exclusive. JSON cannot carry NaN, but 1e999 parses as Infinity, and a
- * negative or zero epsilon or RoPE base gives NaN or Infinity in every layer: generation would then
- * silently return token id 0.
+ * The fields every family's config has: the decoder (text_config, where `textDefaults` fill what the
+ * family's HF config class defaults), the LM head's tie and the saved dtype.
  */
-function num(obj: Json, path: string, key: string, fallback: number, range: { min: number; max: number; why: string }): number {
-  if (obj[key] === undefined) return fallback;
-  const v = field(obj, path, key, 'number') as number;
-  if (!(Number.isFinite(v) && v > range.min && v < range.max)) {
-    throw new ModelConfigError(
-      `config.json: ${path}${key} is ${v} but must be a finite number above ${range.min}${range.max < Infinity ? ` and below ${range.max}` : ''} (${range.why})`,
-    );
-  }
-  return v;
-}
-
-const EPSILON = { min: 0, max: 1, why: 'the epsilon added to the variance in a norm' };
-
-function sub(obj: Json, key: string): Json {
-  const v = obj[key];
-  if (!v || typeof v !== 'object') throw new ModelConfigError(`config.json: '${key}' is missing or not an object`);
-  return v as Json;
-}
-
-export function parseModelConfig(raw: unknown): ModelConfig {
-  if (!raw || typeof raw !== 'object') throw new ModelConfigError('config.json is not a JSON object');
-  const c = raw as Json;
-  const modelType = c.model_type;
-  if (typeof modelType !== 'string' || !(SUPPORTED_MODEL_TYPES as readonly string[]).includes(modelType)) {
-    throw new UnsupportedModelError(
-      `model_type '${String(modelType)}' is not supported; Tessera runs ${SUPPORTED_MODEL_TYPES.join(', ')} checkpoints ` +
-        '(SigLIP vision tower + pixel-shuffle connector + Llama decoder; Whisper audio encoder + frame-stacking projector + Llama decoder).',
-    );
-  }
-  const text = parseTextConfig(c, modelType === 'voxtral' ? VOXTRAL_TEXT_DEFAULTS : {});
+export function parseCommonConfig(
+  c: Json,
+  family: { id: string; textDefaults?: Json; decoderNames: DecoderTensorNames },
+): Omit<ModelConfig, 'vision' | 'audio'> {
+  const text = parseTextConfig(c, family.textDefaults ?? {});
   const { tie, tieIfHeadMissing } = tiedEmbeddings(c);
   const torchDtype = typeof c.torch_dtype === 'string' ? c.torch_dtype : typeof c.dtype === 'string' ? c.dtype : undefined;
-  const common = { modelType: modelType as ModelType, tieWordEmbeddings: tie, tieIfHeadMissing, text, torchDtype };
-  if (modelType === 'voxtral') return { ...common, audio: parseVoxtralAudio(c, text) };
-  return { ...common, vision: parseIdefics3Vision(c, text) };
+  return {
+    modelType: String(c.model_type),
+    family: family.id,
+    decoderNames: family.decoderNames,
+    tieWordEmbeddings: tie,
+    tieIfHeadMissing,
+    text,
+    torchDtype,
+  };
 }
 
 /**
@@ -182,19 +153,6 @@ function tiedEmbeddings(c: Json): { tie: boolean; tieIfHeadMissing: boolean } {
   const tie = top === true || ((top === undefined || top === null) && inText === true);
   return { tie, tieIfHeadMissing: !tie && inText === true };
 }
-
-/** HF `VoxtralConfig._default_text_config_kwargs`: what a Voxtral text_config leaves out means these. */
-const VOXTRAL_TEXT_DEFAULTS: Json = {
-  vocab_size: 131072,
-  hidden_size: 3072,
-  intermediate_size: 8192,
-  num_hidden_layers: 30,
-  num_key_value_heads: 8,
-  max_position_embeddings: 131072,
-  rms_norm_eps: 1e-5,
-  rope_theta: 100000000.0,
-  head_dim: 128,
-};
 
 function parseTextConfig(c: Json, defaults: Json): TextConfig {
   const t = { ...defaults, ...sub(c, 'text_config') };
@@ -229,110 +187,13 @@ function parseTextConfig(c: Json, defaults: Json): TextConfig {
   return text;
 }
 
-function placeholderId(c: Json, key: string, text: TextConfig): number {
+/** A placeholder token id (image_token_id, audio_token_id) that must be in the vocabulary. */
+export function placeholderId(c: Json, key: string, text: TextConfig): number {
   const id = field(c, '', key, 'number') as number;
   if (!Number.isInteger(id) || id < 0 || id >= text.vocabSize) {
     throw new ModelConfigError(`config.json: ${key} ${id} is not a token id of the vocabulary (vocab_size ${text.vocabSize})`);
   }
   return id;
-}
-
-function parseIdefics3Vision(c: Json, text: TextConfig): VisionConfig {
-  const v = sub(c, 'vision_config');
-  const vHidden = int(v, 'vision_config.', 'hidden_size');
-  const vHeads = int(v, 'vision_config.', 'num_attention_heads');
-  if (vHidden % vHeads !== 0) {
-    throw new ModelConfigError(`config.json: vision hidden_size ${vHidden} is not divisible by num_attention_heads ${vHeads}`);
-  }
-  const imageSize = int(v, 'vision_config.', 'image_size');
-  const patchSize = int(v, 'vision_config.', 'patch_size');
-  // Like HF `Idefics3VisionEmbeddings` (num_patches_per_side = image_size // patch_size): a stride-P conv
-  // over a tile whose side is not a multiple of P drops the last pixels (SmolVLM-Instruct: 384 px / 14).
-  if (imageSize < patchSize) {
-    throw new ModelConfigError(`config.json: vision image_size ${imageSize} is smaller than patch_size ${patchSize}`);
-  }
-  const patchesPerSide = Math.floor(imageSize / patchSize);
-  const scaleFactor = int(c, '', 'scale_factor', 2);
-  if (patchesPerSide % scaleFactor !== 0) {
-    throw new ModelConfigError(`config.json: scale_factor ${scaleFactor} does not divide the ${patchesPerSide} patches per side of a tile`);
-  }
-  const vision: VisionConfig = {
-    hiddenSize: vHidden,
-    intermediateSize: int(v, 'vision_config.', 'intermediate_size'),
-    numLayers: int(v, 'vision_config.', 'num_hidden_layers'),
-    numHeads: vHeads,
-    headDim: vHidden / vHeads,
-    imageSize,
-    patchSize,
-    numChannels: int(v, 'vision_config.', 'num_channels', 3),
-    layerNormEps: num(v, 'vision_config.', 'layer_norm_eps', 1e-6, EPSILON),
-    patchesPerSide,
-    imageTokenId: placeholderId(c, 'image_token_id', text),
-    scaleFactor,
-    imageSeqLen: (patchesPerSide / scaleFactor) ** 2,
-  };
-  checkHeadDim('config.json vision_config (hidden_size / num_attention_heads)', vision.headDim);
-  for (const [key, want] of [['hidden_act', 'gelu_pytorch_tanh']] as const) {
-    if (v[key] !== undefined && v[key] !== want) {
-      throw new UnsupportedModelError(`vision_config.${key} '${String(v[key])}' is not supported (Tessera implements '${want}')`);
-    }
-  }
-  return vision;
-}
-
-function parseVoxtralAudio(c: Json, text: TextConfig): AudioConfig {
-  const a = sub(c, 'audio_config');
-  const path = 'audio_config.';
-  // HF VoxtralEncoderConfig's defaults (Voxtral-Mini-3B-2507's encoder, Whisper-large-v3's shape).
-  const hidden = int(a, path, 'hidden_size', typeof a.d_model === 'number' ? a.d_model : 1280);
-  const heads = int(a, path, 'num_attention_heads', typeof a.encoder_attention_heads === 'number' ? a.encoder_attention_heads : 20);
-  if (hidden % heads !== 0) {
-    throw new ModelConfigError(`config.json: audio hidden_size ${hidden} is not divisible by num_attention_heads ${heads}`);
-  }
-  const encoder: AudioEncoderConfig = {
-    hiddenSize: hidden,
-    intermediateSize: int(a, path, 'intermediate_size', typeof a.encoder_ffn_dim === 'number' ? a.encoder_ffn_dim : 5120),
-    numLayers: int(a, path, 'num_hidden_layers', typeof a.encoder_layers === 'number' ? a.encoder_layers : 32),
-    numHeads: heads,
-    headDim: hidden / heads,
-    numMelBins: int(a, path, 'num_mel_bins', 128),
-    maxSourcePositions: int(a, path, 'max_source_positions', 1500),
-    layerNormEps: 1e-5,
-  };
-  checkHeadDim('config.json audio_config (hidden_size / num_attention_heads)', encoder.headDim);
-  if (a.activation_function !== undefined && a.activation_function !== 'gelu') {
-    throw new UnsupportedModelError(
-      `audio_config.activation_function '${String(a.activation_function)}' is not supported (Tessera implements 'gelu')`,
-    );
-  }
-  if (a.scale_embedding === true) {
-    throw new UnsupportedModelError('audio_config.scale_embedding = true is not supported (Voxtral encoders do not scale the conv output)');
-  }
-  if (c.projector_hidden_act !== undefined && c.projector_hidden_act !== 'gelu') {
-    throw new UnsupportedModelError(
-      `projector_hidden_act '${String(c.projector_hidden_act)}' is not supported (Tessera implements 'gelu')`,
-    );
-  }
-  // HF `VoxtralForConditionalGeneration.get_audio_features`: the encoder output [chunks, frames, D] is read as
-  // rows of intermediate_size, i.e. intermediate_size / D consecutive frames per projector row.
-  if (encoder.intermediateSize % hidden !== 0) {
-    throw new ModelConfigError(
-      `config.json: audio intermediate_size ${encoder.intermediateSize} is not a multiple of hidden_size ${hidden}; ` +
-        "Voxtral's projector stacks whole encoder frames into each row",
-    );
-  }
-  const stack = encoder.intermediateSize / hidden;
-  if (encoder.maxSourcePositions % stack !== 0) {
-    throw new ModelConfigError(
-      `config.json: audio max_source_positions ${encoder.maxSourcePositions} is not a multiple of the projector's ${stack} frames per token`,
-    );
-  }
-  return {
-    encoder,
-    projector: { kind: 'stack-gelu-mlp', stack, inputSize: encoder.intermediateSize },
-    audioTokenId: placeholderId(c, 'audio_token_id', text),
-    tokensPerChunk: encoder.maxSourcePositions / stack,
-  };
 }
 
 /** The vision side, or a named error saying the model has none (what image and video paths call). */

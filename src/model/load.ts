@@ -6,9 +6,6 @@ import type { GpuContext } from '../gpu/context';
 import { BlockPool } from '../kv/block-pool';
 import { KvManager } from '../kv/kv-manager';
 import type { ModelConfig } from './config';
-import { readModelConfig } from './read-config';
-
-export { readModelConfig };
 import { KvCacheBuffers } from './kv-cache';
 import { LanguageModel } from './language-model';
 import { GpuModelRunner } from './runner/gpu-runner';
@@ -72,9 +69,13 @@ export interface LoadedModel {
   destroy(): void;
 }
 
-export async function loadModel(gpu: GpuContext, source: ModelSource, options: LoadModelOptions = {}): Promise<LoadedModel> {
+export async function loadModelWithConfig(
+  gpu: GpuContext,
+  source: ModelSource,
+  config: ModelConfig,
+  options: LoadModelOptions = {},
+): Promise<LoadedModel> {
   const t0 = performance.now();
-  const config = await readModelConfig(source);
   const withVision = options.vision ?? true;
   const weights = await loadWeights(gpu, source, config, {
     onProgress: options.onProgress,
@@ -149,9 +150,10 @@ export interface LoadedEncoderModel {
 }
 
 /** Only the media encoder: the vision tower and connector, or the audio encoder and projector (what an encoder worker needs). */
-export async function loadEncoderModel(
+export async function loadEncoderModelWithConfig(
   gpu: GpuContext,
   source: ModelSource,
+  config: ModelConfig,
   options: Pick<LoadModelOptions, 'onProgress' | 'visionBatch' | 'audioBatch' | 'dtype' | 'compute' | 'weightStore'> & {
     dispatchesPerSubmit?: number;
     rowsPerPiece?: number;
@@ -161,7 +163,6 @@ export async function loadEncoderModel(
     partialFiles?: boolean;
   } = {},
 ): Promise<LoadedEncoderModel> {
-  const config = await readModelConfig(source);
   const weights = await loadWeights(gpu, source, config, {
     onProgress: options.onProgress,
     selection: config.audio ? 'audio' : 'vision',

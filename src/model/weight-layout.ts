@@ -10,11 +10,8 @@
 //
 // The patch conv weight [D, C, P, P] is used as [D, C*P*P], the audio conv weights [D, Cin, 3] as
 // [D, Cin*3] (same bytes). With tied embeddings the LM head is the token embedding matrix and the
-// checkpoint has no lm_head.weight. Checkpoint names by family:
-//
-//   idefics3 / smolvlm   model.vision_model.*, model.connector.*, model.text_model.*, lm_head.weight
-//   voxtral              audio_tower.*, multi_modal_projector.*, language_model.model.*,
-//                        language_model.lm_head.weight
+// checkpoint has no lm_head.weight. The decoder's checkpoint names are its family's
+// (ModelConfig.decoderNames); the towers' are those of the checkpoints that have them (src/families/*/config.ts).
 
 import type { AudioConfig, ModelConfig, VisionConfig } from './config';
 
@@ -157,8 +154,8 @@ export function weightLayout(config: ModelConfig): WeightLayout {
 
   const t = config.text;
   const H = t.hiddenSize;
-  const tp = config.modelType === 'voxtral' ? 'language_model.model' : 'model.text_model';
-  const lmHead = config.modelType === 'voxtral' ? 'language_model.lm_head.weight' : 'lm_head.weight';
+  const tp = config.decoderNames.model;
+  const lmHead = config.decoderNames.lmHead;
   add('text.embed', [t.vocabSize, H], [[`${tp}.embed_tokens.weight`, [t.vocabSize, H]]]);
   const qRows = t.numHeads * t.headDim;
   const kvRows = t.numKvHeads * t.headDim;
@@ -192,9 +189,4 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   else add('text.lm_head', [t.vocabSize, H], [[lmHead, [t.vocabSize, H]]]);
   const aliasIfMissing = config.tieIfHeadMissing ? { 'text.lm_head': 'text.embed' } : undefined;
   return { gpu, checkpoint, aliases, aliasIfMissing };
-}
-
-/** Total f32 bytes the GPU copy of the weights takes. */
-export function weightBytes(layout: WeightLayout): number {
-  return layout.gpu.reduce((a, w) => a + numel(w.shape) * 4, 0);
 }

@@ -46,7 +46,7 @@ import {
 } from './weights/stored-copy';
 import type { WeightStore } from './weights/store';
 
-export interface LoadProgress {
+interface LoadProgress {
   /** download: bytes fetched; upload: checkpoint bytes read; quantize: bytes packed on the GPU; cache: stored-copy bytes read. */
   phase: 'download' | 'upload' | 'quantize' | 'cache';
   file: string;
@@ -154,9 +154,9 @@ function checkHeader(file: string, header: SafetensorsHeader, specs: CheckpointT
 }
 
 /** Which GPU weights to load: all, or only one part (an encoder worker: vision or audio; the main thread: text). */
-export type WeightSelection = 'all' | WeightPart;
+type WeightSelection = 'all' | WeightPart;
 
-export function selects(selection: WeightSelection, gpuKey: string): boolean {
+function selects(selection: WeightSelection, gpuKey: string): boolean {
   if (selection === 'all') return true;
   return partOf(gpuKey) === selection;
 }

@@ -45,7 +45,7 @@ export interface VideoPart<V = VideoInput> {
  */
 export type AudioInput = Uint8Array | ArrayBuffer | Blob | { pcm: Float32Array; sampleRate: number; channels?: number };
 
-export interface AudioPart<A = AudioInput> {
+interface AudioPart<A = AudioInput> {
   type: 'audio';
   audio: A;
 }

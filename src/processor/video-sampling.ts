@@ -35,7 +35,7 @@ export interface FrameSample {
 }
 
 /** Python 3 round() of a float to an integer: nearest, ties to even. */
-export function pythonRound(x: number): number {
+function pythonRound(x: number): number {
   const f = Math.floor(x);
   const d = x - f; // exact for |x| < 2^52
   if (d > 0.5) return f + 1;
@@ -44,7 +44,7 @@ export function pythonRound(x: number): number {
 }
 
 /** numpy.linspace(start, stop, num, dtype=int) for num >= 1 (float64 steps, endpoint exact, truncated). */
-export function linspaceInt(start: number, stop: number, num: number): number[] {
+function linspaceInt(start: number, stop: number, num: number): number[] {
   if (!Number.isInteger(num) || num < 1) throw new InternalError(`linspaceInt: num must be a positive integer, got ${num}`);
   const div = num - 1;
   const step = div > 0 ? (stop - start) / div : 0;

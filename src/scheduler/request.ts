@@ -19,7 +19,7 @@ export type RequestStatus = 'waiting' | 'running' | 'preempted' | 'finished';
 export type FinishCause = 'stop' | 'length' | 'abort' | 'error';
 
 /** pending: not asked for yet; encoding: asked, not back; ready: embeddings on the host. */
-export type MediaItemState = 'pending' | 'encoding' | 'ready';
+type MediaItemState = 'pending' | 'encoding' | 'ready';
 
 export interface SchedMediaItem {
   /** Content key (the encoder cache key). */

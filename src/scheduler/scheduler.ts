@@ -37,7 +37,7 @@ export interface SchedulerConfig {
   contextLimits?: { modelPositions: number; kvCacheTokens: number };
 }
 
-export interface ScheduledSeq {
+interface ScheduledSeq {
   req: SchedRequest;
   /** First token this step computes (= req.numComputed when scheduled). */
   start: number;

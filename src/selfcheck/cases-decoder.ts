@@ -159,7 +159,7 @@ export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boo
 }
 
 /** How sampleCase fills the logits: uniform in [-4, 4), 9 levels (ties at every threshold), or one value. */
-export type SampleLogitsKind = 'uniform' | 'levels' | 'equal';
+type SampleLogitsKind = 'uniform' | 'levels' | 'equal';
 
 export interface SampleCaseOptions extends CommonOptions {
   logits?: SampleLogitsKind;

@@ -18,7 +18,7 @@ import { concat, runTimed, withScratch } from './harness';
 import { mulberry32, randomUniform } from './random';
 
 /** What each row of a logitAdjustCase gets. */
-export type AdjustRowKind = 'none' | 'penalties' | 'mask' | 'both' | 'one-allowed';
+type AdjustRowKind = 'none' | 'penalties' | 'mask' | 'both' | 'one-allowed';
 
 export interface LogitAdjustCaseOptions extends CommonOptions {
   /** One per row (default: every kind once, cycling). */

@@ -26,7 +26,7 @@ import { EXACT, F32_TOLERANCE, type Tolerance } from './compare';
 import { concat, runDispatch, withScratch, type Scratch } from './harness';
 import { randomInts, randomUniform } from './random';
 
-export interface CaseOutput {
+interface CaseOutput {
   got: ArrayLike<number>;
   want: ArrayLike<number>;
   /** Wall time from submit to completion of the kernel's dispatch(es). */
@@ -72,7 +72,7 @@ export interface MatmulCaseOptions extends CommonOptions {
 }
 
 /** Host copy of what a packed weight holds, dequantized as the kernels do (f32: the values themselves). */
-export function asStored(format: WeightFormat, w: Float32Array, N: number, K: number): Float32Array {
+function asStored(format: WeightFormat, w: Float32Array, N: number, K: number): Float32Array {
   return format === 'f32' ? w : dequantizeReference(format, quantizeReference(format, w, N, K), N, K);
 }
 

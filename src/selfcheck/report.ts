@@ -11,7 +11,7 @@ function human(n: number): string {
 }
 
 /** What the adapter means for weight dtypes: f16 storage everywhere, f16 math only with shader-f16. */
-export function dtypeLines(r: AdapterReport): string[] {
+function dtypeLines(r: AdapterReport): string[] {
   const f16 = r.features.includes('shader-f16');
   const subgroups = r.features.includes('subgroups');
   return [

@@ -33,9 +33,9 @@ export interface ServerAppOptions {
   onError?: (e: unknown, status: number) => void;
 }
 
-export const DEFAULT_MAX_CONCURRENCY = 64;
-export const DEFAULT_MAX_QUEUE = 256;
-export const DEFAULT_MAX_BODY_BYTES = 64 * 2 ** 20;
+const DEFAULT_MAX_CONCURRENCY = 64;
+const DEFAULT_MAX_QUEUE = 256;
+const DEFAULT_MAX_BODY_BYTES = 64 * 2 ** 20;
 
 export interface ServerApp {
   app: Hono;

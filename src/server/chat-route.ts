@@ -27,7 +27,7 @@ function sseData(value: unknown): Uint8Array {
 }
 
 /** The body as a request object, or the named error (the engine checks the fields themselves). */
-export function parseChatBody(contentType: string | undefined, text: string, modelName: string): ChatCompletionRequest {
+function parseChatBody(contentType: string | undefined, text: string, modelName: string): ChatCompletionRequest {
   if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) throw new UnsupportedContentTypeError(contentType ?? '');
   let body: unknown;
   try {

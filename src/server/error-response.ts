@@ -101,7 +101,7 @@ const OPENAI_CODE: Partial<Record<ErrorCode, string>> = {
 };
 
 /** The body of an error response, as OpenAI's API sends it. */
-export interface OpenAIErrorBody {
+interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 

@@ -4,6 +4,7 @@ import { NodeDirSource } from '../../src/io/model-source-node';
 import { generate } from '../../src/model/generate';
 import { logitsAgreement } from '../helpers/batch-agreement';
 import type { OrtRuntime } from '../../src/model/ort/ort-api';
+import { readModelConfig } from '../../src/families/read-config';
 import { loadOrtModel, loadOrtVisionEncoder, type OrtLoadedModel } from '../../src/model/ort/load-ort';
 import type { OrtVisionEncoder } from '../../src/model/ort/ort-vision';
 import { loadProcessorFromDirectory } from '../../src/processor/node';
@@ -30,8 +31,9 @@ for (const g of goldenVariants().filter((v) => ONNX_MODELS.includes(v.model))) {
 
     beforeAll(async () => {
       const source = new NodeDirSource(`${dir}/${g.model}`);
-      model = await loadOrtModel(CPU, source, { kvCacheTokens: 2048, maxTokensPerStep: 128 });
-      vision = await loadOrtVisionEncoder(CPU, source);
+      const config = await readModelConfig(source);
+      model = await loadOrtModel(CPU, source, config, { kvCacheTokens: 2048, maxTokensPerStep: 128 });
+      vision = await loadOrtVisionEncoder(CPU, source, config);
       const processor = await loadProcessorFromDirectory(`${dir}/${g.model}`);
       prepared = await processor.prepare(SAMPLE_MESSAGES);
       stopIds = new Set(processor.stopTokenIds);
@@ -67,7 +69,8 @@ for (const g of goldenVariants().filter((v) => ONNX_MODELS.includes(v.model))) {
 
 describe('several sequences through one runner', () => {
   it('decoding together (batched, padded past) and prefilling beside them gives each what it gives alone, as the CPU backend promises', async () => {
-    const model = await loadOrtModel(CPU, new NodeDirSource(`${dir}/smolvlm-tiny-hd8`), { kvCacheTokens: 2048, maxTokensPerStep: 64 });
+    const source = new NodeDirSource(`${dir}/smolvlm-tiny-hd8`);
+    const model = await loadOrtModel(CPU, source, await readModelConfig(source), { kvCacheTokens: 2048, maxTokensPerStep: 64 });
     try {
       const prompts = [5, 17, 40, 3, 64].map((n, i) => Uint32Array.from({ length: n }, (_, j) => (i * 7919 + j * 104729) % 49000));
       const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };

@@ -4,13 +4,15 @@
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { NodeDirSource } from '../../src/io/model-source-node';
+import { readModelConfig } from '../../src/families/read-config';
 import { loadOrtModel, type OrtLoadedModel } from '../../src/model/ort/load-ort';
 import { expectLogitProcessors } from '../helpers/logit-processors';
 import { ensureTinyModels } from '../helpers/tiny-models';
 
 let model: OrtLoadedModel;
 beforeAll(async () => {
-  model = await loadOrtModel({ ort, provider: 'cpu' }, new NodeDirSource(`${ensureTinyModels()}/smolvlm-tiny`), {
+  const source = new NodeDirSource(`${ensureTinyModels()}/smolvlm-tiny`);
+  model = await loadOrtModel({ ort, provider: 'cpu' }, source, await readModelConfig(source), {
     kvCacheTokens: 1024,
     maxTokensPerStep: 64,
   });

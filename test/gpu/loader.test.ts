@@ -14,8 +14,8 @@ import {
   UnsupportedModelError,
 } from '../../src/errors';
 import { MemorySource } from '../../src/io/model-source';
-import { parseModelConfig } from '../../src/model/config';
-import { loadModel } from '../../src/model/load';
+import { parseModelConfig } from '../../src/families/registry';
+import { loadModel } from '../../src/families/load';
 import { writeSafetensors } from '../../src/model/weights/safetensors-writer';
 import { weightLayout } from '../../src/model/weight-layout';
 import { microConfig, microSource, tensorsFor } from '../helpers/micro-checkpoint';

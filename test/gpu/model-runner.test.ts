@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InternalError, KvCacheFullError } from '../../src/errors';
 import { NodeDirSource } from '../../src/io/model-source-node';
-import { loadModel, type LoadedModel } from '../../src/model/load';
+import { loadModel } from '../../src/families/load';
+import type { LoadedModel } from '../../src/model/load';
 import type { RunnerSeq } from '../../src/model/runner/model-runner';
 import { expectLogitProcessors } from '../helpers/logit-processors';
 import { ensureTinyModels } from '../helpers/tiny-models';

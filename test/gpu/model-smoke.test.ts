@@ -3,7 +3,8 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { GpuBoundsError } from '../../src/errors';
 import { generate } from '../../src/model/generate';
-import { loadModel, type LoadedModel } from '../../src/model/load';
+import { loadModel } from '../../src/families/load';
+import type { LoadedModel } from '../../src/model/load';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { randomUniform } from '../../src/selfcheck/random';
 import { ensureTinyModels } from '../helpers/tiny-models';

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MemorySource } from '../../src/io/model-source';
-import { parseModelConfig } from '../../src/model/config';
+import { parseModelConfig } from '../../src/families/registry';
 import type { TensorToWrite } from '../../src/model/weights/safetensors-writer';
 import { weightLayout } from '../../src/model/weight-layout';
 import { randomUniform } from '../../src/selfcheck/random';

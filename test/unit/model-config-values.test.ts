@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ModelConfigError, ProcessorConfigError } from '../../src/errors';
-import { parseModelConfig } from '../../src/model/config';
+import { parseModelConfig } from '../../src/families/registry';
 import { parseImageProcessorConfig } from '../../src/processor/processor-config';
 
 const REAL_DIR = resolve(import.meta.dirname, '../fixtures/models/SmolVLM-256M-Instruct');

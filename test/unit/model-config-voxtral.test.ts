@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ModelConfigError, UnsupportedModelError } from '../../src/errors';
-import { parseModelConfig, requireVision } from '../../src/model/config';
+import { parseModelConfig } from '../../src/families/registry';
+import { requireVision } from '../../src/model/config';
 import { weightLayout } from '../../src/model/weight-layout';
 import { partOf, resolveDtype } from '../../src/model/weights/dtype';
 

@@ -19,8 +19,6 @@ import { StreamingResampler } from '../../processor/audio/resample';
 import { isWav, readWavHeader } from '../../processor/audio/wav';
 import { decodeWav, sniffAudioFormat, type AudioStreamInfo } from './decode-wav';
 import { exactTrackEnd } from './track-end';
-
-export type { AudioStreamInfo };
 import { startFfmpeg } from '../ffmpeg-process';
 
 export interface AudioDecodeOptions {

@@ -27,7 +27,7 @@ function tidyRate(fps: number): number {
   return Math.abs(fps - r) <= 1e-9 * r ? r : fps;
 }
 
-export function byteLengthOf(source: Uint8Array | Blob): number {
+function byteLengthOf(source: Uint8Array | Blob): number {
   return source instanceof Uint8Array ? source.byteLength : source.size;
 }
 

@@ -20,7 +20,7 @@ import { sampleFrames } from '../../processor/video-sampling';
 import type { PreparedVideo, PreparedVideoFrame, PrepareVideoOptions, VideoFramesSource, VideoSource } from '../../protocol/encoder';
 import type { VideoBackend } from './video-backend';
 
-export interface PreparedFrameTile {
+interface PreparedFrameTile {
   layout: ImageLayout;
   /** [1, 3, T, T] u8. */
   tilesU8: Uint8Array;
@@ -47,7 +47,7 @@ function isFrameList(source: VideoSource): source is VideoFramesSource {
 }
 
 /** Validated timestamps and duration of a frame list (InvalidMessageError names what is wrong). */
-export function frameListTiming(list: VideoFramesSource): { timestamps: number[]; duration: number } {
+function frameListTiming(list: VideoFramesSource): { timestamps: number[]; duration: number } {
   if (!Array.isArray(list?.frames) || list.frames.length === 0)
     throw new InvalidMessageError('a video given as frames needs a non-empty frames array of { image, timestamp }.');
   const timestamps = list.frames.map((f, i) => {

@@ -46,7 +46,7 @@ export interface MediaFetchLimit {
   option: string;
 }
 
-export function imageFetchLimit(policy: MediaPolicy): MediaFetchLimit {
+function imageFetchLimit(policy: MediaPolicy): MediaFetchLimit {
   return { media: 'image', maxBytes: policy.maxImageBytes, option: 'media.maxImageBytes' };
 }
 

@@ -37,7 +37,7 @@ export function isGivenEmbeddings(v: unknown): v is GivenEmbeddings {
 }
 
 /** The cache key given embeddings live under: never a content key (those are hex digests). */
-export function givenEmbeddingsKey(uuid: string): string {
+function givenEmbeddingsKey(uuid: string): string {
   return `embeds:${uuid}`;
 }
 

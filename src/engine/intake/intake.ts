@@ -43,7 +43,7 @@ export interface IntakeDeps {
 }
 
 /** The image payloads of the messages, in message order. */
-export function imagePayloads(messages: readonly RequestMessage[]): ImagePayload[] {
+function imagePayloads(messages: readonly RequestMessage[]): ImagePayload[] {
   const out: ImagePayload[] = [];
   for (const m of messages) {
     if (typeof m.content === 'string') continue;

@@ -53,7 +53,7 @@ export interface MediaPolicy extends Required<MediaOptions> {
   resolveHost?: ResolveHost;
 }
 
-export const DEFAULT_MEDIA_OPTIONS: Required<MediaOptions> = {
+const DEFAULT_MEDIA_OPTIONS: Required<MediaOptions> = {
   maxImagesPerRequest: 16,
   maxImageBytes: 32 * 2 ** 20,
   maxVideoBytes: 2 ** 30,

@@ -30,10 +30,10 @@ import type { MediaPolicy } from './media-options';
 import type { SamplingParams } from '../../model/runner/model-runner';
 import type { ChatCompletionRequest, ResponseFormat } from '../types';
 
-export const DEFAULT_MAX_TOKENS = 128;
+const DEFAULT_MAX_TOKENS = 128;
 
 /** Most choices (n) one request may ask for. */
-export const MAX_CHOICES = 16;
+const MAX_CHOICES = 16;
 
 /** What the engine runs a request with, once every field has been checked: the one place defaults are applied. */
 export interface CheckedRequest {
@@ -53,7 +53,7 @@ export interface CheckedRequest {
 }
 
 /** Most alternatives top_logprobs may ask for (OpenAI's limit). */
-export const MAX_TOP_LOGPROBS = 20;
+const MAX_TOP_LOGPROBS = 20;
 
 function responseFormat(v: unknown): CheckedRequest['responseFormat'] {
   if (absent(v)) return undefined;

@@ -8,7 +8,6 @@ import type { ModelSource } from '../../io/model-source';
 import { BlockPool } from '../../kv/block-pool';
 import { KvManager } from '../../kv/kv-manager';
 import type { ModelConfig } from '../config';
-import { readModelConfig } from '../read-config';
 import type { ProgressCallback } from '../weights';
 import type { WeightDtype } from '../weights/dtype';
 import { createSession, type OrtRuntime } from './ort-api';
@@ -46,9 +45,13 @@ function supported(config: ModelConfig, where: string): void {
   }
 }
 
-export async function loadOrtModel(rt: OrtRuntime, source: ModelSource, options: LoadOrtModelOptions = {}): Promise<OrtLoadedModel> {
+export async function loadOrtModel(
+  rt: OrtRuntime,
+  source: ModelSource,
+  config: ModelConfig,
+  options: LoadOrtModelOptions = {},
+): Promise<OrtLoadedModel> {
   const t0 = performance.now();
-  const config = await readModelConfig(source);
   supported(config, source.where);
   const why = options.why ?? "device 'cpu' was asked for";
   const dtype = options.dtype ?? 'f32';
@@ -83,9 +86,9 @@ export async function loadOrtModel(rt: OrtRuntime, source: ModelSource, options:
 export async function loadOrtVisionEncoder(
   rt: OrtRuntime,
   source: ModelSource,
+  config: ModelConfig,
   options: { dtype?: WeightDtype; maxBatch?: number; why?: string } = {},
 ): Promise<OrtVisionEncoder> {
-  const config = await readModelConfig(source);
   supported(config, source.where);
   const g = await readOnnxGraph(source, 'vision_encoder', options.dtype ?? 'f32', options.why ?? "device 'cpu' was asked for");
   return new OrtVisionEncoder(rt.ort, await createSession(rt, g.model, g.externalData), config, options.maxBatch ?? 4);

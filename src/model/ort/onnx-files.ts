@@ -4,17 +4,16 @@
 
 import { BackendUnsupportedError, OnnxFilesMissingError } from '../../errors';
 import type { ModelSource } from '../../io/model-source';
-import { readModelConfig } from '../read-config';
+import type { ModelConfig } from '../config';
 import type { ProgressCallback } from '../weights';
 import type { WeightDtype } from '../weights/dtype';
 
 /** Graph names of an image-text checkpoint (Idefics3 / SmolVLM). */
-export const IMAGE_TEXT_GRAPHS = ['vision_encoder', 'embed_tokens', 'decoder_model_merged'] as const;
-export type GraphName = (typeof IMAGE_TEXT_GRAPHS)[number];
+const IMAGE_TEXT_GRAPHS = ['vision_encoder', 'embed_tokens', 'decoder_model_merged'] as const;
 
 const SUFFIX: Record<WeightDtype, string> = { f32: '', f16: '_fp16', q8: '_quantized', q4: '_q4' };
 
-export function onnxFileName(graph: string, dtype: WeightDtype = 'f32'): string {
+function onnxFileName(graph: string, dtype: WeightDtype = 'f32'): string {
   return `onnx/${graph}${SUFFIX[dtype]}.onnx`;
 }
 
@@ -60,7 +59,7 @@ async function readAll(source: ModelSource, name: string, onProgress?: ProgressC
 }
 
 /** The files of `graphs` (at the dtype) that `source` lacks, found without reading or downloading them. */
-export async function missingOnnxFiles(source: ModelSource, graphs: readonly string[], dtype: WeightDtype = 'f32'): Promise<string[]> {
+async function missingOnnxFiles(source: ModelSource, graphs: readonly string[], dtype: WeightDtype = 'f32'): Promise<string[]> {
   const missing: string[] = [];
   for (const g of graphs) {
     const file = onnxFileName(g, dtype);
@@ -76,8 +75,7 @@ export async function missingOnnxFiles(source: ModelSource, graphs: readonly str
 }
 
 /** What the CPU backend would lack for this checkpoint: its ONNX graphs (an audio checkpoint is not run there). */
-export async function missingForCpuBackend(source: ModelSource, dtype: WeightDtype): Promise<string[]> {
-  const config = await readModelConfig(source);
+export async function missingForCpuBackend(source: ModelSource, config: ModelConfig, dtype: WeightDtype): Promise<string[]> {
   if (config.audio) return [`graphs for a ${config.modelType} (audio) checkpoint, which the CPU backend does not run`];
   if (dtype === 'f16') return ["float16 graphs (dtype 'f16'), which the CPU backend does not run"];
   return missingOnnxFiles(source, IMAGE_TEXT_GRAPHS, dtype);
@@ -87,7 +85,7 @@ export async function missingForCpuBackend(source: ModelSource, dtype: WeightDty
  * The CPU backend feeds float32 inputs and K/V; the `_fp16` exports take float16 ones (transformers.js's
  * kv_cache_dtype), so dtype 'f16' is refused by name there rather than failing inside onnxruntime.
  */
-export function checkCpuDtype(dtype: WeightDtype, backend: string): void {
+function checkCpuDtype(dtype: WeightDtype, backend: string): void {
   if (dtype === 'f16') {
     throw new BackendUnsupportedError(
       backend,

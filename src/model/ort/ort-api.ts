@@ -2,7 +2,7 @@
 // types do not depend on either package: onnxruntime-node (Node, CPU execution provider) and
 // onnxruntime-web (browsers, WebAssembly) both satisfy it (their shared onnxruntime-common API).
 
-export type OrtTensorType = 'float32' | 'int64' | 'bool';
+type OrtTensorType = 'float32' | 'int64' | 'bool';
 
 export interface OrtTensor {
   readonly type: string;

@@ -24,7 +24,7 @@ export interface BrowserOrtOptions {
  * run waits for them for ever (test/e2e/parity.spec.ts: the page alone isolated hung; every response with
  * the headers answers).
  */
-export function wasmThreads(requested?: number): number {
+function wasmThreads(requested?: number): number {
   const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
   if (!isolated) return 1;
   const cores = (globalThis.navigator as Navigator | undefined)?.hardwareConcurrency ?? 4;

@@ -17,7 +17,7 @@ import type { SamplingParams } from '../../kernels/sample';
 import type { KvManager } from '../../kv/kv-manager';
 import type { TextConfig } from '../config';
 
-export type { DispatchTiming, DispatchTimer, LogitAdjust, SamplingParams, TimingMethod };
+export type { DispatchTiming, LogitAdjust, SamplingParams, TimingMethod };
 
 /** Media embeddings for some rows of a sequence's tokens: row `offset + i` takes row i of `data` ([rows, hidden] f32). */
 export interface MediaRows {

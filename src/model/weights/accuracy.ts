@@ -78,7 +78,7 @@ function logSumExp(x: Float32Array): number {
 }
 
 /** KL(softmax(p) || softmax(q)) in nats, float64. */
-export function klDivergence(p: Float32Array, q: Float32Array): number {
+function klDivergence(p: Float32Array, q: Float32Array): number {
   const lp = logSumExp(p);
   const lq = logSumExp(q);
   let kl = 0;
@@ -90,7 +90,7 @@ export function klDivergence(p: Float32Array, q: Float32Array): number {
 }
 
 /** Top-1 lead (nats) from which a position counts as decisive. */
-export const DECISIVE_MARGIN = 0.1;
+const DECISIVE_MARGIN = 0.1;
 
 function top2(x: Float32Array): { best: number; margin: number } {
   let best = 0;

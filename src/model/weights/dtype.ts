@@ -21,12 +21,12 @@ import type { GpuWeightSpec } from '../weight-layout';
 
 /** What a caller may ask for; bf16 is a storage format only (exact storage of BF16 tensors under 'f32'). */
 export type WeightDtype = Exclude<WeightFormat, 'bf16'>;
-export const WEIGHT_DTYPES: readonly WeightDtype[] = WEIGHT_FORMATS.filter((f): f is WeightDtype => f !== 'bf16');
+const WEIGHT_DTYPES: readonly WeightDtype[] = WEIGHT_FORMATS.filter((f): f is WeightDtype => f !== 'bf16');
 
 export type DtypeOption = WeightDtype | { vision?: WeightDtype; audio?: WeightDtype; text?: WeightDtype };
 
 /** The parts of a model whose weights may be stored in different formats. */
-export const WEIGHT_PARTS = ['vision', 'audio', 'text'] as const;
+const WEIGHT_PARTS = ['vision', 'audio', 'text'] as const;
 export type WeightPart = (typeof WEIGHT_PARTS)[number];
 
 export type DtypePlan = Record<WeightPart, WeightDtype>;
@@ -34,7 +34,7 @@ export type DtypePlan = Record<WeightPart, WeightDtype>;
 const isPart = (key: string): key is WeightPart => (WEIGHT_PARTS as readonly string[]).includes(key);
 
 export type ComputePrecision = 'f32' | 'f16';
-export const COMPUTE_PRECISIONS: readonly ComputePrecision[] = ['f32', 'f16'];
+const COMPUTE_PRECISIONS: readonly ComputePrecision[] = ['f32', 'f16'];
 
 function check(where: string, value: unknown): WeightDtype {
   if (typeof value === 'string' && (WEIGHT_DTYPES as readonly string[]).includes(value)) return value as WeightDtype;

@@ -73,7 +73,7 @@ export function allocateWeight(gpu: GpuContext, plan: GpuWeightPlan): { weight: 
 }
 
 /** The byte ranges of an entry inside its target's buffers. */
-export function entryRanges(entry: StoredEntry): { dataOffset: number; scaleOffset: number } {
+function entryRanges(entry: StoredEntry): { dataOffset: number; scaleOffset: number } {
   if (entry.format === 'f32') return { dataOffset: entry.rowOffset * entry.K * 4, scaleOffset: 0 };
   const rowOffset = entry.rowOffset;
   const layout = packedLayout(entry.format, 1, entry.K);

@@ -18,7 +18,7 @@ function bitsToBf16(u: number): number {
   return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
-export function floatToHalf(v: number): number {
+function floatToHalf(v: number): number {
   scratchF32[0] = v;
   const u = scratchU32[0];
   const sign = (u >> 16) & 0x8000;

@@ -9,7 +9,7 @@ import { halfToFloat } from '../../kernels/f16';
 import { checkHeaderSize, checkTensorEntry, validateSafetensorsHeader } from './safetensors-validate';
 import type { SafetensorsDtype, SafetensorsHeader, TensorInfo } from './safetensors-header';
 
-export type { SafetensorsDtype, SafetensorsHeader, TensorInfo };
+export type { SafetensorsHeader, TensorInfo };
 
 const DTYPE_BYTES: Record<string, number> = {
   F64: 8,
@@ -219,5 +219,3 @@ export function toFloat32(info: TensorInfo, bytes: Uint8Array): Float32Array {
       throw new CheckpointFormatError(`tensor '${info.name}' is ${info.dtype}; Tessera loads F32, F16 and BF16 weights`);
   }
 }
-
-export { halfToFloat };

@@ -22,10 +22,10 @@ export interface WeightStore {
   delete(key: string): Promise<void>;
 }
 
-export const QUANTIZED_CACHE_NAME = 'tessera-quantized-v1';
+const QUANTIZED_CACHE_NAME = 'tessera-quantized-v1';
 
 /** A ReadableStream pulling from an async iterable (ReadableStream.from is not everywhere yet). */
-export function readableFrom(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+function readableFrom(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
   const it = chunks[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {

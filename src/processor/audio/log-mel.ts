@@ -17,7 +17,7 @@ import { RealFft } from './fft';
 import { logMelFrames, type LogMelConfig } from './log-mel-config';
 import { slaneyMelFilters } from './mel-filters';
 
-export { logMelConfigFrom, logMelFrames, type LogMelConfig } from './log-mel-config';
+export { logMelConfigFrom, type LogMelConfig } from './log-mel-config';
 
 const LOG_FLOOR = 1e-10;
 

@@ -4,11 +4,11 @@
 // 1 + n_fft / 2 frequencies of a real FFT, each scaled to unit area (2 / its width in Hz).
 
 /** Hz to mel, Slaney's scale: 3 mels per 200 Hz up to 1 kHz (15 mels), then 27 mels per factor 6.4. */
-export function hertzToMel(hz: number): number {
+function hertzToMel(hz: number): number {
   return hz < 1000 ? (3 * hz) / 200 : 15 + (Math.log(hz / 1000) * 27) / Math.log(6.4);
 }
 
-export function melToHertz(mel: number): number {
+function melToHertz(mel: number): number {
   return mel < 15 ? (200 * mel) / 3 : 1000 * Math.exp((Math.log(6.4) * (mel - 15)) / 27);
 }
 

@@ -5,7 +5,7 @@
 import { createBrowserGpuContext } from '../../../src/gpu/browser';
 import { UrlSource } from '../../../src/io/model-source';
 import { generate } from '../../../src/model/generate';
-import { loadModel } from '../../../src/model/load';
+import { loadModel } from '../../../src/families/load';
 import type { DtypeOption } from '../../../src/model/weights/dtype';
 import { CacheApiWeightStore } from '../../../src/model/weights/store';
 import { decodeImageBrowser } from '../../../src/processor/image-decode';

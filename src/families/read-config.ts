@@ -1,10 +1,11 @@
-// A checkpoint's config.json, read and parsed (both backends start here).
+// A checkpoint's config.json, read and parsed by its family (both backends start here).
 
 import { ModelConfigError, ModelFileError } from '../errors';
 import type { ModelSource } from '../io/model-source';
-import { parseModelConfig, type ModelConfig } from './config';
+import type { ModelConfig } from '../model/config';
+import { parseModelConfig } from './registry';
 
-export async function readModelConfig(source: ModelSource): Promise<ModelConfig> {
+export async function readModelConfig(source: Pick<ModelSource, 'where' | 'readText'>): Promise<ModelConfig> {
   const text = await source.readText('config.json');
   if (text === undefined) throw new ModelFileError(`${source.where} has no config.json; point Tessera at a Hugging Face checkpoint folder`);
   try {

@@ -1,0 +1,36 @@
+// The model families Tessera runs, keyed by config.json's model_type. A new family is a folder beside
+// idefics3/ and voxtral/ and one line here (docs/families.md).
+
+import { ModelConfigError, UnsupportedModelError } from '../errors';
+import type { ModelConfig } from '../model/config';
+import type { Json } from '../model/config-fields';
+import type { ModelFamily } from './family';
+import { idefics3 } from './idefics3';
+import { voxtral } from './voxtral';
+
+export const FAMILIES: readonly ModelFamily[] = [idefics3, voxtral];
+
+/** Every model_type some family reads, in registry order. */
+export const supportedModelTypes = (): string[] => FAMILIES.flatMap((f) => f.modelTypes);
+
+/** The family that reads this model_type, or a named error listing what Tessera runs. */
+export function familyOf(modelType: unknown): ModelFamily {
+  const family = typeof modelType === 'string' ? FAMILIES.find((f) => f.modelTypes.includes(modelType)) : undefined;
+  if (family) return family;
+  throw new UnsupportedModelError(
+    `model_type '${String(modelType)}' is not supported; Tessera runs ${supportedModelTypes().join(', ')} checkpoints ` +
+      `(${FAMILIES.map((f) => f.architecture).join('; ')}).`,
+  );
+}
+
+/** The family of a parsed config (the one that parsed it). */
+export function familyOfConfig(config: ModelConfig): ModelFamily {
+  return familyOf(config.modelType);
+}
+
+/** config.json's object → the runtime's config, parsed by the family its model_type names. */
+export function parseModelConfig(raw: unknown): ModelConfig {
+  if (!raw || typeof raw !== 'object') throw new ModelConfigError('config.json is not a JSON object');
+  const c = raw as Json;
+  return familyOf(c.model_type).parseConfig(c);
+}
