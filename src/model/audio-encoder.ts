@@ -16,22 +16,20 @@ import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { prepareConv1d } from '../kernels/conv1d';
-import { prepareAll, type Dispatch } from '../kernels/dispatch';
+import type { Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
-import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
 import type { MatmulIO, MatmulOptions, MatmulShape } from '../kernels/matmul';
 import type { PieceRunner } from '../kernels/piece-runner';
-import { prepareResidualAdd } from '../kernels/residual-add';
 import {
   chooseVitAttentionPlan,
   createVitAttentionScratch,
-  prepareVitAttention,
   releaseVitAttentionScratch,
   type VitAttentionScratch,
 } from '../kernels/vit-attention';
 import type { AudioConfig, ModelConfig } from './config';
 import { padTo, prepareRowPiecedMatmul, runEncoderPass } from './encoder-pass';
+import { type EncoderLayerSpec, planAppender, prepareEncoderLayer, prepareLearnedPositions } from './encoder-layer';
 import type { ModelWeights } from './weights';
 
 export interface AudioInput {
@@ -145,17 +143,8 @@ export class AudioEncoder {
     const tokens = batch * this.audio.tokensPerChunk;
     const attentionShape = { batch, tokens: S, heads: e.numHeads, headDim: e.headDim };
     if (chooseVitAttentionPlan(gpu) === 'matmuls') b.attentionScratch = createVitAttentionScratch(gpu, attentionShape);
-    const d = b.dispatches;
     const eps = e.layerNormEps;
-    const add = async (preparing: Promise<Dispatch>[]) => {
-      d.push(
-        ...(await prepareAll(preparing).catch((err: unknown) => {
-          for (const x of d) x.release();
-          d.length = 0;
-          throw err;
-        })),
-      );
-    };
+    const add = planAppender(b.dispatches);
     const gelu = { matmul: { activation: 'gelu' as const } };
     await add([
       prepareConv1d(
@@ -184,37 +173,19 @@ export class AudioEncoder {
         { batch, channels: D, length: this.framesPerChunk, kernel: 3, stride: 2, padding: 1, outDim: D, layout: 'time-first' },
         gelu,
       ),
-      prepareEmbeddingGather(
-        gpu,
-        { ids: b.posIds, table: weights.matrix('audio.pos'), out: b.pos, errors: b.errors },
-        { numTokens: rows, vocab: S, dim: D },
-      ),
-      prepareResidualAdd(gpu, { acc: b.h, x: b.pos }),
+      ...prepareLearnedPositions(gpu, weights.matrix('audio.pos'), b, { rows, positions: S, dim: D }),
     ]);
-    for (let l = 0; l < e.numLayers; l++) {
-      const w = (name: string) => weights.get(`audio.layers.${l}.${name}`);
-      const m = (name: string) => weights.matrix(`audio.layers.${l}.${name}`);
-      await add([
-        prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
-        this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
-        prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, attentionShape, {
-          headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0,
-          scratch: b.attentionScratch,
-        }),
-        this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
-        prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
-        this.matmul(
-          { x: b.x, weight: m('fc1.w'), bias: w('fc1.b'), y: b.mlp },
-          { M: rows, N: e.intermediateSize, K: D },
-          { activation: 'gelu' },
-        ),
-        this.matmul(
-          { x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.h },
-          { M: rows, N: D, K: e.intermediateSize },
-          { accumulate: true },
-        ),
-      ]);
-    }
+    const layer: EncoderLayerSpec = {
+      tower: 'audio',
+      hiddenSize: D,
+      intermediateSize: e.intermediateSize,
+      layerNormEps: eps,
+      activation: 'gelu',
+      attention: attentionShape,
+      headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0,
+    };
+    const matmul = this.matmul.bind(this);
+    for (let l = 0; l < e.numLayers; l++) await add(prepareEncoderLayer(gpu, weights, layer, l, b, rows, matmul));
     await add([
       prepareLayerNorm(
         gpu,

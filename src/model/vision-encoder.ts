@@ -12,25 +12,23 @@
 import { InternalError, UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { prepareAll, type Dispatch } from '../kernels/dispatch';
+import type { Dispatch } from '../kernels/dispatch';
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import type { PieceRunner } from '../kernels/piece-runner';
-import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
 import type { MatmulIO, MatmulOptions, MatmulShape } from '../kernels/matmul';
 import { preparePatchEmbed } from '../kernels/patch-embed';
 import { preparePixelShuffle } from '../kernels/pixel-shuffle';
-import { prepareResidualAdd } from '../kernels/residual-add';
 import {
   chooseVitAttentionPlan,
   createVitAttentionScratch,
-  prepareVitAttention,
   releaseVitAttentionScratch,
   type VitAttentionScratch,
 } from '../kernels/vit-attention';
 import { requireVision, type ModelConfig, type VisionConfig } from './config';
 import { visionPositionIds } from './vision-positions';
 import { padTo, prepareRowPiecedMatmul, runEncoderPass } from './encoder-pass';
+import { type EncoderLayerSpec, planAppender, prepareEncoderLayer, prepareLearnedPositions } from './encoder-layer';
 import type { ModelWeights } from './weights';
 
 export interface VisionInput {
@@ -146,58 +144,28 @@ export class VisionEncoder {
     const H = this.config.text.hiddenSize;
     const attentionShape = { batch, tokens: P, heads: v.numHeads, headDim: v.headDim };
     if (chooseVitAttentionPlan(gpu) === 'matmuls') b.attentionScratch = createVitAttentionScratch(gpu, attentionShape);
-    const d = b.dispatches;
     const eps = v.layerNormEps;
-    // Each group of preparations starts together, so the pipelines they need compile concurrently; a
-    // failure releases what the plan prepared so far.
-    const add = async (preparing: Promise<Dispatch>[]) => {
-      d.push(
-        ...(await prepareAll(preparing).catch((e: unknown) => {
-          for (const x of d) x.release();
-          d.length = 0;
-          throw e;
-        })),
-      );
-    };
+    const add = planAppender(b.dispatches);
     await add([
       preparePatchEmbed(
         gpu,
         { pixels: b.pixels, weight: weights.matrix('vision.patch.w'), bias: weights.get('vision.patch.b'), y: b.h },
         { batch, channels: v.numChannels, height: v.imageSize, width: v.imageSize, patch: v.patchSize, outDim: D },
       ),
-      prepareEmbeddingGather(
-        gpu,
-        { ids: b.posIds, table: weights.matrix('vision.pos'), out: b.pos, errors: b.errors },
-        { numTokens: rows, vocab: P, dim: D },
-      ),
-      prepareResidualAdd(gpu, { acc: b.h, x: b.pos }),
+      ...prepareLearnedPositions(gpu, weights.matrix('vision.pos'), b, { rows, positions: P, dim: D }),
     ]);
-    for (let l = 0; l < v.numLayers; l++) {
-      const w = (name: string) => weights.get(`vision.layers.${l}.${name}`);
-      const m = (name: string) => weights.matrix(`vision.layers.${l}.${name}`); // in the loaded dtype
-      await add([
-        prepareLayerNorm(gpu, { x: b.h, weight: w('ln1.w'), bias: w('ln1.b'), y: b.x }, { rows, dim: D }, { eps }),
-        this.matmul({ x: b.x, weight: m('qkv.w'), bias: w('qkv.b'), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
-        // Paced pieces of attention: its products and softmax one head at a time (as short as a row block).
-        prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, attentionShape, {
-          headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0,
-          scratch: b.attentionScratch,
-        }),
-        // The residual adds are the matmuls' epilogues: h += o(attn), h += fc2(mlp).
-        this.matmul({ x: b.attn, weight: m('o.w'), bias: w('o.b'), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
-        prepareLayerNorm(gpu, { x: b.h, weight: w('ln2.w'), bias: w('ln2.b'), y: b.x }, { rows, dim: D }, { eps }),
-        this.matmul(
-          { x: b.x, weight: m('fc1.w'), bias: w('fc1.b'), y: b.mlp },
-          { M: rows, N: v.intermediateSize, K: D },
-          { activation: 'gelu_tanh' },
-        ),
-        this.matmul(
-          { x: b.mlp, weight: m('fc2.w'), bias: w('fc2.b'), y: b.h },
-          { M: rows, N: D, K: v.intermediateSize },
-          { accumulate: true },
-        ),
-      ]);
-    }
+    const layer: EncoderLayerSpec = {
+      tower: 'vision',
+      hiddenSize: D,
+      intermediateSize: v.intermediateSize,
+      layerNormEps: eps,
+      activation: 'gelu_tanh',
+      attention: attentionShape,
+      // Paced pieces of attention: one head at a time (as short as a row block).
+      headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0,
+    };
+    const matmul = this.matmul.bind(this);
+    for (let l = 0; l < v.numLayers; l++) await add(prepareEncoderLayer(gpu, weights, layer, l, b, rows, matmul));
     await add([
       prepareLayerNorm(
         gpu,
