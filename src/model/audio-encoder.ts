@@ -29,7 +29,7 @@ import {
 } from '../kernels/vit-attention';
 import type { AudioConfig, ModelConfig } from './config';
 import { padTo, prepareRowPiecedMatmul, runEncoderPass } from './encoder-pass';
-import { type EncoderLayerSpec, planAppender, prepareEncoderLayer, prepareLearnedPositions } from './encoder-layer';
+import { type EncoderLayerSpec, planAppender, prepareEncoderLayers, prepareLearnedPositions } from './encoder-layer';
 import type { ModelWeights } from './weights';
 
 export interface AudioInput {
@@ -177,6 +177,7 @@ export class AudioEncoder {
     ]);
     const layer: EncoderLayerSpec = {
       tower: 'audio',
+      numLayers: e.numLayers,
       hiddenSize: D,
       intermediateSize: e.intermediateSize,
       layerNormEps: eps,
@@ -184,8 +185,7 @@ export class AudioEncoder {
       attention: attentionShape,
       headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0,
     };
-    const matmul = this.matmul.bind(this);
-    for (let l = 0; l < e.numLayers; l++) await add(prepareEncoderLayer(gpu, weights, layer, l, b, rows, matmul));
+    await prepareEncoderLayers(gpu, weights, layer, b, rows, this.matmul.bind(this), add);
     await add([
       prepareLayerNorm(
         gpu,

@@ -34,6 +34,7 @@ export interface EncoderLayerBuffers {
 export interface EncoderLayerSpec {
   /** The weights' key prefix: 'vision' or 'audio'. */
   tower: string;
+  numLayers: number;
   hiddenSize: number;
   intermediateSize: number;
   layerNormEps: number;
@@ -45,8 +46,21 @@ export interface EncoderLayerSpec {
 
 type PrepareMatmul = (io: MatmulIO, shape: MatmulShape, options?: MatmulOptions) => Promise<Dispatch>;
 
+/** Every layer's dispatches over `rows` rows, appended to the plan a layer at a time (planAppender). */
+export async function prepareEncoderLayers(
+  gpu: GpuContext,
+  weights: ModelWeights,
+  spec: EncoderLayerSpec,
+  b: EncoderLayerBuffers,
+  rows: number,
+  matmul: PrepareMatmul,
+  add: (preparing: Promise<Dispatch>[]) => Promise<void>,
+): Promise<void> {
+  for (let l = 0; l < spec.numLayers; l++) await add(prepareEncoderLayer(gpu, weights, spec, l, b, rows, matmul));
+}
+
 /** Layer `l`'s dispatches over `rows` rows, in order (their pipelines compile together). */
-export function prepareEncoderLayer(
+function prepareEncoderLayer(
   gpu: GpuContext,
   weights: ModelWeights,
   spec: EncoderLayerSpec,

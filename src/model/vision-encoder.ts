@@ -28,7 +28,7 @@ import {
 import { requireVision, type ModelConfig, type VisionConfig } from './config';
 import { visionPositionIds } from './vision-positions';
 import { padTo, prepareRowPiecedMatmul, runEncoderPass } from './encoder-pass';
-import { type EncoderLayerSpec, planAppender, prepareEncoderLayer, prepareLearnedPositions } from './encoder-layer';
+import { type EncoderLayerSpec, planAppender, prepareEncoderLayers, prepareLearnedPositions } from './encoder-layer';
 import type { ModelWeights } from './weights';
 
 export interface VisionInput {
@@ -156,6 +156,7 @@ export class VisionEncoder {
     ]);
     const layer: EncoderLayerSpec = {
       tower: 'vision',
+      numLayers: v.numLayers,
       hiddenSize: D,
       intermediateSize: v.intermediateSize,
       layerNormEps: eps,
@@ -164,8 +165,7 @@ export class VisionEncoder {
       // Paced pieces of attention: one head at a time (as short as a row block).
       headsPerPiece: this.rowsPerPiece > 0 ? 1 : 0,
     };
-    const matmul = this.matmul.bind(this);
-    for (let l = 0; l < v.numLayers; l++) await add(prepareEncoderLayer(gpu, weights, layer, l, b, rows, matmul));
+    await prepareEncoderLayers(gpu, weights, layer, b, rows, this.matmul.bind(this), add);
     await add([
       prepareLayerNorm(
         gpu,
