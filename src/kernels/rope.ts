@@ -1,5 +1,6 @@
-// Rotary position embedding, Llama rotate-half convention, in place on q or k.
-//   x: [numTokens, numHeads, headDim] f32   positions: [numTokens] u32
+// Rotary position embedding, Llama rotate-half convention, in place on q or k; with `mrope`, Qwen-VL's
+// M-RoPE: three position rows (t, h, w), each frequency turned by the row of its axis (mropeAxes).
+//   x: [numTokens, numHeads, headDim] f32   positions: [numTokens] u32, or [3, numTokens] with mrope
 //   cosSin: [maxPositions, headDim] f32 from ropeCosSinTable()   errors: [2] u32 (see rope.wgsl)
 
 import source from '../../shaders/rope.wgsl?raw';
@@ -16,6 +17,35 @@ export interface RopeShape {
   maxPositions: number;
   /** Rotate only the first rotaryHeads heads of each token (default: all). */
   rotaryHeads?: number;
+  /** M-RoPE: the frequencies of each axis (t, h, w), summing to headDim / 2, contiguous or interleaved. */
+  mrope?: { section: readonly [number, number, number]; interleaved: boolean };
+}
+
+/**
+ * The position row (0 t, 1 h, 2 w) each of the headDim / 2 frequencies turns by. Contiguous (HF
+ * Qwen2.5-VL `apply_multimodal_rotary_pos_emb`): the first section[0] frequencies t, the next section[1]
+ * h, the rest w. Interleaved (HF Qwen3-VL `apply_interleaved_mrope`): frequency i is h when i % 3 == 1
+ * and i < 3·section[1], w when i % 3 == 2 and i < 3·section[2], t otherwise. Plain RoPE: all t.
+ */
+export function mropeAxes(shape: Pick<RopeShape, 'headDim' | 'mrope'>): Uint8Array {
+  const half = shape.headDim / 2;
+  const axes = new Uint8Array(half);
+  const m = shape.mrope;
+  if (!m) return axes;
+  const [t, h, w] = m.section;
+  for (let i = 0; i < half; i++) {
+    if (m.interleaved) axes[i] = i % 3 === 1 && i < 3 * h ? 1 : i % 3 === 2 && i < 3 * w ? 2 : 0;
+    else axes[i] = i < t ? 0 : i < t + h ? 1 : 2;
+  }
+  return axes;
+}
+
+/** The kernel's mode and bounds (rope.wgsl axis_of). */
+function mropeParams(shape: RopeShape): [mode: number, a: number, b: number] {
+  const m = shape.mrope;
+  if (!m) return [0, 0, 0];
+  const [t, h, w] = m.section;
+  return m.interleaved ? [2, 3 * h, 3 * w] : [1, t, t + h];
 }
 
 /**
@@ -55,13 +85,14 @@ export function ropeCosSinTable(theta: number, headDim: number, maxPositions: nu
 export function ropeReference(x: Float32Array, positions: Uint32Array, cosSin: Float32Array, shape: RopeShape): Float32Array {
   const { numTokens, numHeads, headDim, maxPositions } = shape;
   const half = headDim / 2;
+  const axes = mropeAxes(shape);
   const y = Float32Array.from(x);
   for (let t = 0; t < numTokens; t++) {
-    const pos = positions[t];
-    if (pos >= maxPositions) continue;
     for (let h = 0; h < (shape.rotaryHeads ?? numHeads); h++) {
       const base = (t * numHeads + h) * headDim;
       for (let i = 0; i < half; i++) {
+        const pos = positions[axes[i]! * numTokens + t]!;
+        if (pos >= maxPositions) continue;
         const c = cosSin[pos * headDim + i];
         const s = cosSin[pos * headDim + half + i];
         const a = x[base + i];
@@ -92,9 +123,15 @@ export async function prepareRope(
   expectPositiveInt(kernel, 'headDim', headDim);
   expectPositiveInt(kernel, 'maxPositions', maxPositions);
   if (headDim % 2 !== 0) throw new UnsupportedShapeError(`rope: headDim must be even, got ${headDim}`);
+  const section = shape.mrope?.section;
+  if (section && !(section.every((s) => Number.isInteger(s) && s >= 0) && section[0] + section[1] + section[2] === headDim / 2)) {
+    throw new UnsupportedShapeError(
+      `rope: mrope section [${section.join(', ')}] must be whole numbers summing to headDim / 2 = ${headDim / 2}`,
+    );
+  }
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'x', io.x, [numTokens, numHeads, headDim]);
-  expectTensor(gpu, kernel, 'positions', io.positions, [numTokens], 'u32');
+  expectTensor(gpu, kernel, 'positions', io.positions, section ? [3, numTokens] : [numTokens], 'u32');
   expectTensor(gpu, kernel, 'cosSin', io.cosSin, [maxPositions, headDim]);
   expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
   return createDispatch(gpu, {
@@ -108,6 +145,7 @@ export async function prepareRope(
       ['u32', headDim],
       ['u32', maxPositions],
       ['u32', rotaryHeads],
+      ...mropeParams(shape).map((v) => ['u32', v] as const),
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((numTokens * rotaryHeads * (headDim / 2)) / wg)),
     // The rotated heads read and written in place, each token's position and cos|sin row.

@@ -353,19 +353,24 @@ export function ropeCase(
   const offset = o.positionOffset ?? 0;
   return {
     kernel: 'rope',
-    label: `rope tokens=${numTokens} heads=${numHeads}${shape.rotaryHeads ? ` rotary=${shape.rotaryHeads}` : ''} headDim=${headDim} theta=${theta} offset=${offset}${o.badPosition ? ' +bad position' : ''}${wgLabel(o)}`,
+    label: `rope tokens=${numTokens} heads=${numHeads}${shape.rotaryHeads ? ` rotary=${shape.rotaryHeads}` : ''} headDim=${headDim}${shape.mrope ? ` mrope=[${shape.mrope.section.join(',')}]${shape.mrope.interleaved ? ' interleaved' : ''}` : ''} theta=${theta} offset=${offset}${o.badPosition ? ' +bad position' : ''}${wgLabel(o)}`,
     // One f32 multiply-add per output (the table is exact): a few ULP.
     tolerance: { atol: 1e-6, rtol: 1e-6 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
         const x = randomUniform(numTokens * numHeads * headDim, seed);
-        const positions = new Uint32Array(numTokens);
-        for (let t = 0; t < numTokens; t++) positions[t] = Math.min(offset + t, maxPositions - 1);
-        if (o.badPosition) positions[numTokens - 1] = maxPositions + 7;
+        // M-RoPE: three rows that differ, as an image's (t, h, w) do; a bad position goes on the w row.
+        const rows = shape.mrope ? 3 : 1;
+        const positions = new Uint32Array(rows * numTokens);
+        for (let r = 0; r < rows; r++) {
+          for (let t = 0; t < numTokens; t++)
+            positions[r * numTokens + t] = Math.min(offset + (r === 0 ? t : (t * (5 + 2 * r)) % 13), maxPositions - 1);
+        }
+        if (o.badPosition) positions[rows * numTokens - 1] = maxPositions + 7;
         const table = ropeCosSinTable(theta, headDim, maxPositions);
         const io = {
           x: s.upload(x, [numTokens, numHeads, headDim], 'x'),
-          positions: s.upload(positions, [numTokens], 'positions'),
+          positions: s.upload(positions, shape.mrope ? [3, numTokens] : [numTokens], 'positions'),
           cosSin: s.upload(table, [maxPositions, headDim], 'cosSin'),
           errors: s.zeros([2], 'u32', 'errors'),
         };

@@ -58,6 +58,7 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     swigluCase({ rows: 8, dim: 1536 }),
     softmaxCase({ rows: 8, cols: 1000 }),
     ropeCase({ numTokens: 8, numHeads: 9, headDim: 64, maxPositions: 256 }, { positionOffset: 100 }),
+    ropeCase({ numTokens: 8, numHeads: 4, headDim: 128, maxPositions: 64, mrope: { section: [16, 24, 24], interleaved: false } }),
     vitAttentionCase({ batch: 1, tokens: 256, heads: 12 }, { maskedKeys: 8, plan: 'stream' }),
     vitAttentionCase({ batch: 1, tokens: 256, heads: 12 }, { maskedKeys: 8, plan: 'matmuls' }),
     vitAttentionCase({ batch: 1, tokens: 81, heads: 4, headDim: 72 }, { maskedKeys: 3 }),

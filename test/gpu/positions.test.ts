@@ -18,6 +18,42 @@ describe('rope', () => {
     expectCasePasses(gpu(), ropeCase({ numTokens: 6, numHeads: 5, headDim: 64, maxPositions: 32, rotaryHeads: 4 }, { positionOffset: 9 })));
   it('a position past the table is left unrotated and flagged', () =>
     expectCasePasses(gpu(), ropeCase({ numTokens: 4, numHeads: 2, headDim: 8, maxPositions: 16 }, { badPosition: true })));
+  // M-RoPE: Qwen2.5-VL's contiguous sections and Qwen3-VL's interleaved ones at their head size, a tiny
+  // head, and a bad position on one row only.
+  it('M-RoPE, Qwen2.5-VL sections [16, 24, 24] at head_dim 128, over fused q|k|v', () =>
+    expectCasePasses(
+      gpu(),
+      ropeCase(
+        {
+          numTokens: 9,
+          numHeads: 20,
+          headDim: 128,
+          maxPositions: 64,
+          rotaryHeads: 18,
+          mrope: { section: [16, 24, 24], interleaved: false },
+        },
+        { positionOffset: 20 },
+      ),
+    ));
+  it('M-RoPE, Qwen3-VL interleaved [24, 20, 20] at head_dim 128', () =>
+    expectCasePasses(
+      gpu(),
+      ropeCase(
+        { numTokens: 7, numHeads: 6, headDim: 128, maxPositions: 48, mrope: { section: [24, 20, 20], interleaved: true } },
+        { theta: 5000000 },
+      ),
+    ));
+  it('M-RoPE, a tiny head [2, 1, 1], interleaved and not, with a bad w position', async () => {
+    for (const interleaved of [false, true]) {
+      await expectCasePasses(
+        gpu(),
+        ropeCase(
+          { numTokens: 5, numHeads: 3, headDim: 8, maxPositions: 16, mrope: { section: [2, 1, 1], interleaved } },
+          { badPosition: true },
+        ),
+      );
+    }
+  });
 });
 
 describe('embedding-gather', () => {
