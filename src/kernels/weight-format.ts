@@ -25,6 +25,7 @@
 import { InternalError } from '../errors';
 import type { Tensor } from '../gpu/tensor';
 import { floatToHalf, halfToFloat } from './f16';
+import { roundHalfEven } from '../round-half-even';
 
 export type WeightFormat = 'f32' | 'f16' | 'bf16' | 'q8' | 'q4';
 export const WEIGHT_FORMATS: readonly WeightFormat[] = ['f32', 'f16', 'bf16', 'q8', 'q4'];
@@ -91,12 +92,6 @@ export interface PackedHost {
 }
 
 const fr = Math.fround;
-
-/** WGSL round(): to nearest, ties to even. */
-function roundHalfEven(v: number): number {
-  const r = Math.round(v);
-  return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
 
 const bitsOf = (v: number) => new Uint32Array(new Float32Array([v]).buffer)[0];
 const floatOf = (bits: number) => new Float32Array(new Uint32Array([bits >>> 0]).buffer)[0];

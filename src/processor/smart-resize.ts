@@ -6,6 +6,7 @@
 // size; test/reference/qwen_smart_resize.py writes the reference cases the unit test reads.
 
 import { InvalidMessageError } from '../errors';
+import { roundHalfEven } from '../round-half-even';
 
 export interface SmartResizeOptions {
   /** patch_size × merge_size: 28 for Qwen2-VL and Qwen2.5-VL, 32 for Qwen3-VL. */
@@ -16,12 +17,6 @@ export interface SmartResizeOptions {
 
 /** The largest ratio of the longer side to the shorter one the processor takes (HF refuses more). */
 const MAX_ASPECT_RATIO = 200;
-
-/** Round half to even, as Python's round() does. */
-function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
 
 /** [height, width] after the resize. */
 export function smartResize(height: number, width: number, o: SmartResizeOptions): [number, number] {
