@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { writeSafetensors, type TensorToWrite } from '../src/model/weights/safetensors-writer';
 import { makeTinyAudio, TINY_AUDIO } from './make-tiny-audio';
 import { exportTinyOnnx, ONNX_MODELS, onnxExportCurrent } from './make-tiny-onnx';
+import { makeTinyQwen, TINY_QWEN } from './make-tiny-qwen';
 import { makeTinyVideo, TINY_VIDEO } from './make-tiny-video';
 import { sha256, tensorsFor, tinyConfig, TINY, writeJson, type TinySizes } from './tiny-weights';
 
@@ -178,14 +179,19 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
     manifest[name] = files;
     descriptions[name] = `tiny, random weights, takes audio: ${TINY_AUDIO[name].note}`;
   }
+  // 6. the Qwen-VL checkpoints (scripts/make-tiny-qwen.ts), decoder tests only for now
+  Object.assign(manifest, makeTinyQwen(outDir));
   writeJson(join(outDir, 'manifest.json'), manifest);
-  // 6. ONNX exports of some of them, for the CPU backend (scripts/make-tiny-onnx.ts)
+  // 7. ONNX exports of some of them, for the CPU backend (scripts/make-tiny-onnx.ts)
   for (const name of ONNX_MODELS) exportTinyOnnx(join(outDir, name), { log: () => {} });
-  const models: BundledModel[] = Object.keys(manifest).map((id) => ({
-    id,
-    description: descriptions[id],
-    files: listFiles(join(outDir, id)),
-  }));
+  // The demo lists what an engine loads: not the Qwen checkpoints while their family is unregistered.
+  const models: BundledModel[] = Object.keys(manifest)
+    .filter((id) => !(id in TINY_QWEN))
+    .map((id) => ({
+      id,
+      description: descriptions[id],
+      files: listFiles(join(outDir, id)),
+    }));
   writeJson(join(outDir, 'index.json'), { models });
   return manifest;
 }
@@ -198,7 +204,14 @@ function listFiles(dir: string, prefix = ''): string[] {
 }
 
 /** Every checkpoint makeTiny writes (the manifest's keys). */
-export const TINY_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', ...Object.keys(TINY_SHAPES), TINY_VIDEO.name, ...Object.keys(TINY_AUDIO)];
+export const TINY_MODELS = [
+  'smolvlm-tiny',
+  'smolvlm-tiny-tied',
+  ...Object.keys(TINY_SHAPES),
+  TINY_VIDEO.name,
+  ...Object.keys(TINY_AUDIO),
+  ...Object.keys(TINY_QWEN),
+];
 
 /** True when `outDir` has a manifest naming every tiny checkpoint and each one's files, and the demo's index. */
 export function tinyModelsPresent(outDir: string): boolean {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseModelConfig } from '../src/families/registry';
+import type { ModelConfig } from '../src/model/config';
 import { weightLayout } from '../src/model/weight-layout';
 import type { TensorToWrite } from '../src/model/weights/safetensors-writer';
 import { mulberry32 } from '../src/selfcheck/random';
@@ -101,8 +102,13 @@ export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-export function tensorsFor(config: Record<string, any>, dtype: TensorToWrite['dtype']): TensorToWrite[] {
-  const parsed = parseModelConfig(config);
+/** `parse`: the config's parser (default: the registry's, by model_type). */
+export function tensorsFor(
+  config: Record<string, any>,
+  dtype: TensorToWrite['dtype'],
+  parse: (c: Record<string, any>) => ModelConfig = parseModelConfig,
+): TensorToWrite[] {
+  const parsed = parse(config);
   const layout = weightLayout(parsed);
   return layout.checkpoint.map((t) => ({
     name: t.name,

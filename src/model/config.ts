@@ -65,6 +65,38 @@ export interface AudioConfig {
   tokensPerChunk: number;
 }
 
+/**
+ * A Qwen-VL vision transformer (HF `Qwen2_5_VisionTransformerPretrainedModel`): patch rows of C·T·P·P
+ * values (temporalPatchSize frames of patchSize² pixels) through a Conv3d as one matmul, 2-D rotary
+ * attention, and a merger that folds each mergeSize × mergeSize block of patches into one LM token.
+ * Qwen2.5-VL's blocks are RMSNorm + SwiGLU, attention within windows of windowSize pixels except in the
+ * fullAttentionLayers.
+ */
+export interface QwenVisionConfig {
+  kind: 'qwen2_5_vl';
+  hiddenSize: number;
+  intermediateSize: number;
+  numLayers: number;
+  numHeads: number;
+  /** hiddenSize / numHeads. */
+  headDim: number;
+  patchSize: number;
+  temporalPatchSize: number;
+  inChannels: number;
+  /** Patches per side of the block the merger folds into one token. */
+  mergeSize: number;
+  /** The merger's output width (the decoder's hidden size). */
+  outHiddenSize: number;
+  /** Attention windows, in pixels per side (a multiple of patchSize · mergeSize). */
+  windowSize: number;
+  /** Layers that attend over a whole frame rather than within windows. */
+  fullAttentionLayers: readonly number[];
+  /** Video time steps per second of M-RoPE's t axis. */
+  tokensPerSecond: number;
+  /** Where the tower's tensors are in the checkpoint ('visual' in the public files). */
+  prefix: string;
+}
+
 export interface TextConfig {
   hiddenSize: number;
   intermediateSize: number;
@@ -76,6 +108,33 @@ export interface TextConfig {
   ropeTheta: number;
   vocabSize: number;
   maxPositions: number;
+  /** q, k and v projections carry biases (Qwen2's decoder; o_proj has none). Llama: absent. */
+  qkvBias?: boolean;
+  /** RMSNorm per head on q and k before RoPE, with weights q_norm / k_norm of headDim (Qwen3's decoder). */
+  qkNorm?: boolean;
+  /**
+   * M-RoPE (Qwen-VL): each token has three positions (t, h, w) and each frequency turns by one of them
+   * (kernels/rope.ts mropeAxes). Absent: plain RoPE at the token's index.
+   */
+  mrope?: MropeConfig;
+}
+
+/** The frequencies of each M-RoPE axis (t, h, w; they sum to headDim / 2), contiguous or interleaved. */
+export interface MropeConfig {
+  section: readonly [number, number, number];
+  interleaved: boolean;
+}
+
+/** What a family's decoder adds to the Llama layer, and how its config names it. */
+export interface DecoderVariant {
+  /** Where text_config's fields are (default: config.json's `text_config`; Qwen2.5-VL keeps them at the top level). */
+  textSection?: (c: Json) => Json;
+  /** Defaults for the fields the family's HF text config class leaves out. */
+  textDefaults?: Json;
+  qkvBias?: boolean;
+  qkNorm?: boolean;
+  /** text_config.rope_scaling → M-RoPE; without it, any rope_scaling is refused. */
+  ropeScaling?: (ropeScaling: Json, headDim: number) => MropeConfig;
 }
 
 /** Where the decoder's tensors are in the checkpoint (its family's names). */
@@ -104,6 +163,8 @@ export interface ModelConfig {
   vision?: VisionConfig;
   /** The audio side (voxtral); undefined for a model without an audio tower. */
   audio?: AudioConfig;
+  /** A Qwen-VL vision tower (qwen2_5_vl). */
+  qwenVision?: QwenVisionConfig;
   text: TextConfig;
   /** dtype the checkpoint says it was saved in (informational; tensors carry their own). */
   torchDtype: string | undefined;
@@ -115,9 +176,9 @@ export interface ModelConfig {
  */
 export function parseCommonConfig(
   c: Json,
-  family: { id: string; textDefaults?: Json; decoderNames: DecoderTensorNames },
+  family: { id: string; decoderNames: DecoderTensorNames; decoder?: DecoderVariant },
 ): Omit<ModelConfig, 'vision' | 'audio'> {
-  const text = parseTextConfig(c, family.textDefaults ?? {});
+  const text = parseTextConfig(c, family.decoder ?? {});
   const { tie, tieIfHeadMissing } = tiedEmbeddings(c);
   const torchDtype = typeof c.torch_dtype === 'string' ? c.torch_dtype : typeof c.dtype === 'string' ? c.dtype : undefined;
   return {
@@ -154,8 +215,9 @@ function tiedEmbeddings(c: Json): { tie: boolean; tieIfHeadMissing: boolean } {
   return { tie, tieIfHeadMissing: !tie && inText === true };
 }
 
-function parseTextConfig(c: Json, defaults: Json): TextConfig {
-  const t = { ...defaults, ...sub(c, 'text_config') };
+function parseTextConfig(c: Json, variant: DecoderVariant): TextConfig {
+  const defaults = variant.textDefaults ?? {};
+  const t = { ...defaults, ...(variant.textSection ? variant.textSection(c) : sub(c, 'text_config')) };
   const tHidden = int(t, 'text_config.', 'hidden_size');
   const tHeads = int(t, 'text_config.', 'num_attention_heads', typeof defaults.hidden_size === 'number' ? 32 : undefined);
   const tKvHeads = int(t, 'text_config.', 'num_key_value_heads', tHeads);
@@ -179,11 +241,19 @@ function parseTextConfig(c: Json, defaults: Json): TextConfig {
     throw new UnsupportedModelError(`text_config.hidden_act '${String(t.hidden_act)}' is not supported (Tessera implements 'silu')`);
   }
   if (t.rope_scaling !== undefined && t.rope_scaling !== null) {
-    throw new UnsupportedModelError(`text_config.rope_scaling ${JSON.stringify(t.rope_scaling)} is not supported (plain RoPE only)`);
+    if (!variant.ropeScaling || typeof t.rope_scaling !== 'object') {
+      throw new UnsupportedModelError(`text_config.rope_scaling ${JSON.stringify(t.rope_scaling)} is not supported (plain RoPE only)`);
+    }
+    text.mrope = variant.ropeScaling(t.rope_scaling as Json, text.headDim);
   }
   if (t.attention_bias === true || t.mlp_bias === true) {
-    throw new UnsupportedModelError('text_config.attention_bias / mlp_bias = true is not supported (Llama without biases only)');
+    throw new UnsupportedModelError(
+      'text_config.attention_bias / mlp_bias = true is not supported (biases on every attention and MLP projection; ' +
+        'Tessera runs the Llama layer without biases, and the Qwen2 one with q/k/v biases)',
+    );
   }
+  if (variant.qkvBias) text.qkvBias = true;
+  if (variant.qkNorm) text.qkNorm = true;
   return text;
 }
 

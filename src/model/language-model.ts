@@ -2,7 +2,8 @@
 // many sequences at once: decode tokens and prefill chunks together (continuous batching).
 //
 //   body  (T rows)   h = embed[ids]; h[spliceRows] = staged media rows
-//                    per layer:  x = rms1(h); qkv = x·Wqkvᵀ; rope(q, k); kv-write(k, v -> slots)
+//                    per layer:  x = rms1(h); qkv = x·Wqkvᵀ (+ b: Qwen2); [q, k per-head RMSNorm: Qwen3]
+//                                rope(q, k; M-RoPE's three positions when the config has it); kv-write(k, v -> slots)
 //                                a = paged-attn(q, cache; each row's own block table and position)
 //                                h += a·Woᵀ; x = rms2(h); h += swiglu(x·Wguᵀ)·Wdownᵀ
 //   head  (R rows)   per sampling sequence: logits = rms(h[headRow])·Wlmᵀ -> argmax -> sample (per-row
@@ -43,6 +44,7 @@ import {
   preparePagedAttention,
   type PagedAttentionShape,
 } from '../kernels/paged-attention';
+import { prepareQkNorm } from '../kernels/qk-norm';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeCosSinTable } from '../kernels/rope';
 import type { LogitAdjust } from '../kernels/logit-adjust';
@@ -61,8 +63,13 @@ export interface StepInput {
   ids: Uint32Array;
   /** [T] which sequence (row of blockTables) each token belongs to. */
   tokenSeq: Uint32Array;
-  /** [T] absolute position of each token in its sequence. */
+  /** [T] absolute position of each token in its sequence (its KV index: attention's causal length). */
   positions: Uint32Array;
+  /**
+   * [3, T] M-RoPE positions (rows t, h, w) when the decoder has M-RoPE (TextConfig.mrope); absent: every
+   * row is `positions` (a text token's three positions are its index).
+   */
+  ropePositions?: Uint32Array;
   /** [T] KV-cache slot of each token. */
   slots: Uint32Array;
   /** [numSeqs * maxBlocksPerSeq] block tables, row-major, unused entries 0. */
@@ -159,6 +166,7 @@ export class LanguageModel {
     make('ids', [C], 'u32');
     make('tokenSeq', [C], 'u32');
     make('positions', [C], 'u32');
+    if (c.mrope) make('ropePositions', [3 * C], 'u32');
     make('slots', [C], 'u32');
     make('spliceRows', [C], 'u32');
     make('staged', [C, H]);
@@ -218,6 +226,13 @@ export class LanguageModel {
     return { ...t, shape: [rows, ...t.shape.slice(1)] };
   }
 
+  /** The M-RoPE positions of a T-row step, [3, T] (rows t, h, w): the first 3T values of the buffer. */
+  private ropePositions(T: number): Tensor {
+    const t = this.t.ropePositions;
+    if (!t) throw new InternalError('ropePositions asked of a decoder without M-RoPE');
+    return { ...t, shape: [3, T] };
+  }
+
   private flags(kernel: (typeof FLAG_KERNELS)[number]): Tensor {
     const i = FLAG_KERNELS.indexOf(kernel);
     return { buffer: this.flagsBuffer, shape: [2], dtype: 'u32', offsetBytes: i * this.flagStride, label: `lm.flags.${kernel}` };
@@ -271,14 +286,33 @@ export class LanguageModel {
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
       const m = (name: string) => weights.matrix(`text.layers.${l}.${name}`); // in the loaded dtype
-      const layer = prepareAll([
+      const steps: Array<Promise<Dispatch>> = [
         prepareRmsNorm(gpu, { x: v('h'), weight: w('ln1'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        prepareMatmul(gpu, { x: v('x'), weight: m('qkv'), y: v('qkv') }, { M: T, N: qkvWidth, K: H }),
+        prepareMatmul(
+          gpu,
+          { x: v('x'), weight: m('qkv'), bias: c.qkvBias ? w('qkv_b') : undefined, y: v('qkv') },
+          { M: T, N: qkvWidth, K: H },
+        ),
+      ];
+      if (c.qkNorm) {
+        steps.push(
+          prepareQkNorm(
+            gpu,
+            {
+              x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
+              weight: { ...w('qk_norm'), shape: [2, c.headDim] },
+            },
+            { numTokens: T, numHeads: c.numHeads + 2 * c.numKvHeads, numQHeads: c.numHeads, numKHeads: c.numKvHeads, headDim: c.headDim },
+            { eps },
+          ),
+        );
+      }
+      steps.push(
         prepareRope(
           gpu,
           {
             x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
-            positions: v('positions'),
+            positions: c.mrope ? this.ropePositions(T) : v('positions'),
             cosSin: this.t.rope,
             errors: this.flags('rope'),
           },
@@ -288,6 +322,7 @@ export class LanguageModel {
             headDim: c.headDim,
             maxPositions: c.maxPositions,
             rotaryHeads: c.numHeads + c.numKvHeads,
+            mrope: c.mrope,
           },
         ),
         prepareKvWrite(
@@ -303,6 +338,9 @@ export class LanguageModel {
             numSlots: this.kv.numSlots,
           },
         ),
+      );
+      const attentionAt = steps.length;
+      steps.push(
         preparePagedAttention(
           gpu,
           {
@@ -323,14 +361,15 @@ export class LanguageModel {
         prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
         prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
         prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('h') }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
-      ]);
-      const prepared = await layer.catch((e: unknown) => {
+      );
+      const prepared = await prepareAll(steps).catch((e: unknown) => {
         release();
         throw e;
       });
       d.push(...prepared);
-      attention.add(leafDispatches([prepared[4]])[0]); // the kernel that reads the keys (the split plan's combine follows it)
-      if (prepared[4] instanceof PagedAttentionSplit) attentionSplits.push(prepared[4]);
+      const attn = prepared[attentionAt]!;
+      attention.add(leafDispatches([attn])[0]); // the kernel that reads the keys (the split plan's combine follows it)
+      if (attn instanceof PagedAttentionSplit) attentionSplits.push(attn);
     }
     return { dispatches: d, spliceIndex, splice, attention, attentionShape, attentionSplits };
   }
@@ -452,6 +491,7 @@ export class LanguageModel {
     gpu.write(this.rows('ids', T), pad(input.ids, 0));
     gpu.write(this.rows('tokenSeq', T), pad(input.tokenSeq, this.padSeq));
     gpu.write(this.rows('positions', T), pad(input.positions, 0));
+    if (c.mrope) gpu.write(this.ropePositions(T), mropeRows(input, T));
     gpu.write(this.rows('slots', T), pad(input.slots, this.padSlot));
     gpu.write(this.rows('blockTables', S), input.blockTables);
     // The longest context among the rows (pad rows attend to one key) sets how many runs of keys the
@@ -568,4 +608,17 @@ export class LanguageModel {
     for (const t of Object.values(this.t)) this.gpu.release(t);
     this.gpu.memory.destroyBuffer(this.flagsBuffer);
   }
+}
+
+/**
+ * The [3, T] M-RoPE rows of a step padded to T rows: the input's own rows, or its KV positions in all
+ * three (text tokens); pad rows take position 0.
+ */
+function mropeRows(input: StepInput, T: number): Uint32Array {
+  const n = input.ids.length;
+  const out = new Uint32Array(3 * T);
+  const given = input.ropePositions;
+  if (given && given.length !== 3 * n) throw new InternalError(`step of ${n} tokens got ${given.length / 3} M-RoPE positions per axis`);
+  for (let r = 0; r < 3; r++) out.set(given ? given.subarray(r * n, (r + 1) * n) : input.positions, r * T);
+  return out;
 }

@@ -6,6 +6,9 @@
 //   audio.layers.i.qkv.w       the same; audio.layers.i.qkv.b has no k part in the checkpoint (k_proj has
 //                              no bias): those D values stay zero
 //   text.layers.i.qkv          [0, nH*hd) q_proj | then k_proj (nKV*hd rows) | then v_proj (nKV*hd rows)
+//   text.layers.i.qkv_b        the q, k and v biases in the same order (decoders with qkvBias: Qwen2)
+//   text.layers.i.qk_norm      [0, hd) q_norm | [hd, 2hd) k_norm (decoders with qkNorm: Qwen3); 1-D, so
+//                              no dtype packs it
 //   text.layers.i.gate_up      [0, I) gate_proj | [I, 2I) up_proj
 //
 // The patch conv weight [D, C, P, P] is used as [D, C*P*P], the audio conv weights [D, Cin, 3] as
@@ -13,7 +16,7 @@
 // checkpoint has no lm_head.weight. The decoder's checkpoint names are its family's
 // (ModelConfig.decoderNames); the towers' are those of the checkpoints that have them (src/families/*/config.ts).
 
-import type { AudioConfig, ModelConfig, VisionConfig } from './config';
+import type { AudioConfig, ModelConfig, QwenVisionConfig, VisionConfig } from './config';
 
 export interface GpuWeightSpec {
   key: string;
@@ -88,6 +91,53 @@ function addVision(v: VisionConfig, H: number, add: AddTensor): void {
   add('connector.w', [H, connectorIn], [['model.connector.modality_projection.proj.weight', [H, connectorIn]]]);
 }
 
+/**
+ * Qwen2.5-VL's vision tower (HF `Qwen2_5_VisionTransformerPretrainedModel`): the Conv3d patch weight
+ * [D, C, T, P, P] read as [D, C·T·P·P], RMSNorm weights without biases, q|k|v fused with biases,
+ * gate|up fused with biases, the merger's RMSNorm and two linears.
+ */
+function addQwenVision(v: QwenVisionConfig, add: AddTensor): void {
+  const D = v.hiddenSize;
+  const I = v.intermediateSize;
+  const p = v.prefix;
+  const row = v.inChannels * v.temporalPatchSize * v.patchSize ** 2;
+  add('vision.patch.w', [D, row], [[`${p}.patch_embed.proj.weight`, [D, v.inChannels, v.temporalPatchSize, v.patchSize, v.patchSize]]]);
+  for (let i = 0; i < v.numLayers; i++) {
+    const b = `${p}.blocks.${i}`;
+    const k = `vision.layers.${i}`;
+    add(`${k}.ln1.w`, [D], [[`${b}.norm1.weight`, [D]]]);
+    add(`${k}.qkv.w`, [3 * D, D], [[`${b}.attn.qkv.weight`, [3 * D, D]]]);
+    add(`${k}.qkv.b`, [3 * D], [[`${b}.attn.qkv.bias`, [3 * D]]]);
+    add(`${k}.o.w`, [D, D], [[`${b}.attn.proj.weight`, [D, D]]]);
+    add(`${k}.o.b`, [D], [[`${b}.attn.proj.bias`, [D]]]);
+    add(`${k}.ln2.w`, [D], [[`${b}.norm2.weight`, [D]]]);
+    add(
+      `${k}.gate_up.w`,
+      [2 * I, D],
+      [
+        [`${b}.mlp.gate_proj.weight`, [I, D]],
+        [`${b}.mlp.up_proj.weight`, [I, D]],
+      ],
+    );
+    add(
+      `${k}.gate_up.b`,
+      [2 * I],
+      [
+        [`${b}.mlp.gate_proj.bias`, [I]],
+        [`${b}.mlp.up_proj.bias`, [I]],
+      ],
+    );
+    add(`${k}.down.w`, [D, I], [[`${b}.mlp.down_proj.weight`, [D, I]]]);
+    add(`${k}.down.b`, [D], [[`${b}.mlp.down_proj.bias`, [D]]]);
+  }
+  const M = D * v.mergeSize ** 2;
+  add('vision.merger.ln.w', [D], [[`${p}.merger.ln_q.weight`, [D]]]);
+  add('vision.merger.fc1.w', [M, M], [[`${p}.merger.mlp.0.weight`, [M, M]]]);
+  add('vision.merger.fc1.b', [M], [[`${p}.merger.mlp.0.bias`, [M]]]);
+  add('vision.merger.fc2.w', [v.outHiddenSize, M], [[`${p}.merger.mlp.2.weight`, [v.outHiddenSize, M]]]);
+  add('vision.merger.fc2.b', [v.outHiddenSize], [[`${p}.merger.mlp.2.bias`, [v.outHiddenSize]]]);
+}
+
 /** Whisper encoder + frame-stacking projector (HF Voxtral). */
 function addAudio(a: AudioConfig, H: number, add: AddTensor): void {
   const e = a.encoder;
@@ -151,6 +201,7 @@ export function weightLayout(config: ModelConfig): WeightLayout {
 
   if (config.vision) addVision(config.vision, config.text.hiddenSize, add);
   if (config.audio) addAudio(config.audio, config.text.hiddenSize, add);
+  if (config.qwenVision) addQwenVision(config.qwenVision, add);
 
   const t = config.text;
   const H = t.hiddenSize;
@@ -172,6 +223,27 @@ export function weightLayout(config: ModelConfig): WeightLayout {
         [`${p}.self_attn.v_proj.weight`, [kvRows, H]],
       ],
     );
+    if (t.qkvBias) {
+      add(
+        `${k}.qkv_b`,
+        [qRows + 2 * kvRows],
+        [
+          [`${p}.self_attn.q_proj.bias`, [qRows]],
+          [`${p}.self_attn.k_proj.bias`, [kvRows]],
+          [`${p}.self_attn.v_proj.bias`, [kvRows]],
+        ],
+      );
+    }
+    if (t.qkNorm) {
+      add(
+        `${k}.qk_norm`,
+        [2 * t.headDim],
+        [
+          [`${p}.self_attn.q_norm.weight`, [t.headDim]],
+          [`${p}.self_attn.k_norm.weight`, [t.headDim]],
+        ],
+      );
+    }
     add(`${k}.o`, [H, qRows], [[`${p}.self_attn.o_proj.weight`, [H, qRows]]]);
     add(`${k}.ln2`, [H], [[`${p}.post_attention_layernorm.weight`, [H]]]);
     add(

@@ -74,3 +74,17 @@ export function mropePositions(numTokens: number, runs: readonly VisionRun[], o:
   if (st < numTokens) next += numTokens - st;
   return { rows, delta: next - numTokens };
 }
+
+/**
+ * The [3, n] positions (rows t, h, w, as a runner step takes them) of a sequence's tokens start ..
+ * start + n - 1: the prompt's own where they fall in it, index + delta after it.
+ */
+export function mropeChunk(p: MropePositions, start: number, n: number): Uint32Array {
+  const out = new Uint32Array(3 * n);
+  const promptLength = p.rows[0].length;
+  for (let j = 0; j < n; j++) {
+    const i = start + j;
+    for (let r = 0; r < 3; r++) out[r * n + j] = i < promptLength ? p.rows[r][i] : i + p.delta;
+  }
+  return out;
+}

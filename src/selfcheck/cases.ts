@@ -16,6 +16,7 @@ import { conv1dOutputLength, conv1dReference, prepareConv1d, type Conv1dShape } 
 import { pixelShuffleOutputShape, pixelShuffleReference, preparePixelShuffle, type PixelShuffleShape } from '../kernels/pixel-shuffle';
 import { residualAddReference, prepareResidualAdd } from '../kernels/residual-add';
 import { rmsNormReference, prepareRmsNorm, type RmsNormShape } from '../kernels/rms-norm';
+import { prepareQkNorm, qkNormReference, type QkNormShape } from '../kernels/qk-norm';
 import { prepareRope, ropeCosSinTable, ropeReference, type RopeShape } from '../kernels/rope';
 import { prepareSoftmax, softmaxReference, type SoftmaxShape } from '../kernels/softmax';
 import { prepareSwiglu, swigluReference, type SwigluShape } from '../kernels/swiglu';
@@ -211,6 +212,26 @@ export function rmsNormCase(shape: RmsNormShape, o: CommonOptions = {}): KernelC
         const d = await prepareRmsNorm(gpu, io, shape, { eps: 1e-5, workgroupSize: o.workgroupSize });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
         return { ...r, want: rmsNormReference(x, w, shape, 1e-5) };
+      }),
+  };
+}
+
+/** q and k heads of fused q|k|v rows normed in place; the v heads must come back unchanged. */
+export function qkNormCase(shape: QkNormShape, o: CommonOptions = {}): KernelCase {
+  const { numTokens, numHeads, numQHeads, numKHeads, headDim } = shape;
+  const seed = o.seed ?? 3;
+  return {
+    kernel: 'qk-norm',
+    label: `qk-norm tokens=${numTokens} heads=${numQHeads}q+${numKHeads}k of ${numHeads} headDim=${headDim}${wgLabel(o)}`,
+    tolerance: F32_TOLERANCE,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const x = randomUniform(numTokens * numHeads * headDim, seed, -3, 3);
+        const w = randomUniform(2 * headDim, seed + 1, 0.5, 1.5);
+        const io = { x: s.upload(x, [numTokens, numHeads, headDim], 'x'), weight: s.upload(w, [2, headDim], 'weight') };
+        const d = await prepareQkNorm(gpu, io, shape, { eps: 1e-6, workgroupSize: o.workgroupSize });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.x)]);
+        return { ...r, want: qkNormReference(x, w, shape, 1e-6) };
       }),
   };
 }

@@ -13,6 +13,7 @@ import {
   conv1dCase,
   pixelShuffleCase,
   residualAddCase,
+  qkNormCase,
   rmsNormCase,
   ropeCase,
   softmaxCase,
@@ -54,6 +55,8 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     layerNormCase({ rows: 64, dim: 768 }, { plan: 'workgroup' }),
     layerNormCase({ rows: 64, dim: 768 }, { plan: 'rows' }),
     rmsNormCase({ rows: 8, dim: 576 }),
+    // Qwen3's q_norm / k_norm: 16 q and 8 k heads of 128 in a row that also holds 8 v heads.
+    qkNormCase({ numTokens: 4, numHeads: 32, numQHeads: 16, numKHeads: 8, headDim: 128 }),
     geluTanhCase(4096),
     swigluCase({ rows: 8, dim: 1536 }),
     softmaxCase({ rows: 8, cols: 1000 }),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Tensor } from '../../src/gpu/tensor';
 import { chooseLayerNormPlan } from '../../src/kernels/layer-norm';
-import { layerNormCase, rmsNormCase } from '../../src/selfcheck/cases';
+import { layerNormCase, qkNormCase, rmsNormCase } from '../../src/selfcheck/cases';
 import { expectCasePasses, useGpu } from './gpu';
 
 const gpu = useGpu();
@@ -48,4 +48,18 @@ describe('rms-norm', () => {
   }
   it('decode shape 1x576', () => expectCasePasses(gpu(), rmsNormCase({ rows: 1, dim: 576 })));
   it('prefill shape 300x576', () => expectCasePasses(gpu(), rmsNormCase({ rows: 300, dim: 576 })));
+});
+
+describe('qk-norm (Qwen3 q_norm / k_norm in the fused q|k|v rows)', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg}: head_dim 128, 16 q + 8 k heads, v heads untouched`, () =>
+      expectCasePasses(
+        gpu(),
+        qkNormCase({ numTokens: 3, numHeads: 32, numQHeads: 16, numKHeads: 8, headDim: 128 }, { workgroupSize: wg }),
+      ));
+  }
+  it('ragged head_dim 12, one k head', () =>
+    expectCasePasses(gpu(), qkNormCase({ numTokens: 5, numHeads: 6, numQHeads: 4, numKHeads: 1, headDim: 12 })));
+  it('a prefill of 300 tokens at Qwen3-VL-2B widths', () =>
+    expectCasePasses(gpu(), qkNormCase({ numTokens: 300, numHeads: 32, numQHeads: 16, numKHeads: 8, headDim: 128 })));
 });

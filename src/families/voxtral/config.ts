@@ -17,7 +17,7 @@ import { int, type Json, sub } from '../../model/config-fields';
 export function parseVoxtralConfig(c: Json): ModelConfig {
   const common = parseCommonConfig(c, {
     id: 'voxtral',
-    textDefaults: VOXTRAL_TEXT_DEFAULTS,
+    decoder: { textDefaults: VOXTRAL_TEXT_DEFAULTS },
     decoderNames: { model: 'language_model.model', lmHead: 'language_model.lm_head.weight' },
   });
   return { ...common, audio: parseVoxtralAudio(c, common.text) };

@@ -17,6 +17,8 @@ export interface BatchSeq {
   start: number;
   /** KV slots of those tokens. */
   slots: Uint32Array;
+  /** [3, tokenIds.length] M-RoPE positions (model-runner.ts RunnerSeq.ropePositions). */
+  ropePositions?: Uint32Array;
   blockTable: readonly number[];
   /** Present when the logits of the sequence's last row give its next token. */
   sample?: SamplingParams;
@@ -31,6 +33,8 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
   const ids = new Uint32Array(T);
   const tokenSeq = new Uint32Array(T);
   const positions = new Uint32Array(T);
+  // M-RoPE rows only when some sequence has its own; the others fill theirs with their indices.
+  const mrope = seqs.some((s) => s.ropePositions) ? new Uint32Array(3 * T) : undefined;
   const slots = new Uint32Array(T);
   const blockTables = new Uint32Array(seqs.length * maxBlocksPerSeq);
   const headRows: number[] = [];
@@ -47,6 +51,14 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
     ids.set(s.tokenIds, row);
     tokenSeq.fill(i, row, row + n);
     for (let j = 0; j < n; j++) positions[row + j] = s.start + j;
+    if (mrope) {
+      if (s.ropePositions && s.ropePositions.length !== 3 * n)
+        throw new InternalError(`batch: sequence ${i} has ${n} tokens and ${s.ropePositions.length / 3} M-RoPE positions per axis`);
+      for (let r = 0; r < 3; r++) {
+        if (s.ropePositions) mrope.set(s.ropePositions.subarray(r * n, (r + 1) * n), r * T + row);
+        else mrope.set(positions.subarray(row, row + n), r * T + row);
+      }
+    }
     slots.set(s.slots, row);
     blockTables.set(s.blockTable, i * maxBlocksPerSeq);
     for (const m of s.media ?? []) {
@@ -78,6 +90,7 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
     ids,
     tokenSeq,
     positions,
+    ...(mrope ? { ropePositions: mrope } : {}),
     slots,
     blockTables,
     numSeqs: seqs.length,

@@ -48,6 +48,7 @@ export class GpuModelRunner implements ModelRunner {
       seqs.map((s) => ({
         tokenIds: s.tokenIds,
         start: s.start,
+        ropePositions: s.ropePositions,
         slots: kv.slots(s.seqId, s.start, s.tokenIds.length),
         blockTable: kv.blockTable(s.seqId),
         sample: s.sample,

@@ -33,6 +33,11 @@ export interface RunnerSeq {
   tokenIds: Uint32Array;
   /** Position of tokenIds[0] in the sequence. */
   start: number;
+  /**
+   * [3, tokenIds.length] M-RoPE positions (rows t, h, w) of the new tokens, for a decoder with M-RoPE
+   * (TextConfig.mrope). Absent: each token's index in all three rows (text before any media).
+   */
+  ropePositions?: Uint32Array;
   /** Present when the logits of the sequence's last row give its next token. */
   sample?: SamplingParams;
   /**

@@ -1,0 +1,53 @@
+// HF `Qwen3VLConfig`: the decoder part (`Qwen3VLTextConfig`: a Qwen3 decoder, q/k RMSNorm per head, no
+// biases, interleaved M-RoPE). Checkpoint names (Qwen3-VL-2B/4B-Instruct, one model.safetensors):
+// model.language_model.embed_tokens, model.language_model.layers.i.*, model.language_model.norm,
+// model.visual.*, and lm_head.weight when the head is not tied (Qwen3-VL-8B).
+
+import { ModelConfigError } from '../../errors';
+import { type ModelConfig, parseCommonConfig } from '../../model/config';
+import type { Json } from '../../model/config-fields';
+import { checkRopeType, parseMropeSection } from '../qwen-decoder';
+
+/** HF `Qwen3VLTextConfig.__init__`'s defaults the runtime reads (transformers 4.57). */
+const QWEN3_VL_TEXT_DEFAULTS: Json = {
+  head_dim: 128,
+  rms_norm_eps: 1e-6,
+  rope_theta: 5000000.0,
+  max_position_embeddings: 128000,
+  num_key_value_heads: 32,
+};
+
+/** The section `Qwen3VLTextRotaryEmbedding` takes when rope_scaling names none. */
+const DEFAULT_SECTION = [24, 20, 20];
+
+/** The decoder of a qwen3_vl config.json (the vision tower and DeepStack are parsed with it when they land). */
+export function parseQwen3VlText(c: Json): Omit<ModelConfig, 'vision' | 'audio'> {
+  let json = c;
+  const text = c.text_config;
+  // transformers 5 writes rope_parameters {rope_type, rope_theta, mrope_section, mrope_interleaved} in
+  // place of rope_theta + rope_scaling.
+  if (text && typeof text === 'object' && (text as Json).rope_parameters && (text as Json).rope_scaling === undefined) {
+    const params = (text as Json).rope_parameters as Json;
+    if (typeof params !== 'object') throw new ModelConfigError('config.json: text_config.rope_parameters is not an object');
+    json = { ...c, text_config: { ...(text as Json), rope_scaling: params, rope_theta: params.rope_theta ?? (text as Json).rope_theta } };
+  }
+  const common = parseCommonConfig(json, {
+    id: 'qwen3_vl',
+    decoderNames: { model: 'model.language_model', lmHead: 'lm_head.weight' },
+    decoder: {
+      textDefaults: QWEN3_VL_TEXT_DEFAULTS,
+      qkNorm: true,
+      // Qwen3-VL's rotary embedding always interleaves the axes (apply_interleaved_mrope), whatever
+      // rope_scaling.mrope_interleaved says.
+      ropeScaling: (rope, headDim) => {
+        checkRopeType(rope, 'text_config.rope_scaling');
+        return { section: parseMropeSection(rope, 'text_config.rope_scaling', headDim, DEFAULT_SECTION), interleaved: true };
+      },
+    },
+  });
+  if (!common.text.mrope) {
+    const section = parseMropeSection({}, 'text_config.rope_scaling', common.text.headDim, DEFAULT_SECTION);
+    common.text.mrope = { section, interleaved: true };
+  }
+  return common;
+}
