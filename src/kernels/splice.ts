@@ -1,5 +1,6 @@
 // Scatter media embeddings into their placeholder rows of the token-embedding buffer (docs/design.md:
 // "splice"): dst[rows[i]] = src[srcRowOffset + i]. Bad rows are skipped and counted in `errors`.
+// With `add`, dst[rows[i]] += src[srcRowOffset + i] (Qwen3-VL's DeepStack).
 //   src: [numSrcRows, dim] f32   rows: [numRows] u32   dst: [numDstRows, dim] f32   errors: [2] u32
 
 import source from '../../shaders/splice.wgsl?raw';
@@ -19,12 +20,21 @@ export interface SpliceShape {
   srcRowOffset?: number;
 }
 
-export function spliceReference(src: Float32Array, rows: Uint32Array, dst: Float32Array, shape: SpliceShape): Float32Array {
+export function spliceReference(
+  src: Float32Array,
+  rows: Uint32Array,
+  dst: Float32Array,
+  shape: SpliceShape,
+  options: { add?: boolean } = {},
+): Float32Array {
   const out = Float32Array.from(dst);
   const o = shape.srcRowOffset ?? 0;
   for (let i = 0; i < shape.numRows; i++) {
     if (rows[i] >= shape.numDstRows) continue;
-    out.set(src.subarray((o + i) * shape.dim, (o + i + 1) * shape.dim), rows[i] * shape.dim);
+    for (let c = 0; c < shape.dim; c++) {
+      const v = src[(o + i) * shape.dim + c];
+      out[rows[i] * shape.dim + c] = options.add ? out[rows[i] * shape.dim + c] + v : v;
+    }
   }
   return out;
 }
@@ -38,7 +48,8 @@ export async function prepareSplice(
   gpu: GpuContext,
   io: { src: Tensor; rows: Tensor; dst: Tensor; errors: Tensor },
   shape: SpliceShape,
-  options: { workgroupSize?: number } = {},
+  /** add: dst rows += src rows (DeepStack) instead of being replaced. */
+  options: { workgroupSize?: number; add?: boolean } = {},
 ): Promise<KernelDispatch> {
   const kernel = 'splice';
   const { numRows, dim, numDstRows } = shape;
@@ -53,9 +64,9 @@ export async function prepareSplice(
   expectTensor(gpu, kernel, 'dst', io.dst, [numDstRows, dim]);
   expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
   return createDispatch(gpu, {
-    label: kernel,
+    label: options.add ? `${kernel}:add` : kernel,
     code: source,
-    constants: { WG: wg },
+    constants: { WG: wg, ADD: options.add ? 1 : 0 },
     resources: [io.src, io.rows, io.dst, io.errors],
     params: packParams([
       ['u32', numRows],

@@ -117,6 +117,11 @@ export interface TextConfig {
    * (kernels/rope.ts mropeAxes). Absent: plain RoPE at the token's index.
    */
   mrope?: MropeConfig;
+  /**
+   * DeepStack (Qwen3-VL): after each of the first deepstackLayers decoder layers, that level's vision rows
+   * are added to the hidden state at the media rows. Absent: none.
+   */
+  deepstackLayers?: number;
 }
 
 /** The frequencies of each M-RoPE axis (t, h, w; they sum to headDim / 2), contiguous or interleaved. */

@@ -6,6 +6,7 @@
 //                                rope(q, k; M-RoPE's three positions when the config has it); kv-write(k, v -> slots)
 //                                a = paged-attn(q, cache; each row's own block table and position)
 //                                h += a·Woᵀ; x = rms2(h); h += swiglu(x·Wguᵀ)·Wdownᵀ
+//                                [DeepStack, first layers: h[spliceRows] += that level's vision rows]
 //   head  (R rows)   per sampling sequence: logits = rms(h[headRow])·Wlmᵀ -> argmax -> sample (per-row
 //                    temperature / top-k / top-p / seed; temperature 0 keeps argmax)
 //
@@ -81,8 +82,12 @@ export interface StepInput {
   sampling: readonly SamplingParams[];
   /** [R] logit processors per head row (penalties, a token mask), applied before argmax and sampling. */
   adjust?: ReadonlyArray<LogitAdjust | undefined>;
-  /** Media embeddings for placeholder rows: row rows[i] takes row i of `data` ([rows.length, hidden] f32). */
-  splice?: { rows: Uint32Array; data: Float32Array };
+  /**
+   * Media embeddings for placeholder rows: row rows[i] takes row i of `data` ([rows.length, hidden] f32).
+   * `deepstack` (TextConfig.deepstackLayers levels, each [rows.length, hidden]): level l's rows are added
+   * to those rows after decoder layer l.
+   */
+  splice?: { rows: Uint32Array; data: Float32Array; deepstack?: readonly Float32Array[] };
 }
 
 export interface StepOutput {
@@ -104,9 +109,9 @@ export interface LanguageModelOptions {
 
 interface BodyPlan {
   dispatches: Dispatch[];
-  /** Index of the splice dispatch in `dispatches` (skipped on steps without media rows). */
-  spliceIndex: number;
+  /** The splice and the DeepStack adds (one per level): skipped on steps without media rows. */
   splice: KernelDispatch;
+  deepstack: KernelDispatch[];
   /** The paged-attention dispatches (one per layer) and their shape: their work depends on each step's positions. */
   attention: ReadonlySet<Dispatch>;
   attentionShape: PagedAttentionShape;
@@ -170,6 +175,7 @@ export class LanguageModel {
     make('slots', [C], 'u32');
     make('spliceRows', [C], 'u32');
     make('staged', [C, H]);
+    if (c.deepstackLayers) make('deepstack', [c.deepstackLayers * C, H]);
     make('blockTables', [S + 1, this.maxBlocksPerSeq], 'u32');
     make('headRows', [S], 'u32');
     make('rowParams', [S, ROW_PARAMS_BYTES / 4], 'u32');
@@ -267,8 +273,8 @@ export class LanguageModel {
         { numRows: T, dim: H, numDstRows: T, numSrcRows: this.options.maxTokensPerStep },
       ),
     ]);
-    d.push(gather);
-    const spliceIndex = d.push(splice) - 1;
+    d.push(gather, splice);
+    const deepstack: KernelDispatch[] = [];
     const eps = c.rmsNormEps;
     const attention = new Set<Dispatch>();
     const attentionSplits: PagedAttentionSplit[] = [];
@@ -367,11 +373,31 @@ export class LanguageModel {
         throw e;
       });
       d.push(...prepared);
+      if (l < (c.deepstackLayers ?? 0)) {
+        // Built for T rows like the splice; each step writes its row count (and this level's first row).
+        const add = await prepareSplice(
+          gpu,
+          { src: this.t.deepstack, rows: v('spliceRows'), dst: v('h'), errors: this.flags('splice') },
+          {
+            numRows: T,
+            dim: H,
+            numDstRows: T,
+            numSrcRows: c.deepstackLayers! * this.options.maxTokensPerStep,
+            srcRowOffset: l * this.options.maxTokensPerStep,
+          },
+          { add: true },
+        ).catch((e: unknown) => {
+          release();
+          throw e;
+        });
+        d.push(add);
+        deepstack.push(add);
+      }
       const attn = prepared[attentionAt]!;
       attention.add(leafDispatches([attn])[0]); // the kernel that reads the keys (the split plan's combine follows it)
       if (attn instanceof PagedAttentionSplit) attentionSplits.push(attn);
     }
-    return { dispatches: d, spliceIndex, splice, attention, attentionShape, attentionSplits };
+    return { dispatches: d, splice, deepstack, attention, attentionShape, attentionSplits };
   }
 
   private async buildHead(T: number, R: number): Promise<HeadPlan> {
@@ -499,7 +525,7 @@ export class LanguageModel {
     let maxCtx = 1;
     for (const p of input.positions) maxCtx = Math.max(maxCtx, p + 1);
     for (const a of body.attentionSplits) a.setContext(maxCtx);
-    const dispatches = [...body.dispatches];
+    let dispatches = [...body.dispatches];
     const spliceRows = input.splice?.rows.length ?? 0;
     if (spliceRows > 0) {
       const sp = input.splice!;
@@ -515,8 +541,10 @@ export class LanguageModel {
           ['u32', 0],
         ]),
       );
+      this.stageDeepstack(body, sp, T);
     } else {
-      dispatches.splice(body.spliceIndex, 1);
+      const skip = new Set<Dispatch>([body.splice, ...body.deepstack]);
+      dispatches = dispatches.filter((d) => !skip.has(d));
     }
     if (head) {
       const rows = new Uint32Array(Rb);
@@ -566,12 +594,39 @@ export class LanguageModel {
     return out;
   }
 
+  /** Each DeepStack level's rows into its block of the staging buffer, and its add's row count. */
+  private stageDeepstack(body: BodyPlan, sp: NonNullable<StepInput['splice']>, T: number): void {
+    const levels = body.deepstack.length;
+    if (levels === 0) return;
+    const n = sp.rows.length;
+    const H = this.config.text.hiddenSize;
+    const C = this.options.maxTokensPerStep;
+    if (sp.deepstack?.length !== levels || sp.deepstack.some((x) => x.length !== n * H)) {
+      throw new InternalError(
+        `a step splicing ${n} media rows needs ${levels} DeepStack levels of ${n} rows; got ${sp.deepstack?.map((x) => x.length / H).join(', ') ?? 'none'}`,
+      );
+    }
+    body.deepstack.forEach((add, l) => {
+      const t = this.t.deepstack;
+      this.gpu.write({ ...t, shape: [n, H], offsetBytes: t.offsetBytes + l * C * H * 4 }, sp.deepstack![l]);
+      add.writeParams(
+        packParams([
+          ['u32', n],
+          ['u32', H],
+          ['u32', T],
+          ['u32', l * C],
+        ]),
+      );
+    });
+  }
+
   /**
    * The work of the dispatches whose cost depends on the step (profiles): attention over the keys these
    * positions reach (pad rows: one key each, in the pad block), the splice over the rows it really copies.
    */
   private stepCost(d: Dispatch, body: BodyPlan, input: StepInput): DispatchCost | undefined {
-    if (d === body.splice) return spliceCost(input.splice?.rows.length ?? 0, this.config.text.hiddenSize);
+    if (d === body.splice || body.deepstack.includes(d as KernelDispatch))
+      return spliceCost(input.splice?.rows.length ?? 0, this.config.text.hiddenSize);
     if (!body.attention.has(d)) return undefined;
     const numPadRows = body.attentionShape.numTokens - input.ids.length;
     const contextLength = new Map<number, number>();

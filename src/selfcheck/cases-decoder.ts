@@ -130,13 +130,13 @@ export function pagedAttentionCase(
   };
 }
 
-export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boolean } = {}): KernelCase {
+export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boolean; add?: boolean } = {}): KernelCase {
   const { numRows, dim, numDstRows } = shape;
   const numSrcRows = shape.numSrcRows ?? numRows;
   const seed = o.seed ?? 22;
   return {
     kernel: 'splice',
-    label: `splice rows=${numRows}${shape.srcRowOffset ? ` from row ${shape.srcRowOffset} of ${numSrcRows}` : ''} into ${numDstRows} dim=${dim}${o.badRow ? ' +bad row' : ''}${wgLabel(o)}`,
+    label: `splice rows=${numRows}${shape.srcRowOffset ? ` from row ${shape.srcRowOffset} of ${numSrcRows}` : ''} into ${numDstRows} dim=${dim}${o.add ? ' (add)' : ''}${o.badRow ? ' +bad row' : ''}${wgLabel(o)}`,
     tolerance: EXACT,
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
@@ -151,9 +151,9 @@ export function spliceCase(shape: SpliceShape, o: CommonOptions & { badRow?: boo
           dst: s.upload(dst, [numDstRows, dim], 'dst'),
           errors: s.zeros([2], 'u32', 'errors'),
         };
-        const d = await prepareSplice(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const d = await prepareSplice(gpu, io, shape, { workgroupSize: o.workgroupSize, add: o.add });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.dst), await gpu.readU32(io.errors)]);
-        return { ...r, want: concat(spliceReference(src, rows, dst, shape), o.badRow ? [1, numDstRows + 1] : [0, 0]) };
+        return { ...r, want: concat(spliceReference(src, rows, dst, shape, { add: o.add }), o.badRow ? [1, numDstRows + 1] : [0, 0]) };
       }),
   };
 }

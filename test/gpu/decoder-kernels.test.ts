@@ -194,4 +194,7 @@ describe('splice', () => {
     expectCasePasses(gpu(), spliceCase({ numRows: 20, dim: 16, numDstRows: 30, numSrcRows: 64, srcRowOffset: 40 })));
   it('a row past the destination is skipped and flagged', () =>
     expectCasePasses(gpu(), spliceCase({ numRows: 3, dim: 4, numDstRows: 8 }, { badRow: true })));
+  it('add (DeepStack): rows added to what the destination holds, from an offset of src', () =>
+    expectCasePasses(gpu(), spliceCase({ numRows: 20, dim: 64, numDstRows: 30, numSrcRows: 64, srcRowOffset: 40 }, { add: true })));
+  it('add with a bad row', () => expectCasePasses(gpu(), spliceCase({ numRows: 3, dim: 4, numDstRows: 8 }, { badRow: true, add: true })));
 });

@@ -1,5 +1,5 @@
 // The Qwen2 and Qwen3 decoders of the Qwen-VL families (q/k/v biases; q/k norms; M-RoPE contiguous and
-// interleaved) on the tiny checkpoints, against test/reference/qwen_decoder.py (float64 PyTorch): for a
+// interleaved; Qwen3-VL's DeepStack adds) on the tiny checkpoints, against test/reference/qwen_decoder.py (float64 PyTorch): for a
 // prompt with text only, one image, two images of other shapes and a short video, the M-RoPE positions
 // equal the reference's, the greedy tokens are the reference's, and every step's largest logits are within
 // f32 noise of it (with a tied head the tokens repeat; the logits still show each token's position). The
@@ -27,6 +27,8 @@ interface Case {
   positions: [number[], number[], number[]];
   delta: number;
   media: number[];
+  /** DeepStack levels (Qwen3-VL), each one row per media row. */
+  deepstack: number[][];
   tokens: number[];
   stepTop: Array<{ ids: number[]; logits: number[] }>;
   minTop2Gap: number;
@@ -56,22 +58,25 @@ function positionsOf(c: Case) {
   return mropePositions(c.ids.length, runs, { mergeSize: 2, tokensPerSecond: c.tokensPerSecond ?? undefined });
 }
 
-/** The media rows of the prompt tokens start .. start + n - 1, as one segment per run of pad tokens. */
+/**
+ * The media rows (and their DeepStack levels) of the prompt tokens start .. start + n - 1, as one segment
+ * per run of pad tokens.
+ */
 function mediaIn(c: Case, hidden: number, start: number, n: number): MediaRows[] {
   const pads = c.ids.flatMap((t, i) => (t === IMAGE_PAD || t === VIDEO_PAD ? [i] : []));
-  const out: MediaRows[] = [];
+  const segments: Array<{ offset: number; rows: number[] }> = [];
   pads.forEach((i, k) => {
     if (i < start || i >= start + n) return;
-    const row = Float32Array.from(c.media.slice(k * hidden, (k + 1) * hidden));
-    const last = out[out.length - 1];
-    if (last && last.offset + last.data.length / hidden === i - start) {
-      const merged = new Float32Array(last.data.length + hidden);
-      merged.set(last.data);
-      merged.set(row, last.data.length);
-      out[out.length - 1] = { offset: last.offset, data: merged };
-    } else out.push({ offset: i - start, data: row });
+    const last = segments[segments.length - 1];
+    if (last && last.offset + last.rows.length === i - start) last.rows.push(k);
+    else segments.push({ offset: i - start, rows: [k] });
   });
-  return out;
+  const take = (from: number[], rows: number[]) => Float32Array.from(rows.flatMap((k) => from.slice(k * hidden, (k + 1) * hidden)));
+  return segments.map(({ offset, rows }) => ({
+    offset,
+    data: take(c.media, rows),
+    ...(c.deepstack.length > 0 ? { deepstack: c.deepstack.map((level) => take(level, rows)) } : {}),
+  }));
 }
 
 describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s decoder', (name, model) => {

@@ -8,6 +8,8 @@ models/qwen3_vl/modeling_qwen3_vl.py (not copied):
 - Qwen3-VL's text model is a Qwen3 decoder: no biases, RMSNorm over head_dim on q and on k (q_norm,
   k_norm) before RoPE; its M-RoPE interleaves the axes (`apply_interleaved_mrope`: frequency i is h when
   i % 3 == 1 and i < 3 * section[1], w when i % 3 == 2 and i < 3 * section[2], t otherwise).
+- DeepStack (Qwen3-VL): after decoder layer i (i below the number of tapped vision layers), that level's
+  rows are added to the hidden state at the media rows (`_deepstack_process`).
 - Both: pre-norm layers (RMSNorm, GQA causal attention scaled by head_dim^-0.5, SwiGLU MLP), final RMSNorm,
   an LM head tied to embed_tokens or not; vision rows replace the embeddings at the image/video pad tokens
   in order (`masked_scatter`).
@@ -58,6 +60,8 @@ class Config:
         self.prefix = 'model.language_model.' if self.qwen3 else 'model.'
         self.tied = bool(raw.get('tie_word_embeddings', False))
         self.merge = raw['vision_config']['spatial_merge_size']
+        # DeepStack (Qwen3-VL): decoder layer i adds the i-th tapped vision level at the media rows.
+        self.deepstack = len(raw['vision_config'].get('deepstack_visual_indexes') or []) if self.qwen3 else 0
         self.tokens_per_second = raw['vision_config'].get('tokens_per_second')
 
 
@@ -90,8 +94,9 @@ def rotate(x, cos, sin):
     return x * cos + torch.cat([-x[..., h:], x[..., :h]], dim=-1) * sin
 
 
-def forward(W, c, embeds, positions, dtype):
-    """Whole-prompt causal pass: embeds [L, H], positions [3, L] -> final-norm hidden [L, H]."""
+def forward(W, c, embeds, positions, dtype, media_rows=None, deepstack=()):
+    """Whole-prompt causal pass: embeds [L, H], positions [3, L] -> final-norm hidden [L, H]. After layer i,
+    deepstack[i] [n, H] is added at the rows media_rows (HF Qwen3VLTextModel._deepstack_process)."""
     L = embeds.shape[0]
     g = lambda n: W[n].to(dtype)  # noqa: E731
     cos, sin = mrope_cos_sin(positions, c)
@@ -123,6 +128,9 @@ def forward(W, c, embeds, positions, dtype):
         h = rms_norm(x, g(p + 'post_attention_layernorm.weight'), c.eps)
         m = p + 'mlp.'
         x = x + linear(silu(linear(h, g(m + 'gate_proj.weight'))) * linear(h, g(m + 'up_proj.weight')), g(m + 'down_proj.weight'))
+        if i < len(deepstack):
+            x = x.clone()
+            x[media_rows] = x[media_rows] + deepstack[i].to(dtype)
     return rms_norm(x, g(c.prefix + 'norm.weight'), c.eps)
 
 
@@ -134,7 +142,7 @@ def head_weight(W, c, dtype):
     return W['lm_head.weight'].to(dtype)
 
 
-def greedy(W, c, ids, media, positions, delta, dtype):
+def greedy(W, c, ids, media, positions, delta, dtype, deepstack=()):
     """Greedy tokens: each step recomputes the whole sequence; a new token sits at index + delta on all axes."""
     table = W[c.prefix + 'embed_tokens.weight'].to(dtype)
     head = head_weight(W, c, dtype)
@@ -146,7 +154,7 @@ def greedy(W, c, ids, media, positions, delta, dtype):
     for _ in range(MAX_NEW):
         x = table[torch.tensor(seq)]
         x[torch.tensor(pads, dtype=torch.long)] = media.to(dtype)
-        logits = forward(W, c, x, pos, dtype)[-1] @ head.t()
+        logits = forward(W, c, x, pos, dtype, torch.tensor(pads, dtype=torch.long), deepstack)[-1] @ head.t()
         steps.append(logits)
         tok = int(torch.argmax(logits))
         tokens.append(tok)
@@ -195,8 +203,9 @@ def run_model(name):
         n_media = sum(1 for t in ids if t in (mrope_positions.IMAGE_PAD, mrope_positions.VIDEO_PAD))
         g = torch.Generator().manual_seed(2000 + k)
         media = torch.randn(n_media, c.hidden, generator=g, dtype=F64).to(F32).to(F64)
-        t64, s64 = greedy(W, c, ids, media, positions, delta, F64)
-        t32, s32 = greedy(W, c, ids, media, positions, delta, F32)
+        deepstack = [torch.randn(n_media, c.hidden, generator=g, dtype=F64).to(F32).to(F64) for _ in range(c.deepstack)] if n_media else []
+        t64, s64 = greedy(W, c, ids, media, positions, delta, F64, deepstack)
+        t32, s32 = greedy(W, c, ids, media, positions, delta, F32, deepstack)
         if t64 != t32:
             raise ValueError(f'{name} / {case}: float32 and float64 greedy tokens differ: {t32} vs {t64}')
         gaps = [float(torch.topk(s, 2).values[0] - torch.topk(s, 2).values[1]) for s in s64]
@@ -208,6 +217,7 @@ def run_model(name):
             'positions': positions.tolist(),
             'delta': delta,
             'media': media.to(F32).flatten().tolist(),
+            'deepstack': [d.to(F32).flatten().tolist() for d in deepstack],
             'tokens': t64,
             # Every step's largest logits: with a tied head the tokens often repeat, and the logits still
             # show whether each new token sat at its index + delta.

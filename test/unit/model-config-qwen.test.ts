@@ -133,6 +133,7 @@ describe('Qwen3-VL decoder config', () => {
       maxPositions: 262144,
       qkNorm: true,
       mrope: { section: [24, 20, 20], interleaved: true },
+      deepstackLayers: 3,
     });
     expect(c.tieWordEmbeddings).toBe(true);
     const names = checkpointNames(c);

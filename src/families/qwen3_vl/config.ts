@@ -45,6 +45,24 @@ export function parseQwen3VlText(c: Json): Omit<ModelConfig, 'vision' | 'audio'>
       },
     },
   });
+  // DeepStack: the vision tower's deepstack_visual_indexes name the tower layers it taps; decoder layer
+  // i takes the i-th one's rows (HF Qwen3VLTextModel: deepstack_visual_embeds[layer_idx]).
+  const vision = c.vision_config;
+  // HF Qwen3VLVisionConfig's default when the field is left out: [8, 16, 24].
+  const taps = vision && typeof vision === 'object' ? ((vision as Json).deepstack_visual_indexes ?? [8, 16, 24]) : undefined;
+  if (taps !== undefined) {
+    if (!Array.isArray(taps) || !taps.every((i) => Number.isInteger(i) && i >= 0)) {
+      throw new ModelConfigError(
+        `config.json: vision_config.deepstack_visual_indexes must list tower layers, found ${JSON.stringify(taps)}`,
+      );
+    }
+    if (taps.length > common.text.numLayers) {
+      throw new ModelConfigError(
+        `config.json: ${taps.length} DeepStack levels (vision_config.deepstack_visual_indexes) but ${common.text.numLayers} decoder layers to add them to`,
+      );
+    }
+    if (taps.length > 0) common.text.deepstackLayers = taps.length;
+  }
   if (!common.text.mrope) {
     const section = parseMropeSection({}, 'text_config.rope_scaling', common.text.headDim, DEFAULT_SECTION);
     common.text.mrope = { section, interleaved: true };

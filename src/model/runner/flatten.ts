@@ -42,6 +42,7 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
   const adjust: Array<LogitAdjust | undefined> = [];
   const spliceRows: number[] = [];
   const spliceData: Float32Array[] = [];
+  const deepstackData: Float32Array[][] = [];
   let row = 0;
   seqs.forEach((s, i) => {
     const n = s.tokenIds.length;
@@ -68,6 +69,11 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
       }
       for (let j = 0; j < k; j++) spliceRows.push(row + m.offset + j);
       spliceData.push(m.data);
+      (m.deepstack ?? []).forEach((level, l) => {
+        if (level.length !== m.data.length)
+          throw new InternalError(`batch: sequence ${i}'s DeepStack level ${l} has ${level.length / hiddenSize} rows, not ${k}`);
+        (deepstackData[l] ??= []).push(level);
+      });
     }
     if (s.sample) {
       headRows.push(row + n - 1);
@@ -84,7 +90,19 @@ export function flattenBatch(seqs: readonly BatchSeq[], maxBlocksPerSeq: number,
       data.set(d, o);
       o += d.length;
     }
-    splice = { rows: Uint32Array.from(spliceRows), data };
+    const join = (parts: Float32Array[]) => {
+      const out = new Float32Array(spliceRows.length * hiddenSize);
+      let at = 0;
+      for (const x of parts) {
+        out.set(x, at);
+        at += x.length;
+      }
+      return out;
+    };
+    // Every media segment of the step must carry every level (or none): a level's rows follow the splice's.
+    if (deepstackData.some((parts) => parts.length !== spliceData.length))
+      throw new InternalError('batch: some media rows of this step have DeepStack levels and some do not');
+    splice = { rows: Uint32Array.from(spliceRows), data, ...(deepstackData.length > 0 ? { deepstack: deepstackData.map(join) } : {}) };
   }
   return {
     ids,

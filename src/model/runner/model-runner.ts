@@ -24,6 +24,8 @@ export interface MediaRows {
   /** Row of the sequence's new tokens (0-based) the segment starts at. */
   offset: number;
   data: Float32Array;
+  /** DeepStack levels (TextConfig.deepstackLayers), each the same rows' [rows, hidden] additions. */
+  deepstack?: readonly Float32Array[];
 }
 
 export interface RunnerSeq {
