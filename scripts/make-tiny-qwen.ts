@@ -11,14 +11,15 @@
 //
 // Both keep the real vocabulary (151936), so the real special-token ids hold. qwen2_5_vl-tiny has its
 // vision tower (4 layers of 64, head_dim 32, windows of 56 px = 2 x 2 merge units, full attention in
-// layers 1 and 3); qwen3_vl-tiny's is not in it yet. Until the Qwen families register (docs/families.md),
+// layers 1 and 3); qwen3_vl-tiny's has 3 layers of 64 over an 8 x 8 learned position grid, DeepStack taps
+// after layers 0 and 1. Until the Qwen families register (docs/families.md),
 // these serve the decoder's and the tower's tests, and the demo's model list leaves them out.
 
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseQwen25VlConfig } from '../src/families/qwen2_5_vl/config';
-import { parseQwen3VlText } from '../src/families/qwen3_vl/config';
+import { parseQwen3VlConfig } from '../src/families/qwen3_vl/config';
 import type { ModelConfig } from '../src/model/config';
 import { writeSafetensors, type TensorToWrite } from '../src/model/weights/safetensors-writer';
 import { sha256, tensorsFor, writeJson } from './tiny-weights';
@@ -69,7 +70,7 @@ export const TINY_QWEN: Record<string, TinyQwen> = {
   },
   'qwen3_vl-tiny': {
     real: 'Qwen3-VL-2B-Instruct',
-    parse: (c) => ({ ...parseQwen3VlText(c) }),
+    parse: parseQwen3VlConfig,
     dtype: 'F16',
     config: (real) => ({
       ...real,

@@ -66,14 +66,11 @@ export interface AudioConfig {
 }
 
 /**
- * A Qwen-VL vision transformer (HF `Qwen2_5_VisionTransformerPretrainedModel`): patch rows of C·T·P·P
- * values (temporalPatchSize frames of patchSize² pixels) through a Conv3d as one matmul, 2-D rotary
- * attention, and a merger that folds each mergeSize × mergeSize block of patches into one LM token.
- * Qwen2.5-VL's blocks are RMSNorm + SwiGLU, attention within windows of windowSize pixels except in the
- * fullAttentionLayers.
+ * A Qwen-VL vision transformer: patch rows of C·T·P·P values (temporalPatchSize frames of patchSize²
+ * pixels) through a Conv3d as one matmul, 2-D rotary attention, and a merger that folds each
+ * mergeSize × mergeSize block of patches into one LM token.
  */
-export interface QwenVisionConfig {
-  kind: 'qwen2_5_vl';
+interface QwenVisionBase {
   hiddenSize: number;
   intermediateSize: number;
   numLayers: number;
@@ -87,15 +84,38 @@ export interface QwenVisionConfig {
   mergeSize: number;
   /** The merger's output width (the decoder's hidden size). */
   outHiddenSize: number;
+  /** Where the tower's tensors are in the checkpoint ('visual', 'model.visual'). */
+  prefix: string;
+}
+
+/**
+ * Qwen2.5-VL's tower (HF `Qwen2_5_VisionTransformerPretrainedModel`): RMSNorm + SwiGLU blocks, attention
+ * within windows of windowSize pixels except in the fullAttentionLayers.
+ */
+export interface Qwen25VisionConfig extends QwenVisionBase {
+  kind: 'qwen2_5_vl';
   /** Attention windows, in pixels per side (a multiple of patchSize · mergeSize). */
   windowSize: number;
   /** Layers that attend over a whole frame rather than within windows. */
   fullAttentionLayers: readonly number[];
   /** Video time steps per second of M-RoPE's t axis. */
   tokensPerSecond: number;
-  /** Where the tower's tensors are in the checkpoint ('visual' in the public files). */
-  prefix: string;
 }
+
+/**
+ * Qwen3-VL's tower (HF `Qwen3VLVisionModel`): a patch bias, learned positions on a gridPerSide² grid
+ * interpolated bilinearly to each image's patch grid, LayerNorm + tanh-GELU MLP blocks attending over
+ * each frame, and DeepStack: after each of the deepstackTaps layers, a merger of its own (LayerNorm after
+ * the 2×2 fold) gives one level of rows the decoder adds (TextConfig.deepstackLayers).
+ */
+export interface Qwen3VisionConfig extends QwenVisionBase {
+  kind: 'qwen3_vl';
+  /** Side of the learned position grid: sqrt(num_position_embeddings). */
+  gridPerSide: number;
+  deepstackTaps: readonly number[];
+}
+
+export type QwenVisionConfig = Qwen25VisionConfig | Qwen3VisionConfig;
 
 export interface TextConfig {
   hiddenSize: number;

@@ -1,13 +1,21 @@
-// The Qwen2.5-VL vision tower (HF `Qwen2_5_VisionTransformerPretrainedModel`): patch rows in, one LM-space
-// row per merge unit out. One image or video (one patch grid) per pass, laid out window by window
-// (qwen-windows.ts):
+// The Qwen-VL vision towers: patch rows in, one LM-space row per merge unit out (and, for Qwen3-VL, one
+// row per unit for each DeepStack level). One image or video (one patch grid) per pass, laid out window by
+// window (qwen-windows.ts; Qwen3-VL: one window per frame).
 //
+//   Qwen2.5-VL (HF `Qwen2_5_VisionTransformerPretrainedModel`)
 //   patches [rows, C·T·P·P] -·Wpatchᵀ-> h [rows, D]
 //   per layer:  x = rms1(h); qkv = x·Wqkvᵀ + b; rope2d(q, k; each row's patch row and column)
 //               a = attn(qkv; within each window, or each frame in the full-attention layers; padding masked)
 //               h += a·Woᵀ + bo; x = rms2(h); h += (silu(x·Wgᵀ + bg) * (x·Wuᵀ + bu))·Wdᵀ + bd
 //   merger:     x = rms(h) read as [rows / m², m²·D]; y = gelu(x·W1ᵀ + b1)·W2ᵀ + b2
-//   out [units, outHidden] = y's rows of the real units, in the processor's order
+//
+//   Qwen3-VL (HF `Qwen3VLVisionModel`)
+//   h = patches·Wpatchᵀ + b + bilinear(learned positions)            (qwen-positions.ts)
+//   per layer:  the same attention with LayerNorm (biases), each frame; h += fc2(gelu_tanh(fc1(LN2(h))))
+//               after a DeepStack tap: level k = fc2(gelu(fc1(LN(h read as [rows / m², m²·D]))))
+//   merger:     LN(h) over D, read as [rows / m², m²·D], fc1 + gelu, fc2
+//
+//   out [units, outHidden] = the rows of the real units, in the processor's order
 //
 // The 2-D rotary is the rope kernel's M-RoPE with no t section: the first quarter of each head's
 // frequencies turns by the patch's row, the second by its column, over a table whose frequencies restart
@@ -18,7 +26,10 @@ import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { encodeDispatches, type Dispatch } from '../kernels/dispatch';
+import { prepareBilinearRows } from '../kernels/bilinear-rows';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
+import { prepareLayerNorm } from '../kernels/layer-norm';
+import type { Activation } from '../kernels/activations';
 import { prepareMatmul } from '../kernels/matmul';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope, ropeInverseFrequencies } from '../kernels/rope';
@@ -34,6 +45,7 @@ import {
 import type { PatchGrid } from '../processor/smart-resize';
 import type { QwenVisionConfig } from './config';
 import { planAppender } from './encoder-layer';
+import { bilinearCorners } from './qwen-positions';
 import { layPatches, windowLayout } from './qwen-windows';
 import type { ModelWeights } from './weights';
 
@@ -59,6 +71,13 @@ function rotary2dTable(headDim: number, n: number): Float32Array {
   return table;
 }
 
+export interface QwenVisionOutput {
+  /** [units, outHidden]: one LM input row per merge unit, in the processor's order. */
+  embeddings: Float32Array;
+  /** Qwen3-VL: one [units, outHidden] level per DeepStack tap, the decoder's additions; [] for Qwen2.5-VL. */
+  deepstack: Float32Array[];
+}
+
 export class QwenVisionEncoder {
   readonly rowLength: number;
 
@@ -75,8 +94,8 @@ export class QwenVisionEncoder {
     return (grid.t * grid.h * grid.w) / this.vision.mergeSize ** 2;
   }
 
-  /** [grid.t·grid.h·grid.w, rowLength] patch rows (processor order) → [tokensFor(grid), outHidden] f32. */
-  async encode(patches: Float32Array, grid: PatchGrid): Promise<Float32Array> {
+  /** [grid.t·grid.h·grid.w, rowLength] patch rows (processor order) → the LM rows of that grid. */
+  async encode(patches: Float32Array, grid: PatchGrid): Promise<QwenVisionOutput> {
     const v = this.vision;
     const numPatches = grid.t * grid.h * grid.w;
     if (patches.length !== numPatches * this.rowLength) {
@@ -84,17 +103,20 @@ export class QwenVisionEncoder {
         `qwen vision: ${patches.length} values for a ${grid.t} x ${grid.h} x ${grid.w} grid of ${this.rowLength}-value patch rows`,
       );
     }
-    const layout = windowLayout(grid, v.mergeSize, v.windowSize / (v.patchSize * v.mergeSize));
+    const windows = v.kind === 'qwen2_5_vl' ? v.windowSize / (v.patchSize * v.mergeSize) : 'frame';
+    const layout = windowLayout(grid, v.mergeSize, windows);
     const { gpu, weights } = this;
     const D = v.hiddenSize;
     const I = v.intermediateSize;
     const unit = v.mergeSize ** 2;
+    const M = unit * D;
     const rows = layout.rows;
     const units = layout.unitOf.length;
+    const taps = v.kind === 'qwen3_vl' ? v.deepstackTaps : [];
     const maxPos = Math.max(grid.h, grid.w);
     const tensors: Tensor[] = [];
-    const t = (shape: number[], label: string, dtype: 'f32' | 'u32' = 'f32') => {
-      const x = gpu.createTensor(shape, dtype, `qwen-vision.${label}`);
+    const t = (shape: number[], label: string) => {
+      const x = gpu.createTensor(shape, 'f32', `qwen-vision.${label}`);
       tensors.push(x);
       return x;
     };
@@ -109,16 +131,17 @@ export class QwenVisionEncoder {
       mask: up(layout.mask, [rows], 'mask'),
       unitOf: up(layout.unitOf, [units], 'unit-of'),
       cosSin: up(rotary2dTable(v.headDim, maxPos), [maxPos, v.headDim], 'rotary'),
+      errors: up(new Uint32Array(2), [2], 'errors'),
       h: t([rows, D], 'h'),
       x: t([rows, D], 'x'),
       qkv: t([rows, 3 * D], 'qkv'),
       attn: t([rows, D], 'attn'),
-      gu: t([rows, 2 * I], 'gate-up'),
-      act: t([rows, I], 'act'),
-      m1: t([rows / unit, unit * D], 'merger-hidden'),
+      mlp: t([rows, v.kind === 'qwen2_5_vl' ? 2 * I : I], 'mlp'),
+      act: v.kind === 'qwen2_5_vl' ? t([rows, I], 'act') : undefined,
+      folded: taps.length > 0 ? t([rows / unit, M], 'folded') : undefined,
+      m1: t([rows / unit, M], 'merger-hidden'),
       m2: t([rows / unit, v.outHiddenSize], 'merger-out'),
-      out: t([units, v.outHiddenSize], 'out'),
-      errors: up(new Uint32Array(2), [2], 'errors'),
+      out: t([(1 + taps.length) * units, v.outHiddenSize], 'out'),
     };
     const windowShape: VitAttentionShape = {
       batch: layout.frames * layout.windowsPerFrame,
@@ -127,22 +150,107 @@ export class QwenVisionEncoder {
       headDim: v.headDim,
     };
     const frameShape: VitAttentionShape = { ...windowShape, batch: layout.frames, tokens: layout.windowsPerFrame * layout.windowRows };
+    const full = (l: number) => v.kind === 'qwen3_vl' || v.fullAttentionLayers.includes(l);
     const scratches = new Map<VitAttentionShape, VitAttentionScratch>();
     if (chooseVitAttentionPlan(gpu) === 'matmuls') {
-      scratches.set(windowShape, createVitAttentionScratch(gpu, windowShape));
-      if (v.fullAttentionLayers.length > 0) scratches.set(frameShape, createVitAttentionScratch(gpu, frameShape));
+      for (let l = 0; l < v.numLayers; l++) {
+        const shape = full(l) ? frameShape : windowShape;
+        if (!scratches.has(shape)) scratches.set(shape, createVitAttentionScratch(gpu, shape));
+      }
     }
     const dispatches: Dispatch[] = [];
     const add = planAppender(dispatches);
     const w = (key: string) => weights.get(`vision.${key}`);
     const m = (key: string) => weights.matrix(`vision.${key}`);
+    /** A merger's MLP on its normed, folded rows x [rows / m², M]: fc1 + gelu, fc2, the real units into level `level` of out. */
+    const merger = (key: string, x: Tensor, level: number): Promise<Dispatch>[] => [
+      prepareMatmul(
+        gpu,
+        { x, weight: m(`${key}.fc1.w`), bias: w(`${key}.fc1.b`), y: b.m1 },
+        { M: rows / unit, N: M, K: M },
+        { activation: 'gelu' },
+      ),
+      prepareMatmul(
+        gpu,
+        { x: b.m1, weight: m(`${key}.fc2.w`), bias: w(`${key}.fc2.b`), y: b.m2 },
+        { M: rows / unit, N: v.outHiddenSize, K: M },
+      ),
+      prepareEmbeddingGather(
+        gpu,
+        {
+          ids: b.unitOf,
+          table: b.m2,
+          out: { ...b.out, shape: [units, v.outHiddenSize], offsetBytes: b.out.offsetBytes + level * units * v.outHiddenSize * 4 },
+          errors: b.errors,
+        },
+        { numTokens: units, vocab: rows / unit, dim: v.outHiddenSize },
+      ),
+    ];
     try {
-      await add([prepareMatmul(gpu, { x: b.patches, weight: m('patch.w'), y: b.h }, { M: rows, N: D, K: this.rowLength })]);
+      const stem: Promise<Dispatch>[] = [
+        prepareMatmul(
+          gpu,
+          { x: b.patches, weight: m('patch.w'), bias: v.kind === 'qwen3_vl' ? w('patch.b') : undefined, y: b.h },
+          { M: rows, N: D, K: this.rowLength },
+        ),
+      ];
+      if (v.kind === 'qwen3_vl') {
+        // The frame layout keeps the processor's order, so the corners of patch p are those of row p.
+        const corners = bilinearCorners(grid, v.gridPerSide, v.mergeSize);
+        stem.push(
+          prepareBilinearRows(
+            gpu,
+            {
+              table: { ...w('pos'), shape: [v.gridPerSide ** 2, D] },
+              idx: up(corners.idx, [4, rows], 'pos-corners'),
+              w: up(corners.w, [4, rows], 'pos-weights'),
+              out: b.h,
+            },
+            { rows, dim: D, tableRows: v.gridPerSide ** 2 },
+          ),
+        );
+      }
+      await add(stem);
       for (let l = 0; l < v.numLayers; l++) {
         const k = (name: string) => `layers.${l}.${name}`;
-        const shape = v.fullAttentionLayers.includes(l) ? frameShape : windowShape;
+        const shape = full(l) ? frameShape : windowShape;
+        const norm = (which: 'ln1' | 'ln2') =>
+          v.kind === 'qwen2_5_vl'
+            ? prepareRmsNorm(gpu, { x: b.h, weight: w(k(`${which}.w`)), y: b.x }, { rows, dim: D }, { eps: EPS })
+            : prepareLayerNorm(
+                gpu,
+                { x: b.h, weight: w(k(`${which}.w`)), bias: w(k(`${which}.b`)), y: b.x },
+                { rows, dim: D },
+                { eps: EPS },
+              );
+        const mlp: Promise<Dispatch>[] =
+          v.kind === 'qwen2_5_vl'
+            ? [
+                prepareMatmul(gpu, { x: b.x, weight: m(k('gate_up.w')), bias: w(k('gate_up.b')), y: b.mlp }, { M: rows, N: 2 * I, K: D }),
+                prepareSwiglu(gpu, { x: b.mlp, y: b.act! }, { rows, dim: I }),
+                prepareMatmul(
+                  gpu,
+                  { x: b.act!, weight: m(k('down.w')), bias: w(k('down.b')), y: b.h },
+                  { M: rows, N: D, K: I },
+                  { accumulate: true },
+                ),
+              ]
+            : [
+                prepareMatmul(
+                  gpu,
+                  { x: b.x, weight: m(k('fc1.w')), bias: w(k('fc1.b')), y: b.mlp },
+                  { M: rows, N: I, K: D },
+                  { activation: 'gelu_tanh' satisfies Activation },
+                ),
+                prepareMatmul(
+                  gpu,
+                  { x: b.mlp, weight: m(k('fc2.w')), bias: w(k('fc2.b')), y: b.h },
+                  { M: rows, N: D, K: I },
+                  { accumulate: true },
+                ),
+              ];
         await add([
-          prepareRmsNorm(gpu, { x: b.h, weight: w(k('ln1.w')), y: b.x }, { rows, dim: D }, { eps: EPS }),
+          norm('ln1'),
           prepareMatmul(gpu, { x: b.x, weight: m(k('qkv.w')), bias: w(k('qkv.b')), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
           prepareRope(
             gpu,
@@ -158,41 +266,40 @@ export class QwenVisionEncoder {
           ),
           prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, shape, { scratch: scratches.get(shape) }),
           prepareMatmul(gpu, { x: b.attn, weight: m(k('o.w')), bias: w(k('o.b')), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
-          prepareRmsNorm(gpu, { x: b.h, weight: w(k('ln2.w')), y: b.x }, { rows, dim: D }, { eps: EPS }),
-          prepareMatmul(gpu, { x: b.x, weight: m(k('gate_up.w')), bias: w(k('gate_up.b')), y: b.gu }, { M: rows, N: 2 * I, K: D }),
-          prepareSwiglu(gpu, { x: b.gu, y: b.act }, { rows, dim: I }),
-          prepareMatmul(
-            gpu,
-            { x: b.act, weight: m(k('down.w')), bias: w(k('down.b')), y: b.h },
-            { M: rows, N: D, K: I },
-            { accumulate: true },
-          ),
+          norm('ln2'),
+          ...mlp,
         ]);
+        const tap = taps.indexOf(l);
+        if (tap >= 0) {
+          // The DeepStack merger folds first and norms the m²·D row: h copied into `folded` by the norm.
+          await add([
+            prepareLayerNorm(
+              gpu,
+              {
+                x: { ...b.h, shape: [rows / unit, M] },
+                weight: w(`deepstack.${tap}.ln.w`),
+                bias: w(`deepstack.${tap}.ln.b`),
+                y: b.folded!,
+              },
+              { rows: rows / unit, dim: M },
+              { eps: EPS },
+            ),
+            ...merger(`deepstack.${tap}`, b.folded!, 1 + tap),
+          ]);
+        }
       }
-      const M = unit * D;
       await add([
-        prepareRmsNorm(gpu, { x: b.h, weight: w('merger.ln.w'), y: b.x }, { rows, dim: D }, { eps: EPS }),
-        prepareMatmul(
-          gpu,
-          { x: { ...b.x, shape: [rows / unit, M] }, weight: m('merger.fc1.w'), bias: w('merger.fc1.b'), y: b.m1 },
-          { M: rows / unit, N: M, K: M },
-          { activation: 'gelu' },
-        ),
-        prepareMatmul(
-          gpu,
-          { x: b.m1, weight: m('merger.fc2.w'), bias: w('merger.fc2.b'), y: b.m2 },
-          { M: rows / unit, N: v.outHiddenSize, K: M },
-        ),
-        prepareEmbeddingGather(
-          gpu,
-          { ids: b.unitOf, table: b.m2, out: b.out, errors: b.errors },
-          { numTokens: units, vocab: rows / unit, dim: v.outHiddenSize },
-        ),
+        v.kind === 'qwen2_5_vl'
+          ? prepareRmsNorm(gpu, { x: b.h, weight: w('merger.ln.w'), y: b.x }, { rows, dim: D }, { eps: EPS })
+          : prepareLayerNorm(gpu, { x: b.h, weight: w('merger.ln.w'), bias: w('merger.ln.b'), y: b.x }, { rows, dim: D }, { eps: EPS }),
+        ...merger('merger', { ...b.x, shape: [rows / unit, M] }, 0),
       ]);
       const bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'qwen-vision'), b.errors.buffer, 0, 8, 'qwen-vision');
       const flags = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
       if (flags[0] !== 0) throw new InternalError(`qwen vision: ${flags[0]} out-of-range indices (largest ${flags[1]})`);
-      return (await gpu.readF32(b.out)).slice();
+      const all = await gpu.readF32(b.out);
+      const level = (i: number) => all.slice(i * units * v.outHiddenSize, (i + 1) * units * v.outHiddenSize);
+      return { embeddings: level(0), deepstack: taps.map((_, i) => level(1 + i)) };
     } finally {
       for (const d of dispatches) d.release();
       for (const s of scratches.values()) releaseVitAttentionScratch(gpu, s);

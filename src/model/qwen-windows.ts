@@ -16,7 +16,7 @@ import type { PatchGrid } from '../processor/smart-resize';
 export interface WindowLayout {
   /** Rows of the padded layout: frames × windowsPerFrame × windowRows. */
   rows: number;
-  /** Rows of one window (windowUnits² merge units of mergeSize² patches). */
+  /** Rows of one window (its merge units of mergeSize² patches each). */
   windowRows: number;
   windowsPerFrame: number;
   frames: number;
@@ -30,14 +30,19 @@ export interface WindowLayout {
   unitOf: Uint32Array;
 }
 
-export function windowLayout(grid: PatchGrid, mergeSize: number, windowUnits: number): WindowLayout {
+/**
+ * `windowUnits`: merge units per window side, or 'frame' for one window per frame (Qwen3-VL's tower,
+ * which attends over each frame: the rows are then the processor's order, without padding).
+ */
+export function windowLayout(grid: PatchGrid, mergeSize: number, windowUnits: number | 'frame'): WindowLayout {
   const m = mergeSize;
   const { t, h, w } = grid;
   if (h % m !== 0 || w % m !== 0) throw new InternalError(`a ${h} x ${w} patch grid does not split into ${m} x ${m} merge units`);
   const [lh, lw] = [h / m, w / m];
-  const [nwh, nww] = [Math.ceil(lh / windowUnits), Math.ceil(lw / windowUnits)];
+  const [wuh, wuw] = windowUnits === 'frame' ? [lh, lw] : [windowUnits, windowUnits];
+  const [nwh, nww] = [Math.ceil(lh / wuh), Math.ceil(lw / wuw)];
   const windowsPerFrame = nwh * nww;
-  const unitsPerWindow = windowUnits * windowUnits;
+  const unitsPerWindow = wuh * wuw;
   const unit = m * m;
   const windowRows = unitsPerWindow * unit;
   const rows = t * windowsPerFrame * windowRows;
@@ -48,11 +53,11 @@ export function windowLayout(grid: PatchGrid, mergeSize: number, windowUnits: nu
   for (let f = 0; f < t; f++) {
     for (let wr = 0; wr < nwh; wr++) {
       for (let wc = 0; wc < nww; wc++) {
-        for (let r = 0; r < windowUnits; r++) {
-          for (let c = 0; c < windowUnits; c++) {
-            const [ur, uc] = [wr * windowUnits + r, wc * windowUnits + c];
+        for (let r = 0; r < wuh; r++) {
+          for (let c = 0; c < wuw; c++) {
+            const [ur, uc] = [wr * wuh + r, wc * wuw + c];
             if (ur >= lh || uc >= lw) continue;
-            const padded = (f * windowsPerFrame + wr * nww + wc) * unitsPerWindow + r * windowUnits + c;
+            const padded = (f * windowsPerFrame + wr * nww + wc) * unitsPerWindow + r * wuw + c;
             const original = (f * lh + ur) * lw + uc;
             unitOf[original] = padded;
             for (let k = 0; k < unit; k++) {

@@ -16,7 +16,7 @@
 // checkpoint has no lm_head.weight. The decoder's checkpoint names are its family's
 // (ModelConfig.decoderNames); the towers' are those of the checkpoints that have them (src/families/*/config.ts).
 
-import type { AudioConfig, ModelConfig, QwenVisionConfig, VisionConfig } from './config';
+import type { AudioConfig, ModelConfig, Qwen25VisionConfig, Qwen3VisionConfig, VisionConfig } from './config';
 
 export interface GpuWeightSpec {
   key: string;
@@ -96,7 +96,7 @@ function addVision(v: VisionConfig, H: number, add: AddTensor): void {
  * [D, C, T, P, P] read as [D, C·T·P·P], RMSNorm weights without biases, q|k|v fused with biases,
  * gate|up fused with biases, the merger's RMSNorm and two linears.
  */
-function addQwenVision(v: QwenVisionConfig, add: AddTensor): void {
+function addQwen25Vision(v: Qwen25VisionConfig, add: AddTensor): void {
   const D = v.hiddenSize;
   const I = v.intermediateSize;
   const p = v.prefix;
@@ -136,6 +136,49 @@ function addQwenVision(v: QwenVisionConfig, add: AddTensor): void {
   add('vision.merger.fc1.b', [M], [[`${p}.merger.mlp.0.bias`, [M]]]);
   add('vision.merger.fc2.w', [v.outHiddenSize, M], [[`${p}.merger.mlp.2.weight`, [v.outHiddenSize, M]]]);
   add('vision.merger.fc2.b', [v.outHiddenSize], [[`${p}.merger.mlp.2.bias`, [v.outHiddenSize]]]);
+}
+
+/**
+ * Qwen3-VL's vision tower (HF `Qwen3VLVisionModel`): the Conv3d patch weight read as [D, C·T·P·P] with
+ * its bias, the learned position grid (1-D here, so no dtype packs it: the interpolation reads it as f32),
+ * LayerNorm blocks with the encoder layer's keys (fused q|k|v, fc1, fc2), the merger (LayerNorm over D
+ * before the fold) and one DeepStack merger per tap (LayerNorm over the folded m²·D row).
+ */
+function addQwen3Vision(v: Qwen3VisionConfig, add: AddTensor): void {
+  const D = v.hiddenSize;
+  const I = v.intermediateSize;
+  const p = v.prefix;
+  const row = v.inChannels * v.temporalPatchSize * v.patchSize ** 2;
+  add('vision.patch.w', [D, row], [[`${p}.patch_embed.proj.weight`, [D, v.inChannels, v.temporalPatchSize, v.patchSize, v.patchSize]]]);
+  add('vision.patch.b', [D], [[`${p}.patch_embed.proj.bias`, [D]]]);
+  add('vision.pos', [v.gridPerSide ** 2 * D], [[`${p}.pos_embed.weight`, [v.gridPerSide ** 2, D]]]);
+  for (let i = 0; i < v.numLayers; i++) {
+    const b = `${p}.blocks.${i}`;
+    const k = `vision.layers.${i}`;
+    add(`${k}.ln1.w`, [D], [[`${b}.norm1.weight`, [D]]]);
+    add(`${k}.ln1.b`, [D], [[`${b}.norm1.bias`, [D]]]);
+    add(`${k}.qkv.w`, [3 * D, D], [[`${b}.attn.qkv.weight`, [3 * D, D]]]);
+    add(`${k}.qkv.b`, [3 * D], [[`${b}.attn.qkv.bias`, [3 * D]]]);
+    add(`${k}.o.w`, [D, D], [[`${b}.attn.proj.weight`, [D, D]]]);
+    add(`${k}.o.b`, [D], [[`${b}.attn.proj.bias`, [D]]]);
+    add(`${k}.ln2.w`, [D], [[`${b}.norm2.weight`, [D]]]);
+    add(`${k}.ln2.b`, [D], [[`${b}.norm2.bias`, [D]]]);
+    add(`${k}.fc1.w`, [I, D], [[`${b}.mlp.linear_fc1.weight`, [I, D]]]);
+    add(`${k}.fc1.b`, [I], [[`${b}.mlp.linear_fc1.bias`, [I]]]);
+    add(`${k}.fc2.w`, [D, I], [[`${b}.mlp.linear_fc2.weight`, [D, I]]]);
+    add(`${k}.fc2.b`, [D], [[`${b}.mlp.linear_fc2.bias`, [D]]]);
+  }
+  const M = D * v.mergeSize ** 2;
+  const merger = (key: string, name: string, normWidth: number) => {
+    add(`${key}.ln.w`, [normWidth], [[`${name}.norm.weight`, [normWidth]]]);
+    add(`${key}.ln.b`, [normWidth], [[`${name}.norm.bias`, [normWidth]]]);
+    add(`${key}.fc1.w`, [M, M], [[`${name}.linear_fc1.weight`, [M, M]]]);
+    add(`${key}.fc1.b`, [M], [[`${name}.linear_fc1.bias`, [M]]]);
+    add(`${key}.fc2.w`, [v.outHiddenSize, M], [[`${name}.linear_fc2.weight`, [v.outHiddenSize, M]]]);
+    add(`${key}.fc2.b`, [v.outHiddenSize], [[`${name}.linear_fc2.bias`, [v.outHiddenSize]]]);
+  };
+  merger('vision.merger', `${p}.merger`, D);
+  for (let i = 0; i < v.deepstackTaps.length; i++) merger(`vision.deepstack.${i}`, `${p}.deepstack_merger_list.${i}`, M);
 }
 
 /** Whisper encoder + frame-stacking projector (HF Voxtral). */
@@ -201,7 +244,8 @@ export function weightLayout(config: ModelConfig): WeightLayout {
 
   if (config.vision) addVision(config.vision, config.text.hiddenSize, add);
   if (config.audio) addAudio(config.audio, config.text.hiddenSize, add);
-  if (config.qwenVision) addQwenVision(config.qwenVision, add);
+  if (config.qwenVision?.kind === 'qwen2_5_vl') addQwen25Vision(config.qwenVision, add);
+  if (config.qwenVision?.kind === 'qwen3_vl') addQwen3Vision(config.qwenVision, add);
 
   const t = config.text;
   const H = t.hiddenSize;

@@ -5,6 +5,7 @@
 import type { GpuContext } from '../gpu/context';
 import type { Activation } from '../kernels/activations';
 import { argmaxReference, prepareArgmax, type ArgmaxShape } from '../kernels/argmax';
+import { bilinearRowsReference, prepareBilinearRows, type BilinearRowsShape } from '../kernels/bilinear-rows';
 import { copyReference, prepareCopy } from '../kernels/copy';
 import { floatToHalf, halfToFloat } from '../kernels/f16';
 import { embeddingGatherReference, prepareEmbeddingGather, type EmbeddingGatherShape } from '../kernels/embedding-gather';
@@ -232,6 +233,33 @@ export function qkNormCase(shape: QkNormShape, o: CommonOptions = {}): KernelCas
         const d = await prepareQkNorm(gpu, io, shape, { eps: 1e-6, workgroupSize: o.workgroupSize });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.x)]);
         return { ...r, want: qkNormReference(x, w, shape, 1e-6) };
+      }),
+  };
+}
+
+/** Learned-position rows resampled bilinearly (Qwen3-VL): four corners per row, weights summing to 1, added to out. */
+export function bilinearRowsCase(shape: BilinearRowsShape, o: CommonOptions = {}): KernelCase {
+  const { rows, dim, tableRows } = shape;
+  const seed = o.seed ?? 5;
+  return {
+    kernel: 'bilinear-rows',
+    label: `bilinear-rows rows=${rows} dim=${dim} table=${tableRows}${wgLabel(o)}`,
+    tolerance: F32_TOLERANCE,
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const table = randomUniform(tableRows * dim, seed, -1, 1);
+        const out = randomUniform(rows * dim, seed + 1, -1, 1);
+        const idx = randomInts(4 * rows, seed + 2, tableRows);
+        const w = randomUniform(4 * rows, seed + 3, 0, 0.5);
+        const io = {
+          table: s.upload(table, [tableRows, dim], 'table'),
+          idx: s.upload(idx, [4, rows], 'idx'),
+          w: s.upload(w, [4, rows], 'w'),
+          out: s.upload(out, [rows, dim], 'out'),
+        };
+        const d = await prepareBilinearRows(gpu, io, shape, { workgroupSize: o.workgroupSize });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
+        return { ...r, want: bilinearRowsReference(table, idx, w, out, shape) };
       }),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { copyCase, geluTanhCase, residualAddCase, swigluCase } from '../../src/selfcheck/cases';
+import { bilinearRowsCase, copyCase, geluTanhCase, residualAddCase, swigluCase } from '../../src/selfcheck/cases';
 import { expectCasePasses, useGpu } from './gpu';
 
 const gpu = useGpu();
@@ -32,4 +32,12 @@ describe('copy', () => {
     it(`WG=${wg} n=4100`, () => expectCasePasses(gpu(), copyCase(4100, { workgroupSize: wg })));
   }
   it('more vec4s than one grid dimension holds', () => expectCasePasses(gpu(), copyCase(4 * 64 * 70000)));
+});
+
+describe('bilinear-rows (Qwen3-VL learned positions)', () => {
+  for (const wg of WORKGROUP_SIZES) {
+    it(`WG=${wg} ragged dim`, () => expectCasePasses(gpu(), bilinearRowsCase({ rows: 37, dim: 33, tableRows: 64 }, { workgroupSize: wg })));
+  }
+  it('Qwen3-VL-2B widths: 1024 patches of 1024 from the 48 x 48 grid', () =>
+    expectCasePasses(gpu(), bilinearRowsCase({ rows: 1024, dim: 1024, tableRows: 2304 })));
 });

@@ -1,12 +1,16 @@
-// The Qwen2.5-VL vision tower (src/model/qwen-vision-encoder.ts) on qwen2_5_vl-tiny against
-// test/reference/qwen_vision.py (float64 PyTorch): an image of whole windows, one whose right and bottom
+// The Qwen-VL vision towers (src/model/qwen-vision-encoder.ts) against test/reference/qwen_vision.py
+// (float64 PyTorch). Qwen2.5-VL (qwen2_5_vl-tiny): an image of whole windows, one whose right and bottom
 // windows are partial (padding rows masked), and a video of two frame groups (full attention per frame in
-// layers 1 and 3). The patch rows are the golden's own, so only the tower is under test.
+// layers 1 and 3). Qwen3-VL (qwen3_vl-tiny): images smaller, larger and equal to the learned position grid
+// (bilinear resampling) and a video, with both DeepStack levels. The patch rows are the golden's own, so
+// only the tower is under test.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQwen25VlConfig } from '../../src/families/qwen2_5_vl/config';
+import { parseQwen3VlConfig } from '../../src/families/qwen3_vl/config';
+import type { ModelConfig } from '../../src/model/config';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { type LoadedModel, loadModelWithConfig } from '../../src/model/load';
 import { QwenVisionEncoder } from '../../src/model/qwen-vision-encoder';
@@ -19,36 +23,49 @@ interface Case {
   grid: PatchGrid;
   patches: number[];
   features: number[];
+  deepstack: number[][];
   featureRows: number;
   f32VsF64MaxAbsDiff: number;
   maxAbs: number;
 }
 
 const golden = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/goldens/qwen-vision.json'), 'utf8')) as {
-  checkpoint: string;
-  cases: Case[];
+  models: Array<{ checkpoint: string; cases: Case[] }>;
+};
+const PARSERS: Record<string, (c: Record<string, unknown>) => ModelConfig> = {
+  'qwen2_5_vl-tiny': parseQwen25VlConfig,
+  'qwen3_vl-tiny': parseQwen3VlConfig,
 };
 const gpu = useGpu();
 
-describe('Qwen2.5-VL vision tower', () => {
+const worstDiff = (got: Float32Array, want: number[]) => {
+  expect(got.length).toBe(want.length);
+  let worst = 0;
+  for (let i = 0; i < got.length; i++) worst = Math.max(worst, Math.abs(got[i] - want[i]));
+  return worst;
+};
+
+describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s vision tower', (name, model) => {
   let loaded: LoadedModel;
   let encoder: QwenVisionEncoder;
 
   beforeAll(async () => {
-    const source = new NodeDirSource(`${ensureTinyModels()}/${golden.checkpoint}`);
-    const config = parseQwen25VlConfig(JSON.parse((await source.readText('config.json'))!));
+    const source = new NodeDirSource(`${ensureTinyModels()}/${name}`);
+    const config = PARSERS[name](JSON.parse((await source.readText('config.json'))!));
     loaded = await loadModelWithConfig(gpu(), source, config, { kvCacheTokens: 256, maxTokensPerStep: 16, maxSeqs: 1 });
     encoder = new QwenVisionEncoder(gpu(), loaded.weights, config.qwenVision!);
   });
   afterAll(() => loaded?.destroy());
 
-  it.each(golden.cases.map((c) => [c.name, c] as const))('%s: features of the reference', async (_n, c) => {
+  it.each(model.cases.map((c) => [c.name, c] as const))('%s: features (and DeepStack levels) of the reference', async (_n, c) => {
     const got = await encoder.encode(Float32Array.from(c.patches), c.grid);
     expect(encoder.tokensFor(c.grid)).toBe(c.featureRows);
-    expect(got.length).toBe(c.features.length);
-    let worst = 0;
-    for (let i = 0; i < got.length; i++) worst = Math.max(worst, Math.abs(got[i] - c.features[i]));
+    expect(got.deepstack.length).toBe(c.deepstack.length);
     // f32 arithmetic in another order than torch's: a few times the reference's own f32-vs-f64 distance.
-    expect(worst).toBeLessThan(Math.max(20 * c.f32VsF64MaxAbsDiff, 1e-4 * c.maxAbs));
+    const tolerance = Math.max(20 * c.f32VsF64MaxAbsDiff, 1e-4 * c.maxAbs);
+    expect(worstDiff(got.embeddings, c.features)).toBeLessThan(tolerance);
+    got.deepstack.forEach((level, i) => {
+      expect(worstDiff(level, c.deepstack[i])).toBeLessThan(tolerance);
+    });
   });
 });

@@ -1,4 +1,4 @@
-"""Float64 PyTorch reference of the Qwen2.5-VL vision tower -> test/fixtures/goldens/qwen-vision.json.
+"""Float64 PyTorch reference of the Qwen-VL vision towers -> test/fixtures/goldens/qwen-vision.json.
 
 Written from the math of transformers' models/qwen2_5_vl/modeling_qwen2_5_vl.py (not copied):
 - patch embedding: a Conv3d of kernel = stride = (temporal_patch, patch, patch) without bias over rows of
@@ -14,6 +14,16 @@ Written from the math of transformers' models/qwen2_5_vl/modeling_qwen2_5_vl.py 
   proj with bias -> residual; RMSNorm -> SiLU(gate) * up -> down (all with biases) -> residual;
 - merger: RMSNorm of each patch, 4 consecutive rows (one merge unit) as one row, Linear + exact GELU +
   Linear (with biases); rows back in the original merge-unit order.
+
+and from models/qwen3_vl/modeling_qwen3_vl.py (`Qwen3VLVisionModel`):
+- patch embedding with a bias; the learned position grid (G x G, G = sqrt(num_position_embeddings))
+  resampled to the patch grid bilinearly (`fast_pos_embed_interpolate`: rows at torch.linspace(0, G - 1, h),
+  columns likewise, the four corners' weights in float32, corners added in order), in the processor's
+  patch order and repeated per frame;
+- the same 2-D rotary; blocks of LayerNorm (eps 1e-6) -> attention over each frame -> LayerNorm -> fc1 +
+  tanh GELU -> fc2;
+- after each DeepStack tap (deepstack_visual_indexes[k]), merger k: fold 4 rows into one, LayerNorm over
+  the folded row, fc1 + exact GELU, fc2; the final merger norms each patch first (LayerNorm), then folds.
 
 The patch rows are seeded noise; the features are float64, stored rounded to float32.
 
@@ -151,43 +161,132 @@ def tower(W, vc, patches, grid, dtype):
     return y[torch.argsort(order)]
 
 
-CASES = [
-    # name, grid (t, h, w) in patches
-    ('image: whole windows (8 x 12 patches)', (1, 8, 12)),
-    ('image: partial windows at the right and bottom (6 x 10 patches)', (1, 6, 10)),
-    ('video: two frame groups (2 x 4 x 8), full attention per frame', (2, 4, 8)),
-]
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-def main():
-    name = 'qwen2_5_vl-tiny'
+def layer_norm(x, w, b, eps=1e-6):
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * w + b
+
+
+def interpolated_positions(table, G, t, h, w, m):
+    """The learned positions at an h x w patch grid, processor order, frames repeating: [t*h*w, D]."""
+    hs, ws = torch.linspace(0, G - 1, h), torch.linspace(0, G - 1, w)  # float32
+    hf, wf = hs.int(), ws.int()
+    hc, wc = (hf + 1).clamp(max=G - 1), (wf + 1).clamp(max=G - 1)
+    dh, dw = hs - hf, ws - wf
+    corners = [(hf[:, None] * G + wf[None, :], (1 - dh)[:, None] * (1 - dw)[None, :]),
+               (hf[:, None] * G + wc[None, :], (1 - dh)[:, None] * dw[None, :]),
+               (hc[:, None] * G + wf[None, :], dh[:, None] * (1 - dw)[None, :]),
+               (hc[:, None] * G + wc[None, :], dh[:, None] * dw[None, :])]
+    pos = None
+    for idx, weight in corners:
+        term = table[idx.flatten().long()] * weight.flatten()[:, None].to(table.dtype)
+        pos = term if pos is None else pos + term
+    D = table.shape[1]
+    pos = pos.reshape(h // m, m, w // m, m, D).permute(0, 2, 1, 3, 4).reshape(h * w, D)
+    return pos.repeat(t, 1)
+
+
+def tower3(W, vc, patches, grid, dtype):
+    t, h, w = grid
+    m = vc['spatial_merge_size']
+    unit = m * m
+    D = vc['hidden_size']
+    heads = vc['num_heads']
+    hd = D // heads
+    G = int(round(math.sqrt(vc['num_position_embeddings'])))
+    g = lambda n: W['model.visual.' + n].to(dtype)  # noqa: E731
+    x = patches.to(dtype) @ g('patch_embed.proj.weight').reshape(D, -1).t() + g('patch_embed.proj.bias')
+    x = x + interpolated_positions(g('pos_embed.weight'), G, t, h, w, m)
+    rows, cols = patch_positions(t, h, w, m)
+    cos, sin = rotary(rows, cols, hd)
+    cos, sin = cos.to(dtype), sin.to(dtype)
+    frames = [h * w] * t
+    levels = []
+    taps = vc['deepstack_visual_indexes']
+    for i in range(vc['depth']):
+        b = f'blocks.{i}.'
+        y = layer_norm(x, g(b + 'norm1.weight'), g(b + 'norm1.bias'))
+        qkv = y @ g(b + 'attn.qkv.weight').t() + g(b + 'attn.qkv.bias')
+        N = qkv.shape[0]
+        q = rotate(qkv[:, :D].reshape(N, heads, hd), cos, sin).reshape(N, D)
+        k = rotate(qkv[:, D:2 * D].reshape(N, heads, hd), cos, sin).reshape(N, D)
+        a = attention(torch.cat([q, k, qkv[:, 2 * D:]], dim=-1), heads, frames)
+        x = x + a @ g(b + 'attn.proj.weight').t() + g(b + 'attn.proj.bias')
+        y = layer_norm(x, g(b + 'norm2.weight'), g(b + 'norm2.bias'))
+        y = gelu_tanh(y @ g(b + 'mlp.linear_fc1.weight').t() + g(b + 'mlp.linear_fc1.bias'))
+        x = x + y @ g(b + 'mlp.linear_fc2.weight').t() + g(b + 'mlp.linear_fc2.bias')
+        if i in taps:
+            d = f'deepstack_merger_list.{taps.index(i)}.'
+            y = layer_norm(x.reshape(-1, unit * D), g(d + 'norm.weight'), g(d + 'norm.bias'))
+            y = gelu(y @ g(d + 'linear_fc1.weight').t() + g(d + 'linear_fc1.bias'))
+            levels.append(y @ g(d + 'linear_fc2.weight').t() + g(d + 'linear_fc2.bias'))
+    y = layer_norm(x, g('merger.norm.weight'), g('merger.norm.bias')).reshape(-1, unit * D)
+    y = gelu(y @ g('merger.linear_fc1.weight').t() + g('merger.linear_fc1.bias'))
+    return y @ g('merger.linear_fc2.weight').t() + g('merger.linear_fc2.bias'), levels
+
+
+CASES = {
+    # checkpoint: [(name, grid (t, h, w) in patches)]
+    'qwen2_5_vl-tiny': [
+        ('image: whole windows (8 x 12 patches)', (1, 8, 12)),
+        ('image: partial windows at the right and bottom (6 x 10 patches)', (1, 6, 10)),
+        ('video: two frame groups (2 x 4 x 8), full attention per frame', (2, 4, 8)),
+    ],
+    # The tiny grid of learned positions is 8 x 8: grids smaller, larger and equal to it resample it.
+    'qwen3_vl-tiny': [
+        ('image: 6 x 10 patches (positions resampled across)', (1, 6, 10)),
+        ('image: 12 x 4 patches (positions stretched down, squeezed across)', (1, 12, 4)),
+        ('image: 8 x 8 patches (the grid itself)', (1, 8, 8)),
+        ('video: two frame groups (2 x 4 x 6)', (2, 4, 6)),
+    ],
+}
+
+
+def run_model(name):
     d = os.path.join(MODELS, name)
     with open(os.path.join(d, 'config.json')) as f:
         vc = json.load(f)['vision_config']
     W, _, _ = safetensors_io.load_checkpoint(d)
+    qwen3 = 'deepstack_visual_indexes' in vc
+    row = (vc.get('in_channels') or vc.get('in_chans') or 3) * vc['temporal_patch_size'] * vc['patch_size'] ** 2
+    m = vc['spatial_merge_size']
+    out = []
+    for k, (case, grid) in enumerate(CASES[name]):
+        n = grid[0] * grid[1] * grid[2]
+        gen = torch.Generator().manual_seed(3000 + k)
+        patches = (torch.rand(n, row, generator=gen, dtype=F64) * 4 - 2).to(F32).to(F64)
+        if qwen3:
+            f64, l64 = tower3(W, vc, patches, grid, F64)
+            f32, l32 = tower3(W, vc, patches, grid, F32)
+            entry = {}
+        else:
+            f64, l64 = tower(W, vc, patches, grid, F64), []
+            f32, l32 = tower(W, vc, patches, grid, F32), []
+            order, sizes = windows(*grid, m, vc['window_size'] // m // vc['patch_size'])
+            entry = {'windowIndex': order.tolist(), 'windowUnits': sizes}
+        diff = max(float((a.to(F64) - b).abs().max()) for a, b in zip([f32, *l32], [f64, *l64]))
+        out.append({'name': case, 'grid': {'t': grid[0], 'h': grid[1], 'w': grid[2]}, **entry,
+                    'patches': patches.to(F32).flatten().tolist(), 'features': f64.to(F32).flatten().tolist(),
+                    'deepstack': [x.to(F32).flatten().tolist() for x in l64],
+                    'featureRows': f64.shape[0], 'f32VsF64MaxAbsDiff': diff,
+                    'maxAbs': max(float(x.abs().max()) for x in [f64, *l64])})
+        print(f'{name} / {case}: {n} patches -> {f64.shape[0]} x {f64.shape[1]} features (+{len(l64)} DeepStack levels), '
+              f'max |x| {out[-1]["maxAbs"]:.3g}, f32 vs f64 {diff:.2e}')
+    return {'checkpoint': name, 'sha256': safetensors_io.sha256_file(os.path.join(d, 'model.safetensors')), 'cases': out}
+
+
+def main():
     for grid in [(1, 8, 12), (1, 6, 10), (2, 4, 8), (1, 14, 6), (3, 2, 2)]:
         a, b = windows(*grid, 2, 2), windows_padded(*grid, 2, 2)
         if not torch.equal(a[0], b[0]) or a[1] != b[1]:
             raise ValueError(f'window orders differ for grid {grid}')
-    row = vc['in_chans'] * vc['temporal_patch_size'] * vc['patch_size'] ** 2
-    out = []
-    for k, (case, grid) in enumerate(CASES):
-        n = grid[0] * grid[1] * grid[2]
-        gen = torch.Generator().manual_seed(3000 + k)
-        patches = (torch.rand(n, row, generator=gen, dtype=F64) * 4 - 2).to(F32).to(F64)
-        f64 = tower(W, vc, patches, grid, F64)
-        f32 = tower(W, vc, patches, grid, F32)
-        diff = float((f32.to(F64) - f64).abs().max())
-        order, sizes = windows(*grid, vc['spatial_merge_size'], vc['window_size'] // vc['spatial_merge_size'] // vc['patch_size'])
-        out.append({'name': case, 'grid': {'t': grid[0], 'h': grid[1], 'w': grid[2]},
-                    'windowIndex': order.tolist(), 'windowUnits': sizes,
-                    'patches': patches.to(F32).flatten().tolist(), 'features': f64.to(F32).flatten().tolist(),
-                    'featureRows': f64.shape[0], 'f32VsF64MaxAbsDiff': diff, 'maxAbs': float(f64.abs().max())})
-        print(f'{name} / {case}: {n} patches -> {f64.shape[0]} x {f64.shape[1]} features, '
-              f'max |x| {out[-1]["maxAbs"]:.3g}, f32 vs f64 {diff:.2e}')
+    models = [run_model(n) for n in CASES]
     with open(OUT, 'w') as f:
-        json.dump({'about': 'test/reference/qwen_vision.py', 'checkpoint': name,
-                   'sha256': safetensors_io.sha256_file(os.path.join(d, 'model.safetensors')), 'cases': out}, f)
+        json.dump({'about': 'test/reference/qwen_vision.py', 'models': models}, f)
         f.write('\n')
     print(f'-> {os.path.relpath(OUT, ROOT)}')
 

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ModelConfigError, UnsupportedModelError } from '../../src/errors';
 import { parseQwen25VlConfig, parseQwen25VlText } from '../../src/families/qwen2_5_vl/config';
-import { parseQwen3VlText } from '../../src/families/qwen3_vl/config';
+import { parseQwen3VlConfig, parseQwen3VlText } from '../../src/families/qwen3_vl/config';
 import type { ModelConfig } from '../../src/model/config';
 import { weightLayout } from '../../src/model/weight-layout';
 
@@ -173,5 +173,44 @@ describe('Qwen3-VL decoder config', () => {
     });
     expect(() => parseQwen3VlText(withSection([24, 20]))).toThrow(/three whole numbers/);
     expect(() => parseQwen3VlText(withSection([32, 32, 32]))).toThrow(/head_dim \/ 2 = 64/);
+  });
+});
+
+describe('Qwen3-VL vision config', () => {
+  it('Qwen3-VL-2B-Instruct: 24 blocks of 1024 (16 heads of 64), patch 16, a 48 x 48 position grid, DeepStack taps 5, 11, 17', () => {
+    const c = parseQwen3VlConfig(QWEN3_2B);
+    expect(c.qwenVision).toEqual({
+      kind: 'qwen3_vl',
+      hiddenSize: 1024,
+      intermediateSize: 4096,
+      numLayers: 24,
+      numHeads: 16,
+      headDim: 64,
+      patchSize: 16,
+      temporalPatchSize: 2,
+      inChannels: 3,
+      mergeSize: 2,
+      outHiddenSize: 2048,
+      prefix: 'model.visual',
+      gridPerSide: 48,
+      deepstackTaps: [5, 11, 17],
+    });
+    // The names and shapes of the real Qwen3-VL checkpoints' model.visual.* tensors.
+    const specs = new Map(weightLayout(c).checkpoint.map((t) => [t.name, t.shape]));
+    expect(specs.get('model.visual.patch_embed.proj.weight')).toEqual([1024, 3, 2, 16, 16]);
+    expect(specs.get('model.visual.patch_embed.proj.bias')).toEqual([1024]);
+    expect(specs.get('model.visual.pos_embed.weight')).toEqual([2304, 1024]);
+    expect(specs.get('model.visual.blocks.23.mlp.linear_fc1.weight')).toEqual([4096, 1024]);
+    expect(specs.get('model.visual.merger.norm.weight')).toEqual([1024]);
+    expect(specs.get('model.visual.deepstack_merger_list.2.norm.weight')).toEqual([4096]);
+    expect(specs.get('model.visual.deepstack_merger_list.0.linear_fc2.weight')).toEqual([2048, 4096]);
+    expect(specs.has('model.visual.deepstack_merger_list.3.norm.weight')).toBe(false);
+  });
+
+  it('names what it cannot run: a position table that is not square, a tap past the depth, another activation', () => {
+    const withVision = (patch: Record<string, unknown>) => ({ ...QWEN3_2B, vision_config: { ...QWEN3_2B.vision_config, ...patch } });
+    expect(() => parseQwen3VlConfig(withVision({ num_position_embeddings: 2300 }))).toThrow(/not a square grid/);
+    expect(() => parseQwen3VlConfig(withVision({ deepstack_visual_indexes: [5, 24] }))).toThrow(/layers of 0..23/);
+    expect(() => parseQwen3VlConfig(withVision({ hidden_act: 'silu' }))).toThrow(UnsupportedModelError);
   });
 });

@@ -10,13 +10,14 @@ import { layPatches, windowLayout } from '../../src/model/qwen-windows';
 import type { PatchGrid } from '../../src/processor/smart-resize';
 
 const golden = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/goldens/qwen-vision.json'), 'utf8')) as {
-  cases: Array<{ name: string; grid: PatchGrid; windowIndex: number[]; windowUnits: number[] }>;
+  models: Array<{ checkpoint: string; cases: Array<{ name: string; grid: PatchGrid; windowIndex: number[]; windowUnits: number[] }> }>;
 };
+const QWEN25 = golden.models.find((m) => m.checkpoint === 'qwen2_5_vl-tiny')!;
 const MERGE = 2;
 const WINDOW_UNITS = 2; // qwen2_5_vl-tiny: window_size 56 / spatial_merge 2 / patch 14
 
 describe('Qwen2.5-VL window layout', () => {
-  it.each(golden.cases.map((c) => [c.name, c] as const))('%s: the reference window order', (_n, c) => {
+  it.each(QWEN25.cases.map((c) => [c.name, c] as const))('%s: the reference window order', (_n, c) => {
     const layout = windowLayout(c.grid, MERGE, WINDOW_UNITS);
     const unit = MERGE * MERGE;
     // Real units in row order, and how many each window holds.
@@ -62,5 +63,22 @@ describe('Qwen2.5-VL window layout', () => {
     layout.patchOf.forEach((p, row) => {
       expect(rows[row * 3]).toBe(p < 0 ? 0 : p * 3 + 1);
     });
+  });
+});
+
+describe('Qwen3-VL frame layout', () => {
+  it("one window per frame: the processor's order, no padding, each row its patch's row and column", () => {
+    const grid = { t: 2, h: 4, w: 6 };
+    const layout = windowLayout(grid, MERGE, 'frame');
+    expect(layout.rows).toBe(48);
+    expect(layout.windowRows).toBe(24);
+    expect(Array.from(layout.patchOf)).toEqual([...Array(48).keys()]);
+    expect(Array.from(layout.unitOf)).toEqual([...Array(12).keys()]);
+    expect(layout.mask.every((x) => x === 1)).toBe(true);
+    // Patch 5 of each frame: unit 1 (row 0, column 1), its patch (0, 1) -> row 0, column 3.
+    for (const row of [5, 29]) {
+      expect(layout.positions[48 + row]).toBe(0);
+      expect(layout.positions[96 + row]).toBe(3);
+    }
   });
 });

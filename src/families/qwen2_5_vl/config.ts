@@ -5,7 +5,7 @@
 // model.layers.i.*, model.norm, visual.*, and lm_head.weight when the head is not tied.
 
 import { ModelConfigError, UnsupportedModelError } from '../../errors';
-import { type ModelConfig, parseCommonConfig, type QwenVisionConfig } from '../../model/config';
+import { type ModelConfig, parseCommonConfig, type Qwen25VisionConfig } from '../../model/config';
 import { int, type Json, sub } from '../../model/config-fields';
 import { checkHeadDim } from '../../kernels/attention-head';
 import { checkRopeType, parseMropeSection } from '../qwen-decoder';
@@ -68,7 +68,7 @@ const QWEN2_5_VL_VISION_DEFAULTS: Json = {
  * The vision tower of a qwen2_5_vl config.json. The public checkpoints name the input channels `in_chans`
  * (HF reads either: in_channels is the class's argument, in_chans an older spelling).
  */
-function parseQwen25Vision(c: Json, outHidden: number): QwenVisionConfig {
+function parseQwen25Vision(c: Json, outHidden: number): Qwen25VisionConfig {
   const raw = sub(c, 'vision_config');
   const v: Json = { ...QWEN2_5_VL_VISION_DEFAULTS, ...raw, in_channels: raw.in_channels ?? raw.in_chans ?? 3 };
   const p = 'vision_config.';

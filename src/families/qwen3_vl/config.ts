@@ -3,9 +3,10 @@
 // model.language_model.embed_tokens, model.language_model.layers.i.*, model.language_model.norm,
 // model.visual.*, and lm_head.weight when the head is not tied (Qwen3-VL-8B).
 
-import { ModelConfigError } from '../../errors';
-import { type ModelConfig, parseCommonConfig } from '../../model/config';
-import type { Json } from '../../model/config-fields';
+import { ModelConfigError, UnsupportedModelError } from '../../errors';
+import { checkHeadDim } from '../../kernels/attention-head';
+import { type ModelConfig, parseCommonConfig, type Qwen3VisionConfig } from '../../model/config';
+import { int, type Json, sub } from '../../model/config-fields';
 import { checkRopeType, parseMropeSection } from '../qwen-decoder';
 
 /** HF `Qwen3VLTextConfig.__init__`'s defaults the runtime reads (transformers 4.57). */
@@ -68,4 +69,74 @@ export function parseQwen3VlText(c: Json): Omit<ModelConfig, 'vision' | 'audio'>
     common.text.mrope = { section, interleaved: true };
   }
   return common;
+}
+
+/** A qwen3_vl config.json: the Qwen3 decoder with DeepStack and the vision tower. */
+export function parseQwen3VlConfig(c: Json): ModelConfig {
+  const common = parseQwen3VlText(c);
+  return { ...common, qwenVision: parseQwen3Vision(c, common.text.hiddenSize) };
+}
+
+/** HF `Qwen3VLVisionConfig.__init__`'s defaults. */
+const QWEN3_VL_VISION_DEFAULTS: Json = {
+  depth: 27,
+  hidden_size: 1152,
+  hidden_act: 'gelu_pytorch_tanh',
+  intermediate_size: 4304,
+  num_heads: 16,
+  in_channels: 3,
+  patch_size: 16,
+  spatial_merge_size: 2,
+  temporal_patch_size: 2,
+  out_hidden_size: 3584,
+  num_position_embeddings: 2304,
+  deepstack_visual_indexes: [8, 16, 24],
+};
+
+function parseQwen3Vision(c: Json, outHidden: number): Qwen3VisionConfig {
+  const v: Json = { ...QWEN3_VL_VISION_DEFAULTS, ...sub(c, 'vision_config') };
+  const p = 'vision_config.';
+  const hidden = int(v, p, 'hidden_size');
+  const heads = int(v, p, 'num_heads');
+  if (hidden % heads !== 0) throw new ModelConfigError(`config.json: ${p}hidden_size ${hidden} is not divisible by num_heads ${heads}`);
+  const headDim = hidden / heads;
+  checkHeadDim(`config.json ${p}(hidden_size / num_heads)`, headDim);
+  if (headDim % 4 !== 0) {
+    throw new ModelConfigError(
+      `config.json: the vision head_dim ${headDim} must be a multiple of 4 (2-D rotary: a quarter per axis and half)`,
+    );
+  }
+  const positions = int(v, p, 'num_position_embeddings');
+  const gridPerSide = Math.round(Math.sqrt(positions));
+  if (gridPerSide * gridPerSide !== positions) {
+    throw new ModelConfigError(`config.json: ${p}num_position_embeddings ${positions} is not a square grid of learned positions`);
+  }
+  const depth = int(v, p, 'depth');
+  const taps = v.deepstack_visual_indexes as number[];
+  if (!taps.every((i) => i < depth)) {
+    throw new ModelConfigError(`config.json: ${p}deepstack_visual_indexes ${JSON.stringify(taps)} must be layers of 0..${depth - 1}`);
+  }
+  if (v.hidden_act !== 'gelu_pytorch_tanh') {
+    throw new UnsupportedModelError(`${p}hidden_act '${String(v.hidden_act)}' is not supported (Tessera implements 'gelu_pytorch_tanh')`);
+  }
+  const out = int(v, p, 'out_hidden_size');
+  if (out !== outHidden) {
+    throw new ModelConfigError(`config.json: ${p}out_hidden_size ${out} must equal the decoder's hidden_size ${outHidden}`);
+  }
+  return {
+    kind: 'qwen3_vl',
+    hiddenSize: hidden,
+    intermediateSize: int(v, p, 'intermediate_size'),
+    numLayers: depth,
+    numHeads: heads,
+    headDim,
+    patchSize: int(v, p, 'patch_size'),
+    temporalPatchSize: int(v, p, 'temporal_patch_size'),
+    inChannels: int(v, p, 'in_channels'),
+    mergeSize: int(v, p, 'spatial_merge_size'),
+    outHiddenSize: out,
+    prefix: 'model.visual',
+    gridPerSide,
+    deepstackTaps: taps,
+  };
 }
