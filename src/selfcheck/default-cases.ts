@@ -13,6 +13,7 @@ import {
   conv1dCase,
   pixelShuffleCase,
   residualAddCase,
+  bilinearRowsCase,
   qkNormCase,
   rmsNormCase,
   ropeCase,
@@ -57,6 +58,8 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     rmsNormCase({ rows: 8, dim: 576 }),
     // Qwen3's q_norm / k_norm: 16 q and 8 k heads of 128 in a row that also holds 8 v heads.
     qkNormCase({ numTokens: 4, numHeads: 32, numQHeads: 16, numKHeads: 8, headDim: 128 }),
+    // Qwen3-VL's learned positions resampled to a 32 x 32 patch grid from its 48 x 48 table.
+    bilinearRowsCase({ rows: 1024, dim: 64, tableRows: 2304 }),
     geluTanhCase(4096),
     swigluCase({ rows: 8, dim: 1536 }),
     softmaxCase({ rows: 8, cols: 1000 }),
