@@ -91,15 +91,25 @@ export class TextTokenizer {
     [this.postPrefix, this.postSuffix] = this.postProcessorWrap();
   }
 
-  /** From tokenizer.json, or else from Mistral's tekken.json (Voxtral checkpoints from mistralai; tekken.ts). */
+  /**
+   * From tokenizer.json; or else from Mistral's tekken.json (Voxtral checkpoints from mistralai; tekken.ts);
+   * or else, for a Qwen2 tokenizer, from vocab.json + merges.txt as transformers converts them (qwen2-bpe.ts).
+   */
   static async load(files: ModelFiles): Promise<TextTokenizer> {
     const json = await readJson(files, 'tokenizer.json');
     const config = (await readJson(files, 'tokenizer_config.json')) ?? {};
+    if (!json && config.tokenizer_class === 'Qwen2Tokenizer') {
+      const [vocab, merges] = [await readJson(files, 'vocab.json'), await files.readText('merges.txt')];
+      if (vocab && merges !== undefined) {
+        const { qwen2BpeToTokenizerJson } = await import('./qwen2-bpe');
+        return new TextTokenizer(qwen2BpeToTokenizerJson(vocab, merges, config, files.where), config);
+      }
+    }
     if (!json) {
       const tekken = await readJson(files, 'tekken.json');
       if (!tekken) {
         throw new ProcessorConfigError(
-          `tokenizer.json is missing from ${files.where}, and so is tekken.json (Mistral's format); one of them is needed to tokenize prompts and decode generated tokens.`,
+          `tokenizer.json is missing from ${files.where}, and so is tekken.json (Mistral's format)${config.tokenizer_class === 'Qwen2Tokenizer' ? ', and vocab.json + merges.txt (a Qwen2 tokenizer)' : ''}; one of them is needed to tokenize prompts and decode generated tokens.`,
         );
       }
       // Loaded only for such checkpoints: the conversion is not in every page's bundle.
