@@ -29,6 +29,8 @@ const FIXTURES = join(root, 'test/fixtures/models');
 
 interface TinyQwen {
   real: string;
+  /** The preprocessor config's pixel budget at tiny size (the real files allow up to 16 million pixels). */
+  pixels: (pre: Record<string, any>) => Record<string, any>;
   parse: (c: Record<string, any>) => ModelConfig;
   dtype: TensorToWrite['dtype'];
   /** The real config with the reduced sizes. */
@@ -43,6 +45,8 @@ export const TINY_QWEN: Record<string, TinyQwen> = {
   'qwen2_5_vl-tiny': {
     real: 'Qwen2.5-VL-3B-Instruct',
     parse: parseQwen25VlConfig,
+    // 224 x 224 at most: 16 x 16 patches, 64 tokens.
+    pixels: (pre) => ({ ...pre, max_pixels: 224 * 224 }),
     dtype: 'BF16',
     config: (real) => ({
       ...real,
@@ -65,12 +69,14 @@ export const TINY_QWEN: Record<string, TinyQwen> = {
       },
       _tessera: NOTE,
     }),
-    files: ['chat_template.json', 'generation_config.json', 'preprocessor_config.json', 'tokenizer_config.json'],
+    files: ['chat_template.json', 'generation_config.json', 'tokenizer_config.json'],
     note: 'qwen2_5_vl: text fields at the top level, q/k/v biases, contiguous M-RoPE [4, 6, 6] (head_dim 32), tied head, BF16.',
   },
   'qwen3_vl-tiny': {
     real: 'Qwen3-VL-2B-Instruct',
     parse: parseQwen3VlConfig,
+    // 224 x 224 at most: 14 x 14 patches of 16, 49 tokens; at least 64 x 64.
+    pixels: (pre) => ({ ...pre, size: { longest_edge: 224 * 224, shortest_edge: 64 * 64 } }),
     dtype: 'F16',
     config: (real) => ({
       ...real,
@@ -99,7 +105,7 @@ export const TINY_QWEN: Record<string, TinyQwen> = {
       },
       _tessera: NOTE,
     }),
-    files: ['chat_template.json', 'preprocessor_config.json', 'video_preprocessor_config.json', 'tokenizer_config.json'],
+    files: ['chat_template.json', 'video_preprocessor_config.json', 'tokenizer_config.json'],
     note: 'qwen3_vl: q/k norms, head_dim 64 over hidden 64 (2 heads, 1 kv head), interleaved M-RoPE [12, 10, 10], untied head, F16.',
   },
 };
@@ -113,6 +119,11 @@ export function makeTinyQwen(outDir: string): Record<string, Record<string, stri
     const config = spec.config(real);
     writeJson(join(dir, 'config.json'), config);
     for (const f of spec.files) copyFileSync(join(FIXTURES, spec.real, f), join(dir, f));
+    const pre = JSON.parse(readFileSync(join(FIXTURES, spec.real, 'preprocessor_config.json'), 'utf8'));
+    writeJson(join(dir, 'preprocessor_config.json'), spec.pixels(pre));
+    // The Qwen2 BPE of both families (Qwen2.5-VL-3B's files are byte-identical to these), without a
+    // tokenizer.json: the tokenizer builds it as transformers does (src/processor/qwen2-bpe.ts).
+    for (const f of ['vocab.json', 'merges.txt']) copyFileSync(join(FIXTURES, 'Qwen3-VL-2B-Instruct', f), join(dir, f));
     const bytes = writeSafetensors(tensorsFor(config, spec.dtype, spec.parse), { format: 'pt' });
     writeFileSync(join(dir, 'model.safetensors'), bytes);
     writeFileSync(

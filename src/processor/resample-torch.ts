@@ -9,7 +9,7 @@
 //     centre = scale · (x + 0.5); taps run from max(trunc(centre - support + 0.5), 0) to
 //     min(trunc(centre + support + 0.5), in), each weighted by the cubic with a = -0.5 (PIL's, not the
 //     -0.75 of the non-antialiased bicubic) at (tap - centre + 0.5) / max(scale, 1), normalised to sum 1;
-//   - every product and sum in float32.
+//   - every product and sum in float32, as ATen writes them (the filter's argument is formed in double).
 // Unlike Pillow's resampler (resample.ts) there is no fixed point and no 8-bit intermediate, so the two
 // differ by a level here and there; test/reference/qwen_image_processor.py runs torchvision itself.
 
@@ -18,12 +18,15 @@ import type { RgbImage } from './resample';
 
 const f = Math.fround;
 
-/** The antialiasing cubic (a = -0.5), in float32 as ATen's aa_filter computes it. */
+/**
+ * The antialiasing cubic (a = -0.5), in float32 in ATen's two forms (cubic_convolution1 below 1,
+ * cubic_convolution2 below 2): ((a + 2)·x − (a + 3))·x·x + 1 and ((a·x − 5a)·x + 8a)·x − 4a.
+ */
 function cubic(x: number): number {
-  const a = f(-0.5);
+  const a = -0.5;
   const t = f(Math.abs(x));
-  if (t < 1) return f(f(f(f(f(a + 2) * t) - f(a + 3)) * f(t * t)) + 1);
-  if (t < 2) return f(f(f(f(f(f(t - 5) * t) + 8) * t) - 4) * a);
+  if (t < 1) return f(f(f(f(f(f(a + 2) * t) - f(a + 3)) * t) * t) + 1);
+  if (t < 2) return f(f(f(f(f(f(a * t) - f(5 * a)) * t) + f(8 * a)) * t) - f(4 * a));
   return 0;
 }
 
@@ -53,7 +56,9 @@ function taps(inSize: number, outSize: number): Taps {
     const n = hi - lo;
     let total = 0;
     for (let j = 0; j < n; j++) {
-      const w = cubic(f(f(f(j + lo - center) + 0.5) * inv));
+      // (j + lo − centre) in float32, then + 0.5 and × 1/scale in double (C++ promotes at the 0.5 literal),
+      // rounded to float32 once as the filter takes it.
+      const w = cubic(f((f(j + lo - center) + 0.5) * inv));
       weights[i * maxSize + j] = w;
       total = f(total + w);
     }

@@ -1,6 +1,9 @@
 // torchvision's bicubic antialiased resize (src/processor/resample-torch.ts) against torchvision itself
 // (test/reference/qwen_resize.py): shrinking, enlarging, both at once, tall images, an exact halving and
-// the identity. Both run the same float32 arithmetic, so every level matches. Pillow's bicubic
+// the identity. Both run the same float32 operations, and on these images every level matches. A torch
+// build may fuse some of them (x86 builds compile the kernel with FMA), so a value within a rounding error
+// of a half level can round the other way: on public/sample.png (640 x 480 to 252 x 168) 261 of 127008
+// values are one level apart. The test allows one level on at most 0.5% of the values. Pillow's bicubic
 // (resample.ts: fixed point, an 8-bit intermediate) is a different resize: it is off by several levels on
 // thousands of these pixels, which is why the Qwen processors do not use it.
 
@@ -31,7 +34,14 @@ describe('torchvision bicubic antialiased resize', () => {
     const want = bytes(c.output);
     const out = resampleRgbTorchBicubic(src, c.outWidth, c.outHeight);
     expect(out.data.length).toBe(want.length);
-    expect(Buffer.from(out.data).equals(Buffer.from(want))).toBe(true);
+    let [off, worst] = [0, 0];
+    for (let i = 0; i < want.length; i++) {
+      const d = Math.abs(out.data[i] - want[i]);
+      if (d > 0) off++;
+      worst = Math.max(worst, d);
+    }
+    expect(worst).toBeLessThanOrEqual(1);
+    expect(off).toBeLessThanOrEqual(want.length * 0.005);
     const pil = resampleRgb(src, c.outWidth, c.outHeight, 'bicubic');
     const identity = c.width === c.outWidth && c.height === c.outHeight;
     expect(Buffer.from(pil.data).equals(Buffer.from(want))).toBe(identity);

@@ -1,0 +1,96 @@
+"""Float64 reference of a whole Qwen-VL request on the tiny checkpoints -> test/fixtures/goldens/qwen-pipeline.json.
+
+The image (public/sample.png, decoded by Pillow) is preprocessed as HF's Qwen2VLImageProcessorFast does:
+torchvision's bicubic antialiased resize to the grid of the prompt file (checked against smart_resize's),
+the fused rescale + normalise in float32 ((x - mean*255) / (std*255)), the frame repeated to the temporal
+patch and cut into patch rows (qwen_patches.patch_rows). The tower (qwen_vision.py) gives the image's rows
+(and Qwen3-VL's DeepStack levels); the decoder (qwen_decoder.py) runs greedy from the prompt ids of
+test/fixtures/goldens/qwen-pipeline-input.json (make-qwen-input.ts) with the M-RoPE positions of
+mrope_positions.py.
+
+    npx tsx test/reference/make-qwen-input.ts && /usr/bin/python3 test/reference/qwen_pipeline.py
+"""
+import json
+import os
+
+import numpy
+import torch
+from PIL import Image
+from torchvision.transforms import InterpolationMode
+from torchvision.transforms import functional as F
+
+import mrope_positions
+import qwen_decoder
+import qwen_patches
+import qwen_smart_resize
+import qwen_vision
+import safetensors_io
+
+ROOT = qwen_decoder.ROOT
+INPUT = os.path.join(ROOT, 'test', 'fixtures', 'goldens', 'qwen-pipeline-input.json')
+OUT = os.path.join(ROOT, 'test', 'fixtures', 'goldens', 'qwen-pipeline.json')
+F64, F32 = torch.float64, torch.float32
+
+
+def preprocess(path, pre, grid):
+    img = torch.from_numpy(numpy.array(Image.open(path).convert('RGB'))).permute(2, 0, 1).contiguous()
+    P, m, T = pre['patch_size'], pre['merge_size'], pre['temporal_patch_size']
+    size = pre.get('size') or {}
+    lo = pre.get('min_pixels') or size.get('shortest_edge')
+    hi = pre.get('max_pixels') or size.get('longest_edge')
+    h, w = qwen_smart_resize.smart_resize(img.shape[1], img.shape[2], P * m, lo, hi)
+    if (h // P, w // P) != (grid['h'], grid['w']):
+        raise ValueError(f'smart_resize gives {h} x {w}, the prompt file a grid of {grid}')
+    x = F.resize(img, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).to(F32)
+    mean = torch.tensor(pre['image_mean'], dtype=F32) * (1.0 / pre.get('rescale_factor', 1 / 255))
+    std = torch.tensor(pre['image_std'], dtype=F32) * (1.0 / pre.get('rescale_factor', 1 / 255))
+    x = (x - mean[:, None, None]) / std[:, None, None]
+    frames = x[None].repeat(T, 1, 1, 1)
+    return qwen_patches.patch_rows(frames, P, T, m)
+
+
+def run(entry, image_path):
+    name = entry['checkpoint']
+    d = os.path.join(qwen_decoder.MODELS, name)
+    with open(os.path.join(d, 'config.json')) as f:
+        raw = json.load(f)
+    with open(os.path.join(d, 'preprocessor_config.json')) as f:
+        pre = json.load(f)
+    W, _, _ = safetensors_io.load_checkpoint(d)
+    c = qwen_decoder.Config(raw)
+    grid = entry['grid']
+    patches = preprocess(image_path, pre, grid).to(F64)
+    g = (grid['t'], grid['h'], grid['w'])
+    vc = raw['vision_config']
+    ids = entry['ids']
+    positions, delta = mrope_positions.rope_index(ids, [g], [], None, c.merge, None)
+    result = {}
+    for dtype in (F64, F32):
+        if c.qwen3:
+            rows, levels = qwen_vision.tower3(W, vc, patches, g, dtype)
+        else:
+            rows, levels = qwen_vision.tower(W, vc, patches, g, dtype), []
+        result[dtype] = qwen_decoder.greedy(W, c, ids, rows.to(F64), positions, delta, dtype, [x.to(F64) for x in levels])
+    (t64, s64), (t32, s32) = result[F64], result[F32]
+    if t64 != t32:
+        raise ValueError(f'{name}: float32 and float64 greedy tokens differ: {t32} vs {t64}')
+    gaps = [float(torch.topk(s, 2).values[0] - torch.topk(s, 2).values[1]) for s in s64]
+    diff = max(float((a.to(F64) - b).abs().max()) for a, b in zip(s32, s64))
+    print(f'{name}: {len(ids)} prompt tokens ({patches.shape[0]} patches), tokens {t64}, min top-2 gap {min(gaps):.3g}, f32 vs f64 {diff:.2e}')
+    return {'checkpoint': name, 'sha256': safetensors_io.sha256_file(os.path.join(d, 'model.safetensors')), 'tokens': t64,
+            'stepTop': [{'ids': t.indices.tolist(), 'logits': t.values.tolist()} for t in (torch.topk(s, qwen_decoder.TOP) for s in s64)],
+            'minTop2Gap': min(gaps), 'f32VsF64MaxAbsDiff': diff}
+
+
+def main():
+    with open(INPUT) as f:
+        spec = json.load(f)
+    models = [run(e, os.path.join(ROOT, spec['image'])) for e in spec['models']]
+    with open(OUT, 'w') as f:
+        json.dump({'about': 'test/reference/qwen_pipeline.py', 'image': spec['image'], 'prompt': spec['prompt'], 'models': models}, f)
+        f.write('\n')
+    print(f'-> {os.path.relpath(OUT, ROOT)}')
+
+
+if __name__ == '__main__':
+    main()
