@@ -177,6 +177,12 @@ export interface ModelConfig {
   family: string;
   /** The decoder's checkpoint tensor names. */
   decoderNames: DecoderTensorNames;
+  /**
+   * Other spellings of the checkpoint's names, as [canonical prefix, alternative prefix]: a tensor the
+   * checkpoint lacks under its canonical name is read under the alternative when present there (Qwen2.5-VL
+   * fine-tunes saved by transformers 4.52 or later write model.language_model.* and model.visual.*).
+   */
+  checkpointSpellings?: ReadonlyArray<readonly [string, string]>;
   /** lm_head shares the token embedding matrix (no lm_head.weight in the checkpoint). */
   tieWordEmbeddings: boolean;
   /**

@@ -43,6 +43,8 @@ export interface WeightLayout {
    * tied only in text_config: ModelConfig.tieIfHeadMissing).
    */
   aliasIfMissing?: Record<string, string>;
+  /** ModelConfig.checkpointSpellings: alternative prefixes of the checkpoint names (weights.ts respell). */
+  spellings?: ReadonlyArray<readonly [string, string]>;
 }
 
 const numel = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
@@ -304,5 +306,5 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   if (config.tieWordEmbeddings) aliases['text.lm_head'] = 'text.embed';
   else add('text.lm_head', [t.vocabSize, H], [[lmHead, [t.vocabSize, H]]]);
   const aliasIfMissing = config.tieIfHeadMissing ? { 'text.lm_head': 'text.embed' } : undefined;
-  return { gpu, checkpoint, aliases, aliasIfMissing };
+  return { gpu, checkpoint, aliases, aliasIfMissing, spellings: config.checkpointSpellings };
 }

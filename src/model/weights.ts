@@ -116,6 +116,24 @@ function aliasAbsent(layout: WeightLayout, present: (name: string) => boolean): 
   return dropped;
 }
 
+/**
+ * Tensors the checkpoint lacks under their canonical name but has under an alternative spelling
+ * (WeightLayout.spellings) take that name. Only whole-prefix spellings are tried, canonical first.
+ */
+function respell(layout: WeightLayout, present: (name: string) => boolean): void {
+  for (const spec of layout.checkpoint) {
+    if (present(spec.name)) continue;
+    for (const [canonical, alternative] of layout.spellings ?? []) {
+      if (!spec.name.startsWith(canonical)) continue;
+      const name = alternative + spec.name.slice(canonical.length);
+      if (present(name)) {
+        spec.name = name;
+        break;
+      }
+    }
+  }
+}
+
 /** Which file holds each expected tensor. */
 async function planFiles(source: ModelSource, layout: WeightLayout): Promise<Map<string, CheckpointTensorSpec[]>> {
   const indexText = await source.readText('model.safetensors.index.json');
@@ -131,6 +149,7 @@ async function planFiles(source: ModelSource, layout: WeightLayout): Promise<Map
     throw new CheckpointFormatError(`model.safetensors.index.json is not valid JSON: ${(e as Error).message}`);
   }
   if (!weightMap || typeof weightMap !== 'object') throw new CheckpointFormatError('model.safetensors.index.json has no weight_map');
+  respell(layout, (name) => Object.hasOwn(weightMap, name));
   aliasAbsent(layout, (name) => Object.hasOwn(weightMap, name));
   for (const spec of layout.checkpoint) {
     const file = weightMap[spec.name];
@@ -205,6 +224,7 @@ export async function loadWeights(
     checkpoint: full.checkpoint.filter((t) => selects(selection, t.target)),
     aliases: Object.fromEntries(Object.entries(full.aliases).filter(([k]) => selects(selection, k))),
     aliasIfMissing: Object.fromEntries(Object.entries(full.aliasIfMissing ?? {}).filter(([k]) => selects(selection, k))),
+    spellings: full.spellings,
   };
   const f16Math =
     layout.gpu.some((w) => formatFor(plan, w) === 'f16') &&
@@ -259,6 +279,7 @@ export async function loadWeights(
       );
       try {
         // One file and no index: only its header tells whether an LM head tied in text_config is there.
+        respell(layout, (name) => st.header.tensors.has(name));
         const absent = aliasAbsent(layout, (name) => st.header.tensors.has(name));
         if (absent.size > 0) specs = specs.filter((t) => !absent.has(t.name));
         checkHeader(file, st.header, specs);

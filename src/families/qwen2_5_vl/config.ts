@@ -35,6 +35,11 @@ export function parseQwen25VlText(c: Json): Omit<ModelConfig, 'vision' | 'audio'
       },
     },
   });
+  // transformers 4.52+ saves (fine-tunes) spell the decoder model.language_model.* and the tower model.visual.*.
+  common.checkpointSpellings = [
+    ['model.', 'model.language_model.'],
+    ['visual.', 'model.visual.'],
+  ];
   // Without it the images' positions would be lost: HF's attention reads rope_scaling.mrope_section.
   if (!common.text.mrope)
     throw new ModelConfigError('config.json: a qwen2_5_vl decoder needs rope_scaling.mrope_section (M-RoPE); this config has none');
