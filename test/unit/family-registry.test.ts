@@ -66,6 +66,11 @@ describe('family registry', () => {
     ]) {
       expect(() => parseModelConfig(fixture(name!)), name).toThrow(new RegExp(`model_type '${type}' is not supported`));
     }
+    // Variants it knows but does not run say what sets them apart.
+    expect(() => parseModelConfig({ ...fixture('Qwen3-VL-2B-Instruct'), model_type: 'qwen3_vl_moe' })).toThrow(
+      /model_type 'qwen3_vl_moe' is not supported \(Qwen3-VL with a mixture-of-experts decoder .*dense decoders\)/,
+    );
+    expect(() => familyOf('qwen2_vl')).toThrow(/Qwen2-VL, the generation before Qwen2\.5-VL/);
     expect(() => parseModelConfig(fixture('ultravox-v0_6-llama-3_1-8b'))).toThrow(
       /model_type 'ultravox' is not supported; Tessera runs idefics3, smolvlm, voxtral checkpoints \(SigLIP vision tower .*; Whisper audio encoder/,
     );
