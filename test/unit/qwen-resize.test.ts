@@ -1,9 +1,9 @@
 // torchvision's bicubic antialiased resize (src/processor/resample-torch.ts) against torchvision itself
 // (test/reference/qwen_resize.py): shrinking, enlarging, both at once, tall images, an exact halving and
-// the identity. Both run the same float32 operations, and on these images every level matches. A torch
-// build may fuse some of them (x86 builds compile the kernel with FMA), so a value within a rounding error
-// of a half level can round the other way: on public/sample.png (640 x 480 to 252 x 168) 261 of 127008
-// values are one level apart. The test allows one level on at most 0.5% of the values. Pillow's bicubic
+// the identity. Both run the same float32 operations, and on these images every level matches. torch's
+// compiled kernel can still differ in the last bit (a contracted multiply-add, another summation order),
+// so a value within a rounding error of a half level can round the other way: on public/sample.png
+// (640 x 480 to 252 x 168) 261 of 127008 values are one level apart. The test allows one level on at most 0.5% of the values. Pillow's bicubic
 // (resample.ts: fixed point, an 8-bit intermediate) is a different resize: it is off by several levels on
 // thousands of these pixels, which is why the Qwen processors do not use it.
 
