@@ -7,8 +7,7 @@
 import { ModelConfigError, UnsupportedModelError } from '../../errors';
 import { type ModelConfig, parseCommonConfig, type Qwen25VisionConfig } from '../../model/config';
 import { int, type Json, sub } from '../../model/config-fields';
-import { checkHeadDim } from '../../kernels/attention-head';
-import { checkRopeType, parseMropeSection } from '../qwen-decoder';
+import { checkRopeType, parseMropeSection, parseQwenVisionBase } from '../qwen-config';
 
 /** HF `Qwen2_5_VLTextConfig.__init__`'s defaults the runtime reads. */
 const QWEN2_5_VL_TEXT_DEFAULTS: Json = { rms_norm_eps: 1e-6, rope_theta: 1000000.0, max_position_embeddings: 32768 };
@@ -77,50 +76,22 @@ function parseQwen25Vision(c: Json, outHidden: number): Qwen25VisionConfig {
   const raw = sub(c, 'vision_config');
   const v: Json = { ...QWEN2_5_VL_VISION_DEFAULTS, ...raw, in_channels: raw.in_channels ?? raw.in_chans ?? 3 };
   const p = 'vision_config.';
-  const hidden = int(v, p, 'hidden_size');
-  const heads = int(v, p, 'num_heads');
-  if (hidden % heads !== 0) throw new ModelConfigError(`config.json: ${p}hidden_size ${hidden} is not divisible by num_heads ${heads}`);
-  const headDim = hidden / heads;
-  checkHeadDim(`config.json ${p}(hidden_size / num_heads)`, headDim);
-  if (headDim % 4 !== 0) {
-    throw new ModelConfigError(
-      `config.json: the vision head_dim ${headDim} must be a multiple of 4 (2-D rotary: a quarter per axis and half)`,
-    );
-  }
-  const patchSize = int(v, p, 'patch_size');
-  const mergeSize = int(v, p, 'spatial_merge_size');
+  const base = parseQwenVisionBase(v, outHidden, { want: 'silu', why: "the Qwen2.5-VL tower's MLP is SwiGLU" });
   const windowSize = int(v, p, 'window_size');
-  if (windowSize % (patchSize * mergeSize) !== 0) {
+  if (windowSize % (base.patchSize * base.mergeSize) !== 0) {
     throw new ModelConfigError(
-      `config.json: ${p}window_size ${windowSize} is not a multiple of patch_size × spatial_merge_size = ${patchSize * mergeSize}`,
+      `config.json: ${p}window_size ${windowSize} is not a multiple of patch_size × spatial_merge_size = ${base.patchSize * base.mergeSize}`,
     );
   }
-  const depth = int(v, p, 'depth');
   const full = v.fullatt_block_indexes;
-  if (!Array.isArray(full) || !full.every((i) => Number.isInteger(i) && i >= 0 && i < depth)) {
-    throw new ModelConfigError(`config.json: ${p}fullatt_block_indexes must list layers of 0..${depth - 1}, found ${JSON.stringify(full)}`);
-  }
-  if (v.hidden_act !== 'silu') {
-    throw new UnsupportedModelError(
-      `${p}hidden_act '${String(v.hidden_act)}' is not supported (the Qwen2.5-VL tower's MLP is SwiGLU: 'silu')`,
+  if (!Array.isArray(full) || !full.every((i) => Number.isInteger(i) && i >= 0 && i < base.numLayers)) {
+    throw new ModelConfigError(
+      `config.json: ${p}fullatt_block_indexes must list layers of 0..${base.numLayers - 1}, found ${JSON.stringify(full)}`,
     );
-  }
-  const out = int(v, p, 'out_hidden_size');
-  if (out !== outHidden) {
-    throw new ModelConfigError(`config.json: ${p}out_hidden_size ${out} must equal the decoder's hidden_size ${outHidden}`);
   }
   return {
     kind: 'qwen2_5_vl',
-    hiddenSize: hidden,
-    intermediateSize: int(v, p, 'intermediate_size'),
-    numLayers: depth,
-    numHeads: heads,
-    headDim,
-    patchSize,
-    temporalPatchSize: int(v, p, 'temporal_patch_size'),
-    inChannels: int(v, p, 'in_channels'),
-    mergeSize,
-    outHiddenSize: out,
+    ...base,
     windowSize,
     fullAttentionLayers: full as number[],
     tokensPerSecond: int(v, p, 'tokens_per_second'),

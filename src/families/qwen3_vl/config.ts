@@ -3,11 +3,10 @@
 // model.language_model.embed_tokens, model.language_model.layers.i.*, model.language_model.norm,
 // model.visual.*, and lm_head.weight when the head is not tied (Qwen3-VL-8B).
 
-import { ModelConfigError, UnsupportedModelError } from '../../errors';
-import { checkHeadDim } from '../../kernels/attention-head';
+import { ModelConfigError } from '../../errors';
 import { type ModelConfig, parseCommonConfig, type Qwen3VisionConfig } from '../../model/config';
 import { int, type Json, sub } from '../../model/config-fields';
-import { checkRopeType, parseMropeSection } from '../qwen-decoder';
+import { checkRopeType, parseMropeSection, parseQwenVisionBase } from '../qwen-config';
 
 /** HF `Qwen3VLTextConfig.__init__`'s defaults the runtime reads (transformers 4.57). */
 const QWEN3_VL_TEXT_DEFAULTS: Json = {
@@ -96,47 +95,17 @@ const QWEN3_VL_VISION_DEFAULTS: Json = {
 function parseQwen3Vision(c: Json, outHidden: number): Qwen3VisionConfig {
   const v: Json = { ...QWEN3_VL_VISION_DEFAULTS, ...sub(c, 'vision_config') };
   const p = 'vision_config.';
-  const hidden = int(v, p, 'hidden_size');
-  const heads = int(v, p, 'num_heads');
-  if (hidden % heads !== 0) throw new ModelConfigError(`config.json: ${p}hidden_size ${hidden} is not divisible by num_heads ${heads}`);
-  const headDim = hidden / heads;
-  checkHeadDim(`config.json ${p}(hidden_size / num_heads)`, headDim);
-  if (headDim % 4 !== 0) {
-    throw new ModelConfigError(
-      `config.json: the vision head_dim ${headDim} must be a multiple of 4 (2-D rotary: a quarter per axis and half)`,
-    );
-  }
+  const base = parseQwenVisionBase(v, outHidden, { want: 'gelu_pytorch_tanh', why: 'Tessera implements' });
   const positions = int(v, p, 'num_position_embeddings');
   const gridPerSide = Math.round(Math.sqrt(positions));
   if (gridPerSide * gridPerSide !== positions) {
     throw new ModelConfigError(`config.json: ${p}num_position_embeddings ${positions} is not a square grid of learned positions`);
   }
-  const depth = int(v, p, 'depth');
   const taps = v.deepstack_visual_indexes as number[];
-  if (!taps.every((i) => i < depth)) {
-    throw new ModelConfigError(`config.json: ${p}deepstack_visual_indexes ${JSON.stringify(taps)} must be layers of 0..${depth - 1}`);
+  if (!taps.every((i) => i < base.numLayers)) {
+    throw new ModelConfigError(
+      `config.json: ${p}deepstack_visual_indexes ${JSON.stringify(taps)} must be layers of 0..${base.numLayers - 1}`,
+    );
   }
-  if (v.hidden_act !== 'gelu_pytorch_tanh') {
-    throw new UnsupportedModelError(`${p}hidden_act '${String(v.hidden_act)}' is not supported (Tessera implements 'gelu_pytorch_tanh')`);
-  }
-  const out = int(v, p, 'out_hidden_size');
-  if (out !== outHidden) {
-    throw new ModelConfigError(`config.json: ${p}out_hidden_size ${out} must equal the decoder's hidden_size ${outHidden}`);
-  }
-  return {
-    kind: 'qwen3_vl',
-    hiddenSize: hidden,
-    intermediateSize: int(v, p, 'intermediate_size'),
-    numLayers: depth,
-    numHeads: heads,
-    headDim,
-    patchSize: int(v, p, 'patch_size'),
-    temporalPatchSize: int(v, p, 'temporal_patch_size'),
-    inChannels: int(v, p, 'in_channels'),
-    mergeSize: int(v, p, 'spatial_merge_size'),
-    outHiddenSize: out,
-    prefix: 'model.visual',
-    gridPerSide,
-    deepstackTaps: taps,
-  };
+  return { kind: 'qwen3_vl', ...base, prefix: 'model.visual', gridPerSide, deepstackTaps: taps };
 }
