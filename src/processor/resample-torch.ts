@@ -69,21 +69,20 @@ function taps(inSize: number, outSize: number): Taps {
   return { start, size, weights, maxSize };
 }
 
-/** One axis of the separable resize over a float32 [rows, cols, 3] image, along cols (stride 3) or rows. */
+/** One axis of the separable resize over a float32 [rows, cols, 3] image, along cols or along rows. */
 function pass(src: Float32Array, rows: number, cols: number, t: Taps, outLen: number, alongRows: boolean): Float32Array {
   const [outRows, outCols] = alongRows ? [outLen, cols] : [rows, outLen];
   const out = new Float32Array(outRows * outCols * 3);
+  // A tap steps one row (cols · 3 values) or one column (3 values) through the source.
+  const tapStride = alongRows ? cols * 3 : 3;
   for (let r = 0; r < outRows; r++) {
     for (let c = 0; c < outCols; c++) {
       const i = alongRows ? r : c;
-      const lo = t.start[i];
+      const first = (alongRows ? t.start[i] * cols + c : r * cols + t.start[i]) * 3;
+      const w0 = i * t.maxSize;
       for (let ch = 0; ch < 3; ch++) {
-        let acc = 0;
-        for (let j = 0; j < t.size[i]; j++) {
-          const [sr, sc] = alongRows ? [lo + j, c] : [r, lo + j];
-          const term = f(src[(sr * cols + sc) * 3 + ch] * t.weights[i * t.maxSize + j]);
-          acc = j === 0 ? term : f(acc + term);
-        }
+        let acc = f(src[first + ch] * t.weights[w0]);
+        for (let j = 1; j < t.size[i]; j++) acc = f(acc + f(src[first + j * tapStride + ch] * t.weights[w0 + j]));
         out[(r * outCols + c) * 3 + ch] = acc;
       }
     }
