@@ -112,6 +112,8 @@ interface BodyPlan {
   /** The splice and the DeepStack adds (one per level): skipped on steps without media rows. */
   splice: KernelDispatch;
   deepstack: KernelDispatch[];
+  /** `dispatches` without the splice and the DeepStack adds: a step without media rows (every decode step). */
+  textOnly: Dispatch[];
   /** The paged-attention dispatches (one per layer) and their shape: their work depends on each step's positions. */
   attention: ReadonlySet<Dispatch>;
   attentionShape: PagedAttentionShape;
@@ -397,7 +399,9 @@ export class LanguageModel {
       attention.add(leafDispatches([attn])[0]); // the kernel that reads the keys (the split plan's combine follows it)
       if (attn instanceof PagedAttentionSplit) attentionSplits.push(attn);
     }
-    return { dispatches: d, splice, deepstack, attention, attentionShape, attentionSplits };
+    const media = new Set<Dispatch>([splice, ...deepstack]);
+    const textOnly = d.filter((x) => !media.has(x));
+    return { dispatches: d, splice, deepstack, textOnly, attention, attentionShape, attentionSplits };
   }
 
   private async buildHead(T: number, R: number): Promise<HeadPlan> {
@@ -525,8 +529,8 @@ export class LanguageModel {
     let maxCtx = 1;
     for (const p of input.positions) maxCtx = Math.max(maxCtx, p + 1);
     for (const a of body.attentionSplits) a.setContext(maxCtx);
-    let dispatches = [...body.dispatches];
     const spliceRows = input.splice?.rows.length ?? 0;
+    const dispatches = [...(spliceRows > 0 ? body.dispatches : body.textOnly)];
     if (spliceRows > 0) {
       const sp = input.splice!;
       if (sp.data.length !== spliceRows * c.hiddenSize)
@@ -542,9 +546,6 @@ export class LanguageModel {
         ]),
       );
       this.stageDeepstack(body, sp, T);
-    } else {
-      const skip = new Set<Dispatch>([body.splice, ...body.deepstack]);
-      dispatches = dispatches.filter((d) => !skip.has(d));
     }
     if (head) {
       const rows = new Uint32Array(Rb);
