@@ -36,23 +36,24 @@ import os
 import torch
 
 import safetensors_io
+from decoder import rms_norm, silu
+from vision import gelu_tanh, layer_norm as _layer_norm
+from voxtral import gelu
+
+EPS = 1e-6  # every norm of both towers (HF builds them with eps 1e-6)
+
+
+def rms(x, w):
+    return rms_norm(x, w, EPS)
+
+
+def layer_norm(x, w, b):
+    return _layer_norm(x, w, b, EPS)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODELS = os.path.join(ROOT, 'public', 'models')
 OUT = os.path.join(ROOT, 'test', 'fixtures', 'goldens', 'qwen-vision.json')
 F64, F32 = torch.float64, torch.float32
-
-
-def rms(x, w, eps=1e-6):
-    return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * w
-
-
-def gelu(x):
-    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
-
-
-def silu(x):
-    return x / (1.0 + torch.exp(-x))
 
 
 def patch_positions(t, h, w, m):
@@ -124,6 +125,18 @@ def rotate(x, cos, sin):
     return x * cos[:, None] + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin[:, None]
 
 
+def rotary_attention(y, g, p, heads, cos, sin, segments):
+    """Both towers' attention on normed rows y [N, D]: fused qkv with bias, the 2-D rotary on q and k,
+    attention within each segment, then proj with bias."""
+    N, D = y.shape
+    hd = D // heads
+    qkv = y @ g(p + 'qkv.weight').t() + g(p + 'qkv.bias')
+    q = rotate(qkv[:, :D].reshape(N, heads, hd), cos, sin).reshape(N, D)
+    k = rotate(qkv[:, D:2 * D].reshape(N, heads, hd), cos, sin).reshape(N, D)
+    a = attention(torch.cat([q, k, qkv[:, 2 * D:]], dim=-1), heads, segments)
+    return a @ g(p + 'proj.weight').t() + g(p + 'proj.bias')
+
+
 def tower(W, vc, patches, grid, dtype):
     t, h, w = grid
     m = vc['spatial_merge_size']
@@ -143,14 +156,8 @@ def tower(W, vc, patches, grid, dtype):
     for i in range(vc['depth']):
         b = f'blocks.{i}.'
         y = rms(x, g(b + 'norm1.weight'))
-        qkv = y @ g(b + 'attn.qkv.weight').t() + g(b + 'attn.qkv.bias')
-        N = qkv.shape[0]
-        q = rotate(qkv[:, :D].reshape(N, heads, hd), cos, sin).reshape(N, D)
-        k = rotate(qkv[:, D:2 * D].reshape(N, heads, hd), cos, sin).reshape(N, D)
-        qkv = torch.cat([q, k, qkv[:, 2 * D:]], dim=-1)
         segments = frame_segments if i in vc['fullatt_block_indexes'] else window_segments
-        a = attention(qkv, heads, segments)
-        x = x + a @ g(b + 'attn.proj.weight').t() + g(b + 'attn.proj.bias')
+        x = x + rotary_attention(y, g, b + 'attn.', heads, cos, sin, segments)
         y = rms(x, g(b + 'norm2.weight'))
         gate = y @ g(b + 'mlp.gate_proj.weight').t() + g(b + 'mlp.gate_proj.bias')
         up = y @ g(b + 'mlp.up_proj.weight').t() + g(b + 'mlp.up_proj.bias')
@@ -159,16 +166,6 @@ def tower(W, vc, patches, grid, dtype):
     y = gelu(y @ g('merger.mlp.0.weight').t() + g('merger.mlp.0.bias'))
     y = y @ g('merger.mlp.2.weight').t() + g('merger.mlp.2.bias')
     return y[torch.argsort(order)]
-
-
-def gelu_tanh(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-def layer_norm(x, w, b, eps=1e-6):
-    mu = x.mean(-1, keepdim=True)
-    var = ((x - mu) ** 2).mean(-1, keepdim=True)
-    return (x - mu) / torch.sqrt(var + eps) * w + b
 
 
 def interpolated_positions(table, G, t, h, w, m):
@@ -210,12 +207,7 @@ def tower3(W, vc, patches, grid, dtype):
     for i in range(vc['depth']):
         b = f'blocks.{i}.'
         y = layer_norm(x, g(b + 'norm1.weight'), g(b + 'norm1.bias'))
-        qkv = y @ g(b + 'attn.qkv.weight').t() + g(b + 'attn.qkv.bias')
-        N = qkv.shape[0]
-        q = rotate(qkv[:, :D].reshape(N, heads, hd), cos, sin).reshape(N, D)
-        k = rotate(qkv[:, D:2 * D].reshape(N, heads, hd), cos, sin).reshape(N, D)
-        a = attention(torch.cat([q, k, qkv[:, 2 * D:]], dim=-1), heads, frames)
-        x = x + a @ g(b + 'attn.proj.weight').t() + g(b + 'attn.proj.bias')
+        x = x + rotary_attention(y, g, b + 'attn.', heads, cos, sin, frames)
         y = layer_norm(x, g(b + 'norm2.weight'), g(b + 'norm2.bias'))
         y = gelu_tanh(y @ g(b + 'mlp.linear_fc1.weight').t() + g(b + 'mlp.linear_fc1.bias'))
         x = x + y @ g(b + 'mlp.linear_fc2.weight').t() + g(b + 'mlp.linear_fc2.bias')
