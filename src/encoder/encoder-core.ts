@@ -46,6 +46,8 @@ import type { ImageLayout } from '../processor/image-layout';
 import { JobQueue } from './job-queue';
 import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget } from '../processor/image-processor';
+import { parseQwenImageProcessorConfig, processQwenImage, type QwenImageProcessorConfig } from '../processor/qwen-image-processor';
+import type { PatchGrid } from '../processor/smart-resize';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
 import { normalizeFrameTile } from '../processor/video-frames';
 import type { AudioDecodeFn } from './audio/prepare-audio';
@@ -83,12 +85,24 @@ interface PreparedChunk {
   features: Float32Array;
 }
 
-type PreparedItem = PreparedTiles | PreparedChunk;
+/** A Qwen-VL image kept between prepare and encode: its patch rows and grid. */
+interface PreparedPatches {
+  patches: Float32Array;
+  grid: PatchGrid;
+  tokens: number;
+}
+
+type PreparedItem = PreparedTiles | PreparedChunk | PreparedPatches;
 
 const isChunk = (item: PreparedItem): item is PreparedChunk => 'features' in item;
+const isPatches = (item: PreparedItem): item is PreparedPatches => 'patches' in item;
 
-/** Forward-pass units an item takes: its tiles, or one audio chunk. */
-const unitsOf = (item: PreparedItem): number => (isChunk(item) ? 1 : item.layout.numTiles);
+/** Forward-pass units an item takes: its tiles, one audio chunk, or one Qwen-VL image. */
+const unitsOf = (item: PreparedItem): number => (isChunk(item) || isPatches(item) ? 1 : item.layout.numTiles);
+
+/** LM rows an item's embeddings hold per DeepStack level. */
+const tokensOf = (item: PreparedItem, tokensPerChunk: number): number =>
+  isChunk(item) ? tokensPerChunk : isPatches(item) ? item.tokens : item.layout.numImageTokens;
 
 interface Job {
   key: string;
@@ -108,8 +122,10 @@ interface AudioSide {
 interface Loaded {
   init: EncoderWorkerInit;
   forward: EncoderForward;
-  /** The image processor's settings (a vision checkpoint). */
+  /** The image processor's settings (an Idefics3 checkpoint). */
   processor?: ProcessorConfig;
+  /** A Qwen-VL checkpoint's image processor settings and the identity of its image embeddings. */
+  qwen?: { image: QwenImageProcessorConfig; identity: string };
   /** The feature extractor (an audio checkpoint). */
   audio?: AudioSide;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
@@ -134,6 +150,11 @@ export class EncoderCore implements EncoderWorkerApi {
     try {
       const config = forward.config;
       const processor = config.vision ? await loadProcessorConfig(source) : undefined;
+      const qwenImage = config.qwenVision
+        ? parseQwenImageProcessorConfig(
+            await requireJson(source, 'preprocessor_config.json', 'for the image processor (pixel budget, normalisation)'),
+          )
+        : undefined;
       const logMel = config.audio
         ? logMelConfigFrom(
             await requireJson(source, 'preprocessor_config.json', 'for the audio feature extractor (its log-mel settings)'),
@@ -141,6 +162,15 @@ export class EncoderCore implements EncoderWorkerApi {
           )
         : undefined;
       this.loaded = { init, forward, processor, identities: new Map() };
+      if (qwenImage) {
+        const identity = await encoderIdentity({
+          modelId: init.modelId,
+          weights: forward.weightsDigest,
+          dtype: forward.dtype,
+          encoderConfig: { kind: 'qwen-image', image: qwenImage, vision: config.qwenVision, textHidden: config.text.hiddenSize },
+        });
+        this.loaded.qwen = { image: qwenImage, identity };
+      }
       if (config.audio && logMel) {
         // The audio side loads only for an audio checkpoint (an image model's bundle does not carry the FFT).
         const { LogMelExtractor } = await import('../processor/audio/log-mel');
@@ -158,12 +188,14 @@ export class EncoderCore implements EncoderWorkerApi {
         const clipChunkIdentity = await identity('audio-chunk-of-clip');
         this.loaded.audio = { extractor, chunkIdentity, clipChunkIdentity, tokensPerChunk: config.audio.tokensPerChunk };
       }
+      const qwen = this.loaded.qwen;
       return {
-        identity: processor ? await this.identity(processor.image.longestEdge) : this.loaded.audio!.chunkIdentity,
-        modality: processor ? 'vision' : 'audio',
+        identity: qwen ? qwen.identity : processor ? await this.identity(processor.image.longestEdge) : this.loaded.audio!.chunkIdentity,
+        modality: processor || qwen ? 'vision' : 'audio',
         imageSeqLen: processor?.imageSeqLen ?? 0,
         audioTokensPerChunk: config.audio?.tokensPerChunk ?? 0,
         hiddenSize: config.text.hiddenSize,
+        deepstackLevels: config.text.deepstackLayers ?? 0,
         backend: forward.backend,
         ...(forward.adapter ? { adapter: forward.adapter } : {}),
       };
@@ -235,6 +267,8 @@ export class EncoderCore implements EncoderWorkerApi {
   }
 
   async prepare(bytes: Uint8Array, options: PrepareOptions = {}): Promise<PreparedMedia> {
+    const qwen = this.state.qwen;
+    if (qwen) return this.prepareQwen(qwen, bytes);
     const processor = this.vision('image');
     const longestEdge = options.longestEdge ?? processor.image.longestEdge;
     const config = this.imageConfig(longestEdge);
@@ -244,6 +278,19 @@ export class EncoderCore implements EncoderWorkerApi {
     this.prepared.set(key, image);
     this.counters.prepared++;
     return { key, layout: image.layout, numTokens: image.layout.numImageTokens };
+  }
+
+  /**
+   * A Qwen-VL image: smart resize within the pixel budget (from the full decoded image: torchvision's
+   * resize, not a decoder's downscale), normalise, patch rows. No reduced-resolution setting: the pixel
+   * budget is the checkpoint's.
+   */
+  private async prepareQwen(qwen: NonNullable<Loaded['qwen']>, bytes: Uint8Array): Promise<PreparedMedia> {
+    const key = await contentKey(qwen.identity, bytes);
+    const image = processQwenImage(await this.deps.decodeImage(bytes), qwen.image);
+    this.prepared.set(key, { patches: image.patches, grid: image.grid, tokens: image.tokens });
+    this.counters.prepared++;
+    return { key, grid: image.grid, numTokens: image.tokens };
   }
 
   /** Frame identity: the embedding of a frame depends on its tile's pixels, the tower and the normalisation only. */
@@ -378,8 +425,14 @@ export class EncoderCore implements EncoderWorkerApi {
     const max = this.state.init.maxBatchTiles;
     const batch = [queue.shift()!];
     let units = unitsOf(batch[0].item);
-    // One kind per batch (a checkpoint has one encoder, so in practice all jobs are of one kind).
-    while (queue.length > 0 && isChunk(queue[0].item) === isChunk(batch[0].item) && units + unitsOf(queue[0].item) <= max) {
+    // One kind per batch (a checkpoint has one encoder, so in practice all jobs are of one kind); a Qwen-VL
+    // image's pass is its own grid, so it runs alone.
+    while (
+      queue.length > 0 &&
+      !isPatches(batch[0].item) &&
+      isChunk(queue[0].item) === isChunk(batch[0].item) &&
+      units + unitsOf(queue[0].item) <= max
+    ) {
       const j = queue.shift()!;
       units += unitsOf(j.item);
       batch.push(j);
@@ -400,9 +453,11 @@ export class EncoderCore implements EncoderWorkerApi {
       }
       return out;
     };
-    if (isChunk(batch[0].item)) {
+    const first = batch[0].item;
+    if (isChunk(first)) {
       return { kind: 'chunks', features: concat(batch.map((j) => (j.item as PreparedChunk).features)), numChunks: units };
     }
+    if (isPatches(first)) return { kind: 'patches', patches: first.patches, grid: first.grid };
     const video = s.processor?.video;
     const pixels = concat(
       batch.map((j) => {
@@ -423,12 +478,14 @@ export class EncoderCore implements EncoderWorkerApi {
     const encodeMs = performance.now() - t0;
     const hidden = s.forward.config.text.hiddenSize;
     this.counters.batches++;
-    this.counters.tilesEncoded += input.kind === 'tiles' ? input.numTiles : input.numChunks;
+    this.counters.tilesEncoded += input.kind === 'tiles' ? input.numTiles : input.kind === 'chunks' ? input.numChunks : 1;
+    // A batch of several items has no DeepStack levels (only a Qwen-VL image, always alone, has them).
+    const rowsPer = batch.length === 1 ? all.length / hidden / tokensOf(batch[0].item, s.audio?.tokensPerChunk ?? 0) : 1;
     let row = 0;
     for (const j of batch) {
-      const n = isChunk(j.item) ? s.audio!.tokensPerChunk : j.item.layout.numImageTokens;
-      const embeddings = all.slice(row * hidden, (row + n) * hidden);
-      row += n;
+      const n = tokensOf(j.item, s.audio?.tokensPerChunk ?? 0);
+      const embeddings = all.slice(row * hidden, (row + n * rowsPer) * hidden);
+      row += n * rowsPer;
       this.counters.encodes++;
       j.resolve({ key: j.key, embeddings, numTokens: n, hiddenSize: hidden, encodeMs, batchImages: batch.length });
     }

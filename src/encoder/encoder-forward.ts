@@ -9,11 +9,14 @@
 
 import type { AdapterReport } from '../gpu/adapter-info';
 import type { ModelConfig } from '../model/config';
+import type { PatchGrid } from '../processor/smart-resize';
 import type { PieceGate } from './piece-gate';
 
 export type ForwardInput =
   | { kind: 'tiles'; pixels: Float32Array; numTiles: number }
-  | { kind: 'chunks'; features: Float32Array; numChunks: number };
+  | { kind: 'chunks'; features: Float32Array; numChunks: number }
+  /** One Qwen-VL image: its patch rows [t·h·w, C·T·P·P] and grid. */
+  | { kind: 'patches'; patches: Float32Array; grid: PatchGrid };
 
 export interface EncoderForward {
   readonly backend: 'webgpu' | 'cpu' | 'wasm';
@@ -26,7 +29,7 @@ export interface EncoderForward {
   readonly adapter?: AdapterReport;
   /** Times the backend recovered its device (WebGPU). */
   readonly deviceRecoveries: number;
-  /** [units × tokens per unit, text hidden] f32, units in input order. */
+  /** [units × tokens per unit, text hidden] f32, units in input order; a Qwen-VL image's rows, then its DeepStack levels'. */
   run(input: ForwardInput, gate: PieceGate): Promise<Float32Array>;
   destroy(): void;
 }

@@ -12,6 +12,7 @@ import type { LoadedEncoderModel } from '../model/load';
 import type { WeightStore } from '../model/weights/store';
 import type { EncoderWorkerInit } from '../protocol/encoder';
 import type { EncoderForward, ForwardInput } from './encoder-forward';
+import type { PatchGrid } from '../processor/smart-resize';
 import type { PieceGate } from './piece-gate';
 import { WeightsDigest } from './weights-digest';
 
@@ -102,15 +103,18 @@ export class GpuEncoderForward implements EncoderForward {
   async run(input: ForwardInput, gate: PieceGate): Promise<Float32Array> {
     await this.recoverDevice();
     const { gpu, model } = this;
-    const units = input.kind === 'tiles' ? input.numTiles : input.numChunks;
+    const units = input.kind === 'tiles' ? input.numTiles : input.kind === 'chunks' ? input.numChunks : 1;
     gpu.device.pushErrorScope('out-of-memory');
     let out: Awaited<ReturnType<NonNullable<LoadedEncoderModel['vision']>['encode']>> | undefined;
+    let rows: Float32Array | undefined;
     let failure: unknown;
     try {
-      out =
-        input.kind === 'chunks'
-          ? await model.audio!.encode({ features: input.features, numChunks: input.numChunks }, { runner: gate })
-          : await model.vision!.encode({ pixels: input.pixels, numTiles: input.numTiles }, { runner: gate });
+      if (input.kind === 'patches') rows = await this.encodePatches(input.patches, input.grid);
+      else
+        out =
+          input.kind === 'chunks'
+            ? await model.audio!.encode({ features: input.features, numChunks: input.numChunks }, { runner: gate })
+            : await model.vision!.encode({ pixels: input.pixels, numTiles: input.numTiles }, { runner: gate });
     } catch (e) {
       failure = e;
     }
@@ -121,8 +125,20 @@ export class GpuEncoderForward implements EncoderForward {
       throw new EncoderOutOfMemoryError(units, oom.message);
     }
     if (failure) throw failure;
+    if (rows) return rows;
     const all = await gpu.readF32(out!.embeddings);
     gpu.release(out!.embeddings);
+    return all;
+  }
+
+  /** A Qwen-VL image's rows, then its DeepStack levels' (Qwen3-VL), back to back. */
+  private async encodePatches(patches: Float32Array, grid: PatchGrid): Promise<Float32Array> {
+    const tower = this.model.qwenVision;
+    if (!tower) throw new InternalError(`${this.model.config.modelType}: patch rows reached an encoder without a Qwen-VL tower`);
+    const { embeddings, deepstack } = await tower.encode(patches, grid);
+    if (deepstack.length === 0) return embeddings;
+    const all = new Float32Array(embeddings.length * (1 + deepstack.length));
+    for (const [i, level] of [embeddings, ...deepstack].entries()) all.set(level, i * embeddings.length);
     return all;
   }
 

@@ -121,7 +121,7 @@ function deferred<T>(): Deferred<T> {
 }
 
 export interface MediaEmbeddings {
-  /** [numTokens, hidden] f32 on the host; shared with the cache: never modify it. */
+  /** [numTokens × (1 + info.deepstackLevels), hidden] f32 on the host; shared with the cache: never modify it. */
   data: Float32Array;
   source: EmbeddingSource;
 }
@@ -402,7 +402,7 @@ export class MediaEncoder {
   }
 
   private sizeOf(media: PreparedMedia): number {
-    return media.numTokens * this.info.hiddenSize * 4;
+    return media.numTokens * (1 + this.info.deepstackLevels) * this.info.hiddenSize * 4;
   }
 
   /** Encode a batch under the keys' locks (other tabs), after a last look in the persistent tier. */
@@ -440,7 +440,10 @@ export class MediaEncoder {
             this.options.lifecycle.ready++;
             p.origin.source = 'encoded';
             p.job.resolve(encoded.embeddings);
-            await this.options.persistent?.put(p.media.key, encoded.embeddings, [encoded.numTokens, encoded.hiddenSize]);
+            await this.options.persistent?.put(p.media.key, encoded.embeddings, [
+              encoded.embeddings.length / encoded.hiddenSize,
+              encoded.hiddenSize,
+            ]);
           } catch (e) {
             p.job.reject(e);
           }

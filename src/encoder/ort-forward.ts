@@ -32,7 +32,12 @@ export class OrtEncoderForward implements EncoderForward {
     options: { dtype?: WeightDtype; maxBatch?: number; why?: string },
   ): Promise<OrtEncoderForward> {
     const dtype = options.dtype ?? 'f32';
-    if (!config.vision) throw new BackendUnsupportedError(rt.provider, `${config.modelType} (audio) checkpoints`, "use device: 'webgpu'");
+    if (!config.vision) {
+      const what = config.qwenVision
+        ? `${config.modelType} checkpoints (the CPU backend runs Idefics3 vision towers)`
+        : `${config.modelType} (audio) checkpoints`;
+      throw new BackendUnsupportedError(rt.provider, what, "use device: 'webgpu'");
+    }
     const g = await readOnnxGraph(source, 'vision_encoder', dtype, options.why ?? "device 'cpu' was asked for");
     const digest = await checksum(
       new TextEncoder().encode(`${await checksum(g.model)} ${g.externalData ? await checksum(g.externalData[0]!.data) : ''}`),
@@ -46,7 +51,8 @@ export class OrtEncoderForward implements EncoderForward {
   }
 
   async run(input: ForwardInput, gate: PieceGate): Promise<Float32Array> {
-    if (input.kind !== 'tiles') throw new BackendUnsupportedError(this.backend, 'audio', "use device: 'webgpu'");
+    if (input.kind !== 'tiles')
+      throw new BackendUnsupportedError(this.backend, input.kind === 'chunks' ? 'audio' : 'Qwen-VL images', "use device: 'webgpu'");
     // One piece per pass: onnxruntime runs it in its own threads, so it cannot be cut between model steps.
     await gate.before();
     const t0 = performance.now();

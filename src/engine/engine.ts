@@ -43,6 +43,7 @@ import { resolveDtype } from '../model/weights/dtype';
 import type { WeightStore } from '../model/weights/store';
 import type { ImageDecoder } from '../processor/image-decode';
 import { Idefics3Processor } from '../processor/processor';
+import { QwenProcessor } from '../processor/qwen-processor';
 import { VoxtralProcessor } from '../processor/voxtral-processor';
 import { Scheduler } from '../scheduler/scheduler';
 import { DEFAULT_DECODE_PRIORITY, EncoderPacing, type DecodePriority } from './encoder-pacing';
@@ -113,6 +114,15 @@ const DEFAULT_TRANSCRIPTION_TOKENS = 512;
 
 /** Default encoder budget in tiles (times the model's image_seq_len embeddings per tile). */
 const DEFAULT_ENCODER_BUDGET_TILES = 32;
+
+/**
+ * Embedding rows the encoder may produce at once by default: 32 tiles of an Idefics3 checkpoint, 32
+ * audio chunks, or for a Qwen-VL checkpoint (whose images have no tiles) 32 × 64 rows, an image of some
+ * 1.6 megapixels (a larger one still runs, alone).
+ */
+function defaultEncoderBudget(c: ModelConfig): number {
+  return DEFAULT_ENCODER_BUDGET_TILES * (c.vision?.imageSeqLen ?? c.audio?.tokensPerChunk ?? 64);
+}
 
 /** Everything that lives on the engine's GPU device: rebuilt together after a device loss. */
 interface Runtime {
@@ -304,7 +314,7 @@ export class Engine {
       {
         maxTokensPerStep: model.runner.limits.maxTokensPerStep,
         maxRunning: model.runner.limits.maxSeqs,
-        encoderBudget: options.encoderBudget ?? DEFAULT_ENCODER_BUDGET_TILES * (c.vision?.imageSeqLen ?? c.audio?.tokensPerChunk ?? 1),
+        encoderBudget: options.encoderBudget ?? defaultEncoderBudget(c),
         contextWindow: model.runner.limits.contextWindow,
         contextLimits: { modelPositions: model.runner.limits.modelPositions, kvCacheTokens: model.runner.limits.kvCacheTokens },
       },
@@ -692,6 +702,11 @@ export class Engine {
   /** What media work outside a request needs, for an image checkpoint that is not destroyed. */
   private previewDeps(part: 'image' | 'video'): MediaPreviewDeps {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
+    if (this.processor instanceof QwenProcessor) {
+      throw new UnsupportedModelError(
+        `engine.imageEmbeddings() and engine.videoFrames() take Idefics3 checkpoints (SmolVLM, SmolVLM2) for now; ${this.processor.where} is a ${this.processor.modelType} checkpoint: send its images in a request.`,
+      );
+    }
     if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, part);
     return { processor: this.processor, media: this.media, policy: this.mediaPolicy, requestId: this.nextRequest++ };
   }
@@ -720,8 +735,9 @@ export class Engine {
       }
       const processor = this.processor;
       if (!(processor instanceof Idefics3Processor)) {
+        const what = processor instanceof QwenProcessor ? `a ${processor.modelType}` : 'an audio';
         throw new UnsupportedModelError(
-          `engine.profile() profiles image checkpoints (a vision tile, a prefill chunk, a decode step); ${processor.where} is an audio checkpoint`,
+          `engine.profile() profiles Idefics3 checkpoints (a vision tile, a prefill chunk, a decode step); ${processor.where} is ${what} checkpoint`,
         );
       }
       // Loaded when asked for: an app that never profiles does not ship it in its first chunk.

@@ -6,7 +6,9 @@
 //   chunk:                 |------------ tokens c0..c1 ------------|
 //   segments:              {offset: run0.start - c0, rows 0..63}, {offset: run1.start - c0, rows 64..(c1-1)}
 //
-// The scheduler's doorstep clamp guarantees every item overlapping a chunk is ready (its data present).
+// A Qwen3-VL item's data holds its DeepStack levels after its rows; each segment takes the same rows of
+// each level. The scheduler's doorstep clamp guarantees every item overlapping a chunk is ready (its data
+// present).
 
 import { InternalError } from '../errors';
 import type { MediaRows } from '../model/runner/model-runner';
@@ -24,13 +26,23 @@ export function chunkMediaRows(
     const last = p.runs[p.runs.length - 1];
     if (p.runs[0].offset >= c1 || last.offset + last.length <= c0) continue;
     if (!m.data) throw new InternalError(`chunk [${c0}, ${c1}) covers the media item at ${p.offset}, whose embeddings are not ready`);
+    // Qwen3-VL's items carry their DeepStack levels after their rows: [length × (1 + levels), hidden].
+    const levelSize = p.length * hidden;
+    const levels = m.data.length / levelSize - 1;
+    if (!Number.isInteger(levels) || levels < 0) {
+      throw new InternalError(
+        `the media item at ${p.offset} holds ${m.data.length} values, not a multiple of its ${p.length} rows of ${hidden}`,
+      );
+    }
     let row = 0; // first embedding row of the current run
     for (const run of p.runs) {
       const a = Math.max(run.offset, c0);
       const b = Math.min(run.offset + run.length, c1);
       if (a < b) {
         const r0 = row + (a - run.offset);
-        out.push({ offset: a - c0, data: m.data.subarray(r0 * hidden, (r0 + (b - a)) * hidden) });
+        const rows = (level: number) => m.data!.subarray(level * levelSize + r0 * hidden, level * levelSize + (r0 + (b - a)) * hidden);
+        const deepstack = Array.from({ length: levels }, (_, l) => rows(l + 1));
+        out.push({ offset: a - c0, data: rows(0), ...(levels > 0 ? { deepstack } : {}) });
       }
       row += run.length;
     }

@@ -18,6 +18,7 @@ import type { MediaStart, Scheduler, SchedulerStep } from '../scheduler/schedule
 import type { EngineRequest } from './engine-request';
 import type { EncoderPacing } from './encoder-pacing';
 import { chunkMediaRows } from './media-rows';
+import { mropeChunk } from '../processor/mrope-positions';
 import { tokenLogprobs, type TokenLogprobIds } from './logprobs';
 import type { MediaInfo } from './types';
 
@@ -265,6 +266,7 @@ export class ServeLoop {
         seqId: s.req.id,
         tokenIds: s.req.tokens(s.start, s.numTokens),
         start: s.start,
+        ...(r.plan?.mrope ? { ropePositions: mropeChunk(r.plan.mrope, s.start, s.numTokens) } : {}),
         sample: s.sample ? { ...(r.sampling ?? { temperature: 0, topK: 0, topP: 1, seed: 0 }), step: s.req.outputIds.length } : undefined,
         adjust: s.sample ? r.logitAdjust(runner.text.vocabSize) : undefined,
         media,
@@ -358,6 +360,7 @@ function mediaInfo(r: EngineRequest): MediaInfo[] {
     key: m.prepared.key,
     source: m.source ?? 'encoded',
     numTiles: m.prepared.layout?.numTiles ?? 0,
+    ...(m.prepared.grid ? { grid: { ...m.prepared.grid } } : {}),
     longestEdge: m.longestEdge,
     ...(m.video ? { video: m.video } : {}),
     ...(m.audio ? { audio: m.audio } : {}),

@@ -245,7 +245,9 @@ export interface MediaInfo {
   /** Where the embeddings came from ('given': an image_embeds part carried them). */
   source: 'memory' | 'inflight' | 'persistent' | 'encoded' | 'given';
   numTiles: number;
-  /** size.longest_edge used (lower than the config's after a reduced-resolution retry). */
+  /** A Qwen-VL image's patch grid (frames, rows, columns of patches) after the smart resize. */
+  grid?: { t: number; h: number; w: number };
+  /** size.longest_edge used (lower than the config's after a reduced-resolution retry); a Qwen-VL image's resized longest side. */
   longestEdge: number;
   /** Set for a video's item: which video part, and which sampled frame (absent: the whole pruned video). */
   video?: { videoIndex: number; frame?: number };

@@ -58,9 +58,13 @@ export class PrivateNetworkRefusedError extends TesseraError {
 export class VideoNotSupportedError extends TesseraError {
   override readonly name = 'VideoNotSupportedError';
   readonly code = 'VIDEO_NOT_SUPPORTED';
-  constructor(readonly where: string) {
+  /** `reason`: why this checkpoint takes no video, when it is not a missing "video_sampling". */
+  constructor(
+    readonly where: string,
+    reason?: string,
+  ) {
     super(
-      `the checkpoint at ${where} has no video settings (preprocessor_config.json has no "video_sampling"), so it ` +
+      `the checkpoint at ${where} ${reason ?? 'has no video settings (preprocessor_config.json has no "video_sampling")'}, so it ` +
         'cannot take video parts; use a SmolVLM2 checkpoint (model_type smolvlm, e.g. SmolVLM2-256M-Video-Instruct), or send frames as images.',
     );
   }

@@ -8,10 +8,11 @@ import type { Json } from '../model/config-fields';
 import type { ModelFiles } from '../processor/files';
 import type { ImageDecoder } from '../processor/image-decode';
 import type { Idefics3Processor } from '../processor/processor';
+import type { QwenProcessor } from '../processor/qwen-processor';
 import type { VoxtralProcessor } from '../processor/voxtral-processor';
 
 /** The processors the families have: each prepares its own media kinds (the engine asks it which). */
-export type FamilyProcessor = Idefics3Processor | VoxtralProcessor;
+export type FamilyProcessor = Idefics3Processor | VoxtralProcessor | QwenProcessor;
 
 interface ProcessorDeps {
   /** Bytes → pixels in this runtime (a family without images ignores it). */

@@ -3,7 +3,7 @@
 
 import { ModelConfigError, UnsupportedModelError } from '../errors';
 import { checkHeadDim } from '../kernels/attention-head';
-import type { MropeConfig, Qwen25VisionConfig } from '../model/config';
+import { type MropeConfig, placeholderId, type Qwen25VisionConfig, type TextConfig } from '../model/config';
 import { int, type Json } from '../model/config-fields';
 
 /**
@@ -36,7 +36,10 @@ export function checkRopeType(rope: Json, where: string): void {
 }
 
 /** The fields of a Qwen-VL vision_config both towers read (the family's defaults already merged into `v`). */
-type QwenVisionBase = Omit<Qwen25VisionConfig, 'kind' | 'windowSize' | 'fullAttentionLayers' | 'tokensPerSecond' | 'prefix'>;
+type QwenVisionBase = Omit<
+  Qwen25VisionConfig,
+  'kind' | 'windowSize' | 'fullAttentionLayers' | 'tokensPerSecond' | 'prefix' | 'imageTokenId'
+>;
 
 /**
  * Sizes, head size (a multiple of 4: the 2-D rotary gives a quarter of it to each axis, twice), the MLP's
@@ -74,4 +77,12 @@ export function parseQwenVisionBase(v: Json, outHidden: number, act: { want: str
     mergeSize: int(v, p, 'spatial_merge_size'),
     outHiddenSize: out,
   };
+}
+
+/** <|image_pad|>'s id in the Qwen2 vocabulary: HF Qwen2_5_VLConfig's and Qwen3VLConfig's image_token_id default. */
+const QWEN_IMAGE_PAD_ID = 151655;
+
+/** config.json image_token_id (the class default when left out), checked against the vocabulary. */
+export function qwenImageTokenId(c: Json, text: TextConfig): number {
+  return placeholderId({ image_token_id: c.image_token_id ?? QWEN_IMAGE_PAD_ID }, 'image_token_id', text);
 }

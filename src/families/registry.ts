@@ -1,14 +1,16 @@
 // The model families Tessera runs, keyed by config.json's model_type. A new family is a folder beside
-// idefics3/ and voxtral/ and one line here (docs/families.md).
+// idefics3/, voxtral/, qwen2_5_vl/ and qwen3_vl/ and one line here (docs/families.md).
 
 import { ModelConfigError, UnsupportedModelError } from '../errors';
 import type { ModelConfig } from '../model/config';
 import type { Json } from '../model/config-fields';
 import type { ModelFamily } from './family';
 import { idefics3 } from './idefics3';
+import { qwen2_5_vl } from './qwen2_5_vl';
+import { qwen3_vl } from './qwen3_vl';
 import { voxtral } from './voxtral';
 
-export const FAMILIES: readonly ModelFamily[] = [idefics3, voxtral];
+export const FAMILIES: readonly ModelFamily[] = [idefics3, voxtral, qwen2_5_vl, qwen3_vl];
 
 /** Every model_type some family reads, in registry order. */
 export const supportedModelTypes = (): string[] => FAMILIES.flatMap((f) => f.modelTypes);

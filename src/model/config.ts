@@ -86,6 +86,8 @@ interface QwenVisionBase {
   outHiddenSize: number;
   /** Where the tower's tensors are in the checkpoint ('visual', 'model.visual'). */
   prefix: string;
+  /** The <|image_pad|> token an image's rows replace (config.json image_token_id). */
+  imageTokenId: number;
 }
 
 /**

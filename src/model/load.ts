@@ -11,6 +11,7 @@ import { LanguageModel } from './language-model';
 import { GpuModelRunner } from './runner/gpu-runner';
 import type { ModelSource } from '../io/model-source';
 import type { AudioEncoder } from './audio-encoder';
+import { QwenVisionEncoder } from './qwen-vision-encoder';
 import { VisionEncoder } from './vision-encoder';
 import { loadWeights, type ModelWeights, type ProgressCallback, type TensorDigestSink } from './weights';
 import type { ComputePrecision, DtypeOption } from './weights/dtype';
@@ -146,6 +147,8 @@ export interface LoadedEncoderModel {
   vision?: VisionEncoder;
   /** The audio encoder and projector (voxtral). */
   audio?: AudioEncoder;
+  /** A Qwen-VL vision tower and merger (qwen2_5_vl, qwen3_vl). */
+  qwenVision?: QwenVisionEncoder;
   destroy(): void;
 }
 
@@ -177,11 +180,13 @@ export async function loadEncoderModelWithConfig(
   const audio = config.audio
     ? new (await import('./audio-encoder')).AudioEncoder(gpu, weights, config, options.audioBatch ?? 1, ...pacing)
     : undefined;
+  const qwenVision = config.qwenVision ? new QwenVisionEncoder(gpu, weights, config.qwenVision) : undefined;
   return {
     config,
     weights,
     vision,
     audio,
+    qwenVision,
     destroy() {
       vision?.destroy();
       audio?.destroy();

@@ -22,6 +22,7 @@
 import { InternalError, InvalidMessageError } from '../errors';
 import type { ChatTemplate, TemplateMessage } from './chat-template';
 import type { ImageLayout } from './image-layout';
+import type { MropePositions } from './mrope-positions';
 import type { ProcessorConfig } from './processor-config';
 import type { Segment, TextTokenizer } from './tokenizer';
 import { VIDEO_MARKER, videoPromptString } from './video-prompt';
@@ -90,6 +91,11 @@ export interface PromptPlan {
   videos: VideoPlaceholder[];
   /** One per audio part, in message order (empty without audio). */
   audios: AudioPlaceholder[];
+  /**
+   * A decoder with M-RoPE (Qwen-VL): the prompt's three position rows and the delta of the tokens after
+   * it (mrope-positions.ts). Absent: each token's position is its index.
+   */
+  mrope?: MropePositions;
 }
 
 /** HF `get_image_prompt_string`: the text an image's `<image>` marker expands to. */

@@ -17,6 +17,7 @@ import type { AdapterReport } from '../gpu/adapter-info';
 import type { ComputePrecision, DtypeOption } from '../model/weights/dtype';
 import type { RawImage } from '../processor/image-decode';
 import type { ImageLayout } from '../processor/image-layout';
+import type { PatchGrid } from '../processor/smart-resize';
 import type { FrameThumbnail } from '../processor/video-frames';
 
 /** Where the worker reads the checkpoint from; all structured-cloneable. */
@@ -69,6 +70,11 @@ export interface EncoderWorkerInfo {
   /** LM tokens per 30-second audio chunk (0 for a vision tower). */
   audioTokensPerChunk: number;
   hiddenSize: number;
+  /**
+   * DeepStack levels an item's embeddings carry after its rows (Qwen3-VL; 0 for every other tower): an
+   * item's embeddings are [numTokens × (1 + deepstackLevels), hiddenSize].
+   */
+  deepstackLevels: number;
   /** The backend that encodes. */
   backend: 'webgpu' | 'cpu' | 'wasm';
   /** Its WebGPU adapter (absent on the CPU backend). */
@@ -82,15 +88,17 @@ export interface PrepareOptions {
 
 export interface PreparedMedia {
   key: string;
-  /** An image's or video frame's tiles; absent for an audio chunk. */
+  /** An image's or video frame's tiles (Idefics3); absent for an audio chunk and a Qwen-VL image. */
   layout?: ImageLayout;
-  /** Embeddings the encoder will return: layout.numTiles * imageSeqLen rows, or an audio chunk's tokens. */
+  /** A Qwen-VL image's patch grid after the smart resize (numTokens = t·h·w / merge²). */
+  grid?: PatchGrid;
+  /** LM rows the encoder will return: layout.numTiles * imageSeqLen, a Qwen-VL image's merge units, or an audio chunk's tokens. */
   numTokens: number;
 }
 
 export interface EncodedMedia {
   key: string;
-  /** [numTokens, hiddenSize] f32, transferred. */
+  /** [numTokens × (1 + deepstackLevels), hiddenSize] f32 (the rows, then each DeepStack level's), transferred. */
   embeddings: Float32Array;
   numTokens: number;
   hiddenSize: number;

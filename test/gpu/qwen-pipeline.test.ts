@@ -26,24 +26,11 @@ import { mropeChunk } from '../../src/processor/mrope-positions';
 import { parseQwenImageProcessorConfig, processQwenImage } from '../../src/processor/qwen-image-processor';
 import { buildQwenPrompt } from '../../src/processor/qwen-prompt';
 import { TextTokenizer } from '../../src/processor/tokenizer';
+import { qwenPipelineGoldens } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
-const goldens = resolve(import.meta.dirname, '../fixtures/goldens');
-const input = JSON.parse(readFileSync(`${goldens}/qwen-pipeline-input.json`, 'utf8')) as {
-  image: string;
-  prompt: string;
-  models: Array<{ checkpoint: string; ids: number[] }>;
-};
-const golden = JSON.parse(readFileSync(`${goldens}/qwen-pipeline.json`, 'utf8')) as {
-  models: Array<{
-    checkpoint: string;
-    tokens: number[];
-    stepTop: Array<{ ids: number[]; logits: number[] }>;
-    minTop2Gap: number;
-    f32VsF64MaxAbsDiff: number;
-  }>;
-};
+const { input, golden } = qwenPipelineGoldens();
 const PARSERS: Record<string, (c: Record<string, unknown>) => ModelConfig> = {
   'qwen2_5_vl-tiny': parseQwen25VlConfig,
   'qwen3_vl-tiny': parseQwen3VlConfig,

@@ -32,3 +32,26 @@ export function goldenU8(name: string): Uint8Array {
 export function goldenInputIds(): number[] {
   return JSON.parse(readFileSync(resolve(GOLDEN_DIR, 'tiny-input.json'), 'utf8')).input_ids;
 }
+
+/** test/reference/make-qwen-input.ts's request: the image, the prompt, and each tiny checkpoint's prompt ids. */
+export interface QwenPipelineInput {
+  image: string;
+  prompt: string;
+  models: Array<{ checkpoint: string; ids: number[] }>;
+}
+
+/** test/reference/qwen_pipeline.py's answers: greedy tokens and every step's largest logits. */
+export interface QwenPipelineGolden {
+  models: Array<{
+    checkpoint: string;
+    tokens: number[];
+    stepTop: Array<{ ids: number[]; logits: number[] }>;
+    minTop2Gap: number;
+    f32VsF64MaxAbsDiff: number;
+  }>;
+}
+
+export function qwenPipelineGoldens(): { input: QwenPipelineInput; golden: QwenPipelineGolden } {
+  const read = (name: string) => JSON.parse(readFileSync(resolve(GOLDEN_DIR, name), 'utf8'));
+  return { input: read('qwen-pipeline-input.json'), golden: read('qwen-pipeline.json') };
+}

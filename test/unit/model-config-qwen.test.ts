@@ -95,6 +95,7 @@ describe('Qwen2.5-VL vision config', () => {
       fullAttentionLayers: [7, 15, 23, 31],
       tokensPerSecond: 2,
       prefix: 'visual',
+      imageTokenId: 151655,
     });
     // The names and shapes of Qwen2.5-VL-3B-Instruct's model.safetensors.index.json.
     const specs = new Map(weightLayout(c).checkpoint.map((t) => [t.name, t.shape]));
@@ -194,6 +195,7 @@ describe('Qwen3-VL vision config', () => {
       prefix: 'model.visual',
       gridPerSide: 48,
       deepstackTaps: [5, 11, 17],
+      imageTokenId: 151655,
     });
     // The names and shapes of the real Qwen3-VL checkpoints' model.visual.* tensors.
     const specs = new Map(weightLayout(c).checkpoint.map((t) => [t.name, t.shape]));

@@ -32,6 +32,16 @@ export interface GivenEmbeddings {
   where: string;
 }
 
+/** The image payloads of the messages, in message order. */
+export function imagePayloads(messages: readonly RequestMessage[]): ImagePayload[] {
+  const out: ImagePayload[] = [];
+  for (const m of messages) {
+    if (typeof m.content === 'string') continue;
+    for (const p of m.content) if (p.type === 'image') out.push(p.image);
+  }
+  return out;
+}
+
 export function isGivenEmbeddings(v: unknown): v is GivenEmbeddings {
   return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'given-embeddings';
 }

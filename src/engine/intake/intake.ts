@@ -10,7 +10,8 @@
 import type { AudioFeatures } from '../../protocol/encoder';
 import { AudioNotSupportedError, ContextLengthError, EmbeddingsNotCachedError, VideoNotSupportedError } from '../../errors';
 import type { MediaEmbeddings, MediaEncoder } from '../../encoder/media-encoder';
-import type { Idefics3Processor } from '../../processor/processor';
+import type { FamilyProcessor } from '../../families/family';
+import { QwenProcessor } from '../../processor/qwen-processor';
 import { VoxtralProcessor } from '../../processor/voxtral-processor';
 import type { VoxtralPromptOptions } from '../../processor/voxtral-prompt';
 import type { PreparedMedia } from '../../protocol/encoder';
@@ -20,11 +21,12 @@ import {
   checkGivenShape,
   type GivenEmbeddings,
   givenLayout,
-  type ImagePayload,
+  imagePayloads,
   isGivenEmbeddings,
   type RequestMessage,
 } from './given-embeddings';
 import { audioSources, intakeAudio } from './intake-audio';
+import { intakeQwen } from './intake-qwen';
 import { prepareVideos, videoMedia, videoSources, type RequestVideo, type VideoIntakeOptions } from './intake-video';
 import type { IntakePlan } from './intake-plan';
 import type { RequestMedia } from './request-media';
@@ -32,7 +34,7 @@ import type { RequestMedia } from './request-media';
 export type { IntakePlan };
 
 export interface IntakeDeps {
-  processor: Idefics3Processor | VoxtralProcessor;
+  processor: FamilyProcessor;
   media: MediaEncoder;
   /** Tokens (prompt + max_tokens) one request may reach. */
   contextWindow: number;
@@ -40,16 +42,6 @@ export interface IntakeDeps {
   contextLimits?: { modelPositions: number; kvCacheTokens: number };
   /** How audio chunks get their features (the engine option media.audioFeatures; default 'whole-clip'). */
   audioFeatures?: AudioFeatures;
-}
-
-/** The image payloads of the messages, in message order. */
-function imagePayloads(messages: readonly RequestMessage[]): ImagePayload[] {
-  const out: ImagePayload[] = [];
-  for (const m of messages) {
-    if (typeof m.content === 'string') continue;
-    for (const p of m.content) if (p.type === 'image') out.push(p.image);
-  }
-  return out;
 }
 
 /** An image_embeds part as a prepared item: its key and the layout its grid implies (nothing to encode). */
@@ -100,6 +92,10 @@ export async function intake(
 ): Promise<IntakePlan> {
   if (deps.processor instanceof VoxtralProcessor) {
     return intakeAudio({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, audioOptions);
+  }
+  if (deps.processor instanceof QwenProcessor) {
+    if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
+    return intakeQwen({ ...deps, processor: deps.processor }, messages, requestId, maxTokens);
   }
   if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
   const images = imagePayloads(messages);

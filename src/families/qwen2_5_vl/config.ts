@@ -7,7 +7,7 @@
 import { ModelConfigError, UnsupportedModelError } from '../../errors';
 import { type ModelConfig, parseCommonConfig, type Qwen25VisionConfig } from '../../model/config';
 import { int, type Json, sub } from '../../model/config-fields';
-import { checkRopeType, parseMropeSection, parseQwenVisionBase } from '../qwen-config';
+import { checkRopeType, parseMropeSection, parseQwenVisionBase, qwenImageTokenId } from '../qwen-config';
 
 /** HF `Qwen2_5_VLTextConfig.__init__`'s defaults the runtime reads. */
 const QWEN2_5_VL_TEXT_DEFAULTS: Json = { rms_norm_eps: 1e-6, rope_theta: 1000000.0, max_position_embeddings: 32768 };
@@ -48,7 +48,7 @@ export function parseQwen25VlText(c: Json): Omit<ModelConfig, 'vision' | 'audio'
 /** A qwen2_5_vl config.json: the Qwen2 decoder and the vision tower. */
 export function parseQwen25VlConfig(c: Json): ModelConfig {
   const common = parseQwen25VlText(c);
-  return { ...common, qwenVision: parseQwen25Vision(c, common.text.hiddenSize) };
+  return { ...common, qwenVision: { ...parseQwen25Vision(c, common.text.hiddenSize), imageTokenId: qwenImageTokenId(c, common.text) } };
 }
 
 /** HF `Qwen2_5_VLVisionConfig.__init__`'s defaults. */
@@ -72,7 +72,7 @@ const QWEN2_5_VL_VISION_DEFAULTS: Json = {
  * The vision tower of a qwen2_5_vl config.json. The public checkpoints name the input channels `in_chans`
  * (HF reads either: in_channels is the class's argument, in_chans an older spelling).
  */
-function parseQwen25Vision(c: Json, outHidden: number): Qwen25VisionConfig {
+function parseQwen25Vision(c: Json, outHidden: number): Omit<Qwen25VisionConfig, 'imageTokenId'> {
   const raw = sub(c, 'vision_config');
   const v: Json = { ...QWEN2_5_VL_VISION_DEFAULTS, ...raw, in_channels: raw.in_channels ?? raw.in_chans ?? 3 };
   const p = 'vision_config.';

@@ -6,7 +6,7 @@
 import { ModelConfigError } from '../../errors';
 import { type ModelConfig, parseCommonConfig, type Qwen3VisionConfig } from '../../model/config';
 import { int, type Json, sub } from '../../model/config-fields';
-import { checkRopeType, parseMropeSection, parseQwenVisionBase } from '../qwen-config';
+import { checkRopeType, parseMropeSection, parseQwenVisionBase, qwenImageTokenId } from '../qwen-config';
 
 /** HF `Qwen3VLTextConfig.__init__`'s defaults the runtime reads (transformers 4.57). */
 const QWEN3_VL_TEXT_DEFAULTS: Json = {
@@ -73,7 +73,7 @@ export function parseQwen3VlText(c: Json): Omit<ModelConfig, 'vision' | 'audio'>
 /** A qwen3_vl config.json: the Qwen3 decoder with DeepStack and the vision tower. */
 export function parseQwen3VlConfig(c: Json): ModelConfig {
   const common = parseQwen3VlText(c);
-  return { ...common, qwenVision: parseQwen3Vision(c, common.text.hiddenSize) };
+  return { ...common, qwenVision: { ...parseQwen3Vision(c, common.text.hiddenSize), imageTokenId: qwenImageTokenId(c, common.text) } };
 }
 
 /** HF `Qwen3VLVisionConfig.__init__`'s defaults. */
@@ -92,7 +92,7 @@ const QWEN3_VL_VISION_DEFAULTS: Json = {
   deepstack_visual_indexes: [8, 16, 24],
 };
 
-function parseQwen3Vision(c: Json, outHidden: number): Qwen3VisionConfig {
+function parseQwen3Vision(c: Json, outHidden: number): Omit<Qwen3VisionConfig, 'imageTokenId'> {
   const v: Json = { ...QWEN3_VL_VISION_DEFAULTS, ...sub(c, 'vision_config') };
   const p = 'vision_config.';
   const base = parseQwenVisionBase(v, outHidden, { want: 'gelu_pytorch_tanh', why: 'Tessera implements' });

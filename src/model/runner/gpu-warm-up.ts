@@ -58,6 +58,8 @@ export async function warmUpGpuRunner(
   const steps = warmUpSteps(runner.limits.maxTokensPerStep);
   const numTokens = steps.reduce((a, s) => a + s.numTokens, 0);
   const hidden = runner.text.hiddenSize;
+  const levels = runner.text.deepstackLayers ?? 0;
+  const deepstack = levels > 0 ? { deepstack: Array.from({ length: levels }, () => new Float32Array(hidden)) } : {};
   try {
     await runner.withScratchSequence(numTokens, async (seqId) => {
       // Every plan the steps below need, built at once: their pipelines compile concurrently (on a CPU
@@ -78,9 +80,9 @@ export async function warmUpGpuRunner(
             tokenIds: new Uint32Array(s.numTokens), // token 0: any valid id will do
             start: pos,
             // The last row samples (greedy, or at temperature 1 for the sampling head); one zero image
-            // row stands in for an embedding so the splice kernel compiles too.
+            // row stands in for an embedding so the splice kernel compiles too (and its DeepStack adds).
             sample: { temperature: s.sampled ? 1 : 0, topK: 0, topP: 1, seed: 0, step: 0 },
-            media: s.splice ? [{ offset: 0, data: new Float32Array(hidden) }] : undefined,
+            media: s.splice ? [{ offset: 0, data: new Float32Array(hidden), ...deepstack }] : undefined,
           },
         ]);
         pos += s.numTokens;
