@@ -168,8 +168,10 @@ function updateVideoPicker(): void {
   if (video) {
     videoHint.textContent = `Video (MP4, WebM): sampled at ${video.fps} frame${video.fps === 1 ? '' : 's'} per second, ${video.maxFrames} frames at most; the answer shows them.`;
   } else if (engine) {
-    videoHint.textContent =
-      'No video with this checkpoint: it has no video settings (no "video_sampling" in preprocessor_config.json). Load a SmolVLM2 checkpoint for video.';
+    const qwen = processor && 'modelType' in processor ? processor.modelType : undefined;
+    videoHint.textContent = qwen
+      ? `No video with this checkpoint: Tessera does not run ${qwen} video yet (images only). Load a SmolVLM2 checkpoint for video.`
+      : 'No video with this checkpoint: it has no video settings (no "video_sampling" in preprocessor_config.json). Load a SmolVLM2 checkpoint for video.';
   } else {
     videoHint.textContent = 'Video (MP4, WebM) needs a checkpoint with video settings, such as SmolVLM2: load one first.';
   }

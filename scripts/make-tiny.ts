@@ -179,19 +179,17 @@ export function makeTiny(outDir: string): Record<string, Record<string, string>>
     manifest[name] = files;
     descriptions[name] = `tiny, random weights, takes audio: ${TINY_AUDIO[name].note}`;
   }
-  // 6. the Qwen-VL checkpoints (scripts/make-tiny-qwen.ts), decoder tests only for now
+  // 6. the Qwen-VL checkpoints (scripts/make-tiny-qwen.ts)
   Object.assign(manifest, makeTinyQwen(outDir));
+  for (const [name, spec] of Object.entries(TINY_QWEN)) descriptions[name] = `tiny, random weights: ${spec.note}`;
   writeJson(join(outDir, 'manifest.json'), manifest);
   // 7. ONNX exports of some of them, for the CPU backend (scripts/make-tiny-onnx.ts)
   for (const name of ONNX_MODELS) exportTinyOnnx(join(outDir, name), { log: () => {} });
-  // The demo lists what an engine loads: not the Qwen checkpoints while their family is unregistered.
-  const models: BundledModel[] = Object.keys(manifest)
-    .filter((id) => !(id in TINY_QWEN))
-    .map((id) => ({
-      id,
-      description: descriptions[id],
-      files: listFiles(join(outDir, id)),
-    }));
+  const models: BundledModel[] = Object.keys(manifest).map((id) => ({
+    id,
+    description: descriptions[id],
+    files: listFiles(join(outDir, id)),
+  }));
   writeJson(join(outDir, 'index.json'), { models });
   return manifest;
 }
@@ -213,12 +211,14 @@ export const TINY_MODELS = [
   ...Object.keys(TINY_QWEN),
 ];
 
-/** True when `outDir` has a manifest naming every tiny checkpoint and each one's files, and the demo's index. */
+/** True when `outDir` has a manifest naming every tiny checkpoint and each one's files, and the demo's index listing each. */
 export function tinyModelsPresent(outDir: string): boolean {
   const path = join(outDir, 'manifest.json');
   if (!existsSync(path) || !existsSync(join(outDir, 'index.json'))) return false;
   const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, Record<string, string>>;
+  const listed = new Set((JSON.parse(readFileSync(join(outDir, 'index.json'), 'utf8')).models as BundledModel[]).map((m) => m.id));
   return (
+    TINY_MODELS.every((m) => listed.has(m)) &&
     TINY_MODELS.every((m) => manifest[m] && Object.keys(manifest[m]).every((f) => existsSync(join(outDir, m, f)))) &&
     ONNX_MODELS.every((m) => onnxExportCurrent(join(outDir, m)))
   );
