@@ -8,15 +8,18 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { answered, ask, load, shot, waitForWebGpuCheck, watchConsole } from './demo-helpers';
 
-const input = JSON.parse(readFileSync('test/fixtures/goldens/qwen-pipeline-input.json', 'utf8')) as {
-  prompt: string;
-  models: Array<{ checkpoint: string; ids: number[] }>;
+const read = (name: string) => JSON.parse(readFileSync(`test/fixtures/goldens/${name}`, 'utf8'));
+const input = read('qwen-pipeline-input.json') as {
+  cases: Array<{ id: string; content: Array<{ image?: string; text?: string }> }>;
+  models: Array<{ checkpoint: string; cases: Array<{ id: string; ids: number[] }> }>;
 };
-const golden = JSON.parse(readFileSync('test/fixtures/goldens/qwen-pipeline.json', 'utf8')) as {
-  models: Array<{ checkpoint: string; tokens: number[] }>;
-};
+const golden = read('qwen-pipeline.json') as { models: Array<{ checkpoint: string; cases: Array<{ id: string; tokens: number[] }> }> };
+/** The request the demo sends as it opens: sample.png attached, then the text. */
+const SAMPLE = 'sample';
+const prompt = input.cases.find((c) => c.id === SAMPLE)!.content.find((p) => p.text)!.text!;
 
-for (const want of golden.models) {
+for (const model of golden.models) {
+  const want = { checkpoint: model.checkpoint, tokens: model.cases.find((c) => c.id === SAMPLE)!.tokens };
   test(`${want.checkpoint}: the attached image is asked about and answered with the reference tokens`, async ({ page }, testInfo) => {
     const errors = watchConsole(page);
     await page.goto('/?device=webgpu');
@@ -26,8 +29,10 @@ for (const want of golden.models) {
     await load(page);
     await expect(page.locator('body')).toHaveAttribute('data-model', 'ready');
     await page.locator('#max-tokens').fill(String(want.tokens.length));
-    const run = answered(await ask(page, input.prompt));
-    expect(run.info.promptTokens).toBe(input.models.find((m) => m.checkpoint === want.checkpoint)!.ids.length);
+    const run = answered(await ask(page, prompt));
+    expect(run.info.promptTokens).toBe(
+      input.models.find((m) => m.checkpoint === want.checkpoint)!.cases.find((c) => c.id === SAMPLE)!.ids.length,
+    );
     expect(run.info.tokenIds).toEqual(want.tokens);
     expect(run.info.media).toHaveLength(1);
     expect(run.info.media[0].grid?.t).toBe(1);

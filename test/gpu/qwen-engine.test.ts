@@ -19,19 +19,23 @@ import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
 const { input, golden } = qwenPipelineGoldens();
-const IMAGE = new Uint8Array(readFileSync(resolve(input.image)));
 const gpu = useGpu();
 /** <|image_pad|> in the Qwen2 vocabulary. */
 const IMAGE_PAD = 151655;
 
 type Message = ChatCompletionRequest['messages'][number];
-const imageTurn = (text: string): Message => ({
+/** A request of qwen-pipeline-input.json as one user message, its images read from their files. */
+const turnOf = (id: string): Message => ({
   role: 'user',
-  content: [
-    { type: 'image', image: IMAGE },
-    { type: 'text', text },
-  ],
+  content: input.cases
+    .find((c) => c.id === id)!
+    .content.map((p) =>
+      p.image
+        ? { type: 'image' as const, image: new Uint8Array(readFileSync(resolve(p.image))) }
+        : { type: 'text' as const, text: p.text! },
+    ),
 });
+const IMAGE = new Uint8Array(readFileSync(resolve('public/sample.png')));
 const ask = (messages: Message[], max_tokens: number): ChatCompletionRequest & { stream?: false } => ({
   messages,
   max_tokens,
@@ -59,7 +63,8 @@ function expectSameAnswer(a: ChatCompletion, b: ChatCompletion, tol: number): vo
 
 describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through the engine', (name, want) => {
   const dir = () => `${ensureTinyModels()}/${name}`;
-  const promptIds = input.models.find((m) => m.checkpoint === name)!.ids;
+  const given = (id: string) => input.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === id)!;
+  const ref = (id: string) => want.cases.find((c) => c.id === id)!;
   let engine: Engine;
   let first: ChatCompletion;
   beforeAll(async () => {
@@ -67,48 +72,52 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
   });
   afterAll(() => engine?.destroy());
 
-  it('answers an image request with the reference tokens', async () => {
-    first = await engine.chat.completions.create(ask([imageTurn(input.prompt)], want.tokens.length));
-    expect(first.tessera.tokenIds).toEqual(want.tokens);
-    expect(first.usage.prompt_tokens).toBe(promptIds.length);
-    const [media] = first.tessera.media;
-    expect(media.source).toBe('encoded');
-    // public/sample.png (640 x 480) within the tiny checkpoints' 224² pixel budget, one pad token per 2 x 2
-    // patches: 18 x 12 patches of 14 px (Qwen2.5-VL), 16 x 12 of 16 px (Qwen3-VL).
-    expect(media.grid).toEqual({ t: 1, h: 12, w: name.startsWith('qwen3') ? 16 : 18 });
-    expect(first.tessera.imageTokens).toBe(promptIds.filter((id) => id === IMAGE_PAD).length);
-    expect(engine.processor.decode(want.tokens)).toBe(first.choices[0].message.content);
+  it.each(want.cases.map((c) => c.id))('%s: answers with the reference tokens', async (id) => {
+    const r = await engine.chat.completions.create(ask([turnOf(id)], ref(id).tokens.length));
+    if (id === 'sample') first = r;
+    expect(r.tessera.tokenIds).toEqual(ref(id).tokens);
+    // Each step's log probability is the reference's (its largest logit minus log Σ exp).
+    const logprobs = r.choices[0].logprobs!.content!.map((l) => l.logprob);
+    const refLogprobs = ref(id).stepTop.map((t, s) => t.logits[0] - ref(id).logSumExp[s]);
+    for (const [s, lp] of logprobs.entries()) expect(Math.abs(lp - refLogprobs[s]), `step ${s}`).toBeLessThan(2e-2);
+    expect(r.usage.prompt_tokens).toBe(given(id).ids.length);
+    expect(r.tessera.media.map((m) => m.grid)).toEqual(given(id).grids);
+    expect(r.tessera.imageTokens).toBe(given(id).ids.filter((t) => t === IMAGE_PAD).length);
+    expect(engine.processor.decode(ref(id).tokens)).toBe(r.choices[0].message.content);
   });
 
   it('answers the same request again from the encoder cache and the prefix cache, unchanged', async () => {
-    const again = await engine.chat.completions.create(ask([imageTurn(input.prompt)], want.tokens.length));
-    expect(again.tessera.tokenIds).toEqual(want.tokens);
+    const again = await engine.chat.completions.create(ask([turnOf('sample')], ref('sample').tokens.length));
+    expect(again.tessera.tokenIds).toEqual(ref('sample').tokens);
     expect(again.tessera.media[0].source).toBe('memory');
     expect(again.tessera.cachedTokens).toBeGreaterThan(0);
   });
 
-  it('batches a text-only request beside an image request, each answering as alone', async () => {
+  it('batches every request and a text-only one together, each answering as alone', async () => {
     const text = ask([{ role: 'user', content: 'Say something about colours.' }], 6);
     const alone = await engine.chat.completions.create(text);
-    const [img, txt] = await Promise.all([
-      engine.chat.completions.create(ask([imageTurn(input.prompt)], want.tokens.length)),
+    engine.encoderCache.clear();
+    const [txt, ...answers] = await Promise.all([
       engine.chat.completions.create(text),
+      ...want.cases.map((c) => engine.chat.completions.create(ask([turnOf(c.id)], c.tokens.length))),
     ]);
-    expect(img.tessera.tokenIds).toEqual(want.tokens);
+    for (const [i, a] of answers.entries()) expect(a.tessera.tokenIds, want.cases[i].id).toEqual(want.cases[i].tokens);
     expectSameAnswer(txt, alone, 1e-3);
+    // They shared steps: at least the decode steps of all five at once.
+    expect(engine.stats().scheduler.batchSeqs.max).toBeGreaterThanOrEqual(want.cases.length + 1);
   });
 
   it('a second turn resumed from the cached prefix answers as an engine that prefills it in chunks', async () => {
     const turn = ask(
       [
-        imageTurn(input.prompt),
+        turnOf('sample'),
         { role: 'assistant', content: first.choices[0].message.content },
         { role: 'user', content: 'And what colours are there?' },
       ],
       6,
     );
     const cached = await engine.chat.completions.create(turn);
-    expect(cached.tessera.cachedTokens).toBeGreaterThanOrEqual(promptIds.length - 16);
+    expect(cached.tessera.cachedTokens).toBeGreaterThanOrEqual(given('sample').ids.length - 16);
     // No prefix cache, and 16-token steps: the image's rows are spliced over several steps.
     const fresh = await testEngine(gpu(), dir(), { kvCacheTokens: 1024, maxTokensPerStep: 16, prefixCaching: false });
     try {
@@ -130,7 +139,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
       AudioNotSupportedError,
     );
     await expect(engine.imageEmbeddings(IMAGE)).rejects.toBeInstanceOf(UnsupportedModelError);
-    const r = await engine.chat.completions.create(ask([imageTurn(input.prompt)], 2));
-    expect(r.tessera.tokenIds).toEqual(want.tokens.slice(0, 2));
+    const r = await engine.chat.completions.create(ask([turnOf('sample')], 2));
+    expect(r.tessera.tokenIds).toEqual(ref('sample').tokens.slice(0, 2));
   });
 });

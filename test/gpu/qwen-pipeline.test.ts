@@ -1,4 +1,5 @@
-// A whole Qwen-VL request on each tiny checkpoint, piece by piece as the engine will chain them: the image
+// Whole Qwen-VL requests on each tiny checkpoint, piece by piece as the engine chains them (images of several
+// sizes and aspect ratios, under and over the pixel budget, two in one message): each image
 // preprocessed (processQwenImage), its patch rows through the vision tower (QwenVisionEncoder, with
 // Qwen3-VL's DeepStack levels), the prompt built from the checkpoint's template and tokenizer
 // (buildQwenPrompt), then greedy decoding with the M-RoPE positions and the image rows spliced. Against
@@ -12,13 +13,14 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQwen25VlConfig } from '../../src/families/qwen2_5_vl/config';
 import { parseQwen3VlConfig } from '../../src/families/qwen3_vl/config';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import type { ModelConfig } from '../../src/model/config';
 import { type LoadedModel, loadModelWithConfig } from '../../src/model/load';
-import { QwenVisionEncoder } from '../../src/model/qwen-vision-encoder';
+import { QwenVisionEncoder, type QwenVisionOutput } from '../../src/model/qwen-vision-encoder';
+import type { PatchGrid } from '../../src/processor/smart-resize';
 import type { RunnerSeq } from '../../src/model/runner/model-runner';
 import { ChatTemplate, loadChatTemplateSource } from '../../src/processor/chat-template';
 import { decodeImageNode } from '../../src/processor/image-decode-node';
@@ -38,68 +40,96 @@ const PARSERS: Record<string, (c: Record<string, unknown>) => ModelConfig> = {
 const GREEDY = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };
 const gpu = useGpu();
 
-describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s: one image request', (name, want) => {
+/** Every step's largest reference logits within `tol` of Tessera's. */
+function worstLogitDiff(stepTop: Array<{ ids: number[]; logits: number[] }>, logits: Float32Array[]): number {
+  let worst = 0;
+  stepTop.forEach((top, s) => {
+    top.ids.forEach((id, j) => {
+      worst = Math.max(worst, Math.abs(logits[s][id] - top.logits[j]));
+    });
+  });
+  return worst;
+}
+
+describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s: one request at a time, piece by piece', (name, want) => {
   let loaded: LoadedModel | undefined;
+  let config: ModelConfig;
+  let files: NodeDirSource;
   afterAll(() => loaded?.destroy());
-
-  it('preprocess, encode, prompt and decode give the reference tokens and logits', async () => {
-    expect(want.minTop2Gap).toBeGreaterThan(100 * want.f32VsF64MaxAbsDiff);
-    const files = new NodeDirSource(`${ensureTinyModels()}/${name}`);
-    const config = PARSERS[name](JSON.parse((await files.readText('config.json'))!));
+  beforeAll(async () => {
+    files = new NodeDirSource(`${ensureTinyModels()}/${name}`);
+    config = PARSERS[name](JSON.parse((await files.readText('config.json'))!));
     loaded = await loadModelWithConfig(gpu(), files, config, { kvCacheTokens: 256, maxTokensPerStep: 128, maxSeqs: 1 });
-    const pre = parseQwenImageProcessorConfig(JSON.parse((await files.readText('preprocessor_config.json'))!));
-    const image = processQwenImage(await decodeImageNode(new Uint8Array(readFileSync(resolve(input.image)))), pre);
-    const rows = await new QwenVisionEncoder(gpu(), loaded.weights, config.qwenVision!).encode(image.patches, image.grid);
+  });
 
-    const tokenizer = await TextTokenizer.load(files);
-    const template = new ChatTemplate(await loadChatTemplateSource(files, tokenizer.tokenizerConfig), tokenizer.templateTokens());
-    const prompt = buildQwenPrompt(
-      template,
-      tokenizer,
-      [{ role: 'user', content: [{ type: 'image' }, { type: 'text', text: input.prompt }] }],
-      [{ grid: image.grid }],
-      { mergeSize: pre.mergeSize },
-    );
-    expect(Array.from(prompt.ids)).toEqual(input.models.find((m) => m.checkpoint === name)!.ids);
+  it.each(want.cases.map((c) => [c.id, c] as const))(
+    '%s: preprocess, encode, prompt and decode give the reference tokens and logits',
+    async (id, ref) => {
+      expect(ref.minTop2Gap).toBeGreaterThan(100 * ref.f32VsF64MaxAbsDiff);
+      const spec = input.cases.find((c) => c.id === id)!;
+      const pre = parseQwenImageProcessorConfig(JSON.parse((await files.readText('preprocessor_config.json'))!));
+      const tower = new QwenVisionEncoder(gpu(), loaded!.weights, config.qwenVision!);
+      const images: Array<{ grid: PatchGrid; rows: QwenVisionOutput }> = [];
+      for (const part of spec.content) {
+        if (!part.image) continue;
+        const image = processQwenImage(await decodeImageNode(new Uint8Array(readFileSync(resolve(part.image)))), pre);
+        images.push({ grid: image.grid, rows: await tower.encode(image.patches, image.grid) });
+      }
+      const tokenizer = await TextTokenizer.load(files);
+      const template = new ChatTemplate(await loadChatTemplateSource(files, tokenizer.tokenizerConfig), tokenizer.templateTokens());
+      const prompt = buildQwenPrompt(
+        template,
+        tokenizer,
+        [
+          {
+            role: 'user',
+            content: spec.content.map((p) => (p.image ? { type: 'image' as const } : { type: 'text' as const, text: p.text! })),
+          },
+        ],
+        images,
+        { mergeSize: pre.mergeSize },
+      );
+      const given = input.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === id)!;
+      expect(Array.from(prompt.ids)).toEqual(given.ids);
+      expect(images.map((i) => i.grid)).toEqual(given.grids);
 
-    const { runner } = loaded;
-    const vocab = runner.text.vocabSize;
-    const n = prompt.ids.length;
-    const got = await runner.withScratchSequence(n + want.tokens.length, async (seqId) => {
-      const tokens: number[] = [];
-      const logits: Float32Array[] = [];
-      const step = async (seq: RunnerSeq) => {
-        const out = await runner.run([seq], { readLogits: true });
-        tokens.push(out.tokens[0]!);
-        logits.push(out.logits!.slice(0, vocab));
-      };
-      await step({
-        seqId,
-        tokenIds: prompt.ids,
-        start: 0,
-        ropePositions: mropeChunk(prompt.positions, 0, n),
-        media: [{ offset: prompt.runs[0].start, data: rows.embeddings, ...(rows.deepstack.length ? { deepstack: rows.deepstack } : {}) }],
-        sample: GREEDY,
-      });
-      for (let i = 1; i < want.tokens.length; i++) {
-        const at = n + i - 1;
+      const { runner } = loaded!;
+      const vocab = runner.text.vocabSize;
+      const n = prompt.ids.length;
+      const got = await runner.withScratchSequence(n + ref.tokens.length, async (seqId) => {
+        const tokens: number[] = [];
+        const logits: Float32Array[] = [];
+        const step = async (seq: RunnerSeq) => {
+          const out = await runner.run([seq], { readLogits: true });
+          tokens.push(out.tokens[0]!);
+          logits.push(out.logits!.slice(0, vocab));
+        };
         await step({
           seqId,
-          tokenIds: Uint32Array.of(tokens[i - 1]),
-          start: at,
-          ropePositions: mropeChunk(prompt.positions, at, 1),
+          tokenIds: prompt.ids,
+          start: 0,
+          ropePositions: mropeChunk(prompt.positions, 0, n),
+          media: images.map(({ rows }, i) => ({
+            offset: prompt.runs[i].start,
+            data: rows.embeddings,
+            ...(rows.deepstack.length ? { deepstack: rows.deepstack } : {}),
+          })),
           sample: GREEDY,
         });
-      }
-      return { tokens, logits };
-    });
-    expect(got.tokens).toEqual(want.tokens);
-    let worst = 0;
-    want.stepTop.forEach((top, s) => {
-      top.ids.forEach((id, j) => {
-        worst = Math.max(worst, Math.abs(got.logits[s][id] - top.logits[j]));
+        for (let i = 1; i < ref.tokens.length; i++) {
+          const at = n + i - 1;
+          await step({
+            seqId,
+            tokenIds: Uint32Array.of(tokens[i - 1]),
+            start: at,
+            ropePositions: mropeChunk(prompt.positions, at, 1),
+            sample: GREEDY,
+          });
+        }
+        return { tokens, logits };
       });
-    });
-    expect(worst).toBeLessThan(1e-2);
-  });
+      expect(got.tokens).toEqual(ref.tokens);
+      expect(worstLogitDiff(ref.stepTop, got.logits)).toBeLessThan(1e-2);
+    },
+  );
 });

@@ -33,21 +33,34 @@ export function goldenInputIds(): number[] {
   return JSON.parse(readFileSync(resolve(GOLDEN_DIR, 'tiny-input.json'), 'utf8')).input_ids;
 }
 
-/** test/reference/make-qwen-input.ts's request: the image, the prompt, and each tiny checkpoint's prompt ids. */
-export interface QwenPipelineInput {
-  image: string;
-  prompt: string;
-  models: Array<{ checkpoint: string; ids: number[] }>;
+/** One request of test/reference/make-qwen-input.ts: one user message, its image parts (paths) and text parts. */
+export interface QwenPipelineCase {
+  id: string;
+  content: Array<{ image?: string; text?: string }>;
 }
 
-/** test/reference/qwen_pipeline.py's answers: greedy tokens and every step's largest logits. */
+/** make-qwen-input.ts's requests, and each tiny checkpoint's prompt ids and patch grids for them. */
+export interface QwenPipelineInput {
+  cases: QwenPipelineCase[];
+  models: Array<{
+    checkpoint: string;
+    cases: Array<{ id: string; ids: number[]; grids: Array<{ t: number; h: number; w: number }> }>;
+  }>;
+}
+
+/** test/reference/qwen_pipeline.py's answers: greedy tokens and every step's largest logits, per request. */
 export interface QwenPipelineGolden {
   models: Array<{
     checkpoint: string;
-    tokens: number[];
-    stepTop: Array<{ ids: number[]; logits: number[] }>;
-    minTop2Gap: number;
-    f32VsF64MaxAbsDiff: number;
+    cases: Array<{
+      id: string;
+      tokens: number[];
+      stepTop: Array<{ ids: number[]; logits: number[] }>;
+      /** log Σ exp(logits) per step: the chosen token's log probability is its logit minus this. */
+      logSumExp: number[];
+      minTop2Gap: number;
+      f32VsF64MaxAbsDiff: number;
+    }>;
   }>;
 }
 

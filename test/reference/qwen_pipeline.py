@@ -1,10 +1,12 @@
 """Float64 reference of a whole Qwen-VL request on the tiny checkpoints -> test/fixtures/goldens/qwen-pipeline.json.
 
-The image (public/sample.png, decoded by Pillow) is preprocessed as HF's Qwen2VLImageProcessorFast does:
+Each request of test/fixtures/goldens/qwen-pipeline-input.json (make-qwen-input.ts: images of several sizes
+and aspect ratios, under and over the pixel budget, and two in one message) runs on each checkpoint. Each
+image (decoded by Pillow) is preprocessed as HF's Qwen2VLImageProcessorFast does:
 torchvision's bicubic antialiased resize to the grid of the prompt file (checked against smart_resize's),
 the fused rescale + normalise in float32 ((x - mean*255) / (std*255)), the frame repeated to the temporal
-patch and cut into patch rows (qwen_patches.patch_rows). The tower (qwen_vision.py) gives the image's rows
-(and Qwen3-VL's DeepStack levels); the decoder (qwen_decoder.py) runs greedy from the prompt ids of
+patch and cut into patch rows (qwen_patches.patch_rows). The tower (qwen_vision.py) gives each image's rows
+(and Qwen3-VL's DeepStack levels), one image at a time as HF's tower runs them; the decoder (qwen_decoder.py) runs greedy from the prompt ids of
 test/fixtures/goldens/qwen-pipeline-input.json (make-qwen-input.ts) with the M-RoPE positions of
 mrope_positions.py.
 
@@ -49,7 +51,42 @@ def preprocess(path, pre, grid):
     return qwen_patches.patch_rows(frames, P, T, m)
 
 
-def run(entry, image_path):
+def run_case(W, raw, pre, c, name, spec, entry):
+    """One request: each image preprocessed and through the tower, then greedy decoding at f64 and f32."""
+    paths = [os.path.join(ROOT, p['image']) for p in spec['content'] if 'image' in p]
+    grids = [(g['t'], g['h'], g['w']) for g in entry['grids']]
+    patches = [preprocess(path, pre, g).to(F64) for path, g in zip(paths, entry['grids'])]
+    vc = raw['vision_config']
+    ids = entry['ids']
+    positions, delta = mrope_positions.rope_index(ids, grids, [], None, c.merge, None)
+    result = {}
+    for dtype in (F64, F32):
+        rows, levels = [], []
+        for x, g in zip(patches, grids):
+            if c.qwen3:
+                r, lv = qwen_vision.tower3(W, vc, x, g, dtype)
+            else:
+                r, lv = qwen_vision.tower(W, vc, x, g, dtype), []
+            rows.append(r.to(F64))
+            levels.append([v.to(F64) for v in lv])
+        # Each DeepStack level over all images' rows, in prompt order.
+        merged = [torch.cat([lv[k] for lv in levels]) for k in range(len(levels[0]))] if levels and levels[0] else []
+        result[dtype] = qwen_decoder.greedy(W, c, ids, torch.cat(rows), positions, delta, dtype, merged)
+    (t64, s64), (t32, s32) = result[F64], result[F32]
+    if t64 != t32:
+        raise ValueError(f'{name} {spec["id"]}: float32 and float64 greedy tokens differ: {t32} vs {t64}')
+    gaps = [float(torch.topk(s, 2).values[0] - torch.topk(s, 2).values[1]) for s in s64]
+    diff = max(float((a.to(F64) - b).abs().max()) for a, b in zip(s32, s64))
+    n = sum(x.shape[0] for x in patches)
+    print(f'{name} {spec["id"]}: {len(ids)} prompt tokens ({n} patches), tokens {t64}, min top-2 gap {min(gaps):.3g}, f32 vs f64 {diff:.2e}')
+    return {'id': spec['id'], 'tokens': t64,
+            'stepTop': [{'ids': t.indices.tolist(), 'logits': t.values.tolist()} for t in (torch.topk(s, qwen_decoder.TOP) for s in s64)],
+            # log(sum(exp(logits))) per step: a chosen token's log probability is its logit minus this.
+            'logSumExp': [float(torch.logsumexp(s, 0)) for s in s64],
+            'minTop2Gap': min(gaps), 'f32VsF64MaxAbsDiff': diff}
+
+
+def run(entry, specs):
     name = entry['checkpoint']
     d = os.path.join(qwen_decoder.MODELS, name)
     with open(os.path.join(d, 'config.json')) as f:
@@ -58,36 +95,16 @@ def run(entry, image_path):
         pre = json.load(f)
     W, _, _ = safetensors_io.load_checkpoint(d)
     c = qwen_decoder.Config(raw)
-    grid = entry['grid']
-    patches = preprocess(image_path, pre, grid).to(F64)
-    g = (grid['t'], grid['h'], grid['w'])
-    vc = raw['vision_config']
-    ids = entry['ids']
-    positions, delta = mrope_positions.rope_index(ids, [g], [], None, c.merge, None)
-    result = {}
-    for dtype in (F64, F32):
-        if c.qwen3:
-            rows, levels = qwen_vision.tower3(W, vc, patches, g, dtype)
-        else:
-            rows, levels = qwen_vision.tower(W, vc, patches, g, dtype), []
-        result[dtype] = qwen_decoder.greedy(W, c, ids, rows.to(F64), positions, delta, dtype, [x.to(F64) for x in levels])
-    (t64, s64), (t32, s32) = result[F64], result[F32]
-    if t64 != t32:
-        raise ValueError(f'{name}: float32 and float64 greedy tokens differ: {t32} vs {t64}')
-    gaps = [float(torch.topk(s, 2).values[0] - torch.topk(s, 2).values[1]) for s in s64]
-    diff = max(float((a.to(F64) - b).abs().max()) for a, b in zip(s32, s64))
-    print(f'{name}: {len(ids)} prompt tokens ({patches.shape[0]} patches), tokens {t64}, min top-2 gap {min(gaps):.3g}, f32 vs f64 {diff:.2e}')
-    return {'checkpoint': name, 'sha256': safetensors_io.sha256_file(os.path.join(d, 'model.safetensors')), 'tokens': t64,
-            'stepTop': [{'ids': t.indices.tolist(), 'logits': t.values.tolist()} for t in (torch.topk(s, qwen_decoder.TOP) for s in s64)],
-            'minTop2Gap': min(gaps), 'f32VsF64MaxAbsDiff': diff}
+    cases = [run_case(W, raw, pre, c, name, spec, e) for spec, e in zip(specs, entry['cases'])]
+    return {'checkpoint': name, 'sha256': safetensors_io.sha256_file(os.path.join(d, 'model.safetensors')), 'cases': cases}
 
 
 def main():
     with open(INPUT) as f:
         spec = json.load(f)
-    models = [run(e, os.path.join(ROOT, spec['image'])) for e in spec['models']]
+    models = [run(e, spec['cases']) for e in spec['models']]
     with open(OUT, 'w') as f:
-        json.dump({'about': 'test/reference/qwen_pipeline.py', 'image': spec['image'], 'prompt': spec['prompt'], 'models': models}, f)
+        json.dump({'about': 'test/reference/qwen_pipeline.py', 'models': models}, f)
         f.write('\n')
     print(f'-> {os.path.relpath(OUT, ROOT)}')
 
