@@ -4,7 +4,7 @@
 import { openAsBlob } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createEngine } from '../engine/create-node';
-import type { AudioInfo, ChatCompletionRequest, ChatContentPart, EngineProgress, TesseraInfo } from '../engine/types';
+import type { AudioInfo, ChatCompletionRequest, ChatContentPart, EngineProgress, MediaInfo, TesseraInfo } from '../engine/types';
 import { describeDtype, modelParts } from '../model/weights/dtype';
 import type { RunArgs } from './args';
 
@@ -108,7 +108,7 @@ export async function run(o: RunOptions): Promise<number> {
         }
         o.err(
           `\n[${chunk.choices[0].finish_reason}] ${chunk.tessera.tokenIds.length} tokens; prompt ${chunk.tessera.promptTokens} tokens ` +
-            `(${chunk.tessera.imageTokens} image tokens, ${chunk.tessera.numTiles} tiles); process ${t.processMs.toFixed(0)} ms, ` +
+            `(${chunk.tessera.imageTokens} image tokens, ${mediaShape(chunk.tessera.media, chunk.tessera.numTiles)}); process ${t.processMs.toFixed(0)} ms, ` +
             `encode ${t.encodeMs.toFixed(0)} ms, prefill ${t.prefillMs.toFixed(0)} ms, TTFT ${t.ttftMs.toFixed(0)} ms, ` +
             `decode ${t.decodeTokensPerSecond.toFixed(1)} tokens/s\n`,
         );
@@ -171,4 +171,10 @@ async function transcribe(
     }
   }
   return 0;
+}
+
+/** The images' tiles (Idefics3), or their patch grids (Qwen-VL: frames x rows x columns of patches). */
+function mediaShape(media: readonly MediaInfo[], numTiles: number): string {
+  const grids = media.flatMap((m) => (m.grid ? [`${m.grid.t}x${m.grid.h}x${m.grid.w}`] : []));
+  return grids.length > 0 ? `patch grid${grids.length > 1 ? 's' : ''} ${grids.join(', ')}` : `${numTiles} tiles`;
 }

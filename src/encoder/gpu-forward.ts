@@ -43,7 +43,7 @@ export class GpuEncoderForward implements EncoderForward {
       const model = await GpuEncoderForward.load(deps, init, gpu, digest);
       // Compiled before the encoder reports ready (the engine starts it beside its own warm-up), so the
       // first image does not wait seconds for pipelines on a CPU adapter.
-      await (model.vision ?? model.audio)?.compile();
+      await (model.vision ?? model.audio ?? model.qwenVision)?.compile();
       return new GpuEncoderForward(deps, init, gpu, model, await digest.digest());
     } catch (e) {
       GpuEncoderForward.release(deps, gpu);

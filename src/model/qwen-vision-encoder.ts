@@ -89,6 +89,19 @@ export class QwenVisionEncoder {
     this.rowLength = vision.inChannels * vision.temporalPatchSize * vision.patchSize ** 2;
   }
 
+  /**
+   * Compile the pass's pipelines now, by encoding a blank image of one window (Qwen2.5-VL) or 4 × 4
+   * merge units (Qwen3-VL): on a CPU adapter the compiles take seconds, which the first image would
+   * otherwise wait for. Its 16 units keep the mergers' matmuls off the decode-row plans, as an image's
+   * are; a grid whose matmuls pick other kernel variants compiles those when it comes.
+   */
+  async compile(): Promise<void> {
+    const v = this.vision;
+    const side = v.kind === 'qwen2_5_vl' ? v.windowSize / v.patchSize : 4 * v.mergeSize;
+    const grid = { t: 1, h: side, w: side };
+    await this.encode(new Float32Array(side * side * this.rowLength), grid);
+  }
+
   /** Rows of the LM input for one grid: one per merge unit. */
   tokensFor(grid: PatchGrid): number {
     return (grid.t * grid.h * grid.w) / this.vision.mergeSize ** 2;

@@ -1,0 +1,84 @@
+// The built command (dist/cli.js) on the tiny Qwen-VL checkpoints, on WebGPU: `tessera run` answers about
+// an image with the reference tokens' text for both families, and `tessera serve` answers the openai
+// client's image_url request (a data: URL) with the same text (one family: the server's image path is
+// tested on SmolVLM in test/cpu/http-server.test.ts).
+
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { TextTokenizer } from '../../src/processor/tokenizer';
+import { qwenPipelineGoldens } from '../helpers/goldens';
+import { BUILT_CLI, startServeProcess } from '../helpers/serve-process';
+import { ensureTinyModels } from '../helpers/tiny-models';
+
+const { input, golden } = qwenPipelineGoldens();
+const sample = input.cases.find((c) => c.id === 'sample')!;
+const prompt = sample.content.find((p) => p.text)!.text!;
+const image = sample.content.find((p) => p.image)!.image!;
+
+/** The text of the reference's greedy tokens for the sample request. */
+async function referenceText(name: string): Promise<string> {
+  const tokens = golden.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === 'sample')!.tokens;
+  const tokenizer = await TextTokenizer.load(new NodeDirSource(`${ensureTinyModels()}/${name}`));
+  return tokenizer.decode(tokens, true);
+}
+
+describe.each(golden.models.map((m) => m.checkpoint))('%s: the built command', (name) => {
+  const model = () => `${ensureTinyModels()}/${name}`;
+  const maxTokens = () => golden.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === 'sample')!.tokens.length;
+
+  it('tessera run answers about an image with the reference text, naming its patch grid', async () => {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [
+        BUILT_CLI,
+        'run',
+        '--model',
+        model(),
+        '--image',
+        image,
+        '--prompt',
+        prompt,
+        '--max-tokens',
+        String(maxTokens()),
+        '--device',
+        'webgpu',
+      ],
+      { timeout: 120_000 },
+    );
+    expect(stdout.trim()).toBe((await referenceText(name)).trim());
+    const grid = input.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === 'sample')!.grids[0];
+    expect(stderr).toContain(`patch grid ${grid.t}x${grid.h}x${grid.w}`);
+  });
+});
+
+it('qwen3_vl-tiny: tessera serve answers an image_url request from the openai client with the same text', async () => {
+  const name = 'qwen3_vl-tiny';
+  const model = () => `${ensureTinyModels()}/${name}`;
+  const maxTokens = () => golden.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === 'sample')!.tokens.length;
+  const { child, url } = await startServeProcess(['--model', model(), '--served-model-name', 'tiny', '--port', '0', '--device', 'webgpu']);
+  try {
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const dataUrl = `data:image/png;base64,${readFileSync(image).toString('base64')}`;
+    const answer = await client.chat.completions.create({
+      model: 'tiny',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: dataUrl } },
+            { type: 'text', text: prompt },
+          ],
+        },
+      ],
+      max_tokens: maxTokens(),
+      temperature: 0,
+    });
+    expect(answer.choices[0].message.content).toBe(await referenceText(name));
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
