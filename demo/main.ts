@@ -159,21 +159,20 @@ async function toggleRecording(): Promise<void> {
   updateControls();
 }
 
-/** Video needs the checkpoint's video settings (preprocessor_config.json "video_sampling"). */
+/** Video needs the checkpoint's video settings (SmolVLM2: preprocessor_config.json "video_sampling"; Qwen-VL: its video processor). */
 function updateVideoPicker(): void {
   const processor = engine?.processor;
-  const video = processor && 'config' in processor ? processor.config.video : undefined;
+  const video =
+    processor && 'config' in processor ? processor.config.video : processor && 'video' in processor ? processor.video : undefined;
   videoInput.disabled = !video;
   videoInput.closest('label')!.dataset.disabled = String(!video);
   if (video) {
     videoHint.textContent = `Video (MP4, WebM): sampled at ${video.fps} frame${video.fps === 1 ? '' : 's'} per second, ${video.maxFrames} frames at most; the answer shows them.`;
   } else if (engine) {
-    const qwen = processor && 'modelType' in processor ? processor.modelType : undefined;
-    videoHint.textContent = qwen
-      ? `No video with this checkpoint: Tessera does not run ${qwen} video yet (images only). Load a SmolVLM2 checkpoint for video.`
-      : 'No video with this checkpoint: it has no video settings (no "video_sampling" in preprocessor_config.json). Load a SmolVLM2 checkpoint for video.';
+    videoHint.textContent =
+      'No video with this checkpoint: it has no video settings (no "video_sampling" in preprocessor_config.json). Load a SmolVLM2 or Qwen-VL checkpoint for video.';
   } else {
-    videoHint.textContent = 'Video (MP4, WebM) needs a checkpoint with video settings, such as SmolVLM2: load one first.';
+    videoHint.textContent = 'Video (MP4, WebM) needs a checkpoint with video settings, such as SmolVLM2 or Qwen-VL: load one first.';
   }
 }
 

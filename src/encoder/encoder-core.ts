@@ -21,7 +21,7 @@ import { requireVision } from '../model/config';
 import type { OrtRuntime } from '../model/ort/ort-api';
 import type { LogMelExtractor } from '../processor/audio/log-mel';
 import { logMelConfigFrom } from '../processor/audio/log-mel-config';
-import { requireJson } from '../processor/files';
+import { readJson, requireJson } from '../processor/files';
 import { resolveDtype } from '../model/weights/dtype';
 import type { WeightStore } from '../model/weights/store';
 import type {
@@ -46,7 +46,16 @@ import type { ImageLayout } from '../processor/image-layout';
 import { JobQueue } from './job-queue';
 import { PieceGate } from './piece-gate';
 import { processImage, shrinkTarget } from '../processor/image-processor';
-import { parseQwenImageProcessorConfig, processQwenImage, type QwenImageProcessorConfig } from '../processor/qwen-image-processor';
+import {
+  normalizeQwenRgb,
+  parseQwenImageProcessorConfig,
+  patchGeometry,
+  processQwenImage,
+  type QwenImageProcessorConfig,
+} from '../processor/qwen-image-processor';
+import { flattenPatches } from '../processor/qwen-patches';
+import { parseQwenVideoConfig, type QwenVideoConfig } from '../processor/qwen-video';
+import { prepareQwenVideo, type QwenFrameGroup } from './video/prepare-qwen-video';
 import type { PatchGrid } from '../processor/smart-resize';
 import { loadProcessorConfig, type ImageProcessorConfig, type ProcessorConfig } from '../processor/processor-config';
 import { normalizeFrameTile } from '../processor/video-frames';
@@ -92,12 +101,13 @@ interface PreparedPatches {
   tokens: number;
 }
 
-type PreparedItem = PreparedTiles | PreparedChunk | PreparedPatches;
+type PreparedItem = PreparedTiles | PreparedChunk | PreparedPatches | QwenFrameGroup;
 
 const isChunk = (item: PreparedItem): item is PreparedChunk => 'features' in item;
-const isPatches = (item: PreparedItem): item is PreparedPatches => 'patches' in item;
+/** A Qwen-VL image or video frame group: one grid per forward pass. */
+const isPatches = (item: PreparedItem): item is PreparedPatches | QwenFrameGroup => 'patches' in item || 'framesU8' in item;
 
-/** Forward-pass units an item takes: its tiles, one audio chunk, or one Qwen-VL image. */
+/** Forward-pass units an item takes: its tiles, one audio chunk, or one Qwen-VL image or frame group. */
 const unitsOf = (item: PreparedItem): number => (isChunk(item) || isPatches(item) ? 1 : item.layout.numTiles);
 
 /** LM rows an item's embeddings hold per DeepStack level. */
@@ -124,8 +134,11 @@ interface Loaded {
   forward: EncoderForward;
   /** The image processor's settings (an Idefics3 checkpoint). */
   processor?: ProcessorConfig;
-  /** A Qwen-VL checkpoint's image processor settings and the identity of its image embeddings. */
-  qwen?: { image: QwenImageProcessorConfig; identity: string };
+  /**
+   * A Qwen-VL checkpoint's image and video settings, the identity of its image embeddings, and of its video
+   * frame groups and clips.
+   */
+  qwen?: { image: QwenImageProcessorConfig; identity: string; video: QwenVideoConfig; groupIdentity: string; clipIdentity: string };
   /** The feature extractor (an audio checkpoint). */
   audio?: AudioSide;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
@@ -162,14 +175,28 @@ export class EncoderCore implements EncoderWorkerApi {
           )
         : undefined;
       this.loaded = { init, forward, processor, identities: new Map() };
-      if (qwenImage) {
-        const identity = await encoderIdentity({
-          modelId: init.modelId,
-          weights: forward.weightsDigest,
-          dtype: forward.dtype,
-          encoderConfig: { kind: 'qwen-image', image: qwenImage, vision: config.qwenVision, textHidden: config.text.hiddenSize },
-        });
-        this.loaded.qwen = { image: qwenImage, identity };
+      if (qwenImage && config.qwenVision) {
+        const video = parseQwenVideoConfig(config.qwenVision.kind, qwenImage, await readJson(source, 'video_preprocessor_config.json'));
+        const identity = (encoderConfig: Record<string, unknown>) =>
+          encoderIdentity({ modelId: init.modelId, weights: forward.weightsDigest, dtype: forward.dtype, encoderConfig });
+        const common = { vision: config.qwenVision, textHidden: config.text.hiddenSize };
+        // A frame group's embeddings depend on its resized pixels (in its key), the normalisation and the tower.
+        const { mean, std, rescaleFactor } = qwenImage;
+        const groupIdentity = await identity({ kind: 'qwen-video-group', normalize: { mean, std, rescaleFactor }, ...common });
+        this.loaded.qwen = {
+          image: qwenImage,
+          identity: await identity({ kind: 'qwen-image', image: qwenImage, ...common }),
+          video,
+          groupIdentity,
+          // Which frames a clip gives, and their pixels, depend on sampling, resizing and the decoder too.
+          clipIdentity: await identity({
+            kind: 'qwen-video-clip',
+            groupIdentity,
+            video,
+            image: qwenImage,
+            decoder: this.deps.videoBackend?.name ?? 'none',
+          }),
+        };
       }
       if (config.audio && logMel) {
         // The audio side loads only for an audio checkpoint (an image model's bundle does not carry the FFT).
@@ -325,6 +352,22 @@ export class EncoderCore implements EncoderWorkerApi {
 
   async prepareVideo(source: VideoSource, options?: PrepareVideoOptions): Promise<PreparedVideo> {
     const s = this.state;
+    if (s.qwen) {
+      const out = await prepareQwenVideo(
+        {
+          ...s.qwen,
+          backend: this.deps.videoBackend,
+          decodeImage: this.deps.decodeImage,
+          ffmpegPath: s.init.ffmpegPath,
+          keep: (key, group) => this.prepared.set(key, group),
+          drop: (key) => this.prepared.delete(key),
+        },
+        source,
+        options,
+      );
+      this.counters.prepared += out.frames.length;
+      return out;
+    }
     const processor = this.vision('video');
     const video = processor.video;
     if (!video) throw new VideoNotSupportedError(s.init.modelId);
@@ -457,7 +500,13 @@ export class EncoderCore implements EncoderWorkerApi {
     if (isChunk(first)) {
       return { kind: 'chunks', features: concat(batch.map((j) => (j.item as PreparedChunk).features)), numChunks: units };
     }
-    if (isPatches(first)) return { kind: 'patches', patches: first.patches, grid: first.grid };
+    if (isPatches(first)) {
+      if ('patches' in first) return { kind: 'patches', patches: first.patches, grid: first.grid };
+      // A video's frame group, normalised now (kept as u8 until its encode).
+      const image = s.qwen!.image;
+      const frames = first.framesU8.map((rgb) => normalizeQwenRgb(rgb, image));
+      return { kind: 'patches', patches: flattenPatches(frames, first.grid, patchGeometry(image)), grid: first.grid };
+    }
     const video = s.processor?.video;
     const pixels = concat(
       batch.map((j) => {

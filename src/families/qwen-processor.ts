@@ -9,5 +9,9 @@ import { QwenProcessor } from '../processor/qwen-processor';
 export function loadQwenProcessor(files: ModelFiles, config: ModelConfig): Promise<QwenProcessor> {
   const v = config.qwenVision;
   if (!v) throw new InternalError(`${config.modelType}: the parsed config has no vision tower`);
-  return QwenProcessor.load(files, { modelType: config.modelType, ...v });
+  return QwenProcessor.load(files, {
+    modelType: config.modelType,
+    ...v,
+    tokensPerSecond: v.kind === 'qwen2_5_vl' ? v.tokensPerSecond : undefined,
+  });
 }

@@ -7,7 +7,7 @@
 import { ModelConfigError } from '../errors';
 import type { Json } from '../model/config-fields';
 import { type DecodedImage, toRgb } from './image-decode';
-import { flattenImagePatches } from './qwen-patches';
+import { flattenImagePatches, type PatchGeometry } from './qwen-patches';
 import { resampleRgbTorchBicubic } from './resample-torch';
 import { imagePatchGrid, type PatchGrid } from './smart-resize';
 
@@ -93,19 +93,27 @@ export function processQwenImage(image: DecodedImage, c: QwenImageProcessorConfi
   });
   const [h, w] = resized;
   const rgb = resampleRgbTorchBicubic(toRgb(image), w, h);
-  // The fast processor's fused rescale + normalise: mean and std scaled by 1 / rescale_factor in float32.
+  const patches = flattenImagePatches(normalizeQwenRgb(rgb.data, c), grid, patchGeometry(c));
+  return { patches, grid, tokens, resized };
+}
+
+/** The patch and merge sizes of the processor, as qwen-patches.ts takes them. */
+export function patchGeometry(c: QwenImageProcessorConfig): PatchGeometry {
+  return { channels: 3, patchSize: c.patchSize, temporalPatchSize: c.temporalPatchSize, mergeSize: c.mergeSize };
+}
+
+/**
+ * Resized RGB pixels [h·w·3] → [3, h, w] in float32, as the fast processor fuses its rescale and
+ * normalise: (x − mean / rescale_factor) / (std / rescale_factor).
+ */
+export function normalizeQwenRgb(rgb: Uint8Array | Uint8ClampedArray, c: QwenImageProcessorConfig): Float32Array {
   const f = Math.fround;
   const mean = c.mean.map((m) => f(f(m) * (1 / c.rescaleFactor)));
   const std = c.std.map((s) => f(f(s) * (1 / c.rescaleFactor)));
-  const chw = new Float32Array(3 * h * w);
-  for (let i = 0; i < h * w; i++) {
-    for (let ch = 0; ch < 3; ch++) chw[ch * h * w + i] = f(f(rgb.data[i * 3 + ch] - mean[ch]) / std[ch]);
+  const n = rgb.length / 3;
+  const chw = new Float32Array(3 * n);
+  for (let i = 0; i < n; i++) {
+    for (let ch = 0; ch < 3; ch++) chw[ch * n + i] = f(f(rgb[i * 3 + ch]! - mean[ch]!) / std[ch]!);
   }
-  const patches = flattenImagePatches(chw, grid, {
-    channels: 3,
-    patchSize: c.patchSize,
-    temporalPatchSize: c.temporalPatchSize,
-    mergeSize: c.mergeSize,
-  });
-  return { patches, grid, tokens, resized };
+  return chw;
 }

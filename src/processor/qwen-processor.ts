@@ -4,14 +4,15 @@
 // the images (src/encoder/encoder-core.ts) and tells each one's patch grid; planPrompt turns the grids
 // into token ids, one placeholder run per image, and the prompt's M-RoPE positions (qwen-prompt.ts).
 
-import { AudioNotSupportedError, ProcessorConfigError, VideoNotSupportedError } from '../errors';
+import { AudioNotSupportedError, ProcessorConfigError } from '../errors';
 import { ChatTemplate, loadChatTemplateSource } from './chat-template';
 import { StreamingDetokenizer } from './detokenizer';
-import { requireJson, type ModelFiles } from './files';
+import { readJson, requireJson, type ModelFiles } from './files';
 import { splitMessages, type ChatMessage } from './messages';
-import type { ImagePlaceholder, PromptPlan } from './prompt';
+import type { ImagePlaceholder, PlaceholderRun, PromptPlan, VideoPlaceholder } from './prompt';
 import { buildQwenPrompt } from './qwen-prompt';
 import { parseQwenImageProcessorConfig, type QwenImageProcessorConfig } from './qwen-image-processor';
+import { parseQwenVideoConfig, type QwenVideoConfig } from './qwen-video';
 import type { PatchGrid } from './smart-resize';
 import { loadStopTokenIds } from './stop-tokens';
 import { TextTokenizer } from './tokenizer';
@@ -19,6 +20,10 @@ import { TextTokenizer } from './tokenizer';
 /** What the processor needs of the model's config (config.json's vision_config and image_token_id). */
 export interface QwenProcessorModel {
   modelType: string;
+  /** Which tower (and so which video rules): the vision config's kind. */
+  kind: QwenVideoConfig['family'];
+  /** Qwen2.5-VL's vision_config.tokens_per_second (its M-RoPE time axis for video); absent for Qwen3-VL. */
+  tokensPerSecond?: number;
   mergeSize: number;
   patchSize: number;
   temporalPatchSize: number;
@@ -31,18 +36,24 @@ export class QwenProcessor {
     readonly chatTemplate: ChatTemplate,
     /** The image preprocessing (pixel budget, normalisation, patch and merge sizes). */
     readonly image: QwenImageProcessorConfig,
+    /** How videos are sampled and sized (the encoder applies it; here for what a page tells its user). */
+    readonly video: QwenVideoConfig,
     readonly stopTokenIds: readonly number[],
     readonly where: string,
     /** config.json model_type (named in errors). */
     readonly modelType: string,
+    /** Qwen2.5-VL's tokens per second of video on the M-RoPE time axis; undefined for Qwen3-VL. */
+    private readonly tokensPerSecond: number | undefined,
   ) {}
 
   static async load(files: ModelFiles, model: QwenProcessorModel): Promise<QwenProcessor> {
-    const [tokenizer, pre] = await Promise.all([
+    const [tokenizer, pre, videoPre] = await Promise.all([
       TextTokenizer.load(files),
       requireJson(files, 'preprocessor_config.json', 'for the image processor (pixel budget, normalisation)'),
+      readJson(files, 'video_preprocessor_config.json'),
     ]);
     const image = parseQwenImageProcessorConfig(pre);
+    const video = parseQwenVideoConfig(model.kind, image, videoPre);
     // The processor's patches must be the tower's: a mismatch is a checkpoint whose files do not belong together.
     for (const [name, mine, tower] of [
       ['merge_size', image.mergeSize, model.mergeSize],
@@ -63,7 +74,16 @@ export class QwenProcessor {
     }
     tokenizer.requireTokenId('<|vision_start|>', 'to expand image parts');
     const template = new ChatTemplate(await loadChatTemplateSource(files, tokenizer.tokenizerConfig), tokenizer.templateTokens());
-    return new QwenProcessor(tokenizer, template, image, await loadStopTokenIds(files, tokenizer), files.where, model.modelType);
+    return new QwenProcessor(
+      tokenizer,
+      template,
+      image,
+      video,
+      await loadStopTokenIds(files, tokenizer),
+      files.where,
+      model.modelType,
+      model.tokensPerSecond,
+    );
   }
 
   /** LM tokens of an image of this patch grid: one per merge block. */
@@ -72,38 +92,66 @@ export class QwenProcessor {
   }
 
   /**
-   * Token ids, one placeholder per image part (`grids[i]` for the i-th, message order) and the M-RoPE
-   * positions. Video and audio parts are refused by name.
+   * Token ids, one placeholder per image part (`grids[i]` for the i-th, message order) and per video part
+   * (`videos[i]`: its frame groups' grid and timestamps), and the M-RoPE positions. Audio parts are refused
+   * by name.
    */
-  planPrompt(messages: ReadonlyArray<ChatMessage<unknown, unknown, unknown>>, grids: readonly PatchGrid[]): PromptPlan {
-    const { templateMessages, videos, audios } = splitMessages(messages, false);
+  planPrompt(
+    messages: ReadonlyArray<ChatMessage<unknown, unknown, unknown>>,
+    grids: readonly PatchGrid[],
+    videos: ReadonlyArray<{ group: { h: number; w: number }; timestamps: readonly number[] }> = [],
+  ): PromptPlan {
+    const { templateMessages, audios } = splitMessages(messages, false);
     if (audios.length > 0) throw new AudioNotSupportedError(this.where);
-    if (videos.length > 0)
-      throw new VideoNotSupportedError(this.where, `is a ${this.modelType} checkpoint, whose video prompts Tessera does not build yet`);
+    const m = this.image.mergeSize;
+    // Qwen2.5-VL's seconds per frame group: temporal patch / fps, at HF's and vLLM's default fps of 2.
+    const secondsPerGroup = this.tokensPerSecond === undefined ? undefined : this.image.temporalPatchSize / 2;
     const prompt = buildQwenPrompt(
       this.chatTemplate,
       this.tokenizer,
       templateMessages,
       grids.map((grid) => ({ grid })),
-      { mergeSize: this.image.mergeSize },
+      {
+        mergeSize: m,
+        tokensPerSecond: this.tokensPerSecond,
+        videos: videos.map((v) => ({ ...v, ...(secondsPerGroup !== undefined ? { secondsPerGroup } : {}) })),
+      },
     );
-    const placeholders = prompt.runs.map((run, imageIndex): ImagePlaceholder => {
+    const placeholders: ImagePlaceholder[] = [];
+    const videoRuns: PlaceholderRun[][] = videos.map(() => []);
+    for (const [k, run] of prompt.runs.entries()) {
+      const owner = prompt.owners[k]!;
+      const perGroup = (run.grid.h * run.grid.w) / (m * m);
+      if ('video' in owner) {
+        // A Qwen2.5-VL video is one run of all its groups, t-major: group g's rows are its g-th stretch.
+        for (let g = 0; g < run.grid.t; g++) videoRuns[owner.video]!.push({ offset: run.start + g * perGroup, length: perGroup });
+        continue;
+      }
       const length = this.tokensFor(run.grid);
-      return {
+      placeholders.push({
         modality: 'image',
-        imageIndex,
+        imageIndex: owner.image,
         offset: run.start,
         length,
         runs: [{ offset: run.start, length }],
         // <|vision_start|> pads <|vision_end|>
         spanOffset: run.start - 1,
         spanLength: length + 2,
-        rows: run.grid.h / this.image.mergeSize,
-        cols: run.grid.w / this.image.mergeSize,
+        rows: run.grid.h / m,
+        cols: run.grid.w / m,
         numTiles: 1,
-      };
-    });
-    return { tokenIds: prompt.ids, placeholders, videos: [], audios: [], mrope: prompt.positions };
+      });
+    }
+    const videoPlaceholders = videoRuns.map(
+      (frameRuns, videoIndex): VideoPlaceholder => ({
+        modality: 'video',
+        videoIndex,
+        frameRuns,
+        offset: frameRuns[0]?.offset ?? 0,
+        length: frameRuns.reduce((a, r) => a + r.length, 0),
+      }),
+    );
+    return { tokenIds: prompt.ids, placeholders, videos: videoPlaceholders, audios: [], mrope: prompt.positions };
   }
 
   /** Streaming text for generated ids (special tokens such as <|im_end|> are skipped). */

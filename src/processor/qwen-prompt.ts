@@ -106,11 +106,11 @@ export function buildQwenPrompt(
       const v = videos[video];
       if (!v) throw new InvalidMessageError(`the prompt holds more video runs than the ${videos.length} videos given`);
       if (v.secondsPerGroup !== undefined) {
-        runs.push({ start: i, grid: { t: v.timestamps.length, ...v.group }, secondsPerGrid: v.secondsPerGroup });
+        runs.push({ start: i, grid: { t: v.timestamps.length, h: v.group.h, w: v.group.w }, secondsPerGrid: v.secondsPerGroup });
         owners.push({ video: video++, group: 0 });
         continue;
       }
-      runs.push({ start: i, grid: { t: 1, ...v.group } });
+      runs.push({ start: i, grid: { t: 1, h: v.group.h, w: v.group.w } });
       owners.push({ video, group: group++ });
       if (group === v.timestamps.length) {
         video++;

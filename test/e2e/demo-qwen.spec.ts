@@ -41,3 +41,26 @@ for (const model of golden.models) {
     await shot(page, testInfo, `demo-${want.checkpoint}`);
   });
 }
+
+test('qwen3_vl-tiny: a picked MP4 is sampled at 2 fps as HF samples it (WebCodecs in the worker) and answered', async ({ page }) => {
+  const errors = watchConsole(page);
+  await page.goto('/?device=webgpu');
+  await waitForWebGpuCheck(page);
+  await page.locator('#kind-bundled').check();
+  await page.locator('#bundled-model').selectOption('qwen3_vl-tiny');
+  await load(page);
+  await expect(page.locator('#attach-video')).toBeEnabled();
+  await expect(page.locator('#video-hint')).toContainText('sampled at 2 frames per second, 768 frames at most');
+  await page.getByRole('button', { name: 'Remove sample.png' }).click();
+  await page.locator('#attach-video').setInputFiles('test/fixtures/video/count-4s.mp4');
+  await page.locator('#max-tokens').fill('3');
+  const run = answered(await ask(page, 'What happens in this video?'));
+  expect(run.info.tokenIds).toHaveLength(3);
+  const [v] = run.info.videos;
+  expect([v.numFrames, v.fps, v.decoder]).toEqual([20, 5, 'webcodecs']);
+  // Frames 0, 3, 5, 8, 11, 14, 16, 19 (test/reference/qwen_video_sampling.py), in groups of two: each
+  // group is listed by its first frame, at the mean of its two frames' times.
+  expect(v.frames.map((f) => f.index)).toEqual([0, 5, 11, 16]);
+  expect(v.frames.map((f) => f.timestamp.toFixed(2))).toEqual(['0.30', '1.30', '2.50', '3.50']);
+  expect(errors).toEqual([]);
+});

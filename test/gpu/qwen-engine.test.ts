@@ -12,13 +12,18 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/engine/types';
-import { AudioNotSupportedError, UnsupportedModelError, VideoNotSupportedError } from '../../src/errors';
+import { AudioNotSupportedError, UnsupportedModelError } from '../../src/errors';
 import { testEngine } from '../helpers/engine';
 import { qwenPipelineGoldens } from '../helpers/goldens';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
 const { input, golden } = qwenPipelineGoldens();
+const SAMPLING = (
+  JSON.parse(readFileSync(resolve('test/fixtures/goldens/qwen-video-sampling.json'), 'utf8')) as {
+    sampling: Array<{ total: number; fps: number; qwen2: number[]; qwen3: number[] }>;
+  }
+).sampling;
 const gpu = useGpu();
 /** <|image_pad|> in the Qwen2 vocabulary. */
 const IMAGE_PAD = 151655;
@@ -29,11 +34,17 @@ const turnOf = (id: string): Message => ({
   role: 'user',
   content: input.cases
     .find((c) => c.id === id)!
-    .content.map((p) =>
-      p.image
-        ? { type: 'image' as const, image: new Uint8Array(readFileSync(resolve(p.image))) }
-        : { type: 'text' as const, text: p.text! },
-    ),
+    .content.map((p): Extract<Message['content'], unknown[]>[number] => {
+      if (p.image) return { type: 'image', image: new Uint8Array(readFileSync(resolve(p.image))) };
+      if (p.video) {
+        const frames = p.video.frames.map((f, i) => ({
+          image: new Uint8Array(readFileSync(resolve(f))),
+          timestamp: p.video!.timestamps[i]!,
+        }));
+        return { type: 'video', video: { frames } };
+      }
+      return { type: 'text', text: p.text! };
+    }),
 });
 const IMAGE = new Uint8Array(readFileSync(resolve('public/sample.png')));
 const ask = (messages: Message[], max_tokens: number): ChatCompletionRequest & { stream?: false } => ({
@@ -81,8 +92,15 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     const refLogprobs = ref(id).stepTop.map((t, s) => t.logits[0] - ref(id).logSumExp[s]);
     for (const [s, lp] of logprobs.entries()) expect(Math.abs(lp - refLogprobs[s]), `step ${s}`).toBeLessThan(2e-2);
     expect(r.usage.prompt_tokens).toBe(given(id).ids.length);
-    expect(r.tessera.media.map((m) => m.grid)).toEqual(given(id).grids);
+    const images = r.tessera.media.filter((m) => !m.video);
+    expect(images.map((m) => m.grid)).toEqual(given(id).grids);
     expect(r.tessera.imageTokens).toBe(given(id).ids.filter((t) => t === IMAGE_PAD).length);
+    // A video's frame groups: one media item each, of one temporal patch; their times as the reference's.
+    for (const [v, want] of given(id).videos.entries()) {
+      const groups = r.tessera.media.filter((m) => m.video?.videoIndex === v);
+      expect(groups.map((m) => m.grid)).toEqual(want.timestamps.map(() => ({ t: 1, ...want.group })));
+      expect(r.tessera.videos[v].frames.map((f) => f.timestamp)).toEqual(want.timestamps);
+    }
     expect(engine.processor.decode(ref(id).tokens)).toBe(r.choices[0].message.content);
   });
 
@@ -130,11 +148,41 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     }
   });
 
-  it('refuses video and audio parts and imageEmbeddings() by name, and answers the next request', async () => {
+  it('samples an MP4 (ffmpeg) as HF samples it at 2 fps; asked again, the clip decodes nothing', async () => {
+    const clip = new Uint8Array(readFileSync(resolve('test/fixtures/video/count-4s.mp4')));
+    // 20 frames at 5 fps: the frames test/reference/qwen_video_sampling.py gives this family.
+    const sampled = SAMPLING.find((c) => c.total === 20 && c.fps === 5)![name.startsWith('qwen3') ? 'qwen3' : 'qwen2'];
+    const groups = sampled.filter((_, i) => i % 2 === 0).map((first, g) => ({ first, seconds: (first / 5 + sampled[2 * g + 1]! / 5) / 2 }));
+    const ask2 = () =>
+      engine.chat.completions.create(
+        ask(
+          [
+            {
+              role: 'user',
+              content: [
+                { type: 'video', video: clip },
+                { type: 'text', text: 'What happens?' },
+              ],
+            },
+          ],
+          3,
+        ),
+      );
+    const first = await ask2();
+    const [v] = first.tessera.videos;
+    expect([v.numFrames, v.fps, v.decoder]).toEqual([20, 5, 'ffmpeg+sharp']);
+    expect(v.frames.map((f) => f.index)).toEqual(groups.map((g) => g.first));
+    for (const [g, f] of v.frames.entries()) expect(f.timestamp).toBeCloseTo(groups[g].seconds, 12);
+    const again = await ask2();
+    expect(again.tessera.videos[0].source).toBe('clip-cache');
+    expect(again.tessera.tokenIds).toEqual(first.tessera.tokenIds);
+  });
+
+  it('refuses audio parts, video pruning and imageEmbeddings() by name, and answers the next request', async () => {
     const part = (p: unknown) => ask([{ role: 'user', content: [p, { type: 'text', text: 'hi' }] } as Message], 2);
-    await expect(
-      engine.chat.completions.create(part({ type: 'video', video: { frames: [{ image: IMAGE, timestamp: 0 }] } })),
-    ).rejects.toBeInstanceOf(VideoNotSupportedError);
+    await expect(engine.chat.completions.create({ ...ask([turnOf('video')], 2), tessera: { videoPruning: 0.5 } })).rejects.toThrow(
+      /videoPruning \(EVS\) takes SmolVLM2 checkpoints/,
+    );
     await expect(engine.chat.completions.create(part({ type: 'audio', audio: new Uint8Array(8) }))).rejects.toBeInstanceOf(
       AudioNotSupportedError,
     );

@@ -33,10 +33,10 @@ export function goldenInputIds(): number[] {
   return JSON.parse(readFileSync(resolve(GOLDEN_DIR, 'tiny-input.json'), 'utf8')).input_ids;
 }
 
-/** One request of test/reference/make-qwen-input.ts: one user message, its image parts (paths) and text parts. */
+/** One request of test/reference/make-qwen-input.ts: one user message, its image parts (paths), video parts (frame paths and seconds) and text parts. */
 export interface QwenPipelineCase {
   id: string;
-  content: Array<{ image?: string; text?: string }>;
+  content: Array<{ image?: string; text?: string; video?: { frames: string[]; timestamps: number[] } }>;
 }
 
 /** make-qwen-input.ts's requests, and each tiny checkpoint's prompt ids and patch grids for them. */
@@ -44,7 +44,13 @@ export interface QwenPipelineInput {
   cases: QwenPipelineCase[];
   models: Array<{
     checkpoint: string;
-    cases: Array<{ id: string; ids: number[]; grids: Array<{ t: number; h: number; w: number }> }>;
+    cases: Array<{
+      id: string;
+      ids: number[];
+      grids: Array<{ t: number; h: number; w: number }>;
+      /** Each video's frame-group grid and the groups' seconds. */
+      videos: Array<{ group: { h: number; w: number }; timestamps: number[] }>;
+    }>;
   }>;
 }
 

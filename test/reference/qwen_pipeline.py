@@ -25,6 +25,7 @@ import mrope_positions
 import qwen_decoder
 import qwen_patches
 import qwen_smart_resize
+import qwen_video_sampling
 import qwen_vision
 import safetensors_io
 
@@ -34,35 +35,89 @@ OUT = os.path.join(ROOT, 'test', 'fixtures', 'goldens', 'qwen-pipeline.json')
 F64, F32 = torch.float64, torch.float32
 
 
-def preprocess(path, pre, grid):
-    img = torch.from_numpy(numpy.array(Image.open(path).convert('RGB'))).permute(2, 0, 1).contiguous()
-    P, m, T = pre['patch_size'], pre['merge_size'], pre['temporal_patch_size']
+def load_rgb(path):
+    return torch.from_numpy(numpy.array(Image.open(path).convert('RGB'))).permute(2, 0, 1).contiguous()
+
+
+def budget(pre):
     size = pre.get('size') or {}
-    lo = pre.get('min_pixels') or size.get('shortest_edge')
-    hi = pre.get('max_pixels') or size.get('longest_edge')
-    h, w = qwen_smart_resize.smart_resize(img.shape[1], img.shape[2], P * m, lo, hi)
-    if (h // P, w // P) != (grid['h'], grid['w']):
-        raise ValueError(f'smart_resize gives {h} x {w}, the prompt file a grid of {grid}')
+    return pre.get('min_pixels') or size.get('shortest_edge'), pre.get('max_pixels') or size.get('longest_edge')
+
+
+def resize_normalize(img, pre, h, w):
+    """torchvision's bicubic antialiased resize of uint8 pixels, then the fused rescale + normalise in float32."""
     x = F.resize(img, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).to(F32)
     mean = torch.tensor(pre['image_mean'], dtype=F32) * (1.0 / pre.get('rescale_factor', 1 / 255))
     std = torch.tensor(pre['image_std'], dtype=F32) * (1.0 / pre.get('rescale_factor', 1 / 255))
-    x = (x - mean[:, None, None]) / std[:, None, None]
-    frames = x[None].repeat(T, 1, 1, 1)
+    return (x - mean[:, None, None]) / std[:, None, None]
+
+
+def preprocess(path, pre, grid):
+    img = load_rgb(path)
+    P, m, T = pre['patch_size'], pre['merge_size'], pre['temporal_patch_size']
+    lo, hi = budget(pre)
+    h, w = qwen_smart_resize.smart_resize(img.shape[1], img.shape[2], P * m, lo, hi)
+    if (h // P, w // P) != (grid['h'], grid['w']):
+        raise ValueError(f'smart_resize gives {h} x {w}, the prompt file a grid of {grid}')
+    frames = resize_normalize(img, pre, h, w)[None].repeat(T, 1, 1, 1)
     return qwen_patches.patch_rows(frames, P, T, m)
 
 
-def run_case(W, raw, pre, c, name, spec, entry):
-    """One request: each image preprocessed and through the tower, then greedy decoding at f64 and f32."""
-    paths = [os.path.join(ROOT, p['image']) for p in spec['content'] if 'image' in p]
-    grids = [(g['t'], g['h'], g['w']) for g in entry['grids']]
-    patches = [preprocess(path, pre, g).to(F64) for path, g in zip(paths, entry['grids'])]
+def preprocess_video(paths, pre, vpre, qwen3, group):
+    """A video given as frames: one size for all (Qwen2.5-VL: each frame's smart resize within the image budget,
+    as HF's video processor falls back to preprocessor_config.json; Qwen3-VL: frames x height x width within
+    video_preprocessor_config.json's budget), the last frame repeated to fill the temporal patch."""
+    imgs = [load_rgb(p) for p in paths]
+    P, m, T = pre['patch_size'], pre['merge_size'], pre['temporal_patch_size']
+    H, W = imgs[0].shape[1], imgs[0].shape[2]
+    if qwen3:
+        size = (vpre or {}).get('size') or {}
+        h, w = qwen_video_sampling.qwen3_resize(len(imgs), H, W, P * m, T, size['shortest_edge'], size['longest_edge'])
+    else:
+        lo, hi = budget(pre)
+        h, w = qwen_smart_resize.smart_resize(H, W, P * m, lo, hi)
+    if (h // P, w // P) != (group['h'], group['w']):
+        raise ValueError(f'the video resize gives {h} x {w}, the prompt file a frame group of {group}')
+    frames = [resize_normalize(img, pre, h, w) for img in imgs]
+    while len(frames) % T:
+        frames.append(frames[-1])
+    return qwen_patches.patch_rows(torch.stack(frames), P, T, m), len(frames) // T
+
+
+def run_case(W, raw, pre, vpre, c, name, spec, entry):
+    """One request: each image (and video, whole) preprocessed and through the tower, then greedy decoding at f64 and f32."""
     vc = raw['vision_config']
+    # The media in prompt order (the message's parts): (patch rows, tower grid).
+    media, grids, video_grids, seconds = [], [], [], []
+    images = iter(entry['grids'])
+    videos = iter(entry.get('videos', []))
+    for part in spec['content']:
+        if 'image' in part:
+            g = next(images)
+            grids.append((g['t'], g['h'], g['w']))
+            media.append((preprocess(os.path.join(ROOT, part['image']), pre, g).to(F64), grids[-1]))
+        elif 'video' in part:
+            v = next(videos)
+            paths = [os.path.join(ROOT, f) for f in part['video']['frames']]
+            x, groups = preprocess_video(paths, pre, vpre, c.qwen3, v['group'])
+            if groups != len(v['timestamps']):
+                raise ValueError(f'{groups} frame groups, the prompt file {len(v["timestamps"])}')
+            gh, gw = v['group']['h'], v['group']['w']
+            media.append((x.to(F64), (groups, gh, gw)))
+            if c.qwen3:
+                # Qwen3-VL's positions take each frame group as its own run of t = 1 (HF get_rope_index).
+                video_grids += [(1, gh, gw)] * groups
+            else:
+                video_grids.append((groups, gh, gw))
+                seconds.append(pre['temporal_patch_size'] / 2.0)  # HF's default fps of 2
     ids = entry['ids']
-    positions, delta = mrope_positions.rope_index(ids, grids, [], None, c.merge, None)
+    tps = None if c.qwen3 else vc['tokens_per_second']
+    positions, delta = mrope_positions.rope_index(ids, grids, video_grids, seconds or None, c.merge, tps)
+    patches = [x for x, _ in media]
     result = {}
     for dtype in (F64, F32):
         rows, levels = [], []
-        for x, g in zip(patches, grids):
+        for x, g in media:
             if c.qwen3:
                 r, lv = qwen_vision.tower3(W, vc, x, g, dtype)
             else:
@@ -95,7 +150,11 @@ def run(entry, specs):
         pre = json.load(f)
     W, _, _ = safetensors_io.load_checkpoint(d)
     c = qwen_decoder.Config(raw)
-    cases = [run_case(W, raw, pre, c, name, spec, e) for spec, e in zip(specs, entry['cases'])]
+    vpre = None
+    if os.path.exists(os.path.join(d, 'video_preprocessor_config.json')):
+        with open(os.path.join(d, 'video_preprocessor_config.json')) as f:
+            vpre = json.load(f)
+    cases = [run_case(W, raw, pre, vpre, c, name, spec, e) for spec, e in zip(specs, entry['cases'])]
     return {'checkpoint': name, 'sha256': safetensors_io.sha256_file(os.path.join(d, 'model.safetensors')), 'cases': cases}
 
 

@@ -18,7 +18,7 @@ import type { VideoProcessorConfig } from '../../processor/video-config';
 import { frameThumbnail, frameToTile, videoFrameLayout } from '../../processor/video-frames';
 import { sampleFrames } from '../../processor/video-sampling';
 import type { PreparedVideo, PreparedVideoFrame, PrepareVideoOptions, VideoFramesSource, VideoSource } from '../../protocol/encoder';
-import type { VideoBackend } from './video-backend';
+import type { OpenedClip, VideoBackend } from './video-backend';
 
 interface PreparedFrameTile {
   layout: ImageLayout;
@@ -42,12 +42,12 @@ export interface VideoPrepareContext {
   drop(key: string): void;
 }
 
-function isFrameList(source: VideoSource): source is VideoFramesSource {
+export function isFrameList(source: VideoSource): source is VideoFramesSource {
   return !(source instanceof Uint8Array) && !(typeof Blob !== 'undefined' && source instanceof Blob);
 }
 
 /** Validated timestamps and duration of a frame list (InvalidMessageError names what is wrong). */
-function frameListTiming(list: VideoFramesSource): { timestamps: number[]; duration: number } {
+export function frameListTiming(list: VideoFramesSource): { timestamps: number[]; duration: number } {
   if (!Array.isArray(list?.frames) || list.frames.length === 0)
     throw new InvalidMessageError('a video given as frames needs a non-empty frames array of { image, timestamp }.');
   const timestamps = list.frames.map((f, i) => {
@@ -69,6 +69,22 @@ function frameListTiming(list: VideoFramesSource): { timestamps: number[]; durat
     );
   }
   return { timestamps, duration };
+}
+
+/**
+ * A clip's key, and the clip opened by the backend (the caller closes it); when the caller already knows
+ * the clip (options.knownClips), the answer that says so, with nothing opened.
+ */
+export async function openUnknownClip(
+  ctx: { backend: VideoBackend | undefined; clipIdentity: string; ffmpegPath?: string },
+  source: Uint8Array | Blob,
+  options: PrepareVideoOptions,
+): Promise<PreparedVideo | { clipKey: string; clip: OpenedClip; backend: VideoBackend }> {
+  const backend = ctx.backend;
+  if (!backend) throw new VideoDecodeError('this encoder has no video decoder; send the frames as a list of images with timestamps.');
+  const clipKey = await clipKeyOf(ctx.clipIdentity, source);
+  if (options.knownClips?.includes(clipKey)) return { clipKey, known: true, frames: [], numDecoded: 0, demuxMs: 0, decodeMs: 0 };
+  return { clipKey, clip: await backend.open(source, { ffmpegPath: ctx.ffmpegPath }), backend };
 }
 
 async function clipKeyOf(identity: string, source: Uint8Array | Blob): Promise<string> {
@@ -103,26 +119,30 @@ async function frameOf(
   };
 }
 
-/** Sample, decode and keep a video's frames; on failure nothing it kept stays behind. */
-export async function prepareVideo(
-  ctx: VideoPrepareContext,
-  source: VideoSource,
-  options: PrepareVideoOptions = {},
-): Promise<PreparedVideo> {
+/** Runs `prepare` with a context whose keeps are undone if it fails: nothing kept stays behind. */
+export async function dropKeptOnFailure<T, C extends { keep(key: string, item: T): void; drop(key: string): void }, R>(
+  ctx: C,
+  prepare: (tracking: C) => Promise<R>,
+): Promise<R> {
   const kept: string[] = [];
-  const tracking: VideoPrepareContext = {
+  const tracking: C = {
     ...ctx,
-    keep: (key, frame) => {
+    keep: (key: string, item: T) => {
       kept.push(key);
-      ctx.keep(key, frame);
+      ctx.keep(key, item);
     },
   };
   try {
-    return await prepareTracked(tracking, source, options);
+    return await prepare(tracking);
   } catch (e) {
     for (const key of kept) ctx.drop(key);
     throw e;
   }
+}
+
+/** Sample, decode and keep a video's frames; on failure nothing it kept stays behind. */
+export function prepareVideo(ctx: VideoPrepareContext, source: VideoSource, options: PrepareVideoOptions = {}): Promise<PreparedVideo> {
+  return dropKeptOnFailure(ctx, (tracking) => prepareTracked(tracking, source, options));
 }
 
 async function prepareTracked(ctx: VideoPrepareContext, source: VideoSource, options: PrepareVideoOptions): Promise<PreparedVideo> {
@@ -144,11 +164,9 @@ async function prepareTracked(ctx: VideoPrepareContext, source: VideoSource, opt
       decodeMs: performance.now() - t0,
     };
   }
-  const backend = ctx.backend;
-  if (!backend) throw new VideoDecodeError('this encoder has no video decoder; send the frames as a list of images with timestamps.');
-  const clipKey = await clipKeyOf(ctx.clipIdentity, source);
-  if (options.knownClips?.includes(clipKey)) return { clipKey, known: true, frames: [], numDecoded: 0, demuxMs: 0, decodeMs: 0 };
-  const clip = await backend.open(source, { ffmpegPath: ctx.ffmpegPath });
+  const opened = await openUnknownClip(ctx, source, options);
+  if (!('clip' in opened)) return opened;
+  const { clipKey, clip, backend } = opened;
   try {
     const t1 = performance.now();
     const sample = sampleFrames(clip.meta, ctx.video);

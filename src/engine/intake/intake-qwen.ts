@@ -1,16 +1,20 @@
-// The image side of intake (intake.ts) for a Qwen-VL checkpoint: each image is prepared by the encoder
-// (content key, smart resize and patch grid, in a worker), the prompt is planned from the grids (token
-// counts and M-RoPE positions before any encoding), the context window is checked, and each image is
-// looked up in the encoder cache tiers.
+// Intake (intake.ts) for a Qwen-VL checkpoint: each image is prepared by the encoder (content key, smart
+// resize and patch grid, in a worker), each video sampled, decoded and resized there into frame groups
+// (src/encoder/video/prepare-qwen-video.ts), the prompt is planned from the grids (token counts and M-RoPE
+// positions before any encoding), the context window is checked, and each image and frame group is looked
+// up in the encoder cache tiers.
 //
-//   images ──prepare──► keys + patch grids ──plan──► token ids, one pad run per image, positions ──lookup──► ready | pending
+//   images ──prepare──────► keys + patch grids ───┐
+//   videos ──prepareVideo─► frame groups + times ─┴─plan──► token ids, a pad run per image and group, positions
+//                                                          ──lookup──► ready | pending
 
-import { ContextLengthError, InvalidMessageError } from '../../errors';
-import type { MediaEncoder } from '../../encoder/media-encoder';
+import { ContextLengthError, InternalError, InvalidMessageError } from '../../errors';
+import type { MediaEncoder, VideoClip } from '../../encoder/media-encoder';
 import type { QwenProcessor } from '../../processor/qwen-processor';
 import type { PreparedMedia } from '../../protocol/encoder';
 import { imagePayloads, isGivenEmbeddings, type RequestMessage } from './given-embeddings';
 import type { IntakePlan } from './intake-plan';
+import { type RequestVideo, type VideoIntakeOptions, videoSources } from './intake-video';
 import type { RequestMedia } from './request-media';
 
 export interface QwenIntakeDeps {
@@ -25,6 +29,7 @@ export async function intakeQwen(
   messages: readonly RequestMessage[],
   requestId: number,
   maxTokens: number,
+  videoOptions: VideoIntakeOptions,
 ): Promise<IntakePlan> {
   const { processor, media } = deps;
   const images = imagePayloads(messages);
@@ -34,14 +39,29 @@ export async function intakeQwen(
       `image part ${given} carries image_embeds, which a ${processor.modelType} checkpoint does not take yet (its rows need the image's patch grid); send the image itself.`,
     );
   }
-  const settled = await Promise.allSettled(images.map((b) => media.prepare(b as Uint8Array)));
-  const prepared = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const sources = videoSources(messages);
+  if (sources.length > 0 && videoOptions.pruneRate > 0) {
+    throw new InvalidMessageError(
+      `the request option tessera.videoPruning (EVS) takes SmolVLM2 checkpoints for now; a ${processor.modelType} video is sent whole: leave it out.`,
+    );
+  }
+  const preparing = images.map((b) => media.prepare(b as Uint8Array));
+  const videoWork = Promise.all(sources.map((v) => media.prepareVideo(v, requestId, { thumbnailEdge: videoOptions.thumbnailEdge })));
+  const settled = await Promise.allSettled([...preparing, videoWork]);
+  const prepared = settled.slice(0, images.length).flatMap((r) => (r.status === 'fulfilled' ? [r.value as PreparedMedia] : []));
+  const last = settled[images.length]!;
+  const clips = last.status === 'fulfilled' ? (last as PromiseFulfilledResult<VideoClip[]>).value : [];
+  const all = [...prepared, ...clips.flatMap((c) => c.frames.map((f) => f.media))];
   try {
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     const plan = processor.planPrompt(
       messages,
       prepared.map((p) => gridOf(p)),
+      clips.map((c) => {
+        const { h, w } = gridOf(c.frames[0]!.media);
+        return { group: { h, w }, timestamps: c.frames.map((f) => f.timestamp) };
+      }),
     );
     if (plan.tokenIds.length + maxTokens > deps.contextWindow)
       throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow, deps.contextLimits);
@@ -58,9 +78,31 @@ export async function intakeQwen(
       items[i].data = h.data;
       items[i].source = h.source;
     });
-    return { plan, media: items, videos: [], audios: [] };
+    // Each video's frame groups: one media item per group, found in the cache already when the clip was known.
+    const videos: RequestVideo[] = clips.map((clip, videoIndex) => {
+      const runs = plan.videos[videoIndex]!.frameRuns;
+      if (runs.length !== clip.frames.length) {
+        throw new InternalError(`video ${videoIndex}: ${clip.frames.length} frame groups but ${runs.length} runs in the prompt`);
+      }
+      clip.frames.forEach((f, frame) => {
+        const run = runs[frame]!;
+        const grid = gridOf(f.media);
+        items.push({
+          prepared: f.media,
+          placeholder: { offset: run.offset, length: run.length, runs: [run] },
+          longestEdge: Math.max(grid.h, grid.w) * patch,
+          video: { videoIndex, frame },
+          ...(f.cached ? { data: f.cached.data, source: f.cached.source } : {}),
+        });
+      });
+      const tokensPerFrame = runs.map((r) => r!.length);
+      const layout = { timestamps: clip.frames.map((f) => f.timestamp), duration: clip.meta.duration, tokensPerFrame };
+      return { clip, layout, unprunedTokens: tokensPerFrame.reduce((a, b) => a + b, 0) };
+    });
+    items.sort((a, b) => a.placeholder.offset - b.placeholder.offset);
+    return { plan, media: items, videos, audios: [] };
   } catch (e) {
-    for (const p of prepared) media.forget(p);
+    for (const p of all) media.forget(p);
     media.release(requestId);
     throw e;
   }

@@ -95,7 +95,7 @@ export async function intake(
   }
   if (deps.processor instanceof QwenProcessor) {
     if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
-    return intakeQwen({ ...deps, processor: deps.processor }, messages, requestId, maxTokens);
+    return intakeQwen({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, videoOptions);
   }
   if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
   const images = imagePayloads(messages);
