@@ -12,8 +12,8 @@
 // Both keep the real vocabulary (151936), so the real special-token ids hold. qwen2_5_vl-tiny has its
 // vision tower (4 layers of 64, head_dim 32, windows of 56 px = 2 x 2 merge units, full attention in
 // layers 1 and 3); qwen3_vl-tiny's has 3 layers of 64 over an 8 x 8 learned position grid, DeepStack taps
-// after layers 0 and 1. Until the Qwen families register (docs/families.md),
-// these serve the decoder's and the tower's tests, and the demo's model list leaves them out.
+// after layers 0 and 1. The engine, the CLI, the demo's model list and the tests load them
+// (docs/families.md).
 
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

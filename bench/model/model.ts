@@ -11,6 +11,7 @@
 //   6. the cpu column: model-cpu.ts in Node (ours on onnxruntime-node vs onnxruntime-node driven directly),
 //      model-wasm.html in Chromium (ours on onnxruntime-web's WebAssembly vs transformers.js on 'wasm')
 //
+// `--family qwen2_5_vl|qwen3_vl` runs the Qwen-VL benchmark instead (qwen.ts).
 // Flags: --tokens=N (default 16)  --reps=N warm requests of ours (default 1)  --no-peer  --no-node
 //        --no-browser  --no-cpu (skip the cpu column: our CPU backend against onnxruntime-node on the same
 //        ONNX files, model-cpu.ts, and in Chromium against transformers.js on WebAssembly, model-wasm-page.ts)
@@ -379,7 +380,12 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(result));
 }
 
-main().catch((e: unknown) => {
-  console.error(errorText(e));
-  process.exitCode = 1;
-});
+// --family qwen2_5_vl|qwen3_vl: the Qwen-VL benchmark (qwen.ts), which runs on import.
+if (process.argv.slice(2).some((a) => a === '--family' || a.startsWith('--family='))) {
+  await import('./qwen');
+} else {
+  main().catch((e: unknown) => {
+    console.error(errorText(e));
+    process.exitCode = 1;
+  });
+}
