@@ -4,8 +4,10 @@
 // budget, in Node on WebGPU (Dawn; SwiftShader on a machine without a GPU). For each image: a cold
 // request (the first of its size: the tower's pipelines for that grid compile), then `--reps` warm ones,
 // each with byte-distinct copies of the PNG (png-variant.ts) so the tower really runs; reported: vision
-// encode ms, TTFT, prefill and decode tokens/s, the engine's peak GPU memory (by area) and the process's
-// peak resident memory. Ends with ONE JSON line.
+// encode ms, TTFT, prefill tokens/s (after the encode) and decode tokens/s, the engine's peak GPU memory
+// (by area: the language model's device; the tower runs in an encoder worker on a device of its own, not
+// counted there) and the process's peak resident memory (on SwiftShader, GPU buffers are host memory and
+// count there too). Ends with ONE JSON line.
 //
 // The transformers.js peer is not run: it needs an ONNX export of these checkpoints in transformers.js's
 // Qwen-VL layout (vision encoder, embeddings, decoder with M-RoPE position ids), which bench/onnx-export/
@@ -75,7 +77,8 @@ interface RequestFigures {
 const figures = (info: TesseraInfo): RequestFigures => ({
   encodeMs: info.timings.encodeMs,
   ttftMs: info.timings.ttftMs,
-  prefillTokensPerSecond: (info.promptTokens * 1000) / info.timings.prefillMs,
+  // The prompt's prefill after its image is encoded (timings.prefillMs includes the wait for the encode).
+  prefillTokensPerSecond: (info.promptTokens * 1000) / (info.timings.ttftMs - info.timings.encodeMs),
   decodeTokensPerSecond: info.timings.decodeTokensPerSecond,
   promptTokens: info.promptTokens,
   imageTokens: info.imageTokens,
@@ -179,7 +182,8 @@ async function main(): Promise<void> {
       .map(([k, v]) => `${k} ${mib(v)}`)
       .join(', ');
     console.log(
-      `peak GPU memory ${mib(r.peakGpuBytes)} MiB (${areas}); peak resident memory ${mib(r.peakRssBytes)} MiB; load ${(r.loadMs / 1000).toFixed(1)} s`,
+      `peak GPU memory of the language model's device ${mib(r.peakGpuBytes)} MiB (${areas}); peak resident memory ` +
+        `${mib(r.peakRssBytes)} MiB (the encoder worker's device included); load ${(r.loadMs / 1000).toFixed(1)} s`,
     );
   }
   console.log(
