@@ -178,6 +178,32 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     expect(again.tessera.tokenIds).toEqual(first.tessera.tokenIds);
   });
 
+  it('a video whose frames differ in size fails alone; nothing it or the image and video beside it prepared stays in the encoder', async () => {
+    const prepared = () => (engine.waitState() as { encoder: { prepared: number } }).encoder.prepared;
+    expect(prepared()).toBe(0);
+    const frame = (path: string) => new Uint8Array(readFileSync(resolve(path)));
+    const good = turnOf('video');
+    const bad = {
+      type: 'video' as const,
+      video: {
+        frames: [
+          { image: frame('test/fixtures/images/pan-0.png'), timestamp: 0 },
+          { image: frame('test/fixtures/images/tall-120x360.png'), timestamp: 0.5 },
+        ],
+      },
+    };
+    const content = [...(good.content as Extract<Message['content'], unknown[]>), { type: 'image' as const, image: IMAGE }, bad];
+    await expect(engine.chat.completions.create(ask([{ role: 'user', content }], 2))).rejects.toThrow(
+      /video frames\[1\] is 120 x 360 pixels but the video's first frame is 160 x 120/,
+    );
+    expect(prepared()).toBe(0);
+    // Another request (with other media) answers, and the failed one's neighbours did not finish preparing
+    // behind its back: still nothing prepared after it.
+    const r = await engine.chat.completions.create(ask([turnOf('tall')], ref('tall').tokens.length));
+    expect(r.tessera.tokenIds).toEqual(ref('tall').tokens);
+    expect(prepared()).toBe(0);
+  });
+
   it('refuses audio parts, video pruning and imageEmbeddings() by name, and answers the next request', async () => {
     const part = (p: unknown) => ask([{ role: 'user', content: [p, { type: 'text', text: 'hi' }] } as Message], 2);
     await expect(engine.chat.completions.create({ ...ask([turnOf('video')], 2), tessera: { videoPruning: 0.5 } })).rejects.toThrow(

@@ -9,7 +9,7 @@
 //                                                          ──lookup──► ready | pending
 
 import { ContextLengthError, InternalError, InvalidMessageError } from '../../errors';
-import type { MediaEncoder, VideoClip } from '../../encoder/media-encoder';
+import type { MediaEncoder } from '../../encoder/media-encoder';
 import type { QwenProcessor } from '../../processor/qwen-processor';
 import type { PreparedMedia } from '../../protocol/encoder';
 import { imagePayloads, isGivenEmbeddings, type RequestMessage } from './given-embeddings';
@@ -45,13 +45,15 @@ export async function intakeQwen(
       `the request option tessera.videoPruning (EVS) takes SmolVLM2 checkpoints for now; a ${processor.modelType} video is sent whole: leave it out.`,
     );
   }
-  const preparing = images.map((b) => media.prepare(b as Uint8Array));
-  const videoWork = Promise.all(sources.map((v) => media.prepareVideo(v, requestId, { thumbnailEdge: videoOptions.thumbnailEdge })));
-  const settled = await Promise.allSettled([...preparing, videoWork]);
-  const prepared = settled.slice(0, images.length).flatMap((r) => (r.status === 'fulfilled' ? [r.value as PreparedMedia] : []));
-  const last = settled[images.length]!;
-  const clips = last.status === 'fulfilled' ? (last as PromiseFulfilledResult<VideoClip[]>).value : [];
-  const all = [...prepared, ...clips.flatMap((c) => c.frames.map((f) => f.media))];
+  // Every image and video prepared side by side; if one fails, what the others prepared is let go below.
+  const [imagesSettled, videosSettled] = await Promise.all([
+    Promise.allSettled(images.map((b) => media.prepare(b as Uint8Array))),
+    Promise.allSettled(sources.map((v) => media.prepareVideo(v, requestId, { thumbnailEdge: videoOptions.thumbnailEdge }))),
+  ]);
+  const settled = [...imagesSettled, ...videosSettled];
+  const prepared = imagesSettled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const clips = videosSettled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const all: PreparedMedia[] = [...prepared, ...clips.flatMap((c) => c.frames.map((f) => f.media))];
   try {
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
