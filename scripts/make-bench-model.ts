@@ -61,12 +61,12 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** True when `dir` holds this recipe's files with the recorded model.safetensors sha256. */
-export async function benchModelIsCurrent(dir: string = BENCH_MODEL_DIR): Promise<boolean> {
+/** True when `dir` holds this recipe's files (`recipe`: another bench checkpoint's) with the recorded model.safetensors sha256. */
+export async function benchModelIsCurrent(dir: string = BENCH_MODEL_DIR, recipe: string = RECIPE): Promise<boolean> {
   const manifestPath = join(dir, 'manifest.json');
   if (!existsSync(manifestPath)) return false;
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest;
-  if (manifest.recipe !== RECIPE) return false;
+  if (manifest.recipe !== recipe) return false;
   for (const name of Object.keys(manifest.files)) if (!existsSync(join(dir, name))) return false;
   const weights = join(dir, 'model.safetensors');
   return (await sha256File(weights)) === manifest.files['model.safetensors'];

@@ -13,14 +13,14 @@
 //
 // Regeneration is skipped when manifest.json has the same recipe and model.safetensors its recorded sha256.
 
-import { copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseQwen25VlConfig } from '../src/families/qwen2_5_vl/config';
 import { parseQwen3VlConfig } from '../src/families/qwen3_vl/config';
 import type { ModelConfig } from '../src/model/config';
 import { writeSafetensors } from '../src/model/weights/safetensors-writer';
+import { benchModelIsCurrent } from './make-bench-model';
 import { sha256, tensorsFor, writeJson } from './tiny-weights';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -72,21 +72,6 @@ interface Manifest {
   files: Record<string, string>;
 }
 
-async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-async function isCurrent(dir: string): Promise<boolean> {
-  const path = join(dir, 'manifest.json');
-  if (!existsSync(path)) return false;
-  const manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
-  if (manifest.recipe !== RECIPE) return false;
-  for (const name of Object.keys(manifest.files)) if (!existsSync(join(dir, name))) return false;
-  return (await sha256File(join(dir, 'model.safetensors'))) === manifest.files['model.safetensors'];
-}
-
 function make(spec: BenchQwen): void {
   const dir = spec.dir;
   rmSync(join(dir, 'manifest.json'), { force: true }); // a half-written folder is never "current"
@@ -114,7 +99,7 @@ function make(spec: BenchQwen): void {
 /** Makes the family's bench checkpoint unless a current copy is there; returns its folder. */
 export async function ensureBenchQwen(family: BenchQwenFamily, log: (line: string) => void): Promise<string> {
   const spec = BENCH_QWEN[family];
-  if (await isCurrent(spec.dir)) {
+  if (await benchModelIsCurrent(spec.dir, RECIPE)) {
     log(`bench model: ${spec.dir} is current, not regenerated`);
     return spec.dir;
   }

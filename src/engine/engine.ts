@@ -54,6 +54,7 @@ import { tokenNames, type TokenNames } from '../processor/token-names';
 import { ResponseGrammars } from './response-grammars';
 import { engineStats } from './engine-stats';
 import { newLifecycleCounters } from './standalone-encoder';
+import { defaultEncoderBudget } from './encoder-budget';
 import { intake, withoutImages, type IntakeDeps } from './intake/intake';
 import { imageEmbeddings, type MediaPreviewDeps, videoFrames } from './media-previews';
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
@@ -111,18 +112,6 @@ export interface EngineDeps {
 
 /** Default max_tokens of a transcription (a minute of speech is some 200 tokens). */
 const DEFAULT_TRANSCRIPTION_TOKENS = 512;
-
-/** Default encoder budget in tiles (times the model's image_seq_len embeddings per tile). */
-const DEFAULT_ENCODER_BUDGET_TILES = 32;
-
-/**
- * Embedding rows the encoder may produce at once by default: 32 tiles of an Idefics3 checkpoint, 32
- * audio chunks, or for a Qwen-VL checkpoint (whose images have no tiles) 32 × 64 rows, an image of some
- * 1.6 megapixels (a larger one still runs, alone).
- */
-function defaultEncoderBudget(c: ModelConfig): number {
-  return DEFAULT_ENCODER_BUDGET_TILES * (c.vision?.imageSeqLen ?? c.audio?.tokensPerChunk ?? 64);
-}
 
 /** Everything that lives on the engine's GPU device: rebuilt together after a device loss. */
 interface Runtime {
