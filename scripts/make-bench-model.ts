@@ -25,6 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeSafetensors } from '../src/model/weights/safetensors-writer';
 import { sha256, tensorsFor, writeJson } from './tiny-weights';
+import { isScript } from './run-as-script';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REAL = join(root, 'test/fixtures/models/SmolVLM-256M-Instruct');
@@ -120,7 +121,7 @@ export async function ensureBenchModel(log: (line: string) => void, options: { d
   log(`bench model: written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isScript('make-bench-model')) {
   ensureBenchModel((line) => console.log(line), { force: process.argv.includes('--force') }).catch((e: unknown) => {
     console.error(e instanceof Error ? `${e.name}: ${e.message}` : e);
     process.exitCode = 1;

@@ -21,9 +21,11 @@ import { parseQwen3VlConfig } from '../src/families/qwen3_vl/config';
 import type { ModelConfig } from '../src/model/config';
 import { writeSafetensors } from '../src/model/weights/safetensors-writer';
 import { benchModelIsCurrent } from './make-bench-model';
+import { isScript } from './run-as-script';
 import { sha256, tensorsFor, writeJson } from './tiny-weights';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository's root (bench/model/qwen.ts finds dist/ from it, so a bundle of both agrees on it). */
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURES = join(root, 'test/fixtures/models');
 
 export type BenchQwenFamily = 'qwen2_5_vl' | 'qwen3_vl';
@@ -110,7 +112,7 @@ export async function ensureBenchQwen(family: BenchQwenFamily, log: (line: strin
   return spec.dir;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isScript('make-bench-qwen')) {
   const families = (process.argv.slice(2).filter((a) => !a.startsWith('--')) as BenchQwenFamily[]).filter((f) => f in BENCH_QWEN);
   for (const f of families.length ? families : (Object.keys(BENCH_QWEN) as BenchQwenFamily[])) {
     await ensureBenchQwen(f, (line) => console.log(line));

@@ -22,6 +22,7 @@ import { parseQwen25VlConfig } from '../src/families/qwen2_5_vl/config';
 import { parseQwen3VlConfig } from '../src/families/qwen3_vl/config';
 import type { ModelConfig } from '../src/model/config';
 import { writeSafetensors, type TensorToWrite } from '../src/model/weights/safetensors-writer';
+import { isScript } from './run-as-script';
 import { sha256, tensorsFor, writeJson } from './tiny-weights';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -133,4 +134,12 @@ export function makeTinyQwen(outDir: string): Record<string, Record<string, stri
     manifest[name] = { 'model.safetensors': sha256(bytes) };
   }
   return manifest;
+}
+
+// `npx tsx scripts/make-tiny-qwen.ts <dir>`: only these checkpoints (bench/gpu/on-device.sh checks a GPU's
+// answers on them against the goldens); `npm run make:tiny` writes them with the rest.
+if (isScript('make-tiny-qwen')) {
+  const out = process.argv[2];
+  if (!out) throw new Error('usage: make-tiny-qwen <output directory>');
+  makeTinyQwen(out);
 }

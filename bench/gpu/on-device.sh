@@ -8,7 +8,8 @@
 #   2. the bench model (scripts/make-bench-model.ts: SmolVLM-256M's shape, random BF16);
 #   3. tessera run --json on it (TTFT, decode tok/s, token ids) with each variant, f16 weights in f16 math,
 #      and q4;
-#   4. tessera profile --json (GPU time per kernel kind) with each variant.
+#   4. the tiny Qwen-VL checkpoints' answers against the goldens, and the Qwen-VL bench at real widths;
+#   5. tessera profile --json (GPU time per kernel kind) with each variant.
 # With dist-base/ (the previous tree's build) carried too, one request alternates between the two trees.
 # GPU_SKIP_DOCTOR=1 skips step 1. Everything lands in $OUT/results.tar.gz; a table of the figures is printed last (bench/gpu/summary.mjs).
 set -u
@@ -99,6 +100,21 @@ if [ -d dist-base ]; then
   step head-512 120 "${HEAD[@]}" --max-tokens 512
   step head-64-3 120 "${HEAD[@]}" --max-tokens 64
   step base-64-3 120 "${BASE[@]}" --max-tokens 64
+fi
+# Qwen-VL on this GPU (GPU_SKIP_QWEN=1 skips it): the tiny checkpoints (.devcarry/make-tiny-qwen.mjs) answer
+# three of the golden requests through the CLI, compared token by token with the float64 reference
+# (test/fixtures/goldens/qwen-pipeline.json; summary.mjs), then bench/model/qwen.ts at real widths
+# (.devcarry/bench-qwen.mjs: Qwen2.5-VL-3B's and Qwen3-VL-2B's widths, 4 + 4 layers, random BF16).
+if [ -z "${GPU_SKIP_QWEN:-}" ] && [ -f .devcarry/make-tiny-qwen.mjs ]; then
+  log "tiny Qwen checkpoints"
+  node .devcarry/make-tiny-qwen.mjs /tmp/qwen-tiny
+  for m in qwen2_5_vl-tiny qwen3_vl-tiny; do
+    while IFS=$'\t' read -r id image prompt n; do
+      step "qwen-$m-$id" 120 node dist/cli.js run --model "/tmp/qwen-tiny/$m" --image "$image" --prompt "$prompt" \
+        --max-tokens "$n" --json --no-weight-cache
+    done < <(node bench/gpu/qwen-cases.mjs "$m")
+  done
+  step bench-qwen 300 node .devcarry/bench-qwen.mjs --no-build --tokens=64 --reps=2
 fi
 PROF=(node dist/cli.js profile --model "$M" --image "$IMG" --json --no-weight-cache)
 step profile-workgroup 120 "${PROF[@]}" --variant workgroup

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/gpu/pack.sh: packs what bench/gpu/on-device.sh needs on a machine with a GPU and nothing else
 # (no Node, no npm registry): the built library (dist/, and dist-base/ when present), Node itself, the runtime dependencies dist/ imports
-# (bench/gpu/pack-runtime.mjs; Dawn's webgpu build for linux-x64 only, sharp for images), the bench-model generator as one file, and
+# (bench/gpu/pack-runtime.mjs; Dawn's webgpu build for linux-x64 only, sharp for images), the bench-model generators and the Qwen-VL
+# bench as one file each, and
 # the Vulkan loader. Everything lands in .devcarry/ and .devcarry-node/ (git-ignored through .git/info/exclude);
 # the summary at the end says whether one device call carries both or two calls are needed.
 set -euo pipefail
@@ -10,6 +11,9 @@ grep -qx '/.devcarry/' .git/info/exclude || echo '/.devcarry/' >> .git/info/excl
 rm -rf .devcarry && mkdir -p .devcarry/gl /tmp/tessera-pack
 npx vite build --mode lib --logLevel warn
 npx esbuild scripts/make-bench-model.ts --bundle --platform=node --format=esm --outfile=.devcarry/make-bench-model.mjs --log-level=warning
+# The Qwen-VL steps: the tiny checkpoints' generator, and bench/model/qwen.ts (sharp stays a package of the runtime).
+npx esbuild scripts/make-tiny-qwen.ts --bundle --platform=node --format=esm --outfile=.devcarry/make-tiny-qwen.mjs --log-level=warning
+npx esbuild bench/model/qwen.ts --bundle --platform=node --format=esm --external:sharp --outfile=.devcarry/bench-qwen.mjs --log-level=warning
 # The Vulkan loader and GLVND (NVIDIA's Vulkan driver is libGLX_nvidia, which needs libGLdispatch).
 (cd .devcarry/gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 2>/dev/null)
 

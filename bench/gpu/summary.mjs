@@ -37,7 +37,7 @@ for (const v of ['auto', 'register']) {
   for (const r of d.results.filter((r) => r.label.includes('f16-math'))) console.log(`  ${r.ranAs}: ${r.message}`);
 }
 
-console.log('\nrun (bench model, 64 tokens)   load s  encode ms  prefill ms  TTFT ms  decode tok/s  step p50 ms  weights MiB');
+console.log('\nrun (bench model, 64 tokens)   load s  encode ms  prefill ms  TTFT ms  decode tok/s  step p50 ms  weights MiB  peak MiB');
 const runs = {};
 /** One row of the run table: `name` read from <name>.json (tessera run --json). */
 function runRow(label, name) {
@@ -49,7 +49,7 @@ function runRow(label, name) {
   }
   console.log(
     `${label.padEnd(30)} ${f(t.loadMs / 1000).padStart(6)} ${f(t.encodeMs, 0).padStart(10)} ${f(t.prefillMs, 0).padStart(11)} ` +
-      `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)}`,
+      `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)} ${f(r.gpu_peak_bytes / 2 ** 20, 0).padStart(9)}`,
   );
 }
 for (const v of ['workgroup', 'register', 'f16-math', 'q4']) runRow(v, `run-${v}`);
@@ -88,6 +88,36 @@ for (const v of ['workgroup', 'register']) {
     console.log(`  ${ph.name.padEnd(14)} ${f(ph.totalMs, 3).padStart(9)} ms in ${ph.dispatches} dispatches: ${top}`);
   }
 }
+// The tiny Qwen-VL checkpoints against the float64 reference (bench/gpu/qwen-cases.mjs chose the requests).
+const goldenPath = 'test/fixtures/goldens/qwen-pipeline.json';
+const qwenRuns = readdirSync(dir).filter((n) => /^qwen-.*\.json$/.test(n));
+if (qwenRuns.length && existsSync(goldenPath)) {
+  const golden = JSON.parse(readFileSync(goldenPath, 'utf8'));
+  console.log('\ntiny Qwen-VL checkpoints against the reference (greedy tokens equal before the first difference):');
+  for (const m of golden.models) {
+    const cells = m.cases.flatMap((c) => {
+      const r = read(`qwen-${m.checkpoint}-${c.id}`);
+      if (!r) return [];
+      const got = r.token_ids ?? [];
+      let n = 0;
+      while (n < Math.min(got.length, c.tokens.length) && got[n] === c.tokens[n]) n++;
+      return [`${c.id} ${n}/${c.tokens.length}${r.error ? ` (${r.error})` : ''}`];
+    });
+    if (cells.length) console.log(`  ${m.checkpoint}: ${cells.join(', ')}`);
+  }
+}
+const bq = read('bench-qwen');
+for (const r of bq?.results ?? []) {
+  console.log(
+    `\nbench:model --family ${r.family} (${bq.tokens} new tokens; load ${f(r.loadMs / 1000)} s; peak GPU ${f(r.peakGpuBytes / 2 ** 20, 0)} MiB):`,
+  );
+  for (const x of r.rows)
+    console.log(
+      `  ${x.image.padEnd(9)} grid ${x.warm.grid.padEnd(9)} ${String(x.warm.imageTokens).padStart(5)} image tokens: encode ${f(x.cold.encodeMs, 0)} / ${f(x.warm.encodeMs, 0)} ms, ` +
+        `TTFT ${f(x.cold.ttftMs, 0)} / ${f(x.warm.ttftMs, 0)} ms (cold / warm), prefill ${f(x.warm.prefillTokensPerSecond, 0)} tok/s, decode ${f(x.warm.decodeTokensPerSecond)} tok/s`,
+    );
+}
+if (bq && !bq.results) console.log(`\nbench:model --family: ${JSON.stringify(bq).slice(0, 300)}`);
 console.log(
   '\n' +
     JSON.stringify({

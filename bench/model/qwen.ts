@@ -14,26 +14,27 @@
 // does not write yet. The JSON line says so in `peer`.
 //
 // Flags: --family qwen2_5_vl|qwen3_vl (or both, comma-separated)  --tokens=N new tokens (default 16)  --reps=N
-//        warm requests per image (default 1)
+//        warm requests per image (default 1)  --no-build runs the dist/ already there (bench/gpu/on-device.sh,
+//        where there is no vite)
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
-import { type BenchQwenFamily, BENCH_QWEN, ensureBenchQwen } from '../../scripts/make-bench-qwen';
+import { type BenchQwenFamily, BENCH_QWEN, ensureBenchQwen, root as repoRoot } from '../../scripts/make-bench-qwen';
 import type { TesseraInfo } from '../../src/engine/types';
 import { table } from '../harness/table';
 import { pngVariant } from './png-variant';
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const log = (line: string) => console.error(`[bench] ${line}`);
 
 interface Args {
   families: BenchQwenFamily[];
   tokens: number;
   reps: number;
+  build: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -45,7 +46,7 @@ function parseArgs(argv: readonly string[]): Args {
   const family = value('family');
   const families = family ? (family.split(',') as BenchQwenFamily[]) : (Object.keys(BENCH_QWEN) as BenchQwenFamily[]);
   for (const f of families) if (!(f in BENCH_QWEN)) throw new Error(`--family=${f}: use qwen2_5_vl or qwen3_vl`);
-  return { families, tokens: Number(value('tokens') ?? 16), reps: Number(value('reps') ?? 1) };
+  return { families, tokens: Number(value('tokens') ?? 16), reps: Number(value('reps') ?? 1), build: !argv.includes('--no-build') };
 }
 
 /** Resident memory, sampled every 50 ms: its peak. */
@@ -153,11 +154,13 @@ async function benchFamily(family: BenchQwenFamily, args: Args) {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  log('building the package (vite build --mode lib): the engine runs from dist/ as users run it');
-  execFileSync(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--mode', 'lib', '--logLevel', 'warn'], {
-    cwd: repoRoot,
-    stdio: 'inherit',
-  });
+  if (args.build) {
+    log('building the package (vite build --mode lib): the engine runs from dist/ as users run it');
+    execFileSync(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--mode', 'lib', '--logLevel', 'warn'], {
+      cwd: repoRoot,
+      stdio: 'inherit',
+    });
+  }
   const results = [];
   for (const family of args.families) results.push(await benchFamily(family, args));
   const mib = (b: number) => (b / 2 ** 20).toFixed(0);

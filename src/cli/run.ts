@@ -87,6 +87,8 @@ export async function run(o: RunOptions): Promise<number> {
                 : `onnx (${engine.model.backend})`,
             gpuBytes: engine.stats().weightBytes,
           },
+          // The language model's device: its peak since the engine was made (weights, KV cache, scratch).
+          gpu_peak_bytes: engine.stats().gpuMemory.peakBytes,
         })}\n`,
       );
       return 0;

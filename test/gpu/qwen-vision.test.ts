@@ -21,7 +21,8 @@ import { useGpu } from './gpu';
 interface Case {
   name: string;
   grid: PatchGrid;
-  patches: number[];
+  /** The case's slice of qwen-vision-patches.f32.bin, in floats. */
+  patches: { offset: number; length: number };
   features: number[];
   deepstack: number[][];
   featureRows: number;
@@ -29,9 +30,12 @@ interface Case {
   maxAbs: number;
 }
 
-const golden = JSON.parse(readFileSync(resolve(import.meta.dirname, '../fixtures/goldens/qwen-vision.json'), 'utf8')) as {
+const goldens = resolve(import.meta.dirname, '../fixtures/goldens');
+const golden = JSON.parse(readFileSync(`${goldens}/qwen-vision.json`, 'utf8')) as {
   models: Array<{ checkpoint: string; cases: Case[] }>;
 };
+const patchBytes = readFileSync(`${goldens}/qwen-vision-patches.f32.bin`);
+const patchRows = new Float32Array(Uint8Array.from(patchBytes).buffer);
 const PARSERS: Record<string, (c: Record<string, unknown>) => ModelConfig> = {
   'qwen2_5_vl-tiny': parseQwen25VlConfig,
   'qwen3_vl-tiny': parseQwen3VlConfig,
@@ -58,7 +62,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s vision t
   afterAll(() => loaded?.destroy());
 
   it.each(model.cases.map((c) => [c.name, c] as const))('%s: features (and DeepStack levels) of the reference', async (_n, c) => {
-    const got = await encoder.encode(Float32Array.from(c.patches), c.grid);
+    const got = await encoder.encode(patchRows.slice(c.patches.offset, c.patches.offset + c.patches.length), c.grid);
     expect(encoder.tokensFor(c.grid)).toBe(c.featureRows);
     expect(got.deepstack.length).toBe(c.deepstack.length);
     // f32 arithmetic in another order than torch's: a few times the reference's own f32-vs-f64 distance.

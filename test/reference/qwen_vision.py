@@ -1,4 +1,5 @@
-"""Float64 PyTorch reference of the Qwen-VL vision towers -> test/fixtures/goldens/qwen-vision.json.
+"""Float64 PyTorch reference of the Qwen-VL vision towers -> test/fixtures/goldens/qwen-vision.json
+(and the seeded patch rows, float32, in qwen-vision-patches.f32.bin beside it).
 
 Written from the math of transformers' models/qwen2_5_vl/modeling_qwen2_5_vl.py (not copied):
 - patch embedding: a Conv3d of kernel = stride = (temporal_patch, patch, patch) without bias over rows of
@@ -53,6 +54,7 @@ def layer_norm(x, w, b):
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODELS = os.path.join(ROOT, 'public', 'models')
 OUT = os.path.join(ROOT, 'test', 'fixtures', 'goldens', 'qwen-vision.json')
+PATCHES_OUT = os.path.join(ROOT, 'test', 'fixtures', 'goldens', 'qwen-vision-patches.f32.bin')
 F64, F32 = torch.float64, torch.float32
 
 
@@ -238,7 +240,8 @@ CASES = {
 }
 
 
-def run_model(name):
+def run_model(name, patch_rows):
+    """The golden cases of one checkpoint; their patch rows are appended to patch_rows (float32, in order)."""
     d = os.path.join(MODELS, name)
     with open(os.path.join(d, 'config.json')) as f:
         vc = json.load(f)['vision_config']
@@ -261,13 +264,16 @@ def run_model(name):
             order, sizes = windows(*grid, m, vc['window_size'] // m // vc['patch_size'])
             entry = {'windowIndex': order.tolist(), 'windowUnits': sizes}
         diff = max(float((a.to(F64) - b).abs().max()) for a, b in zip([f32, *l32], [f64, *l64]))
+        flat = patches.to(F32).flatten()
         out.append({'name': case, 'grid': {'t': grid[0], 'h': grid[1], 'w': grid[2]}, **entry,
-                    'patches': patches.to(F32).flatten().tolist(), 'features': f64.to(F32).flatten().tolist(),
+                    'patches': {'offset': sum(x.numel() for x in patch_rows), 'length': flat.numel()},
+                    'features': f64.to(F32).flatten().tolist(),
                     'deepstack': [x.to(F32).flatten().tolist() for x in l64],
                     'featureRows': f64.shape[0], 'f32VsF64MaxAbsDiff': diff,
                     'maxAbs': max(float(x.abs().max()) for x in [f64, *l64])})
         print(f'{name} / {case}: {n} patches -> {f64.shape[0]} x {f64.shape[1]} features (+{len(l64)} DeepStack levels), '
               f'max |x| {out[-1]["maxAbs"]:.3g}, f32 vs f64 {diff:.2e}')
+        patch_rows.append(flat)
     return {'checkpoint': name, 'sha256': safetensors_io.sha256_file(os.path.join(d, 'model.safetensors')), 'cases': out}
 
 
@@ -276,11 +282,14 @@ def main():
         a, b = windows(*grid, 2, 2), windows_padded(*grid, 2, 2)
         if not torch.equal(a[0], b[0]) or a[1] != b[1]:
             raise ValueError(f'window orders differ for grid {grid}')
-    models = [run_model(n) for n in CASES]
+    patch_rows = []
+    models = [run_model(n, patch_rows) for n in CASES]
+    # The patch rows (most of the data) as float32 bytes beside the JSON; each case names its slice in floats.
+    torch.cat(patch_rows).numpy().astype('<f4').tofile(PATCHES_OUT)
     with open(OUT, 'w') as f:
         json.dump({'about': 'test/reference/qwen_vision.py', 'models': models}, f)
         f.write('\n')
-    print(f'-> {os.path.relpath(OUT, ROOT)}')
+    print(f'-> {os.path.relpath(OUT, ROOT)}, {os.path.relpath(PATCHES_OUT, ROOT)}')
 
 
 if __name__ == '__main__':
