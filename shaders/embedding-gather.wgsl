@@ -1,5 +1,8 @@
 // embedding-gather.wgsl: out[t, :] = table[ids[t], :]. One invocation per output element.
-// An id >= vocab writes a zero row and is reported through `errors` (never read out of bounds).
+// An id >= total writes a zero row and is reported through `errors` (never read out of bounds).
+// The table may be one part of a table split by rows (weights larger than one binding): it holds rows
+// [first, first + vocab) of `total`, and writes only the tokens whose ids fall there; the last part
+// (first + vocab == total) also writes the zero rows of bad ids. An unsplit table has first 0, vocab total.
 // ids: [numTokens] u32   table: [vocab, dim] in any storage format, read through the lib/weights-*.wgsl
 // prepended by src/kernels/embedding-gather.ts (w_row, w_load1: a quantized row is dequantized in
 // registers; f32 tables, including activations, use lib/weights-f32-scalar.wgsl)
@@ -8,7 +11,7 @@
 
 override WG: u32 = 64;
 
-struct Params { numTokens: u32, vocab: u32, dim: u32, _pad: u32 }
+struct Params { numTokens: u32, vocab: u32, dim: u32, first: u32, total: u32 }
 
 @group(0) @binding(0) var<storage, read> ids: array<u32>;
 // @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
@@ -23,7 +26,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let t = idx / p.dim;
   let c = idx % p.dim;
   let id = ids[t];
-  if (id >= p.vocab) {
+  if (id >= p.total) {
+    if (p.first + p.vocab < p.total) { return; } // not the last part
     out[idx] = 0.0;
     if (c == 0u) {
       atomicAdd(&errors[0], 1u);
@@ -31,5 +35,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     return;
   }
-  out[idx] = w_load1(w_row(id, p.dim), c);
+  if (id < p.first || id - p.first >= p.vocab) { return; } // another part's row
+  out[idx] = w_load1(w_row(id - p.first, p.dim), c);
 }

@@ -11,14 +11,21 @@
 //
 // x: [M, K] f32 as vec4 along K (K % 4 == 0)    W: [N, K] in any storage format (lib/weights-*.wgsl
 // prepended: w_row, w_mul4; dequantized in registers)    b: [N] f32 (read when the epilogue adds a bias)
-// y: [M, N] f32    grid: ceil(N / 4) workgroups, linear (x, y split)
+// y: [M, N] f32 (or columns of wider rows: y_off, y_stride)    grid: ceil(N / 4) workgroups, linear (x, y split)
 
 override WG: u32 = 64;
 // M, the rows of x (1..MAX_ROWS): a pipeline per M, so the row loops have constant bounds.
 override ROWS: u32 = 1u;
 const COLS: u32 = 4u;
 
-struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
+// The fields after epilogue are matmul-register.wgsl's layout; of them these kernels read y_off and
+// y_stride (y[r, c] is y[y_off + r * y_stride + c]: y_off 0 and y_stride N but for a row-split weight's part).
+struct Params {
+  M: u32, N: u32, K: u32, epilogue: u32,
+  x_off: u32, x_stride: u32, x_batch: u32,
+  w_off: u32, w_stride: u32, w_batch: u32,
+  y_off: u32, y_stride: u32, y_batch: u32,
+}
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 // @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
@@ -64,8 +71,9 @@ fn main(
         var o = total[i];
         if (epilogue_bias(p.epilogue)) { o += b[col]; }
         o = activate(o, epilogue_activation(p.epilogue));
-        if (epilogue_accumulate(p.epilogue)) { o += y[lid * p.N + col]; }
-        y[lid * p.N + col] = o;
+        let yi = p.y_off + lid * p.y_stride + col;
+        if (epilogue_accumulate(p.epilogue)) { o += y[yi]; }
+        y[yi] = o;
       }
     }
   }

@@ -6,7 +6,7 @@
 // x: [M, K] f32    W: [N, K] (HF Linear layout [out, in]) in any storage format, read element by element
 // through the lib/weights-*.wgsl prepended by src/kernels/matmul.ts (w_row, w_load1; f32 uses
 // lib/weights-f32-scalar.wgsl, so any K works)    b: [N] f32 (read only when the epilogue adds a bias)
-// y: [M, N] f32    grid: (ceil(N / 64), ceil(M / 64))
+// y: [M, N] f32 (or columns of wider rows: y_off, y_stride)    grid: (ceil(N / 64), ceil(M / 64))
 
 
 const TILE: u32 = 64u;
@@ -16,7 +16,14 @@ const BK: u32 = 16u;
 // previous value (a residual connection: y += act(x · Wᵀ + b)). A uniform, not an
 // override, so one pipeline serves every layer: the unrolled register kernel takes seconds to compile
 // on SwiftShader, and the branch costs nothing next to the K loop.
-struct Params { M: u32, N: u32, K: u32, epilogue: u32 }
+// The fields after epilogue are matmul-register.wgsl's layout; of them these kernels read y_off and
+// y_stride (y[r, c] is y[y_off + r * y_stride + c]: y_off 0 and y_stride N but for a row-split weight's part).
+struct Params {
+  M: u32, N: u32, K: u32, epilogue: u32,
+  x_off: u32, x_stride: u32, x_batch: u32,
+  w_off: u32, w_stride: u32, w_batch: u32,
+  y_off: u32, y_stride: u32, y_batch: u32,
+}
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 // @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
@@ -83,8 +90,9 @@ fn store4(r: u32, c: u32, v: vec4<f32>) {
       var o = v[i];
       if (epilogue_bias(p.epilogue)) { o += b[col]; }
       o = activate(o, epilogue_activation(p.epilogue));
-      if (epilogue_accumulate(p.epilogue)) { o += y[r * p.N + col]; }
-      y[r * p.N + col] = o;
+      let yi = p.y_off + r * p.y_stride + col;
+      if (epilogue_accumulate(p.epilogue)) { o += y[yi]; }
+      y[yi] = o;
     }
   }
 }

@@ -17,7 +17,7 @@ import { decodeImageBrowser } from '../processor/image-decode';
 import type { ModelRef } from '../protocol/encoder';
 import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/store';
 import { InternalError } from '../errors';
-import type { GpuContext } from '../gpu/context';
+import type { GpuContext, GpuContextOptions } from '../gpu/context';
 import { readModelConfig } from '../families/read-config';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
 import { resolveDtype } from '../model/weights/dtype';
@@ -59,6 +59,8 @@ export interface BrowserEngineOptions extends EngineOptions {
   encoder?: EncoderOptions;
   /** Keep GPU-ready copies of quantized checkpoint files (dtype f16/q8/q4) in the Cache API (default true). */
   weightCache?: boolean;
+  /** The WebGPU device's options: a kernel variant, or a lower maxStorageBufferBindingSize to act as a smaller GPU. */
+  gpu?: Pick<GpuContextOptions, 'kernelVariant' | 'maxStorageBufferBindingSize'>;
   /** Limits on the images a request brings, and image_url fetching (media-options.ts). */
   media?: MediaOptions;
   /** onnxruntime-web for the CPU backend: where its .wasm files are served from, and threads (ort-browser.ts). */
@@ -71,7 +73,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);
   const chosen = await chooseDevice(asked === 'cpu' ? 'wasm' : asked, {
-    gpu: () => createBrowserGpuContext(),
+    gpu: () => createBrowserGpuContext(options.gpu),
     ort: () => loadBrowserOrt(options.wasm),
     missingOnnx: async () => missingForCpuBackend(source, await readModelConfig(source), resolveDtype(options.dtype).text),
     cpuKind: 'wasm',
@@ -148,7 +150,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         ownsGpu: true,
         weightStore,
         media,
-        recreateGpu: gpu ? () => createBrowserGpuContext() : undefined,
+        recreateGpu: gpu ? () => createBrowserGpuContext(options.gpu) : undefined,
         restartInProcessEncoder: inProcessMode && gpu ? (device) => inProcess(device, modelIdOf()) : undefined,
         startEncoder,
       },

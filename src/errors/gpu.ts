@@ -116,8 +116,9 @@ export class DeviceLimitError extends TesseraError {
     readonly limit: string,
     readonly requested: number,
     readonly allowed: number,
+    advice = 'use a smaller batch or split the work.',
   ) {
-    super(`${kernel}: needs ${limit} = ${requested} but this device allows ${allowed}; ` + 'use a smaller batch or split the work.');
+    super(`${kernel}: needs ${limit} = ${requested} but this device allows ${allowed}; ${advice}`);
   }
 }
 

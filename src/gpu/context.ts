@@ -19,6 +19,12 @@ export interface GpuContextOptions {
   keepAlive?: unknown;
   /** Called once if the device is lost for any reason other than destroy(). */
   onLost?: (error: DeviceLostError) => void;
+  /**
+   * Bind at most this many bytes of a storage buffer at once, below the device's own limit: Tessera then
+   * runs as on a GPU with that maxStorageBufferBindingSize (weights larger than it are split by rows), so
+   * an app can be tried against a laptop's or a phone's limit on a larger GPU.
+   */
+  maxStorageBufferBindingSize?: number;
 }
 
 export class GpuContext {
@@ -40,12 +46,13 @@ export class GpuContext {
     readonly device: GPUDevice,
     readonly adapter: AdapterReport,
     private readonly keepAlive: unknown,
+    maxBinding?: number,
   ) {
     this.memory = new GpuMemory(device);
     this.pool = new BufferPool(this.memory);
     this.pipelines = new PipelineCache(device, this.pending);
     this.features = new Set(device.features);
-    this.limits = device.limits;
+    this.limits = maxBinding === undefined ? device.limits : withMaxBinding(device.limits, maxBinding);
     this.kernelVariant = adapter.kernelVariant;
   }
 
@@ -63,7 +70,7 @@ export class GpuContext {
       requiredLimits,
       requiredFeatures,
     });
-    const ctx = new GpuContext(device, report, options.keepAlive);
+    const ctx = new GpuContext(device, report, options.keepAlive, options.maxStorageBufferBindingSize);
     void device.lost.then((info) => {
       if (ctx.destroyed) return;
       ctx.lostError = new DeviceLostError(String(info.reason), info.message);
@@ -85,6 +92,17 @@ export class GpuContext {
     await Promise.race([this.device.lost, new Promise((r) => setTimeout(r, ms))]);
     await Promise.resolve(); // let the lost handler above record the error first
     return this.lostError;
+  }
+
+  /**
+   * This context as a GPU that binds at most `bytes` of a storage buffer at once (see
+   * GpuContextOptions.maxStorageBufferBindingSize): the same device, memory, pool and pipelines, only the
+   * limit lower. Destroying either destroys both.
+   */
+  withBindingLimit(bytes: number): GpuContext {
+    const view = Object.create(this) as GpuContext;
+    Object.defineProperty(view, 'limits', { value: withMaxBinding(this.limits, bytes) });
+    return view;
   }
 
   /** Throws the DeviceLostError if the device is gone. Call before encoding work. */
@@ -214,4 +232,18 @@ export class GpuContext {
     this.device.destroy();
     void this.keepAlive;
   }
+}
+
+/**
+ * The device's limits with maxStorageBufferBindingSize lowered to `bytes` (never raised). A view, not a
+ * copy: GPUSupportedLimits' fields are getters on its prototype, which spreading would drop.
+ */
+function withMaxBinding(limits: GPUSupportedLimits, bytes: number): GPUSupportedLimits {
+  if (!Number.isInteger(bytes) || bytes < 1024) {
+    throw new RangeError(`maxStorageBufferBindingSize ${bytes}: give a whole number of bytes, at least 1024`);
+  }
+  const value = Math.min(bytes, limits.maxStorageBufferBindingSize);
+  return new Proxy(limits, {
+    get: (target, name) => (name === 'maxStorageBufferBindingSize' ? value : Reflect.get(target, name, target)),
+  });
 }

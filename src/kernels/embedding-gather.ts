@@ -4,6 +4,7 @@
 //   out: [numTokens, dim] f32   errors: [2] u32
 
 import source from '../../shaders/embedding-gather.wgsl?raw';
+import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { DEFAULT_WORKGROUP_SIZE, expectPositiveInt, expectTensor, expectWeight, expectWorkgroupSize, linearGrid } from './checks';
@@ -13,8 +14,15 @@ import { assembleWgsl, weightBindings, weightLib } from './weight-lib';
 
 export interface EmbeddingGatherShape {
   numTokens: number;
+  /** Rows of this table. */
   vocab: number;
   dim: number;
+  /**
+   * A part of a table split by rows (src/model/weights/row-split.ts): this table is rows [first, first +
+   * vocab) of `total`, and the gather writes only the tokens whose ids fall there (the last part also
+   * the zero rows of ids >= total). Default: the whole table (first 0, total = vocab).
+   */
+  part?: { first: number; total: number };
 }
 
 /** The reference gathers from an f32 table (dequantize a packed one first). */
@@ -36,10 +44,14 @@ export async function prepareEmbeddingGather(
 ): Promise<KernelDispatch> {
   const kernel = 'embedding-gather';
   const { numTokens, vocab, dim } = shape;
+  const { first, total } = shape.part ?? { first: 0, total: vocab };
   const wg = options.workgroupSize ?? DEFAULT_WORKGROUP_SIZE;
   expectPositiveInt(kernel, 'numTokens', numTokens);
   expectPositiveInt(kernel, 'vocab', vocab);
   expectPositiveInt(kernel, 'dim', dim);
+  if (!Number.isInteger(first) || first < 0 || first + vocab > total) {
+    throw new UnsupportedShapeError(`${kernel}: rows [${first}, ${first + vocab}) are not a part of a table of ${total} rows`);
+  }
   expectWorkgroupSize(gpu, kernel, wg);
   expectTensor(gpu, kernel, 'ids', io.ids, [numTokens], 'u32');
   expectWeight(gpu, kernel, 'table', io.table, [vocab, dim]);
@@ -56,6 +68,8 @@ export async function prepareEmbeddingGather(
       ['u32', numTokens],
       ['u32', vocab],
       ['u32', dim],
+      ['u32', first],
+      ['u32', total],
     ]),
     grid: linearGrid(gpu, kernel, Math.ceil((numTokens * dim) / wg)),
     // ids, one table row per token in its stored format, the f32 rows written.

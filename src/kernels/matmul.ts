@@ -66,6 +66,11 @@ export interface MatmulOptions {
   subgroups?: boolean;
   /** y += act(x · Wᵀ + b): add the result to what y holds (a residual connection), instead of overwriting it. */
   accumulate?: boolean;
+  /**
+   * y is [M, stride] and this product fills its columns [offset, offset + N): a weight split by rows
+   * (weights larger than one binding, src/model/weights/row-split.ts) writes each part's columns of one y.
+   */
+  yColumns?: { offset: number; stride: number };
 }
 
 /** Rows at or below which decode plans (register-narrow, gemv) are used. */
@@ -217,7 +222,11 @@ async function prepareMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulSha
   expectTensor(gpu, kernel, 'x', io.x, [M, K]);
   expectWeight(gpu, kernel, 'weight', io.weight, [N, K]);
   if (io.bias) expectTensor(gpu, kernel, 'bias', io.bias, [N]);
-  expectTensor(gpu, kernel, 'y', io.y, [M, N]);
+  const yc = options.yColumns;
+  if (yc && (!Number.isInteger(yc.offset) || yc.offset < 0 || yc.offset + N > yc.stride)) {
+    throw new UnsupportedShapeError(`matmul: columns [${yc.offset}, ${yc.offset + N}) do not fit rows of ${yc.stride}`);
+  }
+  expectTensor(gpu, kernel, 'y', io.y, [M, yc?.stride ?? N]);
   const plan = chooseMatmulPlan(gpu, io, shape, options);
   if (plan !== 'workgroup' && !vec4Ok(io, K)) {
     throw new UnsupportedShapeError(
@@ -230,8 +239,10 @@ async function prepareMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulSha
   }
   const epilogue = matmulEpilogue(io.bias !== undefined, options.activation ?? 'none', options.accumulate === true);
   // The register kernel's Params carry a batch layout after these four fields; a weight matmul is one
-  // dense matrix (matmul.wgsl and gemv.wgsl read only the first four).
-  const params = packRegisterParams(shape, epilogue, denseLayout(shape));
+  // dense matrix, its y rows offset and strided only with yColumns (matmul.wgsl and gemv.wgsl read y's).
+  const layout = denseLayout(shape);
+  if (yc) layout.y = { offset: yc.offset, stride: yc.stride, batch: 0 };
+  const params = packRegisterParams(shape, epilogue, layout);
   const format = weightFormatOf(io.weight);
   const lib = weightLib(format, {
     scalarF32: plan === 'workgroup',
@@ -273,7 +284,7 @@ async function prepareMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulSha
   expectWorkgroupSize(gpu, kernel, wg);
   return createDispatch(gpu, {
     label,
-    code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.y, denseLayout(shape).y)),
+    code: assembleWgsl(lib.enables, lib.source, ACTIVATION_LIB, registerKernelSource(N, io.y, layout.y)),
     entryPoint,
     constants: { ...constants, WG: wg },
     resources,

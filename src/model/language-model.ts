@@ -122,7 +122,11 @@ interface BodyPlan {
 }
 
 interface HeadPlan {
+  /** All of them: [gather, rms-norm, lm_head (one per part of its rows), argmax, sample]. */
   dispatches: Dispatch[];
+  /** Up to the logits: the logit processors go after these, before argmax. */
+  logits: Dispatch[];
+  argmax: Dispatch;
   /** Last dispatch; encoded only when a row samples. */
   sample: KernelDispatch;
 }
@@ -262,20 +266,25 @@ export class LanguageModel {
       for (const x of d) x.release();
     };
     // Each group of preparations starts together, so the pipelines they need compile concurrently.
-    const [gather, splice] = await prepareAll([
-      prepareEmbeddingGather(
-        gpu,
-        { ids: v('ids'), table: weights.matrix('text.embed'), out: v('h'), errors: this.flags('embedding-gather') },
-        { numTokens: T, vocab: c.vocabSize, dim: H },
-      ),
+    // The table by parts of rows when it is larger than one binding (weights/row-split.ts): each part
+    // writes the rows of the tokens whose ids it holds.
+    const table = weights.rowParts('text.embed');
+    const [splice, ...gathers] = await prepareAll([
       // Built for T rows; each step writes how many rows it really splices (numRows in the uniform).
       prepareSplice(
         gpu,
         { src: this.t.staged, rows: v('spliceRows'), dst: v('h'), errors: this.flags('splice') },
         { numRows: T, dim: H, numDstRows: T, numSrcRows: this.options.maxTokensPerStep },
       ),
+      ...table.map((part) =>
+        prepareEmbeddingGather(
+          gpu,
+          { ids: v('ids'), table: part.weight, out: v('h'), errors: this.flags('embedding-gather') },
+          { numTokens: T, vocab: part.rows, dim: H, part: { first: part.first, total: c.vocabSize } },
+        ),
+      ),
     ]);
-    d.push(gather, splice);
+    d.push(...gathers, splice);
     const deepstack: KernelDispatch[] = [];
     const eps = c.rmsNormEps;
     const attention = new Set<Dispatch>();
@@ -408,6 +417,7 @@ export class LanguageModel {
     const { gpu, weights } = this;
     const c = this.config.text;
     const H = c.hiddenSize;
+    const head = weights.rowParts('text.lm_head');
     const d: Dispatch[] = await prepareAll<Dispatch>([
       prepareEmbeddingGather(
         gpu,
@@ -420,10 +430,14 @@ export class LanguageModel {
         { rows: R, dim: H },
         { eps: c.rmsNormEps },
       ),
-      prepareMatmul(
-        gpu,
-        { x: this.rows('xl', R), weight: weights.matrix('text.lm_head'), y: this.rows('logits', R) },
-        { M: R, N: c.vocabSize, K: H },
+      // The head by parts of rows when it is larger than one binding: each part writes its logits' columns.
+      ...head.map((part) =>
+        prepareMatmul(
+          gpu,
+          { x: this.rows('xl', R), weight: part.weight, y: this.rows('logits', R) },
+          { M: R, N: part.rows, K: H },
+          head.length > 1 ? { yColumns: { offset: part.first, stride: c.vocabSize } } : {},
+        ),
       ),
       prepareArgmax(gpu, { x: this.rows('logits', R), out: this.nextIds(R) }, { rows: R, cols: c.vocabSize }),
       prepareSample(
@@ -432,7 +446,8 @@ export class LanguageModel {
         { rows: R, vocab: c.vocabSize },
       ),
     ]);
-    return { dispatches: d, sample: d[d.length - 1] as KernelDispatch };
+    const n = d.length;
+    return { dispatches: d, logits: d.slice(0, n - 2), argmax: d[n - 2]!, sample: d[n - 1] as KernelDispatch };
   }
 
   private body(T: number): Promise<BodyPlan> {
@@ -554,10 +569,10 @@ export class LanguageModel {
       const params = [...input.sampling];
       while (params.length < Rb) params.push({ temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 });
       gpu.write(this.rows('rowParams', Rb), new Uint32Array(packRowParams(params)));
-      // [gather, rms-norm, lm_head, argmax, sample]: the processors go between the logits and argmax.
+      // The processors go between the logits and argmax.
       const adjust = await this.adjust.prepare(input.adjust, Rb);
       const sample = input.sampling.some((p) => p.temperature > 0);
-      dispatches.push(...head.dispatches.slice(0, 3), ...(adjust ? [adjust] : []), head.dispatches[3]!, ...(sample ? [head.sample] : []));
+      dispatches.push(...head.logits, ...(adjust ? [adjust] : []), head.argmax, ...(sample ? [head.sample] : []));
     }
     this.lastStep = {
       numTokens: n,

@@ -21,6 +21,11 @@ import type { AudioConfig, ModelConfig, Qwen25VisionConfig, Qwen3VisionConfig, V
 export interface GpuWeightSpec {
   key: string;
   shape: number[];
+  /**
+   * Its kernels read it a part of rows at a time, so it may be split when larger than one binding
+   * (weights/row-split.ts): the token embedding and the LM head.
+   */
+  rowSplit?: boolean;
 }
 
 export interface CheckpointTensorSpec {
@@ -305,6 +310,7 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   add('text.norm', [H], [[`${tp}.norm.weight`, [H]]]);
   if (config.tieWordEmbeddings) aliases['text.lm_head'] = 'text.embed';
   else add('text.lm_head', [t.vocabSize, H], [[lmHead, [t.vocabSize, H]]]);
+  for (const w of gpu) if (w.key === 'text.embed' || w.key === 'text.lm_head') w.rowSplit = true;
   const aliasIfMissing = config.tieIfHeadMissing ? { 'text.lm_head': 'text.embed' } : undefined;
   return { gpu, checkpoint, aliases, aliasIfMissing, spellings: config.checkpointSpellings };
 }

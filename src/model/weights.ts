@@ -33,7 +33,8 @@ import {
   type DtypePlan,
   type WeightPart,
 } from './weights/dtype';
-import { allocateWeight, entryFor, WeightWriter } from './weights/gpu-weights';
+import { allocateLoadedWeight, entryFor, WeightWriter } from './weights/gpu-weights';
+import { isRowSplit, type LoadedWeight, type RowPart, rowPartsOf } from './weights/row-split';
 import {
   blake3Hex,
   readStoredCopy,
@@ -64,7 +65,7 @@ export class ModelWeights {
 
   constructor(
     private readonly gpu: GpuContext,
-    private readonly weights: Map<string, Weight>,
+    private readonly weights: Map<string, LoadedWeight>,
     private readonly buffers: GPUBuffer[],
     readonly layout: WeightLayout,
     readonly sizeBytes: number,
@@ -72,22 +73,38 @@ export class ModelWeights {
     readonly storedCopies: Record<string, StoredCopyStatus> = {},
   ) {}
 
-  private lookup(key: string): Weight {
+  private lookup(key: string): LoadedWeight {
     const w = this.weights.get(key) ?? this.weights.get(this.layout.aliases[key] ?? '');
     if (!w) throw new InternalError(`no weight '${key}'`);
     return w;
   }
 
+  /** A weight that is one binding (only the layout's rowSplit weights may be split, and they are read by rowParts). */
+  private whole(key: string): Weight {
+    const w = this.lookup(key);
+    if (isRowSplit(w)) throw new InternalError(`weight '${key}' is split in ${w.parts.length} parts of rows; read it by rowParts()`);
+    return w;
+  }
+
   /** An f32 weight (norms, biases, and matrices kept in f32). */
   get(key: string): Tensor {
-    const w = this.lookup(key);
+    const w = this.whole(key);
     if (isPacked(w)) throw new InternalError(`weight '${key}' is ${w.format}; read it through a kernel that takes packed weights`);
     return w;
   }
 
   /** A weight matrix in whatever format it was loaded in (for matmul, patch embedding and gathers). */
   matrix(key: string): Weight {
-    return this.lookup(key);
+    return this.whole(key);
+  }
+
+  /**
+   * A weight matrix [N, K] as parts of whole rows, each within one binding: one part unless the weight is
+   * larger than the device binds (weights/row-split.ts; the layout's rowSplit weights).
+   */
+  rowParts(key: string): readonly RowPart[] {
+    const w = this.lookup(key);
+    return rowPartsOf(w, w.shape);
   }
 
   destroy(): void {
@@ -231,7 +248,7 @@ export async function loadWeights(
     options.compute !== undefined &&
     computePrecisionFor(gpu, options.compute) === 'f16';
   const byFile = await planFiles(source, layout);
-  const weights = new Map<string, Weight>();
+  const weights = new Map<string, LoadedWeight>();
   const formats = new Map<string, WeightFormat>();
   const buffers: GPUBuffer[] = [];
   let sizeBytes = 0;
@@ -248,7 +265,7 @@ export async function loadWeights(
         w,
         parts.map((p) => header.tensors.get(p.name)?.dtype),
       );
-      const a = allocateWeight(gpu, { key: w.key, shape: w.shape, format, f16Math });
+      const a = allocateLoadedWeight(gpu, { key: w.key, shape: w.shape, format, f16Math, rowSplit: w.rowSplit }, maxBinding);
       formats.set(w.key, format);
       weights.set(w.key, a.weight);
       buffers.push(...a.buffers);
@@ -256,6 +273,7 @@ export async function loadWeights(
     }
   };
   const shapes = new Map(layout.gpu.map((w) => [w.key, w.shape]));
+  const maxBinding = gpu.limits.maxStorageBufferBindingSize;
   const loaded = new ModelWeights(gpu, weights, buffers, layout, 0, plan);
   const status: Record<string, StoredCopyStatus> = {};
   const writer = new WeightWriter(gpu);

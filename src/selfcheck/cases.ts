@@ -25,7 +25,7 @@ import type { HeadCode } from '../kernels/attention-head';
 import { prepareVitAttention, vitAttentionReference, type VitAttentionPlan, type VitAttentionShape } from '../kernels/vit-attention';
 import { dequantizeReference, quantizeReference, type WeightFormat } from '../kernels/weight-format';
 import { EXACT, F32_TOLERANCE, type Tolerance } from './compare';
-import { concat, runDispatch, withScratch, type Scratch } from './harness';
+import { concat, runDispatch, runDispatches, withScratch, type Scratch } from './harness';
 import { randomInts, randomUniform } from './random';
 
 interface CaseOutput {
@@ -71,6 +71,19 @@ export interface MatmulCaseOptions extends CommonOptions {
   accumulate?: boolean;
   /** f16 weights multiplied in f16 (lib/weights-f16-math.wgsl; the device needs `shader-f16`). */
   f16Math?: boolean;
+  /**
+   * W split in this many parts of rows (a weight larger than one binding), one matmul each writing its
+   * columns of y (MatmulOptions.yColumns).
+   */
+  parts?: number;
+}
+
+/** [first, rows] of `n` rows cut in `parts` nearly equal parts (the last may be shorter). */
+function rowParts(n: number, parts: number): Array<[number, number]> {
+  const size = Math.ceil(n / parts);
+  const out: Array<[number, number]> = [];
+  for (let first = 0; first < n; first += size) out.push([first, Math.min(size, n - first)]);
+  return out;
 }
 
 /** Host copy of what a packed weight holds, dequantized as the kernels do (f32: the values themselves). */
@@ -93,7 +106,7 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
   return {
     // The gemv plan is its own shader (gemv.wgsl): the report names it so every shader is seen to run.
     kernel: o.plan === 'gemv' ? 'gemv' : 'matmul',
-    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${o.f16Math ? ' f16-math' : ''}${o.accumulate ? ' +=' : ''}${sub}${wgLabel(o)}`,
+    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${o.f16Math ? ' f16-math' : ''}${o.accumulate ? ' +=' : ''}${(o.parts ?? 1) > 1 ? ` in ${o.parts} parts of rows` : ''}${sub}${wgLabel(o)}`,
     tolerance: o.f16Math ? F16_MATH_TOLERANCE(K) : { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
@@ -102,21 +115,24 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
         const b = o.bias ? randomUniform(N, seed + 2) : undefined;
         const residual = o.accumulate ? randomUniform(M * N, seed + 3) : undefined;
         if (o.f16Math && format !== 'f16') throw new Error(`f16Math needs f16 weights, not ${format}`);
-        const weight = s.weight(format, w, N, K, 'weight');
-        const io = {
-          x: s.upload(x, [M, K], 'x'),
-          weight: o.f16Math && 'format' in weight ? { ...weight, f16Math: true } : weight,
-          bias: b ? s.upload(b, [N], 'bias') : undefined,
-          y: residual ? s.upload(residual, [M, N], 'y') : s.zeros([M, N], 'f32', 'y'),
-        };
-        const d = await prepareMatmul(gpu, io, shape, {
-          activation: act,
-          plan: o.plan,
-          workgroupSize: o.workgroupSize,
-          subgroups: o.subgroups,
-          accumulate: o.accumulate,
-        });
-        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.y)]);
+        const x_ = s.upload(x, [M, K], 'x');
+        const y = residual ? s.upload(residual, [M, N], 'y') : s.zeros([M, N], 'f32', 'y');
+        const options = { activation: act, plan: o.plan, workgroupSize: o.workgroupSize, subgroups: o.subgroups, accumulate: o.accumulate };
+        const split = rowParts(N, o.parts ?? 1);
+        const ds = await Promise.all(
+          split.map(([first, rows]) => {
+            const weight = s.weight(format, w.subarray(first * K, (first + rows) * K), rows, K, `weight[${first}:]`);
+            const io = {
+              x: x_,
+              weight: o.f16Math && 'format' in weight ? { ...weight, f16Math: true } : weight,
+              bias: b ? s.upload(b.subarray(first, first + rows), [rows], 'bias') : undefined,
+              y,
+            };
+            const yColumns = split.length > 1 ? { offset: first, stride: N } : undefined;
+            return prepareMatmul(gpu, io, { M, N: rows, K }, { ...options, yColumns });
+          }),
+        );
+        const r = await runDispatches(gpu, ds, async () => [await gpu.readF32(y)]);
         const xAsRead = o.f16Math ? x.map((v) => halfToFloat(floatToHalf(v))) : x;
         return { ...r, want: matmulReference(xAsRead, asStored(format, w, N, K), b, shape, act, residual) };
       }),
@@ -433,14 +449,16 @@ export function ropeCase(
 
 export function embeddingGatherCase(
   shape: EmbeddingGatherShape,
-  o: CommonOptions & { badId?: boolean; format?: WeightFormat } = {},
+  /** parts: the table split in that many parts of rows (weights larger than one binding), one gather each. */
+  o: CommonOptions & { badId?: boolean; format?: WeightFormat; parts?: number } = {},
 ): KernelCase {
   const { numTokens, vocab, dim } = shape;
   const seed = o.seed ?? 11;
   const format = o.format ?? 'f32';
+  const parts = rowParts(vocab, o.parts ?? 1);
   return {
     kernel: 'embedding-gather',
-    label: `embedding-gather tokens=${numTokens} vocab=${vocab} dim=${dim}${format !== 'f32' ? ` ${format}` : ''}${o.badId ? ' +bad id' : ''}${wgLabel(o)}`,
+    label: `embedding-gather tokens=${numTokens} vocab=${vocab} dim=${dim}${format !== 'f32' ? ` ${format}` : ''}${o.badId ? ' +bad id' : ''}${parts.length > 1 ? ` in ${parts.length} parts` : ''}${wgLabel(o)}`,
     // A copy is exact; a q4 value q * scale + min may be computed with one fused multiply-add on the GPU
     // and two roundings on the host: 1 ulp.
     tolerance: format === 'q4' ? { atol: 1e-7, rtol: 2 ** -22 } : EXACT,
@@ -452,12 +470,20 @@ export function embeddingGatherCase(
         if (o.badId) ids[numTokens - 1] = vocab + 3;
         const io = {
           ids: s.upload(ids, [numTokens], 'ids'),
-          table: s.weight(format, table, vocab, dim, 'table'),
           out: s.zeros([numTokens, dim], 'f32', 'out'),
           errors: s.zeros([2], 'u32', 'errors'),
         };
-        const d = await prepareEmbeddingGather(gpu, io, shape, { workgroupSize: o.workgroupSize });
-        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out), await gpu.readU32(io.errors)]);
+        const ds = await Promise.all(
+          parts.map(([first, rows]) =>
+            prepareEmbeddingGather(
+              gpu,
+              { ...io, table: s.weight(format, table.subarray(first * dim, (first + rows) * dim), rows, dim, `table[${first}:]`) },
+              { ...shape, vocab: rows, part: { first, total: vocab } },
+              { workgroupSize: o.workgroupSize },
+            ),
+          ),
+        );
+        const r = await runDispatches(gpu, ds, async () => [await gpu.readF32(io.out), await gpu.readU32(io.errors)]);
         const flags = o.badId ? [1, vocab + 3] : [0, 0];
         return { ...r, want: concat(embeddingGatherReference(ids, asStored(format, table, vocab, dim), shape), flags) };
       }),

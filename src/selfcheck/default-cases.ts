@@ -51,6 +51,11 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     matmulCase({ M: 33, N: 70, K: 64 }, { bias: true, accumulate: true }),
     matmulCase({ M: 2, N: 576, K: 1536 }, { format: 'q4', plan: 'gemv' }),
     embeddingGatherCase({ numTokens: 8, vocab: 1000, dim: 576 }, { format: 'q4' }),
+    // An embedding and an LM head larger than one binding: in parts of rows (the last one short), the
+    // head's parts writing their columns of one row of logits, a decode step and a prefill tile.
+    embeddingGatherCase({ numTokens: 9, vocab: 1000, dim: 64 }, { format: 'q4', parts: 3, badId: true }),
+    matmulCase({ M: 1, N: 1000, K: 576 }, { format: 'q4', parts: 3 }),
+    matmulCase({ M: 33, N: 1000, K: 64 }, { parts: 3 }),
     quantizeCase('q4', 70, 200),
     quantizeCase('q8', 9, 576),
     layerNormCase({ rows: 64, dim: 768 }, { plan: 'workgroup' }),

@@ -77,15 +77,28 @@ export function concat(...parts: ArrayLike<number>[]): Float64Array {
 }
 
 /** Run a prepared dispatch, read its outputs (concatenated), release it. */
-export async function runDispatch(
+export function runDispatch(
   gpu: GpuContext,
   dispatch: Dispatch,
   read: () => Promise<ArrayLike<number>[]>,
 ): Promise<{ got: Float64Array; gpuMs: number; ranAs: string }> {
+  return runDispatches(gpu, [dispatch], read);
+}
+
+/** Run prepared dispatches in order in one submission (e.g. one per part of a weight split by rows), read, release them. */
+export async function runDispatches(
+  gpu: GpuContext,
+  dispatches: readonly Dispatch[],
+  read: () => Promise<ArrayLike<number>[]>,
+): Promise<{ got: Float64Array; gpuMs: number; ranAs: string }> {
   try {
-    const gpuMs = await runTimed(gpu, dispatch);
-    return { got: concat(...(await read())), gpuMs, ranAs: dispatch.label };
+    const t0 = performance.now();
+    submitDispatches(gpu, [...dispatches], dispatches[0]!.label);
+    await gpu.sync();
+    const gpuMs = performance.now() - t0;
+    const labels = [...new Set(dispatches.map((d) => d.label))];
+    return { got: concat(...(await read())), gpuMs, ranAs: labels.join(' + ') };
   } finally {
-    dispatch.release();
+    for (const d of dispatches) d.release();
   }
 }

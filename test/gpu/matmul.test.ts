@@ -44,6 +44,12 @@ describe('matmul', () => {
         matmulCase({ M: plan === 'gemv' || plan === 'register-narrow' ? 3 : 21, N: 37, K: 36 }, { plan, bias: true, accumulate: true }),
       ));
   }
+  // A weight split in parts of rows (larger than one binding): each part writes its columns of y.
+  for (const plan of ['register-wide', 'register-narrow', 'workgroup', 'gemv'] as const) {
+    const M = plan === 'gemv' || plan === 'register-narrow' ? 3 : 21;
+    it(`${plan} in 3 parts of rows, ragged`, () => expectCasePasses(gpu(), matmulCase({ M, N: 101, K: 36 }, { plan, parts: 3 })));
+    it(`${plan} in 2 parts of rows, q4`, () => expectCasePasses(gpu(), matmulCase({ M, N: 70, K: 64 }, { plan, parts: 2, format: 'q4' })));
+  }
   it('residual epilogue with q4 weights and GELU', () =>
     expectCasePasses(gpu(), matmulCase({ M: 18, N: 40, K: 64 }, { bias: true, accumulate: true, activation: 'gelu_tanh', format: 'q4' })));
 

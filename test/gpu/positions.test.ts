@@ -63,4 +63,9 @@ describe('embedding-gather', () => {
   it('prefill shape 300 tokens of SmolLM2', () => expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 300, vocab: 2000, dim: 576 })));
   it('an id past the vocab gives a zero row and is flagged', () =>
     expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 4, vocab: 10, dim: 8 }, { badId: true })));
+  it('a table in parts of rows (larger than one binding): each token from its part, a bad id zeroed once', async () => {
+    for (const format of ['f32', 'bf16', 'q8'] as const) {
+      await expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 12, vocab: 50, dim: 32 }, { format, parts: 4, badId: true }));
+    }
+  });
 });

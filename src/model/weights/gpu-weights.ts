@@ -13,7 +13,7 @@
 // The staging buffer holds at most STAGING_BYTES of f32 rows at a time: never a whole f32 copy of a
 // packed weight on the GPU.
 
-import { CheckpointFormatError, InternalError } from '../../errors';
+import { CheckpointFormatError, DeviceLimitError, InternalError } from '../../errors';
 import type { GpuContext } from '../../gpu/context';
 import { STORAGE_USAGE } from '../../gpu/flags';
 import type { Tensor } from '../../gpu/tensor';
@@ -22,6 +22,7 @@ import { prepareQuantize } from '../../kernels/quantize';
 import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
 import { checkFiniteBf16Weights, checkFiniteHalfWeights, checkFiniteWeights } from '../weight-checks';
 import { toFloat32, type TensorInfo } from './safetensors';
+import { isRowSplit, type LoadedWeight, type RowSplitWeight, rowPieces, rowsPerPart } from './row-split';
 import type { StoredEntry } from './stored-copy';
 
 /** f32 rows staged for packing at a time. */
@@ -37,7 +38,7 @@ export interface GpuWeightPlan {
   f16Math: boolean;
 }
 
-export function allocateWeight(gpu: GpuContext, plan: GpuWeightPlan): { weight: Weight; buffers: GPUBuffer[]; sizeBytes: number } {
+function allocateWeight(gpu: GpuContext, plan: GpuWeightPlan): { weight: Weight; buffers: GPUBuffer[]; sizeBytes: number } {
   const create = (label: string, bytes: number) => {
     const size = Math.max(16, Math.ceil(bytes / 16) * 16);
     if (size > gpu.limits.maxBufferSize) {
@@ -70,6 +71,46 @@ export function allocateWeight(gpu: GpuContext, plan: GpuWeightPlan): { weight: 
     f16Math: plan.format === 'f16' && plan.f16Math,
   };
   return { weight, buffers: scales ? [data.buffer, scales.buffer] : [data.buffer], sizeBytes: data.size + (scales?.size ?? 0) };
+}
+
+/**
+ * allocateWeight, or (`rowSplit` weights larger than one binding of `maxBinding` bytes) parts of whole rows,
+ * each its own buffers (weights/row-split.ts).
+ */
+export function allocateLoadedWeight(
+  gpu: GpuContext,
+  plan: GpuWeightPlan & { rowSplit?: boolean },
+  maxBinding: number,
+): { weight: LoadedWeight; buffers: GPUBuffer[]; sizeBytes: number } {
+  const rows = plan.rowSplit ? rowsPerPart(plan.key, plan.format, plan.shape, maxBinding) : undefined;
+  if (rows === undefined) {
+    const a = allocateWeight(gpu, plan);
+    const largest = Math.max(...a.buffers.map((b) => b.size));
+    if (largest > maxBinding) {
+      for (const b of a.buffers) gpu.memory.destroyBuffer(b);
+      throw new DeviceLimitError(
+        `weight ${plan.key} (${plan.format})`,
+        'maxStorageBufferBindingSize (bytes of one buffer)',
+        largest,
+        maxBinding,
+        'load it in a smaller dtype (q8 or q4), or on a GPU that binds more.',
+      );
+    }
+    return a;
+  }
+  const [N, K] = plan.shape;
+  const parts = [];
+  const buffers: GPUBuffer[] = [];
+  let sizeBytes = 0;
+  for (let first = 0; first < N; first += rows) {
+    const n = Math.min(rows, N - first);
+    const a = allocateWeight(gpu, { ...plan, key: `${plan.key}[${first}:${first + n}]`, shape: [n, K] });
+    parts.push({ first, rows: n, weight: a.weight });
+    buffers.push(...a.buffers);
+    sizeBytes += a.sizeBytes;
+  }
+  const weight: RowSplitWeight = { rowSplit: true, key: plan.key, shape: [N, K], format: plan.format, parts };
+  return { weight, buffers, sizeBytes };
 }
 
 /** The byte ranges of an entry inside its target's buffers. */
@@ -119,7 +160,20 @@ export class WeightWriter {
   constructor(private readonly gpu: GpuContext) {}
 
   /** Write an entry's stored bytes (a stored copy, or f32 checkpoint values) into its target. */
-  writeBytes(target: Weight, entry: StoredEntry, data: Uint8Array, scales?: Uint8Array): void {
+  writeBytes(target: LoadedWeight, entry: StoredEntry, data: Uint8Array, scales?: Uint8Array): void {
+    if (isRowSplit(target)) {
+      for (const p of rowPieces(target, entry)) {
+        const d = entry.dataBytes / entry.rows;
+        const sc = entry.scaleBytes / entry.rows;
+        this.writeBytes(
+          p.weight,
+          p.entry,
+          data.subarray(p.from * d, (p.from + p.entry.rows) * d),
+          scales?.subarray(p.from * sc, (p.from + p.entry.rows) * sc),
+        );
+      }
+      return;
+    }
     const { dataOffset, scaleOffset } = entryRanges(entry);
     const b = targetBuffers(target);
     this.gpu.device.queue.writeBuffer(b.data, dataOffset, data);
@@ -130,7 +184,14 @@ export class WeightWriter {
    * Pack one checkpoint tensor into its target (see the header for the paths); NaN/Inf values are a
    * NonFiniteWeightError naming it.
    */
-  async writeTensor(target: Weight, entry: StoredEntry, info: TensorInfo, bytes: Uint8Array, file: string): Promise<void> {
+  async writeTensor(target: LoadedWeight, entry: StoredEntry, info: TensorInfo, bytes: Uint8Array, file: string): Promise<void> {
+    if (isRowSplit(target)) {
+      const perUnit = bytes.byteLength / entry.rows; // the checkpoint's bytes of one unit (a row, or an f32 entry's element)
+      for (const p of rowPieces(target, entry)) {
+        await this.writeTensor(p.weight, p.entry, info, bytes.subarray(p.from * perUnit, (p.from + p.entry.rows) * perUnit), file);
+      }
+      return;
+    }
     if (entry.format === 'f16' && info.dtype === 'F16') {
       checkFiniteHalfWeights(bytes, info.name, file);
       this.writeBytes(target, entry, bytes); // already f16, in the packed order (pairs little-endian)
@@ -151,7 +212,9 @@ export class WeightWriter {
       return;
     }
     const { K } = entry;
-    const rowsPerChunk = Math.max(1, Math.floor(STAGING_BYTES / (K * 4)));
+    // Within one binding too: the quantize kernel binds the staging rows whole.
+    const stagingBytes = Math.min(STAGING_BYTES, this.gpu.limits.maxStorageBufferBindingSize);
+    const rowsPerChunk = Math.max(1, Math.floor(stagingBytes / (K * 4)));
     const staging = this.stagingBuffer(Math.min(entry.rows, rowsPerChunk) * K * 4);
     for (let r = 0; r < entry.rows; r += rowsPerChunk) {
       const rows = Math.min(rowsPerChunk, entry.rows - r);
@@ -169,7 +232,17 @@ export class WeightWriter {
   }
 
   /** An entry's bytes as they are on the GPU now (for the stored copy). */
-  async readEntry(target: Weight, entry: StoredEntry): Promise<{ data: Uint8Array; scales?: Uint8Array }> {
+  async readEntry(target: LoadedWeight, entry: StoredEntry): Promise<{ data: Uint8Array; scales?: Uint8Array }> {
+    if (isRowSplit(target)) {
+      const data = new Uint8Array(entry.dataBytes);
+      const scales = entry.scaleBytes > 0 ? new Uint8Array(entry.scaleBytes) : undefined;
+      for (const p of rowPieces(target, entry)) {
+        const got = await this.readEntry(p.weight, p.entry);
+        data.set(got.data, p.from * (entry.dataBytes / entry.rows));
+        if (scales && got.scales) scales.set(got.scales, p.from * (entry.scaleBytes / entry.rows));
+      }
+      return { data, scales };
+    }
     const { dataOffset, scaleOffset } = entryRanges(entry);
     const b = targetBuffers(target);
     const data = await this.gpu.readBytes(b.data, dataOffset, entry.dataBytes);
