@@ -11,7 +11,7 @@
 #   4. the tiny Qwen-VL checkpoints' answers against the goldens, and the Qwen-VL bench at real widths;
 #   5. tessera profile --json (GPU time per kernel kind) with each variant.
 # With dist-base/ (the previous tree's build) carried too, one request alternates between the two trees.
-# GPU_SKIP_DOCTOR=1 skips step 1. Everything lands in $OUT/results.tar.gz; a table of the figures is printed last (bench/gpu/summary.mjs).
+# GPU_SKIP_DOCTOR=1 skips step 1; GPU_COMPARE_ONLY=1 runs only the two trees' requests (GPU_PAIRS, GPU_LONG_PAIRS). Everything lands in $OUT/results.tar.gz; a table of the figures is printed last (bench/gpu/summary.mjs).
 set -u
 # Each step's files go to /tmp/tessera-gpu-results; $OUT gets them as one results.tar.gz (a device call returns 8 files at most).
 DEST=${OUT:-/tmp/tessera-gpu-out}
@@ -72,7 +72,7 @@ if ! grep -q '"info"' "$OUT/probe.txt"; then
   tar -C "$OUT" -czf "$DEST/results.tar.gz" .
   exit 3
 fi
-if [ -z "${GPU_SKIP_DOCTOR:-}" ]; then
+if [ -z "${GPU_SKIP_DOCTOR:-}${GPU_COMPARE_ONLY:-}" ]; then
   step doctor-auto 120 node dist/cli.js doctor --json
   step doctor-register 120 node dist/cli.js doctor --json --variant register
 fi
@@ -82,30 +82,38 @@ if [ -z "${GPU_BENCH_MODEL:-}" ]; then log "bench model"; node .devcarry/make-be
 IMG=public/sample.png
 P="Can you describe this image?"
 RUN=(node dist/cli.js run --model "$M" --image "$IMG" --prompt "$P" --max-tokens 64 --json --no-weight-cache)
-step run-workgroup 120 "${RUN[@]}" --variant workgroup
-step run-register 120 "${RUN[@]}" --variant register
-step run-f16-math 120 "${RUN[@]}" --dtype f16 --compute f16
-step run-q4 120 "${RUN[@]}" --dtype q4
-# The tree before a change, built into dist-base/ and carried too: one request on each, alternating, twice,
-# then a 512-token answer on each (the rule: compare one request with the previous tree in the same run).
+# GPU_COMPARE_ONLY=1: only the bench model's requests on the two trees (no doctor, variants, Qwen or profile).
+if [ -z "${GPU_COMPARE_ONLY:-}" ]; then
+  step run-workgroup 120 "${RUN[@]}" --variant workgroup
+  step run-register 120 "${RUN[@]}" --variant register
+  step run-f16-math 120 "${RUN[@]}" --dtype f16 --compute f16
+  step run-q4 120 "${RUN[@]}" --dtype q4
+fi
+# The tree before a change, built into dist-base/ and carried too: one request on each tree, GPU_PAIRS pairs
+# (default 3) at 64 tokens and GPU_LONG_PAIRS (default 1) at 512, the tree that goes first alternating
+# between pairs (the clock ramps from idle, so a fixed order would favour one tree). The rule: compare one
+# request with the previous tree in the same run; a difference near the spread needs more pairs.
 if [ -d dist-base ]; then
   BASE=(node dist-base/cli.js run --model "$M" --image "$IMG" --prompt "$P" --json --no-weight-cache)
   HEAD=(node dist/cli.js run --model "$M" --image "$IMG" --prompt "$P" --json --no-weight-cache)
-  # The order alternates between pairs (the clock ramps from idle, so a fixed order would favour one tree).
-  step base-64-1 120 "${BASE[@]}" --max-tokens 64
-  step head-64-1 120 "${HEAD[@]}" --max-tokens 64
-  step head-64-2 120 "${HEAD[@]}" --max-tokens 64
-  step base-64-2 120 "${BASE[@]}" --max-tokens 64
-  step base-512 120 "${BASE[@]}" --max-tokens 512
-  step head-512 120 "${HEAD[@]}" --max-tokens 512
-  step head-64-3 120 "${HEAD[@]}" --max-tokens 64
-  step base-64-3 120 "${BASE[@]}" --max-tokens 64
+  pairs() { # count tokens first-pair-order
+    local i
+    for i in $(seq 1 "$1"); do
+      if [ $(( (i + $3) % 2 )) -eq 1 ]; then
+        step "base-$2-$i" 120 "${BASE[@]}" --max-tokens "$2"; step "head-$2-$i" 120 "${HEAD[@]}" --max-tokens "$2"
+      else
+        step "head-$2-$i" 120 "${HEAD[@]}" --max-tokens "$2"; step "base-$2-$i" 120 "${BASE[@]}" --max-tokens "$2"
+      fi
+    done
+  }
+  pairs "${GPU_PAIRS:-3}" 64 0
+  pairs "${GPU_LONG_PAIRS:-1}" 512 1
 fi
 # Qwen-VL on this GPU (GPU_SKIP_QWEN=1 skips it): the tiny checkpoints (.devcarry/make-tiny-qwen.mjs) answer
 # three of the golden requests through the CLI, compared token by token with the float64 reference
 # (test/fixtures/goldens/qwen-pipeline.json; summary.mjs), then bench/model/qwen.ts at real widths
 # (.devcarry/bench-qwen.mjs: Qwen2.5-VL-3B's and Qwen3-VL-2B's widths, 4 + 4 layers, random BF16).
-if [ -z "${GPU_SKIP_QWEN:-}" ] && [ -f .devcarry/make-tiny-qwen.mjs ]; then
+if [ -z "${GPU_SKIP_QWEN:-}${GPU_COMPARE_ONLY:-}" ] && [ -f .devcarry/make-tiny-qwen.mjs ]; then
   log "tiny Qwen checkpoints"
   node .devcarry/make-tiny-qwen.mjs /tmp/qwen-tiny
   for m in qwen2_5_vl-tiny qwen3_vl-tiny; do
@@ -115,9 +123,14 @@ if [ -z "${GPU_SKIP_QWEN:-}" ] && [ -f .devcarry/make-tiny-qwen.mjs ]; then
     done < <(node bench/gpu/qwen-cases.mjs "$m")
   done
   step bench-qwen 300 node .devcarry/bench-qwen.mjs --no-build --tokens=64 --reps=2
+  # The same Qwen2.5-VL requests on a device acting as one that binds WebGPU's default 128 MiB: its tied
+  # embedding and head (151936 x 2048 bf16, 594 MiB) load in parts of rows.
+  step bench-qwen-binding 200 node .devcarry/bench-qwen.mjs --no-build --tokens=64 --reps=2 --family qwen2_5_vl --max-binding=134217728
 fi
 PROF=(node dist/cli.js profile --model "$M" --image "$IMG" --json --no-weight-cache)
-step profile-workgroup 120 "${PROF[@]}" --variant workgroup
-step profile-register 120 "${PROF[@]}" --variant register
+if [ -z "${GPU_COMPARE_ONLY:-}" ]; then
+  step profile-workgroup 120 "${PROF[@]}" --variant workgroup
+  step profile-register 120 "${PROF[@]}" --variant register
+fi
 node bench/gpu/summary.mjs "$OUT" | tee "$OUT/summary.txt"
 tar -C "$OUT" -czf "$DEST/results.tar.gz" .

@@ -70,8 +70,32 @@ const agree = (a, b) => {
 console.log(
   `greedy tokens equal before the first difference: workgroup vs register ${agree('workgroup', 'register')}, ` +
     `f16-math vs workgroup ${agree('f16-math', 'workgroup')}, q4 vs workgroup ${agree('q4', 'workgroup')}` +
-    (compared.length ? `, base-512 vs head-512 ${agree('base-512', 'head-512')}` : ''),
+    compared
+      .filter((v) => v.startsWith('base-512'))
+      .map((v) => `, ${v} vs head-${v.slice(5)} ${agree(v, `head-${v.slice(5)}`)}`)
+      .join(''),
 );
+// Each tree's mean over its requests of one length, and head / base.
+for (const n of ['64', '512']) {
+  const mean = (tree, key) => {
+    const xs = compared
+      .filter((v) => v.startsWith(`${tree}-${n}-`))
+      .map((v) => runs[v]?.timings?.[key])
+      .filter((x) => typeof x === 'number');
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+  };
+  const [bd, hd, bt, ht] = [
+    mean('base', 'decodeTokensPerSecond'),
+    mean('head', 'decodeTokensPerSecond'),
+    mean('base', 'ttftMs'),
+    mean('head', 'ttftMs'),
+  ];
+  if (Number.isFinite(bd) && Number.isFinite(hd)) {
+    console.log(
+      `${n} tokens, mean of each tree: decode ${f(bd)} -> ${f(hd)} tok/s (${f(hd / bd, 2)}x), TTFT ${f(bt, 0)} -> ${f(ht, 0)} ms (${f(ht / bt, 2)}x)`,
+    );
+  }
+}
 
 for (const v of ['workgroup', 'register']) {
   const p = read(`profile-${v}`);
@@ -106,18 +130,20 @@ if (qwenRuns.length && existsSync(goldenPath)) {
     if (cells.length) console.log(`  ${m.checkpoint}: ${cells.join(', ')}`);
   }
 }
-const bq = read('bench-qwen');
-for (const r of bq?.results ?? []) {
-  console.log(
-    `\nbench:model --family ${r.family} (${bq.tokens} new tokens; load ${f(r.loadMs / 1000)} s; peak GPU ${f(r.peakGpuBytes / 2 ** 20, 0)} MiB):`,
-  );
-  for (const x of r.rows)
+for (const bq of [read('bench-qwen'), read('bench-qwen-binding')]) {
+  for (const r of bq?.results ?? []) {
     console.log(
-      `  ${x.image.padEnd(9)} grid ${x.warm.grid.padEnd(9)} ${String(x.warm.imageTokens).padStart(5)} image tokens: encode ${f(x.cold.encodeMs, 0)} / ${f(x.warm.encodeMs, 0)} ms, ` +
-        `TTFT ${f(x.cold.ttftMs, 0)} / ${f(x.warm.ttftMs, 0)} ms (cold / warm), prefill ${f(x.warm.prefillTokensPerSecond, 0)} tok/s, decode ${f(x.warm.decodeTokensPerSecond)} tok/s`,
+      `\nbench:model --family ${r.family} (${bq.tokens} new tokens; load ${f(r.loadMs / 1000)} s; peak GPU ${f(r.peakGpuBytes / 2 ** 20, 0)} MiB` +
+        `${r.maxBinding ? `; bindings of ${f(r.maxBinding / 2 ** 20, 0)} MiB, the embedding in ${r.embedParts} parts` : ''}):`,
     );
+    for (const x of r.rows)
+      console.log(
+        `  ${x.image.padEnd(9)} grid ${x.warm.grid.padEnd(9)} ${String(x.warm.imageTokens).padStart(5)} image tokens: encode ${f(x.cold.encodeMs, 0)} / ${f(x.warm.encodeMs, 0)} ms, ` +
+          `TTFT ${f(x.cold.ttftMs, 0)} / ${f(x.warm.ttftMs, 0)} ms (cold / warm), prefill ${f(x.warm.prefillTokensPerSecond, 0)} tok/s, decode ${f(x.warm.decodeTokensPerSecond)} tok/s`,
+      );
+  }
+  if (bq && !bq.results) console.log(`\nbench:model --family: ${JSON.stringify(bq).slice(0, 300)}`);
 }
-if (bq && !bq.results) console.log(`\nbench:model --family: ${JSON.stringify(bq).slice(0, 300)}`);
 console.log(
   '\n' +
     JSON.stringify({

@@ -15,7 +15,8 @@
 //
 // Flags: --family qwen2_5_vl|qwen3_vl (or both, comma-separated)  --tokens=N new tokens (default 16)  --reps=N
 //        warm requests per image (default 1)  --no-build runs the dist/ already there (bench/gpu/on-device.sh,
-//        where there is no vite)
+//        where there is no vite)  --max-binding=BYTES acts as a GPU that binds at most that much (the
+//        embedding and LM head then load in parts of rows)
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -35,6 +36,8 @@ interface Args {
   tokens: number;
   reps: number;
   build: boolean;
+  /** gpu.maxStorageBufferBindingSize: act as a GPU that binds at most this (the embedding and head load in parts). */
+  maxBinding?: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -46,7 +49,13 @@ function parseArgs(argv: readonly string[]): Args {
   const family = value('family');
   const families = family ? (family.split(',') as BenchQwenFamily[]) : (Object.keys(BENCH_QWEN) as BenchQwenFamily[]);
   for (const f of families) if (!(f in BENCH_QWEN)) throw new Error(`--family=${f}: use qwen2_5_vl or qwen3_vl`);
-  return { families, tokens: Number(value('tokens') ?? 16), reps: Number(value('reps') ?? 1), build: !argv.includes('--no-build') };
+  return {
+    families,
+    tokens: Number(value('tokens') ?? 16),
+    reps: Number(value('reps') ?? 1),
+    build: !argv.includes('--no-build'),
+    maxBinding: value('max-binding') === undefined ? undefined : Number(value('max-binding')),
+  };
 }
 
 /** Resident memory, sampled every 50 ms: its peak. */
@@ -94,7 +103,8 @@ async function benchFamily(family: BenchQwenFamily, args: Args) {
   const { createEngine } = (await import(pathToFileURL(join(repoRoot, 'dist/node.js')).href)) as typeof import('../../src/node');
   const rss = peakRss();
   const t0 = performance.now();
-  const engine = await createEngine({ model: dir, device: 'webgpu', kvCacheTokens: 4096 });
+  const gpu = args.maxBinding === undefined ? undefined : { maxStorageBufferBindingSize: args.maxBinding };
+  const engine = await createEngine({ model: dir, device: 'webgpu', kvCacheTokens: 4096, gpu });
   const loadMs = performance.now() - t0;
   const adapter = engine.gpu.adapter;
   log(`${family}: loaded in ${(loadMs / 1000).toFixed(1)} s on ${adapter.vendor} / ${adapter.architecture} / ${adapter.device}`);
@@ -137,9 +147,13 @@ async function benchFamily(family: BenchQwenFamily, args: Args) {
       rows.push({ image: label, cold, warm: mid });
     }
     const gpu = engine.stats().gpuMemory;
+    const m = engine.model;
     return {
       family,
       model: dir,
+      maxBinding: args.maxBinding,
+      /** Parts of rows the token embedding loaded in (more than one when it is larger than a binding). */
+      embedParts: m.backend === 'webgpu' ? m.weights.rowParts('text.embed').length : undefined,
       adapter,
       loadMs,
       rows,
