@@ -1,7 +1,7 @@
 // The GPU side of loading weights: one buffer set per GPU weight in its storage format, and the writes
 // that fill it, from checkpoint bytes or from a stored copy. Packing happens here, on the GPU:
 //
-//   checkpoint tensor (F32/F16/BF16 bytes) ─► f32 target:  widened on the host, written as it is
+//   checkpoint tensor (F32/F16/BF16 bytes) ─► f32 target:  widened on the host a chunk at a time, written
 //                                          ─► bf16 target: BF16 bytes written as they are (only BF16
 //                                                          tensors get one: exact storage)
 //                                          ─► f16 target:  F16 bytes written as they are; others are
@@ -11,7 +11,7 @@
 // A checkpoint tensor fills rows [rowOffset, rowOffset + rows) of its (possibly fused) target; packing is
 // row-wise, so each tensor's packed bytes are one contiguous range of the target's data and scales.
 // The staging buffer holds at most STAGING_BYTES of f32 rows at a time: never a whole f32 copy of a
-// packed weight on the GPU.
+// packed weight on the GPU; and the host widens a chunk at a time, never the whole tensor beside its bytes.
 
 import { CheckpointFormatError, DeviceLimitError, InternalError } from '../../errors';
 import type { GpuContext } from '../../gpu/context';
@@ -20,7 +20,7 @@ import type { Tensor } from '../../gpu/tensor';
 import { submitDispatches } from '../../kernels/dispatch';
 import { prepareQuantize } from '../../kernels/quantize';
 import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
-import { checkFiniteBf16Weights, checkFiniteHalfWeights, checkFiniteWeights } from '../weight-checks';
+import { checkFiniteBf16Weights, checkFiniteHalfWeights, checkFiniteStored } from '../weight-checks';
 import { toFloat32, type TensorInfo } from './safetensors';
 import { isRowSplit, type LoadedWeight, type RowSplitWeight, rowPieces, rowsPerPart } from './row-split';
 import type { StoredEntry } from './stored-copy';
@@ -205,20 +205,28 @@ export class WeightWriter {
       this.writeBytes(target, entry, bytes);
       return;
     }
-    const values = toFloat32(info, bytes);
-    checkFiniteWeights(values, info.name, file);
+    // Widened a chunk at a time: the host never holds an f32 copy of the whole tensor beside its bytes.
+    checkFiniteStored(info.dtype, bytes, info.name, file);
+    const { K } = entry;
+    const bytesPerUnit = bytes.byteLength / entry.rows; // a row of K values (an element for f32 entries)
+    const values = (first: number, units: number) => toFloat32(info, bytes.subarray(first * bytesPerUnit, (first + units) * bytesPerUnit));
     if (entry.format === 'f32') {
-      this.writeBytes(target, entry, new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
+      const { dataOffset } = entryRanges(entry);
+      const data = targetBuffers(target).data;
+      const perChunk = STAGING_BYTES / 4;
+      for (let e = 0; e < entry.rows; e += perChunk) {
+        const n = Math.min(perChunk, entry.rows - e);
+        this.gpu.device.queue.writeBuffer(data, dataOffset + e * 4, values(e, n));
+      }
       return;
     }
-    const { K } = entry;
     // Within one binding too: the quantize kernel binds the staging rows whole.
     const stagingBytes = Math.min(STAGING_BYTES, this.gpu.limits.maxStorageBufferBindingSize);
     const rowsPerChunk = Math.max(1, Math.floor(stagingBytes / (K * 4)));
     const staging = this.stagingBuffer(Math.min(entry.rows, rowsPerChunk) * K * 4);
     for (let r = 0; r < entry.rows; r += rowsPerChunk) {
       const rows = Math.min(rowsPerChunk, entry.rows - r);
-      this.gpu.device.queue.writeBuffer(staging, 0, values, r * K, rows * K);
+      this.gpu.device.queue.writeBuffer(staging, 0, values(r, rows));
       const src: Tensor = { buffer: staging, shape: [rows, K], dtype: 'f32', offsetBytes: 0, label: 'weights.staging' };
       const d = await prepareQuantize(this.gpu, { src, dst: target as PackedWeight }, { rows, rowOffset: entry.rowOffset + r });
       submitDispatches(this.gpu, [d], 'quantize');

@@ -144,6 +144,30 @@ export async function openSafetensors(
     return out;
   }
 
+  /**
+   * A tensor's bytes, copied into their own array as the chunks arrive: each chunk is released once
+   * copied, so reading a tensor holds it once plus one chunk (not the chunks and then their copy).
+   */
+  async function readTensor(info: TensorInfo): Promise<Uint8Array> {
+    const size = info.end - info.begin;
+    const out = new Uint8Array(size);
+    let o = 0;
+    while (o < size) {
+      if (buffered === 0 && !(await fill(1))) {
+        throw new TruncatedFileError(file, header.fileBytes, consumed, `tensor '${info.name}' is cut`);
+      }
+      const c = chunks[0];
+      const k = Math.min(c.byteLength, size - o);
+      out.set(c.subarray(0, k), o);
+      o += k;
+      if (k === c.byteLength) chunks.shift();
+      else chunks[0] = c.subarray(k);
+      buffered -= k;
+      consumed += k;
+    }
+    return out;
+  }
+
   if (!(await fill(8))) throw new TruncatedFileError(file, 8, buffered, 'no room for the header size');
   const headerSize = readHeaderSize(take(8), file);
   checkHeaderSize(headerSize, file, fileBytes);
@@ -162,11 +186,7 @@ export async function openSafetensors(
         }
         take(start - consumed, false);
       }
-      const size = info.end - info.begin;
-      if (!(await fill(size))) {
-        throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `tensor '${info.name}' is cut`);
-      }
-      yield { info, bytes: take(size) };
+      yield { info, bytes: await readTensor(info) };
     }
   }
 
