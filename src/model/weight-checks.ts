@@ -48,10 +48,10 @@ function checkFinite16(bytes: Uint8Array, tensor: string, file: string, exponent
 
 /** The check on a checkpoint tensor's stored bytes, whatever its float dtype, without widening it whole. */
 export function checkFiniteStored(dtype: string, bytes: Uint8Array, tensor: string, file: string): void {
-  if (dtype === 'F16') return checkFiniteHalfWeights(bytes, tensor, file);
-  if (dtype === 'BF16') return checkFiniteBf16Weights(bytes, tensor, file);
-  if (dtype === 'F32') {
+  if (dtype === 'F16') checkFiniteHalfWeights(bytes, tensor, file);
+  else if (dtype === 'BF16') checkFiniteBf16Weights(bytes, tensor, file);
+  else if (dtype === 'F32') {
     const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
-    return checkFiniteWeights(new Float32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >> 2), tensor, file);
+    checkFiniteWeights(new Float32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >> 2), tensor, file);
   }
 }
