@@ -9,6 +9,7 @@
 // not in it.
 
 import { ModelFileError } from '../errors';
+import { resumableBody } from './resumable-download';
 import { checkCheckpointFileName } from './checkpoint-path';
 import { listHubFiles } from './file-listing';
 
@@ -210,8 +211,10 @@ export class UrlSource implements ModelSource {
     const response = await this.fetchFile(name);
     if (!response?.body) return undefined;
     const total = Number(response.headers.get('content-length')) || undefined;
+    // A dropped connection resumes from the bytes already received (HTTP Range), not from the start.
+    const resumable = (r: Response) => (r.status === 200 ? resumableBody(url, r, { fetchImpl: this.options.fetchImpl }) : r.body!);
     const direct = (r: Response): ByteStream => ({
-      stream: iterateStream(onDownload ? counting(r.body!, total, onDownload) : r.body!),
+      stream: iterateStream(onDownload ? counting(resumable(r), total, onDownload) : resumable(r)),
       sizeBytes: total,
       fromCache: false,
       version: responseVersion(r),
@@ -223,7 +226,7 @@ export class UrlSource implements ModelSource {
     // Download into browser storage first (streamed to disk, not memory), then read it back: a second
     // load finds it there. If the browser refuses to store it (quota, private mode), load it from the
     // network without caching instead of failing.
-    const body = onDownload ? counting(response.body, total, onDownload) : response.body;
+    const body = onDownload ? counting(resumable(response), total, onDownload) : resumable(response);
     try {
       await cache.put(url, new Response(body, { headers: response.headers }));
       const stored = await cache.match(url);

@@ -1,0 +1,120 @@
+// A download that survives a dropped connection: when a response body fails (or ends short of its
+// Content-Length) part way, the file is asked for again from the first byte not yet received (an HTTP
+// Range request, with If-Range naming the first response's validator), and the stream goes on from there.
+// A multi-gigabyte checkpoint on a flaky network then costs the bytes it lost, not the whole file again.
+//
+//   206 from the byte asked for   ─► the rest follows
+//   200 with the same validator   ─► the server ignores ranges: the new body's first bytes are skipped
+//   200 with another validator    ─► the file changed on the server: ModelFileError (never splice two versions)
+//
+// After `retries` failed resumptions in a row (no byte received between them) the error is a ModelFileError
+// naming the file, the bytes received and the last cause.
+
+import { ModelFileError } from '../errors';
+
+export interface ResumeOptions {
+  fetchImpl?: typeof fetch;
+  /** Resumptions in a row without progress before giving up (default 4). */
+  retries?: number;
+  /** Wait before the n-th resumption in a row: n x this (default 500 ms). */
+  backoffMs?: number;
+}
+
+/** An HTTP response's validator: what If-Range compares (Hugging Face sends the LFS sha256 as X-Linked-Etag). */
+function validatorOf(r: Response): string | undefined {
+  const h = r.headers;
+  return h.get('etag') ?? h.get('last-modified') ?? undefined;
+}
+
+/** `first`'s body, resumed by range requests when it breaks off; `first` must be a 200 for the whole file. */
+export function resumableBody(url: string, first: Response, options: ResumeOptions = {}): ReadableStream<Uint8Array> {
+  const fetchImpl = options.fetchImpl ?? fetch;
+  const retries = options.retries ?? 4;
+  const backoffMs = options.backoffMs ?? 500;
+  const total = Number(first.headers.get('content-length')) || undefined;
+  const validator = validatorOf(first);
+  const identity = first.headers.get('x-linked-etag') ?? validator;
+  let reader = first.body!.getReader();
+  let received = 0;
+  /** Bytes of the current body to drop before passing any on (a server that ignored the range). */
+  let skip = 0;
+  let failures = 0;
+
+  const fail = (cause: unknown) =>
+    new ModelFileError(
+      `downloading ${url} broke off after ${received}${total ? ` of ${total}` : ''} bytes, and ${retries} attempts to resume it ` +
+        `failed (last: ${(cause as Error)?.message ?? cause}). Check the connection and load again: a stored part is not kept.`,
+      { cause },
+    );
+
+  async function reopen(cause: unknown): Promise<void> {
+    failures++;
+    if (failures > retries) throw fail(cause);
+    await new Promise((r) => setTimeout(r, backoffMs * failures));
+    let r: Response;
+    try {
+      r = await fetchImpl(url, { headers: { range: `bytes=${received}-`, ...(validator ? { 'if-range': validator } : {}) } });
+    } catch (e) {
+      return reopen(e);
+    }
+    if (r.status === 206 && r.body) {
+      const start = Number(/^bytes (\d+)-/.exec(r.headers.get('content-range') ?? '')?.[1]);
+      if (start !== received) {
+        await r.body.cancel();
+        throw new ModelFileError(`resuming ${url} at byte ${received}, the server sent bytes from ${start}: not resumable`);
+      }
+      reader = r.body.getReader();
+      skip = 0;
+      return;
+    }
+    if (r.status === 200 && r.body) {
+      if ((r.headers.get('x-linked-etag') ?? validatorOf(r)) !== identity) {
+        await r.body.cancel();
+        throw new ModelFileError(
+          `${url} changed on the server while it was downloading (validator ${identity} then ${validatorOf(r)}); load it again.`,
+        );
+      }
+      reader = r.body.getReader();
+      skip = received;
+      return;
+    }
+    await r.body?.cancel();
+    return reopen(new Error(`HTTP ${r.status} ${r.statusText}`));
+  }
+
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          await reopen(e);
+          continue;
+        }
+        if (chunk.done) {
+          if (total !== undefined && received < total) {
+            await reopen(new Error(`the body ended at byte ${received} of ${total}`));
+            continue;
+          }
+          controller.close();
+          return;
+        }
+        let bytes = chunk.value;
+        if (skip > 0) {
+          const k = Math.min(skip, bytes.byteLength);
+          skip -= k;
+          bytes = bytes.subarray(k);
+          if (bytes.byteLength === 0) continue;
+        }
+        received += bytes.byteLength;
+        failures = 0;
+        controller.enqueue(bytes);
+        return;
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}

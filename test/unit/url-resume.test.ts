@@ -1,0 +1,105 @@
+// A checkpoint download that breaks off resumes from the bytes already received (HTTP Range with If-Range),
+// against a real HTTP server on loopback that drops the connection part way: the bytes come out whole and
+// in order, the second request asks for the rest only, a server that ignores ranges still gives the right
+// bytes (its prefix skipped), a file that changed on the server is refused by name, and a connection that
+// never recovers ends in a ModelFileError naming what was received.
+
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ModelFileError } from '../../src/errors';
+import { UrlSource } from '../../src/io/model-source';
+import { resumableBody } from '../../src/io/resumable-download';
+
+const FILE = new Uint8Array(1 << 20).map((_, i) => (i * 7 + (i >> 11)) & 255);
+
+interface Behaviour {
+  /** Bytes written before the connection is destroyed, per request (undefined: the whole answer). */
+  dropAfter: (request: number) => number | undefined;
+  honourRanges: boolean;
+  etag: (request: number) => string;
+}
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+
+async function serve(b: Behaviour): Promise<{ url: string; requests: IncomingMessage['headers'][]; sent: () => number }> {
+  const requests: IncomingMessage['headers'][] = [];
+  let sent = 0;
+  server = createServer((req, res) => {
+    const n = requests.push(req.headers) - 1;
+    const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const ranged = b.honourRanges && m !== null && req.headers['if-range'] === b.etag(n);
+    const start = ranged ? Number(m![1]) : 0;
+    const body = FILE.subarray(start);
+    res.writeHead(ranged ? 206 : 200, {
+      'content-length': String(body.byteLength),
+      etag: b.etag(n),
+      'accept-ranges': 'bytes',
+      ...(ranged ? { 'content-range': `bytes ${start}-${FILE.byteLength - 1}/${FILE.byteLength}` } : {}),
+    });
+    const drop = b.dropAfter(n);
+    const part = drop === undefined ? body : body.subarray(0, drop);
+    sent += part.byteLength;
+    res.write(part, () => {
+      if (drop === undefined) res.end();
+      else res.socket?.destroy();
+    });
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}/m/`, requests, sent: () => sent };
+}
+
+async function readAll(s: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const c of s) parts.push(c);
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.byteLength, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return out;
+}
+
+describe('a download that breaks off', () => {
+  it('resumes from the first byte not received: the whole file, the rest asked for by range', async () => {
+    const s = await serve({ dropAfter: (n) => (n === 0 ? 300_000 : undefined), honourRanges: true, etag: () => '"v1"' });
+    const source = new UrlSource(s.url, { files: ['model.safetensors'], useCache: false });
+    const progress: number[] = [];
+    const opened = await source.openBytes('model.safetensors', (loaded) => progress.push(loaded));
+    expect(await readAll(opened!.stream)).toEqual(FILE);
+    expect(s.requests).toHaveLength(2);
+    const start = Number(/^bytes=(\d+)-$/.exec(s.requests[1].range ?? '')?.[1]);
+    expect(start).toBeGreaterThan(0);
+    expect(start).toBeLessThanOrEqual(300_000);
+    expect(s.requests[1]['if-range']).toBe('"v1"');
+    expect(s.sent()).toBeLessThan(FILE.byteLength + 300_000); // not the whole file twice
+    expect(progress.at(-1)).toBe(FILE.byteLength);
+  });
+
+  it('from a server that ignores ranges: the same bytes, its repeated prefix skipped', async () => {
+    const s = await serve({ dropAfter: (n) => (n === 0 ? 200_000 : undefined), honourRanges: false, etag: () => '"v1"' });
+    const first = await fetch(`${s.url}model.safetensors`);
+    const body = resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 });
+    expect(await readAll(body)).toEqual(FILE);
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('a file that changed on the server meanwhile is refused, never spliced', async () => {
+    const s = await serve({ dropAfter: (n) => (n === 0 ? 200_000 : undefined), honourRanges: true, etag: (n) => `"v${n}"` });
+    const first = await fetch(`${s.url}model.safetensors`);
+    const err = await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelFileError);
+    expect((err as Error).message).toMatch(/changed on the server while it was downloading/);
+  });
+
+  it('a connection that keeps breaking ends in a ModelFileError with the bytes received', async () => {
+    const s = await serve({ dropAfter: (n) => (n === 0 ? 100_000 : 0), honourRanges: true, etag: () => '"v1"' });
+    const first = await fetch(`${s.url}model.safetensors`);
+    const err = await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1, retries: 3 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelFileError);
+    expect((err as Error).message).toMatch(/broke off after \d+ of 1048576 bytes, and 3 attempts to resume it failed/);
+    expect(s.requests).toHaveLength(4);
+  });
+});
