@@ -14,6 +14,8 @@ commands
   profile    GPU time per kernel kind for one vision tile, one prefill chunk and one decode step
   serve      an OpenAI-compatible HTTP server (POST /v1/chat/completions, GET /v1/models, /health, /metrics)
   doctor     report the WebGPU adapter and run every kernel against its CPU reference
+  pack       write a checkpoint's weights in one dtype (f16, q8, q4) as files an app can host and load
+             as they are: its users download the packed bytes, not the original ones
 
 run options
   --model <dir|url>            a Hugging Face checkpoint folder or resolve/main/ URL: SmolVLM / Idefics3
@@ -56,6 +58,12 @@ profile options
                                how each dispatch is timed (default: GPU timestamps when the adapter has
                                timestamp-query; otherwise each dispatch is submitted alone and waited for)
   --json                       print the report as one JSON object instead of tables
+
+pack options
+  --model <dir>                the checkpoint folder to pack
+  --dtype f16|q8|q4            the dtype to pack to; per part: --dtype vision=f16,text=q4
+  --out <dir>                  a new folder: the packed files, tessera-pack.json and every other file
+  --variant register|workgroup force a kernel variant (packing runs on the GPU)
 
 serve options
   --model <dir|url>            the checkpoint, as for run
@@ -169,7 +177,17 @@ interface HelpArgs {
   verbose: boolean;
 }
 
-export type CliArgs = RunArgs | ProfileArgs | ServeArgs | DoctorArgs | HelpArgs;
+interface PackArgs {
+  command: 'pack';
+  model: string;
+  out: string;
+  dtype: DtypeOption;
+  variant?: KernelVariant;
+  json: boolean;
+  verbose: boolean;
+}
+
+export type CliArgs = RunArgs | ProfileArgs | ServeArgs | DoctorArgs | PackArgs | HelpArgs;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -205,14 +223,15 @@ const OPTIONS = {
   'served-model-name': { type: 'string' },
   'kv-cache-tokens': { type: 'string' },
   'enable-mm-embeds': { type: 'boolean' },
+  out: { type: 'string' },
 } as const;
 
 type Command = Exclude<CliArgs['command'], 'help'>;
 
 /** The commands each option belongs to (--json, --verbose and --help go with every command). */
 const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
-  variant: ['run', 'profile', 'serve', 'doctor'],
-  model: ['run', 'profile', 'serve'],
+  variant: ['run', 'profile', 'serve', 'doctor', 'pack'],
+  model: ['run', 'profile', 'serve', 'pack'],
   image: ['run', 'profile'],
   video: ['run'],
   'video-pruning': ['run'],
@@ -226,7 +245,7 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   'top-k': ['run'],
   seed: ['run'],
   notice: ['run'],
-  dtype: ['run', 'profile', 'serve'],
+  dtype: ['run', 'profile', 'serve', 'pack'],
   compute: ['run', 'profile', 'serve'],
   device: ['run', 'serve'],
   'no-weight-cache': ['run', 'profile', 'serve'],
@@ -241,6 +260,7 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   'served-model-name': ['serve'],
   'kv-cache-tokens': ['serve'],
   'enable-mm-embeds': ['serve'],
+  out: ['pack'],
 };
 
 /** A usage error for the first option given that `command` does not take, naming the commands that do. */
@@ -330,7 +350,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.help) return { command: 'help', verbose };
   if (command === undefined) throw new UsageError('no command given');
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}' (quote a prompt with spaces: --prompt "...")`);
-  if (command === 'run' || command === 'profile' || command === 'serve' || command === 'doctor') checkOwners(command, values);
+  if (command === 'run' || command === 'profile' || command === 'serve' || command === 'doctor' || command === 'pack') {
+    checkOwners(command, values);
+  }
   const weights = () => ({
     dtype: values.dtype === undefined ? undefined : usage(() => parseDtypeText(values.dtype!)),
     compute: values.compute === undefined ? undefined : usage(() => chooseComputePrecisionOption(values.compute!)),
@@ -375,6 +397,20 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       ...(values.device !== undefined ? { device: usage(() => parseDeviceOption(values.device, '--device')) } : {}),
       json,
       variant: parseVariant(values.variant),
+      verbose,
+    };
+  }
+  if (command === 'pack') {
+    if (!values.model) throw new UsageError('pack needs --model <dir>');
+    if (!values.out) throw new UsageError('pack needs --out <dir>');
+    if (!values.dtype) throw new UsageError('pack needs --dtype f16|q8|q4');
+    return {
+      command,
+      model: values.model,
+      out: values.out,
+      dtype: usage(() => parseDtypeText(values.dtype!)),
+      variant: parseVariant(values.variant),
+      json,
       verbose,
     };
   }

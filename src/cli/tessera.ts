@@ -4,12 +4,14 @@
 //   tessera profile --model <dir|url> --image <file> [--prompt "..."] [--dtype ...] [--timing ...] [--json]
 //   tessera serve --model <dir|url> [--host H] [--port N] [--api-key KEY] [--allowed-origins A,B] ...
 //   tessera doctor [--json] [--variant register|workgroup]
+//   tessera pack --model <dir> --dtype f16|q8|q4 --out <dir>
 // Arguments: args.ts (usage errors before anything loads). Failures: report-error.ts (one line per error,
 // stacks with --verbose).
 
 import { doctor } from './doctor';
 import { createNodeGpuContext } from '../gpu/node';
 import { parseCliArgs, USAGE, wantsVerbose, type CliArgs } from './args';
+import { pack } from './pack';
 import { profile } from './profile';
 import { exitCodeFor, formatCliError } from './report-error';
 import { run } from './run';
@@ -35,6 +37,7 @@ async function main(args: CliArgs): Promise<number> {
     });
   }
   if (args.command === 'serve') return serve({ ...args, err: (t) => process.stderr.write(t) });
+  if (args.command === 'pack') return pack({ ...args, err: (t) => process.stderr.write(t) });
   const gpu = await createNodeGpuContext({ kernelVariant: args.variant });
   try {
     const lines: string[] = [];

@@ -161,6 +161,22 @@ export class UnknownDtypeError extends TesseraError {
   }
 }
 
+/** A packed checkpoint (`tessera pack`) asked for in a dtype other than the one it holds. */
+export class PackedDtypeError extends TesseraError {
+  override readonly name = 'PackedDtypeError';
+  readonly code = 'PACKED_DTYPE';
+  constructor(
+    readonly where: string,
+    readonly asked: string,
+    readonly packed: string,
+  ) {
+    super(
+      `the checkpoint in ${where} is packed as ${packed} and holds no other weights, but ${asked} was asked for: load it ` +
+        'without a dtype (or with its own), or pack the original checkpoint in the dtype you want.',
+    );
+  }
+}
+
 /**
  * A stored quantized copy of a checkpoint file that cannot be used (it does not match its source or the
  * requested dtype, or its bytes are damaged). Not thrown: reported once through console.warn, and the

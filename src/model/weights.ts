@@ -12,7 +12,14 @@
 // and the formats; the next load reads them instead (weights/stored-copy.ts). A copy that does not match
 // is reported once and rebuilt from the file, never used.
 
-import { CheckpointFormatError, InternalError, MissingTensorError, StoredWeightsMismatchError, TensorShapeError } from '../errors';
+import {
+  CheckpointFormatError,
+  InternalError,
+  MissingTensorError,
+  ModelFileError,
+  StoredWeightsMismatchError,
+  TensorShapeError,
+} from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
 import { isPacked, type Weight, type WeightFormat } from '../kernels/weight-format';
@@ -21,7 +28,7 @@ import { checkCheckpointFileName } from '../io/checkpoint-path';
 import { openPartialSafetensors } from './weights/partial-safetensors';
 import { openSafetensors, type SafetensorsHeader } from './weights/safetensors';
 import type { ModelSource } from '../io/model-source';
-import { weightLayout, type CheckpointTensorSpec, type WeightLayout } from './weight-layout';
+import { weightLayout, type CheckpointTensorSpec, type GpuWeightSpec, type WeightLayout } from './weight-layout';
 import {
   computePrecisionFor,
   formatFor,
@@ -37,6 +44,7 @@ import { allocateLoadedWeight, entryFor, WeightWriter } from './weights/gpu-weig
 import { isRowSplit, type LoadedWeight, type RowPart, rowPartsOf } from './weights/row-split';
 import {
   blake3Hex,
+  readCopyChecked,
   readStoredCopy,
   STORED_COPY_VERSION,
   storedCopyKey,
@@ -46,6 +54,7 @@ import {
   type TensorSum,
 } from './weights/stored-copy';
 import type { WeightStore } from './weights/store';
+import { matchPacked, PACK_MANIFEST, packedDtype, readPackManifest } from './weights/packed-checkpoint';
 
 interface LoadProgress {
   /** download: bytes fetched; upload: checkpoint bytes read; quantize: bytes packed on the GPU; cache: stored-copy bytes read. */
@@ -58,7 +67,7 @@ interface LoadProgress {
 export type ProgressCallback = (p: LoadProgress) => void;
 
 /** What happened to each checkpoint file's stored copy during a load. */
-export type StoredCopyStatus = 'read' | 'written' | 'rebuilt' | 'not stored' | 'store failed';
+export type StoredCopyStatus = 'read' | 'written' | 'rebuilt' | 'not stored' | 'store failed' | 'packed';
 
 export class ModelWeights {
   private destroyed = false;
@@ -234,7 +243,11 @@ export async function loadWeights(
   options: LoadWeightsOptions = {},
 ): Promise<ModelWeights> {
   const selection = options.selection ?? 'all';
-  const plan = resolveDtype(options.dtype);
+  // A packed checkpoint (tessera pack) holds its weights in one dtype, which is the load's.
+  const pack = await readPackManifest(source);
+  const plan = pack
+    ? packedDtype(pack, options.dtype === undefined ? undefined : resolveDtype(options.dtype), source.where)
+    : resolveDtype(options.dtype);
   const full = weightLayout(config);
   const layout: WeightLayout = {
     gpu: full.gpu.filter((w) => selects(selection, w.key)),
@@ -256,20 +269,25 @@ export async function loadWeights(
   for (const t of layout.checkpoint) partsOf.set(t.target, [...(partsOf.get(t.target) ?? []), t]);
   // Each GPU weight is allocated with the first file that holds one of its tensors, once that file's
   // header has told their dtypes (an f32 matrix of BF16 tensors is stored as bf16: weights/dtype.ts).
+  const allocateAs = (w: GpuWeightSpec, format: WeightFormat) => {
+    const a = allocateLoadedWeight(gpu, { key: w.key, shape: w.shape, format, f16Math, rowSplit: w.rowSplit }, maxBinding);
+    formats.set(w.key, format);
+    weights.set(w.key, a.weight);
+    buffers.push(...a.buffers);
+    sizeBytes += a.sizeBytes;
+  };
   const allocate = (header: SafetensorsHeader) => {
     for (const w of layout.gpu) {
       const parts = partsOf.get(w.key) ?? [];
       if (weights.has(w.key) || !parts.some((p) => header.tensors.has(p.name))) continue;
-      const format = storageFormatFor(
-        plan,
+      allocateAs(
         w,
-        parts.map((p) => header.tensors.get(p.name)?.dtype),
+        storageFormatFor(
+          plan,
+          w,
+          parts.map((p) => header.tensors.get(p.name)?.dtype),
+        ),
       );
-      const a = allocateLoadedWeight(gpu, { key: w.key, shape: w.shape, format, f16Math, rowSplit: w.rowSplit }, maxBinding);
-      formats.set(w.key, format);
-      weights.set(w.key, a.weight);
-      buffers.push(...a.buffers);
-      sizeBytes += a.sizeBytes;
     }
   };
   const shapes = new Map(layout.gpu.map((w) => [w.key, w.shape]));
@@ -282,6 +300,36 @@ export async function loadWeights(
       let specs = fileSpecs;
       const onDownload = (loadedBytes: number, totalBytes: number | undefined) =>
         onProgressSafe(options.onProgress, { phase: 'download', file, loadedBytes, totalBytes });
+      const packedName = pack?.files[file];
+      if (packedName !== undefined) {
+        const opened = await source.openBytes(packedName, onDownload);
+        if (!opened) throw new ModelFileError(`${packedName}, which ${PACK_MANIFEST} names for ${file}, is not in ${source.where}`);
+        const specByName = new Map<string, CheckpointTensorSpec>();
+        const r = await readCopyChecked(
+          opened.stream,
+          (h) => {
+            const present = new Set(h.entries.map((e) => e.name));
+            respell(layout, (name) => present.has(name));
+            const absent = aliasAbsent(layout, (name) => present.has(name));
+            const used = specs.filter((t) => !absent.has(t.name));
+            const matched = matchPacked(h, file, used, shapes);
+            if (typeof matched === 'string') return matched;
+            for (const t of used) specByName.set(t.name, t);
+            for (const w of layout.gpu) if (!weights.has(w.key) && matched.has(w.key)) allocateAs(w, matched.get(w.key)!);
+            return undefined;
+          },
+          // Entries of tensors this load did not select (an encoder's load skips the decoder's) pass by.
+          (e, data, scales) => {
+            if (specByName.has(e.name)) writer.writeBytes(weights.get(e.target)!, e, data, scales);
+          },
+          (loadedBytes) => onProgressSafe(options.onProgress, { phase: 'upload', file, loadedBytes, totalBytes: opened.sizeBytes }),
+          options.tensorDigest !== undefined,
+        );
+        if (!r.ok) throw new CheckpointFormatError(`${packedName} (${file} packed) in ${source.where} cannot be loaded: ${r.reason}`);
+        for (const t of r.tensorSums) if (specByName.has(t.name)) options.tensorDigest?.addSum(t, t.sum);
+        status[file] = 'packed';
+        continue;
+      }
       const names = specs.map((s) => s.name);
       const opened =
         (options.partialFiles && selection !== 'all' ? await openPartialSafetensors(source, file, names, onDownload) : undefined) ??

@@ -91,6 +91,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   AUDIO_TOO_LONG: errors.AudioTooLongError,
   HEAD_DIM: errors.HeadDimError,
   UNKNOWN_DTYPE: errors.UnknownDtypeError,
+  PACKED_DTYPE: errors.PackedDtypeError,
   STORED_WEIGHTS_MISMATCH: errors.StoredWeightsMismatchError,
   ENGINE_BUSY: errors.EngineBusyError,
   GRAMMAR_LOAD: errors.GrammarLoadError,

@@ -84,6 +84,7 @@ const STATUS_BY_CODE: { [C in ErrorCode]: number } = {
   FFMPEG_MISSING: 500,
   HEAD_DIM: 500,
   UNKNOWN_DTYPE: 500,
+  PACKED_DTYPE: 500,
   STORED_WEIGHTS_MISMATCH: 500,
   GRAMMAR_LOAD: 500,
   // a remote engine's (never raised inside the server)

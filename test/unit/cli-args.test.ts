@@ -113,7 +113,7 @@ describe('tessera arguments', () => {
     expect(usageMessage([...RUN, '--max-tokens'])).toMatch(/--max-tokens/);
     expect(usageMessage(['run', '--model', 'm', '--prompt', 'what', 'is', 'this'])).toMatch(/unexpected argument 'is'/);
     expect(usageMessage(['run', '--prompt', 'p'])).toBe('run needs --model <dir|url>');
-    expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run, profile and serve option');
+    expect(usageMessage(['doctor', '--model', 'm'])).toBe('--model is a run, profile, serve and pack option');
     expect(usageMessage(['doctor', '--max-tokens', '3'])).toBe('--max-tokens is a run option');
     expect(usageMessage(['doctor', '--image', 'a.png'])).toBe('--image is a run and profile option');
     expect(usageMessage([...RUN, '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
@@ -283,5 +283,30 @@ describe('tessera error lines', () => {
     const e = new UsageError('no command given');
     expect(formatCliError(e, false)).toMatch(/^tessera: no command given\n\nusage: tessera <command>/);
     expect(exitCodeFor(e)).toBe(2);
+  });
+});
+
+describe('tessera pack arguments', () => {
+  it('parses pack with a dtype (one, or per part) and a variant', () => {
+    expect(parseCliArgs(['pack', '--model', 'm', '--dtype', 'q4', '--out', 'o'])).toEqual({
+      command: 'pack',
+      model: 'm',
+      out: 'o',
+      dtype: 'q4',
+      variant: undefined,
+      json: false,
+      verbose: false,
+    });
+    const perPart = parseCliArgs(['pack', '--model', 'm', '--dtype', 'vision=f16,text=q4', '--out', 'o', '--variant', 'register']);
+    expect(perPart).toMatchObject({ dtype: { vision: 'f16', text: 'q4' }, variant: 'register' });
+  });
+
+  it('refuses a missing model, dtype or output folder, and options of other commands', () => {
+    expect(usageMessage(['pack', '--dtype', 'q4', '--out', 'o'])).toBe('pack needs --model <dir>');
+    expect(usageMessage(['pack', '--model', 'm', '--dtype', 'q4'])).toBe('pack needs --out <dir>');
+    expect(usageMessage(['pack', '--model', 'm', '--out', 'o'])).toBe('pack needs --dtype f16|q8|q4');
+    expect(usageMessage(['pack', '--model', 'm', '--out', 'o', '--dtype', 'q3'])).toMatch(/--dtype: unknown weight dtype "q3"/);
+    expect(usageMessage(['pack', '--model', 'm', '--out', 'o', '--dtype', 'q4', '--prompt', 'p'])).toBe('--prompt is a run and profile option');
+    expect(usageMessage([...RUN, '--out', 'o'])).toBe('--out is a pack option');
   });
 });

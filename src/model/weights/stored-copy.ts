@@ -177,12 +177,41 @@ export type StoredCopyResult = { ok: true; tensorSums: TensorSum[] } | { ok: fal
  * Read a stored copy, checking its header against `expected` before handing any entry to `onEntry`,
  * and its checksum at the end. Never throws for bad bytes: returns why the copy cannot be used.
  */
-export async function readStoredCopy(
+export function readStoredCopy(
   source: AsyncIterable<Uint8Array>,
   expected: StoredHeader,
   onEntry: (entry: StoredEntry, data: Uint8Array, scales: Uint8Array) => void,
   onBytes?: (bytesRead: number) => void,
   /** The copy must carry tensor checksums (a weights digest is being collected). */
+  needSums = false,
+): Promise<StoredCopyResult> {
+  return readCopyChecked(
+    source,
+    (header) => {
+      if (header.key !== expected.key || header.sourceIdentity !== expected.sourceIdentity) {
+        return 'it was made from a different version of the file';
+      }
+      const { tensorSums: _sums, ...rest } = header;
+      const { tensorSums: _expectedSums, ...wanted } = expected;
+      if (JSON.stringify(rest) !== JSON.stringify(wanted)) return 'its tensors or formats differ from what this load needs';
+      return undefined;
+    },
+    onEntry,
+    onBytes,
+    needSums,
+  );
+}
+
+/**
+ * Read a copy whose header `accept` checks (undefined: accepted; a string: why not) before any entry is
+ * handed to `onEntry`, and its checksum at the end: a packed checkpoint (weights/packed-checkpoint.ts),
+ * whose header is checked against the model's layout rather than against a header made from the source.
+ */
+export async function readCopyChecked(
+  source: AsyncIterable<Uint8Array>,
+  accept: (header: StoredHeader) => string | undefined,
+  onEntry: (entry: StoredEntry, data: Uint8Array, scales: Uint8Array) => void,
+  onBytes?: (bytesRead: number) => void,
   needSums = false,
 ): Promise<StoredCopyResult> {
   const q = new ByteQueue(source);
@@ -208,13 +237,11 @@ export async function readStoredCopy(
     } catch {
       return { ok: false, reason: 'its header is not JSON' };
     }
-    if (header.key !== expected.key || header.sourceIdentity !== expected.sourceIdentity) {
-      return { ok: false, reason: 'it was made from a different version of the file' };
-    }
-    const { tensorSums = [], ...rest } = header;
-    const { tensorSums: _expectedSums, ...wanted } = expected;
-    if (JSON.stringify(rest) !== JSON.stringify(wanted))
-      return { ok: false, reason: 'its tensors or formats differ from what this load needs' };
+    if (header?.version !== STORED_COPY_VERSION || !Array.isArray(header.entries))
+      return { ok: false, reason: "its header is not this version's" };
+    const refused = accept(header);
+    if (refused !== undefined) return { ok: false, reason: refused };
+    const tensorSums = header.tensorSums ?? [];
     if (needSums && tensorSums.length !== header.entries.length)
       return { ok: false, reason: 'it lacks the checksums of its source tensors' };
     for (const e of header.entries) {
