@@ -306,7 +306,9 @@ describe('tessera pack arguments', () => {
     expect(usageMessage(['pack', '--model', 'm', '--dtype', 'q4'])).toBe('pack needs --out <dir>');
     expect(usageMessage(['pack', '--model', 'm', '--out', 'o'])).toBe('pack needs --dtype f16|q8|q4');
     expect(usageMessage(['pack', '--model', 'm', '--out', 'o', '--dtype', 'q3'])).toMatch(/--dtype: unknown weight dtype "q3"/);
-    expect(usageMessage(['pack', '--model', 'm', '--out', 'o', '--dtype', 'q4', '--prompt', 'p'])).toBe('--prompt is a run and profile option');
+    expect(usageMessage(['pack', '--model', 'm', '--out', 'o', '--dtype', 'q4', '--prompt', 'p'])).toBe(
+      '--prompt is a run and profile option',
+    );
     expect(usageMessage([...RUN, '--out', 'o'])).toBe('--out is a pack option');
   });
 });
