@@ -6,6 +6,8 @@
 //   206 from the byte asked for   ─► the rest follows
 //   200 with the same validator   ─► the server ignores ranges: the new body's first bytes are skipped
 //   200 with another validator    ─► the file changed on the server: ModelFileError (never splice two versions)
+// A compressed body (Content-Encoding) is asked for whole again, its first bytes skipped: its ranges would
+// count encoded bytes.
 //
 // After `retries` failed resumptions in a row (no byte received between them) the error is a ModelFileError
 // naming the file, the bytes received and the last cause.
@@ -31,7 +33,9 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
   const fetchImpl = options.fetchImpl ?? fetch;
   const retries = options.retries ?? 4;
   const backoffMs = options.backoffMs ?? 500;
-  const total = Number(first.headers.get('content-length')) || undefined;
+  // Content-Length counts the encoded bytes when the body is compressed; the decoded ones are what arrive.
+  const encoded = (first.headers.get('content-encoding') ?? 'identity') !== 'identity';
+  const total = encoded ? undefined : Number(first.headers.get('content-length')) || undefined;
   const validator = validatorOf(first);
   const identity = first.headers.get('x-linked-etag') ?? validator;
   let reader = first.body!.getReader();
@@ -53,7 +57,10 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
     await new Promise((r) => setTimeout(r, backoffMs * failures));
     let r: Response;
     try {
-      r = await fetchImpl(url, { headers: { range: `bytes=${received}-`, ...(validator ? { 'if-range': validator } : {}) } });
+      // A compressed body's ranges count encoded bytes, not the decoded ones received: ask for it whole
+      // again and skip what arrived.
+      const range = encoded ? {} : { range: `bytes=${received}-`, ...(validator ? { 'if-range': validator } : {}) };
+      r = await fetchImpl(url, { headers: range });
     } catch (e) {
       return reopen(e);
     }
