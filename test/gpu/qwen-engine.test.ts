@@ -15,6 +15,7 @@ import type { ChatCompletion, ChatCompletionRequest } from '../../src/engine/typ
 import { AudioNotSupportedError, UnsupportedModelError } from '../../src/errors';
 import { testEngine } from '../helpers/engine';
 import { qwenPipelineGoldens } from '../helpers/goldens';
+import { JSON_CASES, jsonProblems } from '../helpers/json-formats';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -102,6 +103,21 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
       expect(r.tessera.videos[v].frames.map((f) => f.timestamp)).toEqual(want.timestamps);
     }
     expect(engine.processor.decode(ref(id).tokens)).toBe(r.choices[0].message.content);
+  });
+
+  it('response_format with a bounded JSON schema (Qwen2 BPE vocabulary under XGrammar): answers that parse, validate and end', async () => {
+    // Both schemas at once too: the grammar masks of two requests in one step. (JSON mode is unbounded:
+    // a random-weight model can write one string until max_tokens.)
+    const reqs = JSON_CASES.filter((c) => c.format.type === 'json_schema').map((c) => ({
+      messages: [{ role: 'user' as const, content: `Answer as JSON: ${c.label}.` }],
+      max_tokens: 160,
+      response_format: c.format,
+    }));
+    const answers = await Promise.all(reqs.map((r) => engine.chat.completions.create(r)));
+    for (const [i, r] of answers.entries()) {
+      expect(jsonProblems(reqs[i]!, r.choices[0].message.content)).toEqual([]);
+      expect(r.choices[0].finish_reason).toBe('stop');
+    }
   });
 
   it('answers the same request again from the encoder cache and the prefix cache, unchanged', async () => {
