@@ -47,6 +47,8 @@ run options
   --notice "..."               a line printed before the answer
   --json                       print one JSON object: token ids, text, timings
   --variant register|workgroup force a kernel variant instead of the adapter's choice
+  --max-binding BYTES          act as a GPU that binds at most BYTES of a buffer at once (a laptop's or a
+                               phone's limit; the embedding and LM head then load in parts of rows)
 
 profile options
   --model <dir|url>            the checkpoint, as for run
@@ -80,7 +82,7 @@ serve options
                                context window)
   --enable-mm-embeds           take image_embeds content parts (embeddings computed by the client, vLLM's
                                format); only for clients you trust: embeddings are checked for shape only
-  --dtype, --compute, --device, --no-weight-cache, --variant   as for run
+  --dtype, --compute, --device, --no-weight-cache, --variant, --max-binding   as for run
 
 doctor options
   --variant register|workgroup force a kernel variant instead of the adapter's choice
@@ -123,6 +125,8 @@ export interface RunArgs {
   /** Print one JSON object instead of streaming the answer. */
   json: boolean;
   variant?: KernelVariant;
+  /** gpu.maxStorageBufferBindingSize. */
+  maxBinding?: number;
   verbose: boolean;
 }
 
@@ -168,6 +172,8 @@ export interface ServeArgs {
   device?: DeviceOption;
   weightCache: boolean;
   variant?: KernelVariant;
+  /** gpu.maxStorageBufferBindingSize. */
+  maxBinding?: number;
   json: boolean;
   verbose: boolean;
 }
@@ -224,6 +230,7 @@ const OPTIONS = {
   'kv-cache-tokens': { type: 'string' },
   'enable-mm-embeds': { type: 'boolean' },
   out: { type: 'string' },
+  'max-binding': { type: 'string' },
 } as const;
 
 type Command = Exclude<CliArgs['command'], 'help'>;
@@ -261,6 +268,7 @@ const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   'kv-cache-tokens': ['serve'],
   'enable-mm-embeds': ['serve'],
   out: ['pack'],
+  'max-binding': ['run', 'serve'],
 };
 
 /** A usage error for the first option given that `command` does not take, naming the commands that do. */
@@ -278,6 +286,10 @@ function parseVariant(variant: string | undefined): KernelVariant | undefined {
     throw new UsageError(`--variant must be 'register' or 'workgroup', got '${variant}'`);
   }
   return variant;
+}
+
+function maxBinding(raw: string | undefined): number | undefined {
+  return numberOption('max-binding', raw, { integer: true, min: 1024, reads: 'a whole number of bytes >= 1024' });
 }
 
 /** Whether argv asks for a stack trace on errors (read even when the rest does not parse). */
@@ -397,6 +409,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       ...(values.device !== undefined ? { device: usage(() => parseDeviceOption(values.device, '--device')) } : {}),
       json,
       variant: parseVariant(values.variant),
+      maxBinding: maxBinding(values['max-binding']),
       verbose,
     };
   }
@@ -465,6 +478,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       ...weights(),
       ...(values.device !== undefined ? { device: usage(() => parseDeviceOption(values.device, '--device')) } : {}),
       variant: parseVariant(values.variant),
+      maxBinding: maxBinding(values['max-binding']),
       json,
       verbose,
     };

@@ -47,7 +47,10 @@ export async function run(o: RunOptions): Promise<number> {
     compute: o.compute,
     device: o.device,
     weightCacheDir: o.weightCache === false ? false : undefined,
-    gpu: o.variant ? { kernelVariant: o.variant } : undefined,
+    gpu:
+      o.variant || o.maxBinding
+        ? { ...(o.variant ? { kernelVariant: o.variant } : {}), ...(o.maxBinding ? { maxStorageBufferBindingSize: o.maxBinding } : {}) }
+        : undefined,
     onProgress: o.json ? undefined : progressPrinter(o.err),
   });
   if (!o.json) o.err(`device: ${engine.stats().device.backend} (${engine.stats().device.reason})\n`);

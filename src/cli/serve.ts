@@ -29,7 +29,10 @@ export async function serve(o: ServeCliOptions): Promise<number> {
     compute: o.compute,
     device: o.device,
     weightCacheDir: o.weightCache === false ? false : undefined,
-    gpu: o.variant ? { kernelVariant: o.variant } : undefined,
+    gpu:
+      o.variant || o.maxBinding
+        ? { ...(o.variant ? { kernelVariant: o.variant } : {}), ...(o.maxBinding ? { maxStorageBufferBindingSize: o.maxBinding } : {}) }
+        : undefined,
     ...(o.kvCacheTokens !== undefined ? { kvCacheTokens: o.kvCacheTokens } : {}),
     ...(o.enableMmEmbeds ? { media: { acceptEmbeddings: true } } : {}),
   });

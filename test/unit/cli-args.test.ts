@@ -312,3 +312,13 @@ describe('tessera pack arguments', () => {
     expect(usageMessage([...RUN, '--out', 'o'])).toBe('--out is a pack option');
   });
 });
+
+describe('--max-binding', () => {
+  it('run and serve take a byte count of at least 1024; other commands refuse it', () => {
+    expect(parseCliArgs([...RUN, '--max-binding', '134217728'])).toMatchObject({ maxBinding: 134217728 });
+    expect(parseCliArgs(['serve', '--model', 'm', '--max-binding', '4096'])).toMatchObject({ maxBinding: 4096 });
+    expect(usageMessage([...RUN, '--max-binding', '100'])).toBe("--max-binding must be a whole number of bytes >= 1024, got '100'");
+    expect(usageMessage([...RUN, '--max-binding', '2048.5'])).toBe("--max-binding must be a whole number of bytes >= 1024, got '2048.5'");
+    expect(usageMessage(['doctor', '--max-binding', '4096'])).toBe('--max-binding is a run and serve option');
+  });
+});
