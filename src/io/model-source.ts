@@ -9,7 +9,7 @@
 // not in it.
 
 import { ModelFileError } from '../errors';
-import { resumableBody } from './resumable-download';
+import { responseVersion, resumableBody } from './resumable-download';
 import { checkCheckpointFileName } from './checkpoint-path';
 import { listHubFiles } from './file-listing';
 
@@ -258,13 +258,6 @@ function fromResponse(r: Response, fromCache: boolean): ByteStream {
     fromCache,
     version: responseVersion(r),
   };
-}
-
-/** An HTTP response's validator (Hugging Face sends the LFS file's sha256 as X-Linked-Etag). */
-function responseVersion(r: Response): string | undefined {
-  const h = r.headers;
-  const v = h.get('x-linked-etag') ?? h.get('etag') ?? h.get('last-modified');
-  return v ?? undefined;
 }
 
 /** Files picked by the user (matched by base name, so a folder upload's relative paths work too). */

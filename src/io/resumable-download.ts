@@ -9,6 +9,9 @@
 // A compressed body (Content-Encoding) is asked for whole again, its first bytes skipped: its ranges would
 // count encoded bytes.
 //
+// A body that sends nothing for `stallMs` (a connection that hangs rather than drops) is given up on and
+// resumed the same way.
+//
 // After `retries` failed resumptions in a row (no byte received between them) the error is a ModelFileError
 // naming the file, the bytes received and the last cause.
 
@@ -20,12 +23,19 @@ export interface ResumeOptions {
   retries?: number;
   /** Wait before the n-th resumption in a row: n x this (default 500 ms). */
   backoffMs?: number;
+  /** A body that sends nothing for this long is given up on and resumed, like a dropped one (default 60 s). */
+  stallMs?: number;
 }
 
-/** An HTTP response's validator: what If-Range compares (Hugging Face sends the LFS sha256 as X-Linked-Etag). */
+/** What If-Range compares: the ETag or Last-Modified. */
 function validatorOf(r: Response): string | undefined {
   const h = r.headers;
   return h.get('etag') ?? h.get('last-modified') ?? undefined;
+}
+
+/** A response's version of the file (Hugging Face sends the LFS file's sha256 as X-Linked-Etag). */
+export function responseVersion(r: Response): string | undefined {
+  return r.headers.get('x-linked-etag') ?? validatorOf(r);
 }
 
 /** `first`'s body, resumed by range requests when it breaks off; `first` must be a 200 for the whole file. */
@@ -33,11 +43,12 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
   const fetchImpl = options.fetchImpl ?? fetch;
   const retries = options.retries ?? 4;
   const backoffMs = options.backoffMs ?? 500;
+  const stallMs = options.stallMs ?? 60_000;
   // Content-Length counts the encoded bytes when the body is compressed; the decoded ones are what arrive.
   const encoded = (first.headers.get('content-encoding') ?? 'identity') !== 'identity';
   const total = encoded ? undefined : Number(first.headers.get('content-length')) || undefined;
   const validator = validatorOf(first);
-  const identity = first.headers.get('x-linked-etag') ?? validator;
+  const identity = responseVersion(first);
   let reader = first.body!.getReader();
   let received = 0;
   /** Bytes of the current body to drop before passing any on (a server that ignored the range). */
@@ -75,10 +86,10 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
       return;
     }
     if (r.status === 200 && r.body) {
-      if ((r.headers.get('x-linked-etag') ?? validatorOf(r)) !== identity) {
+      if (responseVersion(r) !== identity) {
         await r.body.cancel();
         throw new ModelFileError(
-          `${url} changed on the server while it was downloading (validator ${identity} then ${validatorOf(r)}); load it again.`,
+          `${url} changed on the server while it was downloading (version ${identity} then ${responseVersion(r)}); load it again.`,
         );
       }
       reader = r.body.getReader();
@@ -93,11 +104,18 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
     async pull(controller) {
       for (;;) {
         let chunk: ReadableStreamReadResult<Uint8Array>;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const stalled = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no byte for ${stallMs} ms`)), stallMs);
+        });
         try {
-          chunk = await reader.read();
+          chunk = await Promise.race([reader.read(), stalled]);
         } catch (e) {
+          reader.cancel(e).catch(() => {}); // a stalled body is dropped, not waited on
           await reopen(e);
           continue;
+        } finally {
+          clearTimeout(timer);
         }
         if (chunk.done) {
           if (total !== undefined && received < total) {

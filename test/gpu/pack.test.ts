@@ -6,39 +6,21 @@
 
 import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packCheckpoint } from '../../src/cli/pack';
-import type { Engine } from '../../src/engine/engine';
-import type { ChatCompletion } from '../../src/engine/types';
 import { CheckpointFormatError, ModelFileError, PackedDtypeError } from '../../src/errors';
+import { askAboutSample } from '../helpers/ask-sample';
 import { testEngine } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
 const gpu = useGpu();
-const IMAGE = new Uint8Array(readFileSync(resolve('public/sample.png')));
 let scratch: string;
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'tessera-pack-'));
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const ask = (engine: Engine): Promise<ChatCompletion> =>
-  engine.chat.completions.create({
-    messages: [
-      {
-        role: 'user',
-        content: [
-          { type: 'image', image: IMAGE },
-          { type: 'text', text: 'Can you describe this image?' },
-        ],
-      },
-    ],
-    max_tokens: 6,
-    logprobs: true,
-    top_logprobs: 2,
-  });
 
 const options = { kvCacheTokens: 512, maxTokensPerStep: 64, maxSeqs: 2 } as const;
 const lines: string[] = [];
@@ -71,7 +53,7 @@ describe.each([
     const a = await testEngine(gpu(), original(), { ...options, dtype, workers });
     const b = await testEngine(gpu(), packed(), { ...options, workers });
     try {
-      const [ra, rb] = [await ask(a), await ask(b)];
+      const [ra, rb] = [await askAboutSample(a), await askAboutSample(b)];
       expect(rb.tessera.tokenIds).toEqual(ra.tessera.tokenIds);
       expect(rb.choices[0].logprobs!.content!.map((l) => l.logprob)).toEqual(ra.choices[0].logprobs!.content!.map((l) => l.logprob));
       if (a.model.backend !== 'webgpu' || b.model.backend !== 'webgpu') throw new Error('not on WebGPU');

@@ -4,39 +4,22 @@
 // (each part computes its columns as the whole matmul does). Also through a stored quantized copy, written
 // and read back in parts; and the pure part arithmetic.
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
-import type { ChatCompletion } from '../../src/engine/types';
 import { DeviceLimitError } from '../../src/errors';
 import { isPacked, packedSizeBytes } from '../../src/kernels/weight-format';
 import type { ModelWeights } from '../../src/model/weights';
 import { rowPieces, rowsPerPart, type RowSplitWeight } from '../../src/model/weights/row-split';
 import type { StoredEntry } from '../../src/model/weights/stored-copy';
+import { askAboutSample } from '../helpers/ask-sample';
 import { testEngine } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
 const gpu = useGpu();
-const IMAGE = new Uint8Array(readFileSync(resolve('public/sample.png')));
-
-const ask = (engine: Engine): Promise<ChatCompletion> =>
-  engine.chat.completions.create({
-    messages: [
-      {
-        role: 'user',
-        content: [
-          { type: 'image', image: IMAGE },
-          { type: 'text', text: 'Can you describe this image?' },
-        ],
-      },
-    ],
-    max_tokens: 6,
-    logprobs: true,
-    top_logprobs: 2,
-  });
 
 /** A WebGPU engine's weights. */
 function weightsOf(engine: Engine): ModelWeights {
@@ -106,7 +89,7 @@ describe.each([
     expect(embed.length).toBeGreaterThanOrEqual(3);
     expect(weightsOf(split).rowParts('text.lm_head').length).toBeGreaterThanOrEqual(3);
     expect(embed.map((p) => p.first + p.rows).at(-1)).toBe(weightsOf(whole).matrix('text.embed').shape[0]);
-    const [a, b] = [await ask(whole), await ask(split)];
+    const [a, b] = [await askAboutSample(whole), await askAboutSample(split)];
     expect(b.tessera.tokenIds).toEqual(a.tessera.tokenIds);
     expect(b.choices[0].logprobs!.content!.map((l) => l.logprob)).toEqual(a.choices[0].logprobs!.content!.map((l) => l.logprob));
     expect(split.stats().gpuMemory.peakBytes).toBeGreaterThan(0);
@@ -142,14 +125,14 @@ describe('a stored quantized copy of weights in parts', () => {
     const options = { dtype: 'q4', kvCacheTokens: 512, maxTokensPerStep: 64, maxSeqs: 2 } as const;
     const whole = await testEngine(gpu(), dir, options);
     const limited = gpu().withBindingLimit(Math.ceil(embedBytes(whole) / 3) + 64);
-    const want = await ask(whole);
+    const want = await askAboutSample(whole);
     whole.destroy();
     for (const status of ['written', 'read']) {
       const e = await testEngine(limited, dir, { ...options, weightCacheDir: cache });
       try {
         expect(Object.values(weightsOf(e).storedCopies)).toEqual([status]);
         expect(weightsOf(e).rowParts('text.embed').length).toBeGreaterThanOrEqual(3);
-        expect((await ask(e)).tessera.tokenIds).toEqual(want.tessera.tokenIds);
+        expect((await askAboutSample(e)).tessera.tokenIds).toEqual(want.tessera.tokenIds);
       } finally {
         e.destroy();
       }

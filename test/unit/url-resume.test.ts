@@ -1,6 +1,6 @@
 // A checkpoint download that breaks off resumes from the bytes already received (HTTP Range with If-Range),
 // against a real HTTP server on loopback that drops the connection part way: the bytes come out whole and
-// in order, the second request asks for the rest only, a server that ignores ranges still gives the right
+// in order, the second request asks for the rest only, a connection that hangs is given up on and resumed, a server that ignores ranges still gives the right
 // bytes (its prefix skipped), a file that changed on the server is refused by name, and a connection that
 // never recovers ends in a ModelFileError naming what was received.
 
@@ -22,6 +22,8 @@ interface Behaviour {
   etag: (request: number) => string;
   /** Send the file gzip-encoded (Content-Encoding: gzip; ranges then are not offered). */
   gzip?: boolean;
+  /** After dropAfter's bytes, keep the connection open and send nothing (a hung, not a dropped, connection). */
+  hang?: boolean;
 }
 
 let server: Server | undefined;
@@ -53,7 +55,7 @@ async function serve(b: Behaviour): Promise<{ url: string; requests: IncomingMes
     sent += part.byteLength;
     res.write(part, () => {
       if (drop === undefined) res.end();
-      else res.socket?.destroy();
+      else if (!b.hang) res.socket?.destroy();
     });
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
@@ -110,6 +112,16 @@ describe('a download that breaks off', () => {
     expect(same(await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 })))).toBe(true);
     expect(s.requests).toHaveLength(2);
     expect(s.requests[1].range).toBeUndefined();
+  });
+
+  it('a connection that hangs (open, sending nothing) is given up on after stallMs and resumed', async () => {
+    const s = await serve({ dropAfter: (n) => (n === 0 ? 300_000 : undefined), honourRanges: true, etag: () => '"v1"', hang: true });
+    const first = await fetch(`${s.url}model.safetensors`);
+    const t0 = performance.now();
+    expect(same(await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1, stallMs: 300 })))).toBe(true);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(s.requests).toHaveLength(2);
+    expect(Number(/^bytes=(\d+)-$/.exec(s.requests[1].range ?? '')?.[1])).toBeGreaterThan(0);
   });
 
   it('a file that changed on the server meanwhile is refused, never spliced', async () => {

@@ -109,70 +109,41 @@ export async function openSafetensors(
   const it = source[Symbol.asyncIterator]();
   // Received but unconsumed bytes, as a queue of chunks (never re-concatenated: O(bytes) overall).
   const chunks: Uint8Array[] = [];
-  let buffered = 0;
-  let consumed = 0; // file offset of the first buffered byte
-  let done = false;
+  let consumed = 0; // file offset of the first unconsumed byte
 
-  async function fill(need: number): Promise<boolean> {
-    while (buffered < need && !done) {
-      const r = await it.next();
-      if (r.done) {
-        done = true;
-        break;
-      }
-      chunks.push(r.value);
-      buffered += r.value.byteLength;
-      onBytes?.(consumed + buffered);
-    }
-    return buffered >= need;
-  }
-
-  /** Remove the next n buffered bytes into one new array (or drop them when `keep` is false). */
-  function take(n: number, keep = true): Uint8Array {
-    const out = keep ? new Uint8Array(n) : new Uint8Array(0);
+  /**
+   * The next n bytes of the stream in one new array (or dropped, when `keep` is false), copied out of the
+   * chunks as they arrive: each chunk is released once copied, so reading a tensor holds it once plus one
+   * chunk (not all its chunks and then their copy). A stream that ends first throws truncated(bytes seen).
+   */
+  async function read(n: number, keep: boolean, truncated: (seen: number) => Error): Promise<Uint8Array> {
+    const out = new Uint8Array(keep ? n : 0);
     let o = 0;
     while (o < n) {
+      if (chunks.length === 0) {
+        const r = await it.next();
+        if (r.done) throw truncated(consumed);
+        chunks.push(r.value);
+        onBytes?.(consumed + r.value.byteLength);
+        continue;
+      }
       const c = chunks[0];
       const k = Math.min(c.byteLength, n - o);
       if (keep) out.set(c.subarray(0, k), o);
       o += k;
-      if (k === c.byteLength) chunks.shift();
-      else chunks[0] = c.subarray(k);
-    }
-    buffered -= n;
-    consumed += n;
-    return out;
-  }
-
-  /**
-   * A tensor's bytes, copied into their own array as the chunks arrive: each chunk is released once
-   * copied, so reading a tensor holds it once plus one chunk (not the chunks and then their copy).
-   */
-  async function readTensor(info: TensorInfo): Promise<Uint8Array> {
-    const size = info.end - info.begin;
-    const out = new Uint8Array(size);
-    let o = 0;
-    while (o < size) {
-      if (buffered === 0 && !(await fill(1))) {
-        throw new TruncatedFileError(file, header.fileBytes, consumed, `tensor '${info.name}' is cut`);
-      }
-      const c = chunks[0];
-      const k = Math.min(c.byteLength, size - o);
-      out.set(c.subarray(0, k), o);
-      o += k;
-      if (k === c.byteLength) chunks.shift();
-      else chunks[0] = c.subarray(k);
-      buffered -= k;
       consumed += k;
+      if (k === c.byteLength) chunks.shift();
+      else chunks[0] = c.subarray(k);
     }
     return out;
   }
 
-  if (!(await fill(8))) throw new TruncatedFileError(file, 8, buffered, 'no room for the header size');
-  const headerSize = readHeaderSize(take(8), file);
+  const headerSize = readHeaderSize(
+    await read(8, true, (seen) => new TruncatedFileError(file, 8, seen, 'no room for the header size')),
+    file,
+  );
   checkHeaderSize(headerSize, file, fileBytes);
-  if (!(await fill(headerSize))) throw new TruncatedFileError(file, 8 + headerSize, consumed + buffered, 'inside the header');
-  const headerJson = take(headerSize);
+  const headerJson = await read(headerSize, true, (seen) => new TruncatedFileError(file, 8 + headerSize, seen, 'inside the header'));
   const header = parseSafetensorsHeader(headerJson, headerSize, file);
   validateSafetensorsHeader(header, file, fileBytes);
 
@@ -181,12 +152,14 @@ export async function openSafetensors(
     for (const info of ordered) {
       const start = header.dataOffset + info.begin;
       if (start > consumed) {
-        if (!(await fill(start - consumed))) {
-          throw new TruncatedFileError(file, header.fileBytes, consumed + buffered, `before tensor '${info.name}'`);
-        }
-        take(start - consumed, false);
+        await read(start - consumed, false, (seen) => new TruncatedFileError(file, header.fileBytes, seen, `before tensor '${info.name}'`));
       }
-      yield { info, bytes: await readTensor(info) };
+      const bytes = await read(
+        info.end - info.begin,
+        true,
+        (seen) => new TruncatedFileError(file, header.fileBytes, seen, `tensor '${info.name}' is cut`),
+      );
+      yield { info, bytes };
     }
   }
 
