@@ -97,7 +97,7 @@ const bitsOf = (v: number) => new Uint32Array(new Float32Array([v]).buffer)[0];
 const floatOf = (bits: number) => new Float32Array(new Uint32Array([bits >>> 0]).buffer)[0];
 
 /** The bfloat16 bits nearest to a finite f32 value (ties to even): the top half of its f32 bits, rounded. */
-function floatToBf16(v: number): number {
+export function floatToBf16(v: number): number {
   const bits = bitsOf(v);
   return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
 }

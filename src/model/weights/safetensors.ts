@@ -6,6 +6,7 @@
 
 import { CheckpointFormatError, TruncatedFileError } from '../../errors';
 import { halfToFloat } from '../../kernels/f16';
+import { byteReader } from './byte-reader';
 import { checkHeaderSize, checkTensorEntry, validateSafetensorsHeader } from './safetensors-validate';
 import type { SafetensorsDtype, SafetensorsHeader, TensorInfo } from './safetensors-header';
 
@@ -106,37 +107,8 @@ export async function openSafetensors(
   onBytes?: (bytesRead: number) => void,
   fileBytes?: number,
 ): Promise<OpenedSafetensors> {
-  const it = source[Symbol.asyncIterator]();
-  // Received but unconsumed bytes, as a queue of chunks (never re-concatenated: O(bytes) overall).
-  const chunks: Uint8Array[] = [];
-  let consumed = 0; // file offset of the first unconsumed byte
-
-  /**
-   * The next n bytes of the stream in one new array (or dropped, when `keep` is false), copied out of the
-   * chunks as they arrive: each chunk is released once copied, so reading a tensor holds it once plus one
-   * chunk (not all its chunks and then their copy). A stream that ends first throws truncated(bytes seen).
-   */
-  async function read(n: number, keep: boolean, truncated: (seen: number) => Error): Promise<Uint8Array> {
-    const out = new Uint8Array(keep ? n : 0);
-    let o = 0;
-    while (o < n) {
-      if (chunks.length === 0) {
-        const r = await it.next();
-        if (r.done) throw truncated(consumed);
-        chunks.push(r.value);
-        onBytes?.(consumed + r.value.byteLength);
-        continue;
-      }
-      const c = chunks[0];
-      const k = Math.min(c.byteLength, n - o);
-      if (keep) out.set(c.subarray(0, k), o);
-      o += k;
-      consumed += k;
-      if (k === c.byteLength) chunks.shift();
-      else chunks[0] = c.subarray(k);
-    }
-    return out;
-  }
+  const reader = byteReader(source, onBytes);
+  const read = reader.read;
 
   const headerSize = readHeaderSize(
     await read(8, true, (seen) => new TruncatedFileError(file, 8, seen, 'no room for the header size')),
@@ -151,8 +123,12 @@ export async function openSafetensors(
     const ordered = [...header.tensors.values()].sort((a, b) => a.begin - b.begin);
     for (const info of ordered) {
       const start = header.dataOffset + info.begin;
-      if (start > consumed) {
-        await read(start - consumed, false, (seen) => new TruncatedFileError(file, header.fileBytes, seen, `before tensor '${info.name}'`));
+      if (start > reader.consumed) {
+        await read(
+          start - reader.consumed,
+          false,
+          (seen) => new TruncatedFileError(file, header.fileBytes, seen, `before tensor '${info.name}'`),
+        );
       }
       const bytes = await read(
         info.end - info.begin,
@@ -167,9 +143,7 @@ export async function openSafetensors(
     header,
     headerJson,
     tensors: tensors(),
-    async close() {
-      await it.return?.();
-    },
+    close: reader.close,
   };
 }
 
