@@ -20,6 +20,18 @@ export type { EncoderOptions } from './engine/encoder-options';
 export type * from './engine/types';
 export type { MediaOptions } from './engine/intake/media-options';
 export { UrlSource, FileListSource, DirectoryHandleSource, MemorySource, type ModelSource } from './io/model-source';
+export type { StorageCheck, StorageOptions } from './storage/check-storage';
+export type { PlannedFile } from './storage/download-plan';
+export type { StorageManagerLike } from './storage/quota';
+export {
+  inspectStorage,
+  deleteStoredModel,
+  clearStorage,
+  type StorageEnv,
+  type StorageReport,
+  type StoredModel,
+  type DeletedEntries,
+} from './storage/stored-data';
 export * as processor from './processor/index';
 export { createRemoteEngine, type BrowserRemoteEngineOptions } from './remote/create-remote-browser';
 export { RemoteEngine, type RemoteEngineOptions, type RemoteEngineStats } from './remote/remote-engine';

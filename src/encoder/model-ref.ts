@@ -8,7 +8,7 @@ import type { ModelRef } from '../protocol/encoder';
 export function browserModelSourceFromRef(ref: ModelRef): ModelSource {
   switch (ref.kind) {
     case 'url':
-      return new UrlSource(ref.url, { files: ref.files });
+      return new UrlSource(ref.url, { files: ref.files, storeDownloads: ref.storeDownloads });
     case 'files':
       return new FileListSource(ref.files);
     case 'directory-handle':

@@ -22,6 +22,9 @@ import { readModelConfig } from '../families/read-config';
 import { missingForCpuBackend } from '../model/ort/onnx-files';
 import { resolveDtype } from '../model/weights/dtype';
 import { loadBrowserOrt, type BrowserOrtOptions } from '../model/ort/ort-browser';
+import { checkStorage, type StorageOptions } from '../storage/check-storage';
+import { weightFilesOf } from '../storage/download-plan';
+import { browserStorageManager } from '../storage/quota';
 import { chooseDevice, parseDeviceOption } from './choose-device';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
@@ -65,11 +68,17 @@ export interface BrowserEngineOptions extends EngineOptions {
   media?: MediaOptions;
   /** onnxruntime-web for the CPU backend: where its .wasm files are served from, and threads (ort-browser.ts). */
   wasm?: BrowserOrtOptions;
+  /**
+   * Browser storage: ask to persist it, and whether a checkpoint the quota has no room for fails
+   * (StorageQuotaError) or loads without being stored (src/storage/check-storage.ts). engine.stats().storage
+   * says what the check found.
+   */
+  storage?: StorageOptions;
 }
 
 /** The device choice and the media encoder's start for a browser engine, or a remote engine's local encoder. */
 async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles = false) {
-  const source = browserModelSource(options.model, options.modelFiles);
+  let source = browserModelSource(options.model, options.modelFiles);
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);
   const chosen = await chooseDevice(asked === 'cpu' ? 'wasm' : asked, {
@@ -80,14 +89,33 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
     where: source.where,
   });
   const gpu = chosen.gpu;
-  const ref = modelRef(options.model);
+  // Before anything is downloaded: persist() when asked, and the quota against the bytes the load needs (a
+  // remote engine's encoder reads ranges, which are never stored: no check).
+  const check = () =>
+    checkStorage(source, options.storage ?? {}, {
+      storage: browserStorageManager(),
+      weightFiles: () => weightFilesOf(source, chosen.cpu ? 'cpu' : 'webgpu', resolveDtype(options.dtype).text),
+    });
+  const storage = partialFiles
+    ? undefined
+    : await check().catch((e) => {
+        gpu?.destroy(); // StorageQuotaError: the device chosen for this load goes with it
+        throw e;
+      });
+  if (storage) options.onProgress?.({ phase: 'storage', storage });
+  const storing = storage?.storing !== false;
+  if (!storing && source instanceof UrlSource && source.storesDownloads) source = source.withoutStoring();
+  const found = modelRef(options.model);
+  const ref = found?.kind === 'url' && !storing ? { ...found, storeDownloads: false } : found;
+  // Stored quantized copies name the checkpoint they are made from (inspectStorage, deleteStoredModel).
+  const storedAs = source instanceof UrlSource ? source.folderUrl : source.where;
   const enc = options.encoder ?? {};
   const locks = (globalThis.navigator as Navigator | undefined)?.locks as LockManagerLike | undefined;
-  const weightStore = options.weightCache === false ? undefined : CacheApiWeightStore.available();
+  const weightStore = options.weightCache === false ? undefined : CacheApiWeightStore.available(storedAs);
   const weights = {
     dtype: options.dtype,
     compute: options.compute,
-    weightCache: weightStore ? ({ kind: 'cache-api' } as const) : undefined,
+    weightCache: weightStore ? ({ kind: 'cache-api', model: storedAs } as const) : undefined,
     ...(chosen.cpu ? { backend: 'wasm' as const, why: chosen.choice.reason, wasm: options.wasm } : {}),
     ...(partialFiles ? { partialFiles } : {}),
   };
@@ -124,7 +152,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
     const store = enc.store ?? (typeof indexedDB !== 'undefined' ? idbStore() : undefined);
     return mediaEncoderFor(backend, lifecycle, enc, store, locks);
   };
-  return { source, chosen, gpu, weightStore, inProcessMode, inProcess, startEncoder };
+  return { source, chosen, gpu, weightStore, storage, inProcessMode, inProcess, startEncoder };
 }
 
 /**
@@ -137,7 +165,7 @@ export async function startBrowserMediaEncoder(options: BrowserEngineOptions): P
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
   const media = mediaPolicy(options.media); // a bad option fails before any device
-  const { source, chosen, gpu, weightStore, inProcessMode, inProcess, startEncoder } = await browserEncoderSetup(options);
+  const { source, chosen, gpu, weightStore, storage, inProcessMode, inProcess, startEncoder } = await browserEncoderSetup(options);
   const modelIdOf = () => options.modelId ?? source.where;
   try {
     return await Engine.create(
@@ -149,6 +177,7 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         decodeImage: decodeImageBrowser,
         ownsGpu: true,
         weightStore,
+        storage,
         media,
         recreateGpu: gpu ? () => createBrowserGpuContext(options.gpu) : undefined,
         restartInProcessEncoder: inProcessMode && gpu ? (device) => inProcess(device, modelIdOf()) : undefined,

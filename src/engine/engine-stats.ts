@@ -7,6 +7,7 @@ import type { DeviceChoice, EngineModel } from './engine-model';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { EncoderPacing } from './encoder-pacing';
 import type { StepRecord } from './serve-loop';
+import type { StorageCheck } from '../storage/check-storage';
 import type { EngineStats } from './types';
 
 export interface StatsSources {
@@ -21,6 +22,7 @@ export interface StatsSources {
   lifecycle: LifecycleCounters;
   last: EngineStats['last'];
   pacing: EncoderPacing;
+  storage: StorageCheck | undefined;
 }
 
 function medianAndMax(values: number[]): { p50: number; max: number } {
@@ -74,5 +76,6 @@ export function engineStats(s: StatsSources): EngineStats {
     encoder: s.media.stats(),
     lifecycle: { ...s.lifecycle },
     last: s.last,
+    ...(s.storage ? { storage: s.storage } : {}),
   };
 }

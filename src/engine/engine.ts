@@ -108,6 +108,8 @@ export interface EngineDeps {
   ownsGpu?: boolean;
   /** Where stored quantized copies of the language model's checkpoint files are kept (none when unset). */
   weightStore?: WeightStore;
+  /** What the browser's storage check found before the load (engine.stats().storage; none in Node). */
+  storage?: import('../storage/check-storage').StorageCheck;
 }
 
 /** Default max_tokens of a transcription (a minute of speech is some 200 tokens). */
@@ -774,6 +776,7 @@ export class Engine {
       lifecycle: this.lifecycle,
       last: this.last,
       pacing: this.pacing,
+      storage: this.deps.storage,
     });
   }
 

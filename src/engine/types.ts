@@ -405,17 +405,19 @@ export type TranscriptionStreamEvent =
   | { type: 'transcript.text.done'; text: string; usage: Transcription['usage']; tessera: TesseraInfo };
 
 /**
- * Loading, in order: each weight file is downloaded (URLs not yet in the browser cache) and uploaded to
+ * Loading, in order: in a browser, the storage check ('storage': what the download costs and whether it
+ * is stored); each weight file is downloaded (URLs not yet in the browser cache) and uploaded to
  * the GPU ('download', 'upload': file, loadedBytes, totalBytes); then the language model's pipelines are
  * compiled ('compile': done of total warm-up steps, `step` naming the one starting, 'done' at the end);
  * then the encoder starts, and 'ready'. The encoder worker compiles its own pipelines with the first image.
  */
 export interface EngineProgress {
   /**
-   * download: fetched; upload: checkpoint bytes read; quantize: packed on the GPU; cache: stored quantized
-   * copy read; compile: warm-up.
+   * storage (browser, first): what the storage check found, before anything is downloaded; download:
+   * fetched; upload: checkpoint bytes read; quantize: packed on the GPU; cache: stored quantized copy read;
+   * compile: warm-up.
    */
-  phase: 'download' | 'upload' | 'quantize' | 'cache' | 'compile' | 'ready';
+  phase: 'storage' | 'download' | 'upload' | 'quantize' | 'cache' | 'compile' | 'ready';
   file?: string;
   loadedBytes?: number;
   totalBytes?: number;
@@ -425,6 +427,8 @@ export interface EngineProgress {
   done?: number;
   /** 'compile': steps in all. */
   total?: number;
+  /** 'storage': the check (the same object as engine.stats().storage). */
+  storage?: import('../storage/check-storage').StorageCheck;
 }
 
 export interface EngineStats {
@@ -487,6 +491,12 @@ export interface EngineStats {
     readbackBytes: number;
   };
   last?: RequestTimings & { promptTokens: number; completionTokens: number };
+  /**
+   * Browser engines: what the storage check found before the load: whether its downloads are stored (and
+   * why not), the bytes still to download per weight file, the quota and usage, whether persist() was
+   * granted. What is stored now, and deleting it: inspectStorage(), deleteStoredModel(), clearStorage().
+   */
+  storage?: import('../storage/check-storage').StorageCheck;
 }
 
 /**

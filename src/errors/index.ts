@@ -19,3 +19,4 @@ export * from './encoder';
 export * from './grammar';
 export * from './http';
 export * from './remote';
+export * from './storage';

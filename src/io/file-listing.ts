@@ -10,6 +10,9 @@
 //   └─► https://huggingface.co/api/models/<owner>/<repo>/tree/<revision>/<folder>
 //       [{ "type": "file", "path": "<folder/>config.json", "size": 7408, ... }, { "type": "directory", ... }]
 //
+// The listing keeps each file's size (an LFS file's `lfs.size`, else `size`): what downloading it costs in
+// bytes, which the storage check (src/storage/download-plan.ts) adds up before a download starts.
+//
 // Any other host keeps the old behaviour (probe, and treat 404 as "absent").
 
 /** Hosts that serve the Hub's `resolve/` and `api/models/.../tree/` routes. */
@@ -36,6 +39,19 @@ export function hubTreeUrl(base: string): string | undefined {
 interface TreeEntry {
   type: string;
   path: string;
+  size?: number;
+  lfs?: { size?: number };
+}
+
+/** A file of a listed folder: its name relative to the folder, and its size when the listing gave one. */
+export interface ListedFile {
+  name: string;
+  sizeBytes?: number;
+}
+
+function sizeOf(e: TreeEntry): number | undefined {
+  const size = e.lfs?.size ?? e.size;
+  return typeof size === 'number' && Number.isSafeInteger(size) && size >= 0 ? size : undefined;
 }
 
 /** The `rel="next"` URL of a paginated Hub answer (Link header), if any. */
@@ -49,15 +65,16 @@ function nextPage(response: Response): string | undefined {
 const MAX_PAGES = 10;
 
 /**
- * The file names (relative to the folder) of a Hub `resolve/` URL, or undefined when the URL is not a Hub
- * URL or the listing cannot be had (offline, a private or gated repo without credentials, an API change):
- * the caller then probes each file as before, so a listing can only save requests, never lose a file.
+ * The files (names relative to the folder, with sizes) of a Hub `resolve/` URL, or undefined when the URL
+ * is not a Hub URL or the listing cannot be had (offline, a private or gated repo without credentials, an
+ * API change): the caller then probes each file as before, so a listing can only save requests, never
+ * lose a file.
  */
-export async function listHubFiles(base: string, fetchImpl: typeof fetch = fetch): Promise<string[] | undefined> {
+export async function listHubFiles(base: string, fetchImpl: typeof fetch = fetch): Promise<ListedFile[] | undefined> {
   const tree = hubTreeUrl(base);
   if (!tree) return undefined;
   const prefix = decodeURIComponent(new URL(tree).pathname.split('/tree/')[1].split('/').slice(1).join('/'));
-  const names: string[] = [];
+  const files: ListedFile[] = [];
   let next: string | undefined = tree;
   for (let page = 0; next && page < MAX_PAGES; page++) {
     let response: Response;
@@ -77,10 +94,12 @@ export async function listHubFiles(base: string, fetchImpl: typeof fetch = fetch
     for (const e of entries as TreeEntry[]) {
       if (e?.type !== 'file' || typeof e.path !== 'string') continue;
       const name = prefix && e.path.startsWith(`${prefix}/`) ? e.path.slice(prefix.length + 1) : e.path;
-      if (!name.includes('/')) names.push(name);
+      if (name.includes('/')) continue;
+      const sizeBytes = sizeOf(e);
+      files.push(sizeBytes === undefined ? { name } : { name, sizeBytes });
     }
     next = nextPage(response);
   }
   // Still more pages after MAX_PAGES: the listing is incomplete, so it must not be used to skip files.
-  return next ? undefined : names;
+  return next ? undefined : files;
 }

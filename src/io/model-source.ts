@@ -4,7 +4,9 @@
 // Both the processor (small text files) and the weight loader (large binary files) read through this.
 //
 // Downloaded files are kept in the Cache API (`tessera-weights-v1`) when it exists, so a second load of
-// the same URL reads from browser storage instead of the network. A URL source that knows its folder's
+// the same URL reads from browser storage instead of the network. Before a load downloads, the storage
+// check (src/storage/check-storage.ts) adds up what its files cost (downloadSize, isStored) against the
+// origin's quota, and loads withoutStoring() when there is no room. A URL source that knows its folder's
 // file list (given, or from the Hugging Face Hub's API: file-listing.ts) never requests a file that is
 // not in it.
 
@@ -48,7 +50,10 @@ export interface ModelSource {
 
 export type DownloadProgress = (loadedBytes: number, totalBytes: number | undefined) => void;
 
-const WEIGHT_CACHE_NAME = 'tessera-weights-v1';
+/** The Cache API cache downloaded checkpoint files are kept in (src/storage/stored-data.ts lists and deletes them). */
+export const WEIGHT_CACHE_NAME = 'tessera-weights-v1';
+/** Header on each stored file (and stored quantized copy) naming the checkpoint folder's URL it belongs to. */
+export const STORED_MODEL_HEADER = 'x-tessera-model';
 
 /** Pass a body through, counting bytes. */
 function counting(body: ReadableStream<Uint8Array>, total: number | undefined, onDownload: DownloadProgress) {
@@ -83,8 +88,10 @@ function cacheStorage(): CacheStorage | undefined {
 }
 
 export interface UrlSourceOptions {
-  /** Keep downloads in the Cache API (default: true where it exists). */
+  /** Keep downloads in the Cache API, and read files kept there (default: true where it exists). */
   useCache?: boolean;
+  /** Store new downloads in the Cache API (default true); false still reads files stored earlier. */
+  storeDownloads?: boolean;
   fetchImpl?: typeof fetch;
   /**
    * The folder's file names, when known (a manifest): a file not listed is absent and never requested.
@@ -98,7 +105,8 @@ export interface UrlSourceOptions {
 export class UrlSource implements ModelSource {
   readonly where: string;
   private readonly base: string;
-  private listing: Promise<ReadonlySet<string> | undefined> | undefined;
+  /** The folder's files and their sizes (undefined: not known), once known; undefined: unknown, probe. */
+  private listing: Promise<ReadonlyMap<string, number | undefined> | undefined> | undefined;
 
   constructor(
     base: string,
@@ -111,16 +119,65 @@ export class UrlSource implements ModelSource {
   /** The folder's file names when known (given, or listed by the Hub once); undefined: unknown, probe. */
   async knownFiles(): Promise<string[] | undefined> {
     const set = await this.listed();
-    return set ? [...set] : undefined;
+    return set ? [...set.keys()] : undefined;
   }
 
-  private listed(): Promise<ReadonlySet<string> | undefined> {
+  private listed(): Promise<ReadonlyMap<string, number | undefined> | undefined> {
     this.listing ??= (async () => {
       const { files, listHub, fetchImpl } = this.options;
-      const names = files ?? (listHub === false ? undefined : await listHubFiles(this.url(''), fetchImpl));
-      return names ? new Set(names) : undefined;
+      if (files) return new Map(files.map((name) => [name, undefined]));
+      const listed = listHub === false ? undefined : await listHubFiles(this.url(''), fetchImpl);
+      return listed ? new Map(listed.map((f) => [f.name, f.sizeBytes])) : undefined;
     })();
     return this.listing;
+  }
+
+  /** The folder's absolute URL (a relative base resolved against the page), as stored files name it. */
+  get folderUrl(): string {
+    return this.url('');
+  }
+
+  /** Whether downloads are kept in the Cache API (asked for, and the Cache API exists here). */
+  get storesDownloads(): boolean {
+    return this.options.useCache !== false && this.options.storeDownloads !== false && cacheStorage() !== undefined;
+  }
+
+  /**
+   * The same folder (and its listing, not asked for again), reading files stored earlier but storing no
+   * new download: a load the storage quota has no room for (src/storage/check-storage.ts).
+   */
+  withoutStoring(): UrlSource {
+    const other = new UrlSource(this.base, { ...this.options, storeDownloads: false });
+    other.listing = this.listing;
+    return other;
+  }
+
+  /** Whether the file is in the Cache API already (a load reads it there and downloads nothing). */
+  async isStored(name: string): Promise<boolean> {
+    const storage = this.options.useCache === false ? undefined : cacheStorage();
+    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
+    return (await cache?.match(this.url(name))) !== undefined;
+  }
+
+  /**
+   * The bytes downloading a file costs, where that is known without downloading it: the listing's size (the
+   * Hub's), else a HEAD request's Content-Length (not of a compressed answer, whose length is not the
+   * file's). Undefined when unknown or absent.
+   */
+  async downloadSize(name: string): Promise<number | undefined> {
+    const listing = await this.listed();
+    if (listing && !listing.has(name)) return undefined;
+    const listed = listing?.get(name);
+    if (listed !== undefined) return listed;
+    let r: Response;
+    try {
+      r = await (this.options.fetchImpl ?? fetch)(this.url(name), { method: 'HEAD' });
+    } catch {
+      return undefined; // the download itself will say what is wrong
+    }
+    if (!r.ok || r.headers.get('content-encoding')) return undefined;
+    const length = Number(r.headers.get('content-length'));
+    return r.headers.get('content-length') !== null && Number.isSafeInteger(length) && length >= 0 ? length : undefined;
   }
 
   /** False only when a known listing says the file is not there. */
@@ -219,8 +276,10 @@ export class UrlSource implements ModelSource {
       fromCache: false,
       version: responseVersion(r),
     });
-    if (!cache || !(await roomFor(total))) {
-      if (cache) console.warn(`tessera: not caching ${url} (${total} bytes): the browser's storage quota has no room for it`);
+    // Files stored earlier are read (above) even when this load stores nothing new.
+    const store = this.options.storeDownloads === false ? undefined : cache;
+    if (!store || !(await roomFor(total))) {
+      if (store) console.warn(`tessera: not caching ${url} (${total} bytes): the browser's storage quota has no room for it`);
       return direct(response);
     }
     // Download into browser storage first (streamed to disk, not memory), then read it back: a second
@@ -228,8 +287,10 @@ export class UrlSource implements ModelSource {
     // network without caching instead of failing.
     const body = onDownload ? counting(resumable(response), total, onDownload) : resumable(response);
     try {
-      await cache.put(url, new Response(body, { headers: response.headers }));
-      const stored = await cache.match(url);
+      const headers = new Headers(response.headers);
+      headers.set(STORED_MODEL_HEADER, this.folderUrl); // which model it is, for listing and deleting (stored-data.ts)
+      await store.put(url, new Response(body, { headers }));
+      const stored = await store.match(url);
       if (stored?.body) return fromResponse(stored, false);
     } catch (e) {
       console.warn(`tessera: the browser cache refused ${url} (${(e as Error).message}); loading it without caching`);

@@ -22,8 +22,11 @@ import type { FrameThumbnail } from '../processor/video-frames';
 
 /** Where the worker reads the checkpoint from; all structured-cloneable. */
 export type ModelRef =
-  /** files: the folder's file names when known (UrlSourceOptions.files): the worker requests no other. */
-  | { kind: 'url'; url: string; files?: string[] }
+  /**
+   * files: the folder's file names when known (UrlSourceOptions.files): the worker requests no other.
+   * storeDownloads false: the engine's storage check found no room, so the worker stores nothing either.
+   */
+  | { kind: 'url'; url: string; files?: string[]; storeDownloads?: boolean }
   | { kind: 'dir'; path: string }
   | { kind: 'files'; files: File[] }
   | { kind: 'directory-handle'; handle: FileSystemDirectoryHandle };
@@ -58,7 +61,8 @@ export interface EncoderWorkerInit {
 }
 
 /** A weight store a worker can open itself: a directory (Node) or the Cache API (browsers). */
-export type WeightCacheRef = { kind: 'dir'; dir: string } | { kind: 'cache-api' };
+/** cache-api `model`: the checkpoint the copies are made from, recorded with each copy (listing, deleting). */
+export type WeightCacheRef = { kind: 'dir'; dir: string } | { kind: 'cache-api'; model?: string };
 
 export interface EncoderWorkerInfo {
   /** Digest of everything the embeddings depend on (model, dtype, encoder config). */

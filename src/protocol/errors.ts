@@ -93,6 +93,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   UNKNOWN_DTYPE: errors.UnknownDtypeError,
   PACKED_DTYPE: errors.PackedDtypeError,
   STORED_WEIGHTS_MISMATCH: errors.StoredWeightsMismatchError,
+  STORAGE_QUOTA: errors.StorageQuotaError,
   ENGINE_BUSY: errors.EngineBusyError,
   GRAMMAR_LOAD: errors.GrammarLoadError,
   UNSUPPORTED_SCHEMA: errors.UnsupportedSchemaError,

@@ -91,6 +91,8 @@ const STATUS_BY_CODE: { [C in ErrorCode]: number } = {
   REMOTE_SERVER: 502,
   REMOTE_UNREACHABLE: 502,
   REMOTE_MODEL_MISMATCH: 500,
+  // browser storage (a browser engine's load; never raised inside the server)
+  STORAGE_QUOTA: 507,
 };
 
 /** OpenAI's names for the codes its own API shares with Tessera's. */

@@ -56,15 +56,18 @@ describe('hubTreeUrl', () => {
   });
 });
 
+/** The names of a listing (or undefined). */
+const names = (files: { name: string }[] | undefined) => files?.map((f) => f.name);
+
 describe('listHubFiles', () => {
-  it('lists the files of the folder, not its directories', async () => {
+  it('lists the files of the folder, not its directories, with their sizes (an LFS file: its lfs.size)', async () => {
     const f = fakeFetch({ [TREE]: json(ROOT_ENTRIES) });
     expect(await listHubFiles(HUB, f.impl)).toEqual([
-      '.gitattributes',
-      'config.json',
-      'chat_template.json',
-      'tokenizer.json',
-      'model.safetensors',
+      { name: '.gitattributes', sizeBytes: 1519 },
+      { name: 'config.json', sizeBytes: 7353 },
+      { name: 'chat_template.json', sizeBytes: 429 },
+      { name: 'tokenizer.json', sizeBytes: 3548256 },
+      { name: 'model.safetensors', sizeBytes: 513028808 },
     ]);
     expect(f.calls).toEqual([TREE]);
   });
@@ -78,7 +81,7 @@ describe('listHubFiles', () => {
         { type: 'directory', path: 'checkpoints/v2/x' },
       ]),
     });
-    expect(await listHubFiles(base, f.impl)).toEqual(['config.json']);
+    expect(await listHubFiles(base, f.impl)).toEqual([{ name: 'config.json' }]); // no size given: none claimed
   });
 
   it('follows the Link header to the next page', async () => {
@@ -87,7 +90,7 @@ describe('listHubFiles', () => {
       [TREE]: json(ROOT_ENTRIES.slice(0, 2), { link: `<${page2}>; rel="next"` }),
       [page2]: json(ROOT_ENTRIES.slice(2)),
     });
-    expect(await listHubFiles(HUB, f.impl)).toEqual([
+    expect(names(await listHubFiles(HUB, f.impl))).toEqual([
       '.gitattributes',
       'config.json',
       'chat_template.json',

@@ -58,6 +58,11 @@ async function readAll(source: ModelSource, name: string, onProgress?: ProgressC
   return joined;
 }
 
+/** The graph files the CPU backend reads at this dtype (each may keep its weights beside it in `<file>_data`). */
+export function cpuBackendGraphFiles(dtype: WeightDtype): string[] {
+  return IMAGE_TEXT_GRAPHS.map((g) => onnxFileName(g, dtype));
+}
+
 /** The files of `graphs` (at the dtype) that `source` lacks, found without reading or downloading them. */
 async function missingOnnxFiles(source: ModelSource, graphs: readonly string[], dtype: WeightDtype = 'f32'): Promise<string[]> {
   const missing: string[] = [];

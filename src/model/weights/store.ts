@@ -9,7 +9,7 @@
 // is stored-copy.ts's job. Any method may reject (quota, permissions); the loader then carries on without
 // the store.
 
-import { iterateStream } from '../../io/model-source';
+import { iterateStream, STORED_MODEL_HEADER } from '../../io/model-source';
 import type { WeightCacheRef } from '../../protocol/encoder';
 
 export interface WeightStore {
@@ -22,7 +22,8 @@ export interface WeightStore {
   delete(key: string): Promise<void>;
 }
 
-const QUANTIZED_CACHE_NAME = 'tessera-quantized-v1';
+/** The Cache API cache of stored quantized copies (src/storage/stored-data.ts lists and deletes them). */
+export const QUANTIZED_CACHE_NAME = 'tessera-quantized-v1';
 
 /** A ReadableStream pulling from an async iterable (ReadableStream.from is not everywhere yet). */
 function readableFrom(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
@@ -43,10 +44,14 @@ function readableFrom(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Ar
 export class CacheApiWeightStore implements WeightStore {
   readonly where = `the browser's Cache API (${QUANTIZED_CACHE_NAME})`;
 
-  constructor(private readonly storage: CacheStorage) {}
+  /** `model`: the checkpoint the copies are made from (its folder URL), written beside each copy for listing. */
+  constructor(
+    private readonly storage: CacheStorage,
+    private readonly model?: string,
+  ) {}
 
-  static available(): CacheApiWeightStore | undefined {
-    return typeof caches !== 'undefined' ? new CacheApiWeightStore(caches) : undefined;
+  static available(model?: string): CacheApiWeightStore | undefined {
+    return typeof caches !== 'undefined' ? new CacheApiWeightStore(caches, model) : undefined;
   }
 
   private url(key: string): string {
@@ -62,7 +67,9 @@ export class CacheApiWeightStore implements WeightStore {
   async write(key: string, chunks: AsyncIterable<Uint8Array>): Promise<void> {
     const cache = await this.storage.open(QUANTIZED_CACHE_NAME);
     // put() resolves once the whole body is stored; until then match() does not return it.
-    await cache.put(this.url(key), new Response(readableFrom(chunks), { headers: { 'content-type': 'application/octet-stream' } }));
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+    if (this.model !== undefined) headers[STORED_MODEL_HEADER] = this.model;
+    await cache.put(this.url(key), new Response(readableFrom(chunks), { headers }));
   }
 
   async delete(key: string): Promise<void> {
@@ -73,5 +80,5 @@ export class CacheApiWeightStore implements WeightStore {
 
 /** The store a worker init names, in a browser or Web Worker (the Cache API). */
 export function openWeightStoreBrowser(ref: WeightCacheRef): WeightStore | undefined {
-  return ref.kind === 'cache-api' ? CacheApiWeightStore.available() : undefined;
+  return ref.kind === 'cache-api' ? CacheApiWeightStore.available(ref.model) : undefined;
 }
