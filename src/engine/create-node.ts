@@ -13,8 +13,8 @@ import { nodeVideoBackend } from '../encoder/video/decode-node';
 import { nodeEncoderWorkerSpawner } from '../encoder/spawn-node';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createNodeGpuContext, type NodeGpuOptions } from '../gpu/node';
-import { UrlSource, type ModelSource } from '../io/model-source';
-import { NodeDirSource } from '../io/model-source-node';
+import type { ModelSource } from '../io/model-source';
+import { isGgufPath, openNodeModel } from './node-model';
 import { decodeImageNode } from '../processor/image-decode-node';
 import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
@@ -32,13 +32,11 @@ import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-opti
 import { mediaPolicy, type MediaOptions } from './intake/media-options';
 import { resolveHostNode } from './intake/resolve-host-node';
 
-export function nodeModelSource(model: string | ModelSource): ModelSource {
-  if (typeof model !== 'string') return model;
-  return /^https?:\/\//.test(model) ? new UrlSource(model, { useCache: false }) : new NodeDirSource(model);
-}
+export { nodeModelSource } from './node-model';
 
 function modelRef(model: string | ModelSource, source: ModelSource): ModelRef | undefined {
-  if (typeof model !== 'string') return undefined;
+  // Encoder workers reopen a folder or a URL; a GGUF checkpoint is encoded on this thread.
+  if (typeof model !== 'string' || isGgufPath(model)) return undefined;
   return /^https?:\/\//.test(model) ? { kind: 'url', url: model } : { kind: 'dir', path: source.where };
 }
 
@@ -56,7 +54,13 @@ export interface NodeEncoderOptions extends EncoderOptions {
 }
 
 export interface NodeEngineOptions extends EngineOptions {
+  /** A checkpoint folder, an http(s) URL base, a ModelSource, or a GGUF model file (`x.gguf`, with `mmproj`). */
   model: string | ModelSource;
+  /**
+   * A GGUF model's mmproj file (its vision or audio tower), in the model's folder; default: the folder's
+   * only mmproj*.gguf.
+   */
+  mmproj?: string;
   gpu?: NodeGpuOptions;
   encoder?: NodeEncoderOptions;
   /**
@@ -77,7 +81,7 @@ export interface NodeEngineOptions extends EngineOptions {
  */
 /** The device choice and the media encoder's start for a Node engine, or for a remote engine's local encoder. */
 async function nodeEncoderSetup(options: NodeEngineOptions, partialFiles = false) {
-  const source = nodeModelSource(options.model);
+  const source = await openNodeModel(options.model, options.mmproj);
   const chosen = await chooseDevice(parseDeviceOption(options.device), {
     gpu: () => createNodeGpuContext(options.gpu),
     ort: loadNodeOrt,

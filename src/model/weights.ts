@@ -55,6 +55,9 @@ import {
 } from './weights/stored-copy';
 import type { WeightStore } from './weights/store';
 import { matchPacked, PACK_MANIFEST, packedDtype, readPackManifest } from './weights/packed-checkpoint';
+import { aliasAbsent, respell } from './weights/layout-names';
+import { loadGgufTensors } from './weights/gguf/gguf-load';
+import { type GgufModelSource, isGgufSource } from './weights/gguf/gguf-plan';
 
 interface LoadProgress {
   /** download: bytes fetched; upload: checkpoint bytes read; quantize: bytes packed on the GPU; cache: stored-copy bytes read. */
@@ -124,41 +127,6 @@ export class ModelWeights {
 }
 
 const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
-
-/**
- * The layout's aliasIfMissing keys whose checkpoint tensors are all absent (`present` says which names the
- * checkpoint has) become aliases: their GPU tensor and specs leave the layout. Returns the names dropped.
- */
-function aliasAbsent(layout: WeightLayout, present: (name: string) => boolean): Set<string> {
-  const dropped = new Set<string>();
-  for (const [key, target] of Object.entries(layout.aliasIfMissing ?? {})) {
-    const parts = layout.checkpoint.filter((t) => t.target === key);
-    if (parts.length === 0 || parts.some((t) => present(t.name))) continue;
-    for (const t of parts) dropped.add(t.name);
-    layout.aliases[key] = target;
-    layout.gpu = layout.gpu.filter((w) => w.key !== key);
-    layout.checkpoint = layout.checkpoint.filter((t) => t.target !== key);
-  }
-  return dropped;
-}
-
-/**
- * Tensors the checkpoint lacks under their canonical name but has under an alternative spelling
- * (WeightLayout.spellings) take that name. Only whole-prefix spellings are tried, canonical first.
- */
-function respell(layout: WeightLayout, present: (name: string) => boolean): void {
-  for (const spec of layout.checkpoint) {
-    if (present(spec.name)) continue;
-    for (const [canonical, alternative] of layout.spellings ?? []) {
-      if (!spec.name.startsWith(canonical)) continue;
-      const name = alternative + spec.name.slice(canonical.length);
-      if (present(name)) {
-        spec.name = name;
-        break;
-      }
-    }
-  }
-}
 
 /** Which file holds each expected tensor. */
 async function planFiles(source: ModelSource, layout: WeightLayout): Promise<Map<string, CheckpointTensorSpec[]>> {
@@ -260,6 +228,7 @@ export async function loadWeights(
     layout.gpu.some((w) => formatFor(plan, w) === 'f16') &&
     options.compute !== undefined &&
     computePrecisionFor(gpu, options.compute) === 'f16';
+  if (isGgufSource(source)) return loadGguf(gpu, source, layout, plan, f16Math, options.onProgress);
   const byFile = await planFiles(source, layout);
   const weights = new Map<string, LoadedWeight>();
   const formats = new Map<string, WeightFormat>();
@@ -426,6 +395,37 @@ export async function loadWeights(
   }
   await gpu.sync();
   return new ModelWeights(gpu, weights, buffers, layout, sizeBytes, plan, status);
+}
+
+/** A GGUF checkpoint's weights (weights/gguf/gguf-load.ts): no stored copies, its blocks are loaded as they are. */
+async function loadGguf(
+  gpu: GpuContext,
+  source: GgufModelSource,
+  layout: WeightLayout,
+  plan: DtypePlan,
+  f16Math: boolean,
+  onProgress: ProgressCallback | undefined,
+): Promise<ModelWeights> {
+  const g = await loadGgufTensors({
+    gpu,
+    source,
+    plan: source.gguf,
+    layout,
+    dtype: plan,
+    f16Math,
+    onDownload: (file, loadedBytes, totalBytes) => onProgressSafe(onProgress, { phase: 'download', file, loadedBytes, totalBytes }),
+    onUpload: (file, loadedBytes, totalBytes) => onProgressSafe(onProgress, { phase: 'upload', file, loadedBytes, totalBytes }),
+  });
+  await gpu.sync();
+  if (g.widened.length > 0) {
+    console.warn(
+      `tessera: ${g.widened.length} weights of ${source.where} are held as f32 (${g.widened.slice(0, 3).join(', ')}${g.widened.length > 3 ? ', ...' : ''}): ` +
+        'their GGUF block types (or a mix of types in one fused weight) have no exact packed format here; ' +
+        'Q8_0, Q4_0 and Q4_1 files load packed',
+    );
+  }
+  const status = Object.fromEntries(source.gguf.files.map((f) => [f.file, 'not stored' as const]));
+  return new ModelWeights(gpu, g.weights, g.buffers, layout, g.sizeBytes, plan, status);
 }
 
 function onProgressSafe(cb: ProgressCallback | undefined, p: LoadProgress): void {

@@ -14,7 +14,7 @@ import { ProcessorConfigError } from '../errors';
 type Json = Record<string, unknown>;
 
 /** The split pattern of transformers' Qwen2Converter (contractions, letter runs, single digits, punctuation, spaces). */
-const QWEN2_PATTERN =
+export const QWEN2_PATTERN =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 const BYTE_LEVEL = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };

@@ -12,6 +12,7 @@ import { Engine, type EngineOptions } from '../../src/engine/engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from '../../src/engine/encoder-options';
 import { mediaPolicy, type MediaOptions, type ResolveHost } from '../../src/engine/intake/media-options';
 import type { GpuContext } from '../../src/gpu/context';
+import type { ModelSource } from '../../src/io/model-source';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { openWeightStoreNode } from '../../src/model/weights/store-node';
 import type { KeyValueStore } from '../../src/cache/store';
@@ -34,6 +35,8 @@ export interface TestEngineOptions extends EngineOptions {
   /** Stored quantized copies in this directory, for the language model and the encoder alike. */
   weightCacheDir?: string;
   media?: MediaOptions;
+  /** The checkpoint, when not the folder `dir` (a GGUF checkpoint: families/gguf-checkpoint.ts). */
+  source?: ModelSource;
   /** How image URLs are fetched and host names resolved (default: global fetch, no resolution). */
   net?: { fetchImpl?: typeof fetch; resolveHost?: ResolveHost };
 }
@@ -52,7 +55,7 @@ export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOpti
 }
 
 function createTestEngine(gpu: GpuContext, dir: string, options: TestEngineOptions): Promise<Engine> {
-  const source = new NodeDirSource(dir);
+  const source = options.source ?? new NodeDirSource(dir);
   const enc = options.encoder ?? {};
   const weightCache = options.weightCacheDir ? ({ kind: 'dir', dir: options.weightCacheDir } as const) : undefined;
   const faults = options.faults ?? {};

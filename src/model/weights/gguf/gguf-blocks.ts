@@ -23,7 +23,7 @@ import { halfToFloat } from '../../../kernels/f16';
 import type { GgmlType } from './gguf-format';
 
 /** A K-quant sub-block's 6-bit scale and minimum from the 12 packed bytes at `at` (j = 0..7). */
-export function kScaleMin(b: Uint8Array, at: number, j: number): [number, number] {
+function kScaleMin(b: Uint8Array, at: number, j: number): [number, number] {
   if (j < 4) return [b[at + j] & 63, b[at + j + 4] & 63];
   return [(b[at + j + 4] & 0xf) | ((b[at + j - 4] >> 6) << 4), (b[at + j + 4] >> 4) | ((b[at + j] >> 6) << 4)];
 }

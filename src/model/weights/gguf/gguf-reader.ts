@@ -21,7 +21,7 @@ const MAX_COUNT = 100_000_000;
 const MAX_STRING_BYTES = 100_000_000;
 const MAX_DIMS = 4;
 
-export interface StreamedGgufTensor {
+interface StreamedGgufTensor {
   info: GgufTensorInfo;
   /** The tensor's bytes as stored (blocks for quantized types), in a fresh array the consumer may keep. */
   bytes: Uint8Array;
@@ -35,6 +35,19 @@ export interface OpenedGguf {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * An f32 value as the shortest decimal that rounds to it (what a converter wrote: rms_norm_eps 1e-5, not
+ * 9.99999974737875e-6), so configs read from GGUF equal the Hugging Face ones.
+ */
+function shortestF32(v: number): number {
+  if (!Number.isFinite(v)) return v;
+  for (let digits = 1; digits < 9; digits++) {
+    const d = Number(v.toPrecision(digits));
+    if (Math.fround(d) === v) return d;
+  }
+  return v;
+}
 
 export async function openGguf(
   source: AsyncIterable<Uint8Array>,
@@ -79,7 +92,7 @@ export async function openGguf(
       case GGUF_VALUE.i32:
         return (await view(4)).getInt32(0, true);
       case GGUF_VALUE.f32:
-        return (await view(4)).getFloat32(0, true);
+        return shortestF32((await view(4)).getFloat32(0, true));
       case GGUF_VALUE.bool:
         return (await view(1)).getUint8(0) !== 0;
       case GGUF_VALUE.string:

@@ -17,7 +17,6 @@
 import { InternalError } from '../../../errors';
 import { halfToFloat } from '../../../kernels/f16';
 import { packedLayout, type WeightFormat } from '../../../kernels/weight-format';
-import { dequantizeGgml } from './gguf-blocks';
 import type { GgmlType } from './gguf-format';
 
 /** The safetensors dtype a float GGUF type reads as, or undefined for block types. */
@@ -110,9 +109,4 @@ function negEightTimes(h: number): number {
   e += 3;
   if (e >= 31) throw new InternalError(`a Q4_0 scale of ${halfToFloat(h)} times 8 overflows f16`);
   return ((h ^ 0x8000) & 0x8000) | (e << 10) | m;
-}
-
-/** Rows of a block type as f32 (exact), for the types and fusions that have no exact packed format. */
-export function widenBlocks(type: GgmlType, bytes: Uint8Array, numValues: number): Float32Array {
-  return Float32Array.from(dequantizeGgml(type, bytes, numValues));
 }

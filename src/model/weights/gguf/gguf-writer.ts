@@ -28,65 +28,64 @@ const utf8 = new TextEncoder();
 /** Growable little-endian byte buffer for the header. */
 class HeaderBytes {
   private bytes = new Uint8Array(1024);
-  private view = new DataView(this.bytes.buffer);
   length = 0;
 
-  private room(n: number): number {
+  /** Room for n more bytes; the view to write them through (the buffer may have been replaced) and where. */
+  private put(n: number): [DataView, number] {
     if (this.length + n > this.bytes.length) {
       const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + n));
       grown.set(this.bytes);
       this.bytes = grown;
-      this.view = new DataView(grown.buffer);
     }
     const at = this.length;
     this.length += n;
-    return at;
-  }
-  u8(v: number) {
-    this.view.setUint8(this.room(1), v);
+    return [new DataView(this.bytes.buffer), at];
   }
   u32(v: number) {
-    this.view.setUint32(this.room(4), v, true);
+    const [dv, at] = this.put(4);
+    dv.setUint32(at, v, true);
   }
   u64(v: number | bigint) {
-    this.view.setBigUint64(this.room(8), BigInt(v), true);
+    const [dv, at] = this.put(8);
+    dv.setBigUint64(at, BigInt(v), true);
   }
   string(s: string) {
     const b = utf8.encode(s);
     this.u64(b.length);
-    this.bytes.set(b, this.room(b.length));
+    const [, at] = this.put(b.length);
+    this.bytes.set(b, at);
   }
   scalar(type: GgufScalarType, v: string | number | bigint | boolean) {
-    const at = (n: number) => this.room(n);
+    if (type === 'string') return this.string(String(v));
+    const size = { u8: 1, i8: 1, bool: 1, u16: 2, i16: 2, u32: 4, i32: 4, f32: 4, u64: 8, i64: 8, f64: 8 }[type];
+    const [dv, at] = this.put(size);
     switch (type) {
       case 'u8':
-        return this.view.setUint8(at(1), Number(v));
+        return dv.setUint8(at, Number(v));
       case 'i8':
-        return this.view.setInt8(at(1), Number(v));
-      case 'u16':
-        return this.view.setUint16(at(2), Number(v), true);
-      case 'i16':
-        return this.view.setInt16(at(2), Number(v), true);
-      case 'u32':
-        return this.view.setUint32(at(4), Number(v), true);
-      case 'i32':
-        return this.view.setInt32(at(4), Number(v), true);
-      case 'f32':
-        return this.view.setFloat32(at(4), Number(v), true);
+        return dv.setInt8(at, Number(v));
       case 'bool':
-        return this.view.setUint8(at(1), v ? 1 : 0);
-      case 'string':
-        return this.string(String(v));
+        return dv.setUint8(at, v ? 1 : 0);
+      case 'u16':
+        return dv.setUint16(at, Number(v), true);
+      case 'i16':
+        return dv.setInt16(at, Number(v), true);
+      case 'u32':
+        return dv.setUint32(at, Number(v), true);
+      case 'i32':
+        return dv.setInt32(at, Number(v), true);
+      case 'f32':
+        return dv.setFloat32(at, Number(v), true);
       case 'u64':
-        return this.view.setBigUint64(at(8), BigInt(v), true);
+        return dv.setBigUint64(at, BigInt(v), true);
       case 'i64':
-        return this.view.setBigInt64(at(8), BigInt(v), true);
+        return dv.setBigInt64(at, BigInt(v), true);
       case 'f64':
-        return this.view.setFloat64(at(8), Number(v), true);
+        return dv.setFloat64(at, Number(v), true);
     }
   }
   pad(alignment: number) {
-    this.room((alignment - (this.length % alignment)) % alignment);
+    this.put((alignment - (this.length % alignment)) % alignment);
   }
   done(): Uint8Array {
     return this.bytes.slice(0, this.length);

@@ -1,0 +1,177 @@
+// GGUF checkpoints (model .gguf + mmproj .gguf, as llama.cpp's converter lays them out: scripts/gguf-convert.ts
+// writes them with the repository's own writer) load through families/gguf-checkpoint.ts and answer as the
+// checkpoint they hold:
+//   F32             the same values as the safetensors checkpoint: identical tokens and log probabilities
+//   Q8_0/Q4_0/Q4_1  loaded packed (q8/q4, no value changed): the same answer as the f32 checkpoint of the
+//                   GGUF's float64 dequantization (gguf-blocks.ts), tokens equal wherever that checkpoint's
+//                   top two are apart by more than the kernels' rounding
+//   Q5_0            widened to f32 (no packed format holds it): identical to that checkpoint
+// and their metadata, tokenizer and config read back as the original's.
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gguf as parseGguf } from '@huggingface/gguf';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UnsupportedModelError } from '../../src/errors';
+import { openGgufCheckpoint } from '../../src/families/gguf-checkpoint';
+import { readModelConfig } from '../../src/families/read-config';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { weightFormatOf } from '../../src/kernels/weight-format';
+import { dequantizeGgml } from '../../src/model/weights/gguf/gguf-blocks';
+import type { GgmlTypeName } from '../../src/model/weights/gguf/gguf-format';
+import { openGguf } from '../../src/model/weights/gguf/gguf-reader';
+import { TextTokenizer } from '../../src/processor/tokenizer';
+import { convertIdefics3ToGguf } from '../../scripts/gguf-convert';
+import { copyCheckpointWith } from '../helpers/checkpoint-copy';
+import { askAboutSample } from '../helpers/ask-sample';
+import { testEngine } from '../helpers/engine';
+import { ensureTinyModels } from '../helpers/tiny-models';
+import { useGpu } from './gpu';
+
+const gpu = useGpu();
+let scratch: string;
+const tiny = () => `${ensureTinyModels()}/smolvlm-tiny`;
+const options = { kvCacheTokens: 512, maxTokensPerStep: 64, maxSeqs: 2 } as const;
+
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'tessera-gguf-'));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+async function convert(type: GgmlTypeName) {
+  const out = join(scratch, type);
+  mkdirSync(out, { recursive: true });
+  const files = await convertIdefics3ToGguf(tiny(), out, type);
+  return { out, files, source: await openGgufCheckpoint(new NodeDirSource(out), files) };
+}
+
+describe('a SmolVLM GGUF pair', () => {
+  it('reads back through @huggingface/gguf with the metadata, types and shapes written', async () => {
+    const { out, files } = await convert('Q8_0');
+    for (const file of [files.model, files.mmproj]) {
+      const bytes = new Uint8Array(readFileSync(join(out, file)));
+      const ours = (await openGguf(chunks(bytes), file)).header;
+      const theirs = await parseGguf(join(out, file), { allowLocalFile: true });
+      expect(theirs.tensorInfos.map((t) => [t.name, t.dtype, t.shape.map(Number)])).toEqual(
+        [...ours.tensors.values()].map((t) => [t.name, t.type.code, t.ne]),
+      );
+      for (const [key, value] of ours.metadata) {
+        const v = (theirs.metadata as Record<string, unknown>)[key];
+        if (typeof value === 'number' && !Number.isInteger(value)) expect(v).toBeCloseTo(value, 6);
+        else expect(v).toEqual(value);
+      }
+    }
+  });
+
+  it('stands for the same config and tokenizer as the checkpoint it came from', async () => {
+    const { source } = await convert('F32');
+    const mine = await readModelConfig(source);
+    const original = await readModelConfig(new NodeDirSource(tiny()));
+    expect(mine.text).toEqual(original.text);
+    expect(mine.vision).toEqual(original.vision);
+    const [a, b] = [await TextTokenizer.load(source), await TextTokenizer.load(new NodeDirSource(tiny()))];
+    for (const text of [
+      'Can you describe this image?',
+      '<|im_start|>User:<image>12345 héllo\n\n  world<end_of_utterance>',
+      'Assistant: 3.14 ✓',
+    ]) {
+      const ids = b.encodeSegments([{ text, trusted: true }]).ids;
+      expect(a.encodeSegments([{ text, trusted: true }]).ids).toEqual(ids);
+      expect(a.decode(ids, false)).toEqual(b.decode(ids, false));
+      expect(a.decode(ids, true)).toEqual(b.decode(ids, true));
+    }
+  });
+
+  it('F32: answers with the same tokens and log probabilities as the safetensors checkpoint', async () => {
+    const { source } = await convert('F32');
+    const a = await testEngine(gpu(), tiny(), options);
+    const b = await testEngine(gpu(), tiny(), { ...options, source });
+    try {
+      const [ra, rb] = [await askAboutSample(a, 8), await askAboutSample(b, 8)];
+      expect(rb.tessera.tokenIds).toEqual(ra.tessera.tokenIds);
+      expect(rb.choices[0].logprobs!.content!.map((l) => l.logprob)).toEqual(ra.choices[0].logprobs!.content!.map((l) => l.logprob));
+    } finally {
+      a.destroy();
+      b.destroy();
+    }
+  });
+
+  it.each(['Q8_0', 'Q4_0', 'Q4_1', 'Q5_0'] as const)('%s: answers as the f32 checkpoint of its dequantized values', async (type) => {
+    const { out, files, source } = await convert(type);
+    // The reference checkpoint: every tensor the GGUF pair holds, dequantized in float64 (exact in f32),
+    // under its HF name and in HF row order, in place of the original's values.
+    const values = new Map<string, Float32Array>();
+    for (const f of source.gguf.files) {
+      const g = await openGguf(chunks(new Uint8Array(readFileSync(join(out, f.file)))), f.file);
+      for await (const { info, bytes } of g.tensors) {
+        const ref = f.tensors.get(info.name);
+        if (!ref) continue;
+        const v = Float32Array.from(
+          dequantizeGgml(
+            info.type,
+            bytes,
+            info.shape.reduce((x, y) => x * y, 1),
+          ),
+        );
+        values.set(ref.hfName, ref.unpermuteHeads ? unpermute(v, info.shape[0], ref.unpermuteHeads) : v);
+      }
+    }
+    const reference = await copyCheckpointWith(tiny(), join(scratch, `${type}-dequantized`), values);
+    const a = await testEngine(gpu(), reference, options);
+    const b = await testEngine(gpu(), out, { ...options, source });
+    try {
+      if (b.model.backend !== 'webgpu') throw new Error('not on WebGPU');
+      // Q8_0, Q4_0, Q4_1: packed as they are; Q5_0 has no packed format here: widened to f32 (exact).
+      const format = { Q8_0: 'q8', Q4_0: 'q4', Q4_1: 'q4', Q5_0: 'f32' }[type];
+      expect(weightFormatOf(b.model.weights.matrix('text.layers.0.o'))).toBe(format);
+      expect(weightFormatOf(b.model.weights.matrix('text.layers.0.qkv'))).toBe(format);
+      const [ra, rb] = [await askAboutSample(a, 8), await askAboutSample(b, 8)];
+      if (format === 'f32') {
+        // The same values through the same kernels.
+        expect(rb.tessera.tokenIds).toEqual(ra.tessera.tokenIds);
+        expect(rb.choices[0].logprobs!.content!.map((l) => l.logprob)).toEqual(ra.choices[0].logprobs!.content!.map((l) => l.logprob));
+      }
+      const la = ra.choices[0].logprobs!.content!;
+      const lb = rb.choices[0].logprobs!.content!;
+      for (let i = 0; i < la.length; i++) {
+        expect(Math.abs(lb[i].logprob - la[i].logprob)).toBeLessThan(2e-3);
+        if (lb[i].token !== la[i].token) {
+          // Only a near tie may differ: the reference's top two within the kernels' rounding.
+          const margin = la[i].top_logprobs[0].logprob - la[i].top_logprobs[1].logprob;
+          expect(margin, `step ${i}: ${lb[i].token} vs ${la[i].token}`).toBeLessThan(2e-3);
+          break;
+        }
+      }
+      expect(files.model).toContain(type);
+    } finally {
+      a.destroy();
+      b.destroy();
+    }
+  });
+
+  it('names what is wrong: no mmproj, or the mmproj given as the model', async () => {
+    const { out, files } = await convert('F16');
+    await expect(openGgufCheckpoint(new NodeDirSource(out), { model: files.model })).rejects.toThrow(
+      /no model family reads the GGUF pair .*mmproj: none.*each with its mmproj/,
+    );
+    await expect(openGgufCheckpoint(new NodeDirSource(out), { model: files.mmproj })).rejects.toBeInstanceOf(UnsupportedModelError);
+  });
+});
+
+async function* chunks(bytes: Uint8Array) {
+  yield bytes;
+}
+
+/** Stored rows (llama.cpp's order) back to HF's: within each head of D rows, stored 2i + j is HF j·D/2 + i. */
+function unpermute(v: Float32Array, rows: number, heads: number): Float32Array {
+  const K = v.length / rows;
+  const D = rows / heads;
+  const out = new Float32Array(v.length);
+  for (let r = 0; r < rows; r++) {
+    const h = Math.floor(r / D);
+    const s = r % D;
+    out.set(v.subarray(r * K, (r + 1) * K), (h * D + (s % 2) * (D / 2) + Math.floor(s / 2)) * K);
+  }
+  return out;
+}
