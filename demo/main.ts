@@ -27,6 +27,7 @@ import { LoadProgressView } from './load-progress';
 import { ModelPicker } from './model-picker';
 import { setUpSelfCheck } from './selfcheck';
 import { StatsPanel } from './stats-panel';
+import { StoragePanel } from './storage-panel';
 import { checkWebGpu, renderWebGpuCheck } from './webgpu-check';
 
 declare global {
@@ -58,6 +59,8 @@ const transcribeBox = $<HTMLInputElement>('#transcribe');
 const audioHint = $<HTMLParagraphElement>('#audio-hint');
 const chatStatus = $<HTMLSpanElement>('#chat-status');
 const deviceSelect = $<HTMLSelectElement>('#device');
+const persistBox = $<HTMLInputElement>('#persist-storage');
+const requireStorageBox = $<HTMLInputElement>('#require-storage');
 
 let engine: Engine | undefined;
 let loadedFromCache = false;
@@ -73,11 +76,13 @@ const picker = new ModelPicker(() => updateControls());
 const progress = new LoadProgressView($<HTMLOListElement>('#load-progress'));
 const tray = new AttachmentTray($<HTMLDivElement>('#attachments'), () => updateControls());
 const stats = new StatsPanel($<HTMLDivElement>('#stats-groups'));
+const storage = new StoragePanel($<HTMLElement>('#storage'), () => engine?.stats().storage);
 const chat = new Chat($<HTMLOListElement>('#messages'), {
   onState(state, status) {
     body.dataset.chat = state;
     chatStatus.textContent = status;
     updateControls();
+    if (state !== 'running') void storage.refresh(); // the answer's embeddings went into the encoder cache
   },
   onStats(last, first) {
     if (last) {
@@ -197,6 +202,7 @@ async function load(): Promise<boolean> {
       model: choice.model,
       modelFiles: choice.modelFiles,
       device: deviceSelect.value as 'auto' | 'webgpu' | 'wasm',
+      storage: { persist: persistBox.checked, requireCache: requireStorageBox.checked },
       onProgress: (p) => {
         if (p.phase === 'download') downloaded = true;
         progress.update(p);
@@ -217,12 +223,14 @@ async function load(): Promise<boolean> {
     }
     body.dataset.model = 'ready';
     refreshStats();
+    await storage.refresh();
     return true;
   } catch (e) {
     loadFailure = e;
     progress.fail();
     loadStatus.textContent = `Loading ${choice.label} failed.`;
     loadError.replaceChildren(renderError(e));
+    await storage.refresh(); // after a StorageQuotaError: what is stored, to delete
     body.dataset.model = 'error';
     return false;
   } finally {
@@ -311,7 +319,7 @@ async function start(): Promise<void> {
   wire();
   setUpSelfCheck();
   updateControls();
-  const [check] = await Promise.all([checkWebGpu(), picker.loadBundled(), attachSample()]);
+  const [check] = await Promise.all([checkWebGpu(), picker.loadBundled(), attachSample(), storage.refresh()]);
   renderWebGpuCheck($<HTMLDivElement>('#webgpu-status'), check);
   body.dataset.webgpu = check.state;
   if (check.state !== 'ok') {
