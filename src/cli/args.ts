@@ -18,8 +18,11 @@ commands
              as they are: its users download the packed bytes, not the original ones
 
 run options
-  --model <dir|url>            a Hugging Face checkpoint folder or resolve/main/ URL: SmolVLM / Idefics3
-                               (images, video) or Voxtral (audio)
+  --model <dir|url|x.gguf>     a Hugging Face checkpoint folder or resolve/main/ URL: SmolVLM / Idefics3
+                               (images, video), Voxtral (audio), Qwen2.5-VL / Qwen3-VL; or a GGUF model
+                               file (llama.cpp's layout; SmolVLM) with its mmproj
+  --mmproj <file>              the GGUF model's mmproj file (its vision tower), in the model's folder
+                               (default: that folder's only mmproj*.gguf)
   --image <file>               an image (PNG, JPEG, WebP, ...); omit for a text-only prompt
   --video <file>               a video (MP4, WebM, MKV, MOV: decoded by ffmpeg; animated GIF/WebP), for
                                SmolVLM2 checkpoints; frames are sampled as the checkpoint's video_sampling says
@@ -99,6 +102,8 @@ export class UsageError extends Error {
 export interface RunArgs {
   command: 'run';
   model: string;
+  /** A GGUF model's mmproj file. */
+  mmproj?: string;
   image?: string;
   video?: string;
   /** EVS pruning rate for the video (tessera.videoPruning). */
@@ -140,6 +145,7 @@ interface DoctorArgs {
 export interface ProfileArgs {
   command: 'profile';
   model: string;
+  mmproj?: string;
   image: string;
   /** Undefined: the engine's default question. */
   prompt?: string;
@@ -156,6 +162,7 @@ export interface ProfileArgs {
 export interface ServeArgs {
   command: 'serve';
   model: string;
+  mmproj?: string;
   host: string;
   port: number;
   apiKey?: string;
@@ -201,6 +208,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   variant: { type: 'string' },
   model: { type: 'string' },
+  mmproj: { type: 'string' },
   image: { type: 'string' },
   video: { type: 'string' },
   'video-pruning': { type: 'string' },
@@ -239,6 +247,7 @@ type Command = Exclude<CliArgs['command'], 'help'>;
 const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   variant: ['run', 'profile', 'serve', 'doctor', 'pack'],
   model: ['run', 'profile', 'serve', 'pack'],
+  mmproj: ['run', 'profile', 'serve'],
   image: ['run', 'profile'],
   video: ['run'],
   'video-pruning': ['run'],
@@ -387,6 +396,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     return {
       command,
       model: values.model,
+      mmproj: values.mmproj,
       image: values.image,
       video: values.video,
       audio: values.audio,
@@ -438,6 +448,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     return {
       command,
       model: values.model,
+      mmproj: values.mmproj,
       image: values.image,
       prompt: values.prompt,
       ...weights(),
@@ -465,6 +476,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     return {
       command,
       model: values.model,
+      mmproj: values.mmproj,
       host: values.host ?? '127.0.0.1',
       port: numberOption('port', values.port, { integer: true, min: 0, max: 65535, reads: 'an integer from 0 to 65535' }) ?? 8000,
       ...(apiKey !== undefined ? { apiKey } : {}),

@@ -21,6 +21,7 @@ export async function profile(o: ProfileCliOptions): Promise<number> {
   const t0 = performance.now();
   const engine = await createEngine({
     model: o.model,
+    mmproj: o.mmproj,
     // A profile times WGSL dispatches: WebGPU whatever 'auto' would take.
     device: 'webgpu',
     dtype: o.dtype,

@@ -43,6 +43,7 @@ export async function run(o: RunOptions): Promise<number> {
   if (!o.json) o.err(`loading ${o.model}\n`);
   const engine = await createEngine({
     model: o.model,
+    mmproj: o.mmproj,
     dtype: o.dtype,
     compute: o.compute,
     device: o.device,

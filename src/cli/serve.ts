@@ -24,6 +24,7 @@ export async function serve(o: ServeCliOptions): Promise<number> {
   const t0 = performance.now();
   const engine = createEngine({
     model: o.model,
+    mmproj: o.mmproj,
     modelId: o.servedModelName,
     dtype: o.dtype,
     compute: o.compute,
