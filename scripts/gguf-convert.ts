@@ -8,9 +8,10 @@
 //   mmproj-<name>.gguf   general.architecture clip, projector idefics3: clip.vision.* and the tower + connector
 //
 // Tensor types as the converter chooses them: 1-D tensors, *_norm weights and the vision embeddings in F32;
-// every other matrix in the requested type, or F16 when its rows are not whole blocks of that type.
+// every other matrix in the requested type, or F16 when its rows are not whole blocks of that type. The
+// K-quant types are what llama-quantize makes of such a file (Q4_K_M: its mix, simplified).
 //
-//   tsx scripts/gguf-convert.ts <checkpoint dir> <out dir> [F32|F16|BF16|Q8_0|Q4_0|Q4_1|Q5_0|Q5_1|Q4_K|Q5_K|Q6_K]
+//   tsx scripts/gguf-convert.ts <checkpoint dir> <out dir> [F32|F16|BF16|Q8_0|Q4_0|Q4_1|Q5_0|Q5_1|Q4_K|Q5_K|Q6_K|Q4_K_M]
 
 import { createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -37,10 +38,14 @@ function permuteRows(values: Float32Array, rows: number, heads: number): Float32
   return out;
 }
 
+/** A file type: one tensor type, or Q4_K_M: Q4_K with Q6_K for attn_v, ffn_down and output (a mix like llama-quantize's). */
+export type ConvertType = GgmlTypeName | 'Q4_K_M';
+
 /** The type the converter stores a tensor in. */
-function typeFor(ggufName: string, shape: readonly number[], wanted: GgmlTypeName, forceF32: boolean): GgmlTypeName {
+function typeFor(ggufName: string, shape: readonly number[], wanted: ConvertType, forceF32: boolean): GgmlTypeName {
   if (forceF32 || shape.length <= 1 || ggufName.endsWith('_norm.weight') || !ggufName.endsWith('.weight')) return 'F32';
-  return shape[shape.length - 1] % ggmlType(wanted).blockValues === 0 ? wanted : 'F16';
+  const type = wanted !== 'Q4_K_M' ? wanted : /(attn_v|ffn_down)\.weight$|^output\.weight$/.test(ggufName) ? 'Q6_K' : 'Q4_K';
+  return shape[shape.length - 1] % ggmlType(type).blockValues === 0 ? type : 'F16';
 }
 
 const TEXT_NAMES: Array<[RegExp, string]> = [
@@ -130,7 +135,7 @@ export interface ConvertedGguf {
 }
 
 /** Writes the pair for the Idefics3 checkpoint in `dir` into `outDir`; returns the file names. */
-export async function convertIdefics3ToGguf(dir: string, outDir: string, wanted: GgmlTypeName = 'F16'): Promise<ConvertedGguf> {
+export async function convertIdefics3ToGguf(dir: string, outDir: string, wanted: ConvertType = 'F16'): Promise<ConvertedGguf> {
   const raw = readJson(dir, 'config.json');
   const config = parseModelConfig(raw);
   if (config.family !== 'idefics3' || !config.vision) throw new Error(`${dir} is not an Idefics3 checkpoint`);
@@ -208,6 +213,6 @@ if (isScript('gguf-convert')) {
     console.error('usage: tsx scripts/gguf-convert.ts <checkpoint dir> <out dir> [type]');
     process.exit(2);
   }
-  const files = await convertIdefics3ToGguf(dir, out, type as GgmlTypeName);
+  const files = await convertIdefics3ToGguf(dir, out, type as ConvertType);
   console.log(`wrote ${join(out, files.model)} and ${join(out, files.mmproj)}`);
 }

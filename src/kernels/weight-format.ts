@@ -8,6 +8,12 @@
 //   bf16    2                   K / 2 (pairs)                 -                         as stored (bfloat16)
 //   q8      1 + 4/32 = 1.125    Kp / 4  (4 int8 per word)     Kp / 32 f32                q * scale
 //   q4      0.5 + 4/32 = 0.625  Kp / 8  (8 nibbles per word)  Kp / 32 (f16 scale, f16 min) q * scale + min
+//   q4k     4.5 / 8             K / 256 blocks of 36 words    - (inside the blocks)      llama.cpp Q4_K
+//   q5k     5.5 / 8             K / 256 blocks of 44 words    -                          llama.cpp Q5_K
+//   q6k     6.625 / 8           K / 256 blocks of 53 words    -                          llama.cpp Q6_K
+//
+// q4k, q5k and q6k are a GGUF file's K-quant blocks as they are (kernels/k-quants.ts): only GGUF
+// checkpoints have them (nothing quantizes to them at load), and they need K % 256 == 0.
 //
 // Groups of QUANT_GROUP = 32 along K (Kp = K rounded up to 32; the padding is stored as q = 0 and never
 // read). q8 is symmetric (llama.cpp Q8_0 with an f32 scale); q4 is asymmetric with a minimum per group
@@ -26,9 +32,10 @@ import { InternalError } from '../errors';
 import type { Tensor } from '../gpu/tensor';
 import { floatToHalf, halfToFloat } from './f16';
 import { roundHalfEven } from '../round-half-even';
+import { dequantizeKRows, isKQuant, K_BLOCK, K_BLOCK_WORDS, K_QUANT_FORMATS, type KQuantFormat, quantizeKRows } from './k-quants';
 
-export type WeightFormat = 'f32' | 'f16' | 'bf16' | 'q8' | 'q4';
-export const WEIGHT_FORMATS: readonly WeightFormat[] = ['f32', 'f16', 'bf16', 'q8', 'q4'];
+export type WeightFormat = 'f32' | 'f16' | 'bf16' | 'q8' | 'q4' | KQuantFormat;
+export const WEIGHT_FORMATS: readonly WeightFormat[] = ['f32', 'f16', 'bf16', 'q8', 'q4', ...K_QUANT_FORMATS];
 export type PackedFormat = Exclude<WeightFormat, 'f32'>;
 
 /** Values per quantization group along K. */
@@ -67,6 +74,11 @@ export interface PackedLayout {
 }
 
 export function packedLayout(format: WeightFormat, N: number, K: number): PackedLayout {
+  if (isKQuant(format)) {
+    // Scales live inside the blocks: no second binding.
+    const rowWords = Math.ceil(K / K_BLOCK) * K_BLOCK_WORDS[format];
+    return { rowWords, dataWords: rowWords * N, groupsPerRow: 0, scaleWords: 0 };
+  }
   const groups = Math.ceil(K / QUANT_GROUP);
   const rowWords =
     format === 'f32' ? K : format === 'f16' || format === 'bf16' ? Math.ceil(K / 2) : format === 'q8' ? groups * 8 : groups * 4;
@@ -82,6 +94,7 @@ export function packedSizeBytes(format: WeightFormat, N: number, K: number): num
 
 /** Whether `format` can hold a matrix with rows of K values (the packed formats read 4 at a time). */
 export function formatSupportsK(format: WeightFormat, K: number): boolean {
+  if (isKQuant(format)) return K % K_BLOCK === 0;
   return format === 'f32' || K % 4 === 0;
 }
 
@@ -105,6 +118,7 @@ export function floatToBf16(v: number): number {
 /** Pack W [N, K] (row-major f32) into `format` exactly as quantize.wgsl does (f32 arithmetic). */
 export function quantizeReference(format: PackedFormat, w: Float32Array, N: number, K: number): PackedHost {
   if (w.length !== N * K) throw new InternalError(`quantizeReference: ${w.length} values for [${N}, ${K}]`);
+  if (isKQuant(format)) return { data: quantizeKRows(format, w, N, K) };
   const l = packedLayout(format, N, K);
   const data = new Uint32Array(l.dataWords);
   if (format === 'f16' || format === 'bf16') {
@@ -161,6 +175,7 @@ export function quantizeReference(format: PackedFormat, w: Float32Array, N: numb
 
 /** W [N, K] as the kernels see it: each value dequantized in f32 exactly as lib/weights-*.wgsl does. */
 export function dequantizeReference(format: PackedFormat, packed: PackedHost, N: number, K: number): Float32Array {
+  if (isKQuant(format)) return dequantizeKRows(format, packed.data, N, K);
   const l = packedLayout(format, N, K);
   const out = new Float32Array(N * K);
   for (let n = 0; n < N; n++) {

@@ -10,6 +10,9 @@ import f32ScalarSource from '../../shaders/lib/weights-f32-scalar.wgsl?raw';
 import f32Source from '../../shaders/lib/weights-f32.wgsl?raw';
 import groupSource from '../../shaders/lib/weights-group.wgsl?raw';
 import q4Source from '../../shaders/lib/weights-q4.wgsl?raw';
+import q4kSource from '../../shaders/lib/weights-q4k.wgsl?raw';
+import q5kSource from '../../shaders/lib/weights-q5k.wgsl?raw';
+import q6kSource from '../../shaders/lib/weights-q6k.wgsl?raw';
 import q8Source from '../../shaders/lib/weights-q8.wgsl?raw';
 import dotGroupSource from '../../shaders/lib/weights-dot-group.wgsl?raw';
 import dotRaw4Source from '../../shaders/lib/weights-dot-raw4.wgsl?raw';
@@ -61,6 +64,12 @@ function formatParts(format: WeightFormat, options: WeightLibOptions): { parts: 
       return { parts: [q8Source, mul4Source, xPlainSource], enables: [] };
     case 'q4':
       return { parts: [q4Source, mul4Source], enables: [] };
+    case 'q4k':
+      return { parts: [q4kSource, mul4Source, xPlainSource], enables: [] };
+    case 'q5k':
+      return { parts: [q5kSource, mul4Source, xPlainSource], enables: [] };
+    case 'q6k':
+      return { parts: [q6kSource, mul4Source, xPlainSource], enables: [] };
   }
 }
 

@@ -56,6 +56,10 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     embeddingGatherCase({ numTokens: 9, vocab: 1000, dim: 64 }, { format: 'q4', parts: 3, badId: true }),
     matmulCase({ M: 1, N: 1000, K: 576 }, { format: 'q4', parts: 3 }),
     matmulCase({ M: 33, N: 1000, K: 64 }, { parts: 3 }),
+    // A GGUF file's K-quant blocks as they are: a decode row, the gemv plan, a gather.
+    matmulCase({ M: 1, N: 1536, K: 768 }, { format: 'q4k' }),
+    matmulCase({ M: 2, N: 576, K: 1536 }, { format: 'q6k', plan: 'gemv' }),
+    embeddingGatherCase({ numTokens: 8, vocab: 1000, dim: 512 }, { format: 'q5k' }),
     quantizeCase('q4', 70, 200),
     quantizeCase('q8', 9, 576),
     layerNormCase({ rows: 64, dim: 768 }, { plan: 'workgroup' }),

@@ -1,13 +1,14 @@
 // GGUF checkpoints (model .gguf + mmproj .gguf, as llama.cpp's converter lays them out: scripts/gguf-convert.ts
-// writes them with the repository's own writer) load through families/gguf-checkpoint.ts and answer as the
-// checkpoint they hold:
-//   F32             the same values as the safetensors checkpoint: identical tokens and log probabilities
-//   Q8_0/Q4_0       loaded packed (q8/q4, no value changed; Q4_1's repacking: test/unit/gguf-repack.test.ts): the same answer as the f32 checkpoint of the
-//                   GGUF's float64 dequantization (gguf-blocks.ts), tokens equal wherever that checkpoint's
-//                   top two are apart by more than the kernels' rounding
-//   Q5_0            widened to f32 (no packed format holds it): identical to that checkpoint
-// and `tessera run --model x.gguf` (its mmproj found beside it) answers as the engine does.
-// and their metadata, tokenizer and config read back as the original's.
+// writes them with the repository's own writer) load through families/gguf-checkpoint.ts:
+//   F32                        the safetensors checkpoint's values: identical tokens and log probabilities
+//   Q8_0, Q4_K, Q6_K, Q4_K_M   held as they are (q8, q4k, q6k; Q4_K_M's fusion of Q4_K q/k with a Q6_K v
+//                              is widened to f32)
+//   Q5_0                       widened to f32 (no packed format holds it)
+// each answering as the f32 checkpoint of the GGUF's float64 dequantization (gguf-blocks.ts): tokens equal
+// wherever that checkpoint's top two are apart by more than the kernels' rounding (identical when f32).
+// Also: their metadata reads back through @huggingface/gguf, their tokenizer and config are the original's,
+// and `tessera run --model x.gguf` (its mmproj found beside it) answers as the engine does. Q4_0/Q4_1
+// repacking: test/unit/gguf-repack.test.ts; q5k and every kernel on K-quants: test/gpu/k-quants.test.ts.
 
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -22,10 +23,9 @@ import { readModelConfig } from '../../src/families/read-config';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { weightFormatOf } from '../../src/kernels/weight-format';
 import { dequantizeGgml } from '../../src/model/weights/gguf/gguf-blocks';
-import type { GgmlTypeName } from '../../src/model/weights/gguf/gguf-format';
 import { openGguf } from '../../src/model/weights/gguf/gguf-reader';
 import { TextTokenizer } from '../../src/processor/tokenizer';
-import { convertIdefics3ToGguf } from '../../scripts/gguf-convert';
+import { type ConvertType, convertIdefics3ToGguf } from '../../scripts/gguf-convert';
 import { copyCheckpointWith } from '../helpers/checkpoint-copy';
 import { askAboutSample } from '../helpers/ask-sample';
 import { testEngine } from '../helpers/engine';
@@ -44,10 +44,10 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-async function convert(type: GgmlTypeName) {
-  const out = join(scratch, type);
+async function convert(type: ConvertType, checkpoint = tiny()) {
+  const out = join(scratch, `${checkpoint.split('/').at(-1)}-${type}`);
   mkdirSync(out, { recursive: true });
-  const files = await convertIdefics3ToGguf(tiny(), out, type);
+  const files = await convertIdefics3ToGguf(checkpoint, out, type);
   return { out, files, source: await openGgufCheckpoint(new NodeDirSource(out), files) };
 }
 
@@ -102,8 +102,17 @@ describe('a SmolVLM GGUF pair', () => {
     }
   });
 
-  it.each(['Q8_0', 'Q4_0', 'Q5_0'] as const)('%s: answers as the f32 checkpoint of its dequantized values', async (type) => {
-    const { out, files, source } = await convert(type);
+  // smolvlm-tiny's rows (192 values) are not whole K-quant blocks: the K-quants run on smolvlm-tiny-hd128
+  // (text hidden 256), whose vision tower (hidden 128) falls back to F16 where rows are not whole blocks.
+  it.each([
+    ['Q8_0', 'smolvlm-tiny', 'q8'],
+    ['Q5_0', 'smolvlm-tiny', 'f32'],
+    ['Q4_K', 'smolvlm-tiny-hd128', 'q4k'],
+    ['Q6_K', 'smolvlm-tiny-hd128', 'q6k'],
+    ['Q4_K_M', 'smolvlm-tiny-hd128', 'q4k'],
+  ] as const)('%s (%s): answers as the f32 checkpoint of its dequantized values', async (type, name, format) => {
+    const checkpoint = `${ensureTinyModels()}/${name}`;
+    const { out, files, source } = await convert(type, checkpoint);
     // The reference checkpoint: every tensor the GGUF pair holds, dequantized in float64 (exact in f32),
     // under its HF name and in HF row order, in place of the original's values.
     const values = new Map<string, Float32Array>();
@@ -122,15 +131,16 @@ describe('a SmolVLM GGUF pair', () => {
         values.set(ref.hfName, ref.unpermuteHeads ? unpermute(v, info.shape[0], ref.unpermuteHeads) : v);
       }
     }
-    const reference = await copyCheckpointWith(tiny(), join(scratch, `${type}-dequantized`), values);
+    const reference = await copyCheckpointWith(checkpoint, join(scratch, `${name}-${type}-dequantized`), values);
     const a = await testEngine(gpu(), reference, options);
     const b = await testEngine(gpu(), out, { ...options, source });
     try {
       if (b.model.backend !== 'webgpu') throw new Error('not on WebGPU');
-      // Q8_0, Q4_0, Q4_1: packed as they are; Q5_0 has no packed format here: widened to f32 (exact).
-      const format = { Q8_0: 'q8', Q4_0: 'q4', Q5_0: 'f32' }[type];
+      // Held as they are; Q5_0 has no packed format here: widened to f32 (exact). In Q4_K_M, q and k are
+      // Q4_K and v is Q6_K: their fused weight is f32; o is Q4_K, down Q6_K.
       expect(weightFormatOf(b.model.weights.matrix('text.layers.0.o'))).toBe(format);
-      expect(weightFormatOf(b.model.weights.matrix('text.layers.0.qkv'))).toBe(format);
+      expect(weightFormatOf(b.model.weights.matrix('text.layers.0.qkv'))).toBe(type === 'Q4_K_M' ? 'f32' : format);
+      if (type === 'Q4_K_M') expect(weightFormatOf(b.model.weights.matrix('text.layers.0.down'))).toBe('q6k');
       const [ra, rb] = [await askAboutSample(a, 8), await askAboutSample(b, 8)];
       if (format === 'f32') {
         // The same values through the same kernels.

@@ -48,7 +48,9 @@ describe('GGUF blocks as q8/q4', () => {
     expect(ggufStorageFormat([t('Q8_0'), t('Q8_0')])).toBe('q8');
     expect(ggufStorageFormat([t('Q4_0'), t('Q4_1')])).toBe('q4');
     expect(ggufStorageFormat([t('Q4_0'), t('Q8_0')])).toBe('f32');
-    expect(ggufStorageFormat([t('Q4_K')])).toBe('f32');
+    expect(ggufStorageFormat([t('Q4_K')])).toBe('q4k');
+    expect(ggufStorageFormat([t('Q4_K'), t('Q6_K')])).toBe('f32');
+    expect(ggufStorageFormat([t('Q5_1')])).toBe('f32');
     expect(ggufStorageFormat([t('Q8_0'), t('F16')])).toBe('f32');
   });
 });

@@ -16,12 +16,16 @@
 
 import { UnknownDtypeError } from '../../errors';
 import type { GpuContext } from '../../gpu/context';
+import { isKQuant, type KQuantFormat } from '../../kernels/k-quants';
 import { formatSupportsK, WEIGHT_FORMATS, type WeightFormat } from '../../kernels/weight-format';
 import type { GpuWeightSpec } from '../weight-layout';
 
-/** What a caller may ask for; bf16 is a storage format only (exact storage of BF16 tensors under 'f32'). */
-export type WeightDtype = Exclude<WeightFormat, 'bf16'>;
-const WEIGHT_DTYPES: readonly WeightDtype[] = WEIGHT_FORMATS.filter((f): f is WeightDtype => f !== 'bf16');
+/**
+ * What a caller may ask for; bf16 is a storage format only (exact storage of BF16 tensors under 'f32'),
+ * and the K-quant formats hold a GGUF file's blocks (nothing quantizes to them).
+ */
+export type WeightDtype = Exclude<WeightFormat, 'bf16' | KQuantFormat>;
+const WEIGHT_DTYPES: readonly WeightDtype[] = WEIGHT_FORMATS.filter((f): f is WeightDtype => f !== 'bf16' && !isKQuant(f));
 
 export type DtypeOption = WeightDtype | { vision?: WeightDtype; audio?: WeightDtype; text?: WeightDtype };
 

@@ -9,24 +9,12 @@
 //   Q5_0   f16 d, u32 qh, u8 qs[16]                     (22)          d·(nib(j) + 16·bit(qh, j) − 16)
 //   Q5_1   f16 d, f16 m, u32 qh, u8 qs[16]              (24)          d·(nib(j) + 16·bit(qh, j)) + m
 //          nib(j) = qs[j] & 15 for j < 16, qs[j − 16] >> 4 for j ≥ 16
-//   Q4_K   f16 d, f16 dmin, u8 scales[12], u8 qs[128]   (144, 256 values in 8 sub-blocks of 32)
-//          d·sc[s]·q − dmin·m[s]; sc, m 6-bit (kScaleMin); qs[32c + l]: low nibble value 64c + l,
-//          high nibble value 64c + 32 + l
-//   Q5_K   f16 d, f16 dmin, u8 scales[12], u8 qh[32], u8 qs[128]  (176): as Q4_K, plus bit 2c (low) or
-//          2c + 1 (high) of qh[l] as 16
-//   Q6_K   u8 ql[128], u8 qh[64], i8 scales[16], f16 d  (210): d·scales[s]·(q − 32), 16 values per scale;
-//          in each half h of 128 values, value 32i + l (i = 0..3) has low 4 bits from ql[64h + l + 32(i&1)]
-//          (low nibble for i < 2, high for i ≥ 2) and high 2 bits (qh[32h + l] >> 2i) & 3
+//   Q4_K, Q5_K, Q6_K   256 values a block: src/kernels/k-quants.ts (Tessera's q4k, q5k, q6k formats)
 
 import { InternalError } from '../../../errors';
 import { halfToFloat } from '../../../kernels/f16';
-import type { GgmlType } from './gguf-format';
-
-/** A K-quant sub-block's 6-bit scale and minimum from the 12 packed bytes at `at` (j = 0..7). */
-function kScaleMin(b: Uint8Array, at: number, j: number): [number, number] {
-  if (j < 4) return [b[at + j] & 63, b[at + j + 4] & 63];
-  return [(b[at + j + 4] & 0xf) | ((b[at + j - 4] >> 6) << 4), (b[at + j + 4] >> 4) | ((b[at + j] >> 6) << 4)];
-}
+import { dequantizeKBlock } from '../../../kernels/k-quants';
+import { type GgmlType, K_FORMAT_OF } from './gguf-format';
 
 const f16At = (b: Uint8Array, at: number) => halfToFloat(b[at] | (b[at + 1] << 8));
 
@@ -61,40 +49,10 @@ function dequantizeBlock(name: string, b: Uint8Array, at: number, out: Float64Ar
       return;
     }
     case 'Q4_K':
-    case 'Q5_K': {
-      const d = f16At(b, at);
-      const dmin = f16At(b, at + 2);
-      const five = name === 'Q5_K';
-      const qh = at + 16;
-      const qs = at + (five ? 48 : 16);
-      for (let c = 0; c < 4; c++) {
-        for (const hi of [0, 1]) {
-          const [sc, m] = kScaleMin(b, at + 4, 2 * c + hi);
-          for (let l = 0; l < 32; l++) {
-            const q = hi ? b[qs + 32 * c + l] >> 4 : b[qs + 32 * c + l] & 15;
-            const extra = five ? ((b[qh + l] >> (2 * c + hi)) & 1) << 4 : 0;
-            out[o + 64 * c + 32 * hi + l] = d * sc * (q + extra) - dmin * m;
-          }
-        }
-      }
+    case 'Q5_K':
+    case 'Q6_K':
+      dequantizeKBlock(K_FORMAT_OF[name]!, b, at, out, o);
       return;
-    }
-    case 'Q6_K': {
-      const d = f16At(b, at + 208);
-      for (let h = 0; h < 2; h++) {
-        for (let i = 0; i < 4; i++) {
-          for (let l = 0; l < 32; l++) {
-            const lowByte = b[at + 64 * h + l + 32 * (i & 1)];
-            const low = i < 2 ? lowByte & 15 : lowByte >> 4;
-            const high = (b[at + 128 + 32 * h + l] >> (2 * i)) & 3;
-            const v = 128 * h + 32 * i + l;
-            const scale = (b[at + 192 + 8 * h + ((v % 128) >> 4)] << 24) >> 24;
-            out[o + v] = d * scale * ((low | (high << 4)) - 32);
-          }
-        }
-      }
-      return;
-    }
     default:
       throw new InternalError(`dequantizeBlock: ${name} is not a block type`);
   }

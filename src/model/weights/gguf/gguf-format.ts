@@ -8,6 +8,11 @@
 // ne[0] is the innermost (fastest) dimension, so a Hugging Face Linear weight [out, in] has ne = [in, out].
 // Quantized types store ne[0] in blocks of `blockValues` values, `blockBytes` bytes each (gguf-blocks.ts).
 
+import type { KQuantFormat } from '../../../kernels/k-quants';
+
+/** The ggml K-quant types, by the Tessera format that holds their blocks as they are (kernels/k-quants.ts). */
+export const K_FORMAT_OF: Partial<Record<string, KQuantFormat>> = { Q4_K: 'q4k', Q5_K: 'q5k', Q6_K: 'q6k' };
+
 /** GGUF metadata value types (the u32 before each value). */
 export const GGUF_VALUE = {
   u8: 0,

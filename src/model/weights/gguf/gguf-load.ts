@@ -5,6 +5,7 @@
 //   GGUF tensor                 GPU weight format                 written as
 //   F32 / F16 / BF16            the load's dtype (as safetensors)  WeightWriter.writeTensor
 //   Q8_0 / Q4_0 / Q4_1          q8 / q4 (exact, gguf-repack.ts)    repacked blocks, WeightWriter.writeBytes
+//   Q4_K / Q5_K / Q6_K          q4k / q5k / q6k (the blocks)       WeightWriter.writeBytes
 //   other block types, mixed    f32 (exact, 8 bytes per 1 of Q4)   dequantized, WeightWriter.writeTensor
 //   fusions, or rows that are
 //   not the weight's rows
@@ -13,6 +14,7 @@
 
 import { MissingTensorError, NonFiniteWeightError, TensorShapeError } from '../../../errors';
 import type { GpuContext } from '../../../gpu/context';
+import { isKQuant, K_BLOCK, K_BLOCK_WORDS, type KQuantFormat } from '../../../kernels/k-quants';
 import type { WeightFormat } from '../../../kernels/weight-format';
 import type { ModelSource } from '../../../io/model-source';
 import type { CheckpointTensorSpec, GpuWeightSpec, WeightLayout } from '../../weight-layout';
@@ -90,6 +92,25 @@ function checkFiniteScales(format: 'q8' | 'q4', scales: Uint8Array, name: string
   if (count > 0) throw new NonFiniteWeightError(name, file, first * 32, Number.NaN, count * 32);
 }
 
+/** A K-quant block whose d (or dmin) is NaN or infinite is a NonFiniteWeightError. */
+function checkFiniteBlockScales(format: KQuantFormat, data: Uint8Array, name: string, file: string): void {
+  const words = new Uint32Array(data.buffer, data.byteOffset, data.byteLength / 4);
+  const floats = new Float32Array(words.buffer, words.byteOffset, words.length);
+  const per = K_BLOCK_WORDS[format];
+  let first = -1;
+  let count = 0;
+  for (let b = 0; b < words.length / per; b++) {
+    const bad =
+      format === 'q6k'
+        ? !Number.isFinite(floats[b * per + 52])
+        : (words[b * per] & 0x7c00) === 0x7c00 || ((words[b * per] >>> 16) & 0x7c00) === 0x7c00;
+    if (!bad) continue;
+    if (first < 0) first = b;
+    count++;
+  }
+  if (count > 0) throw new NonFiniteWeightError(name, file, first * K_BLOCK, Number.NaN, count * K_BLOCK);
+}
+
 export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded> {
   const { gpu, plan, layout } = ctx;
   const byHf = new Map<string, { file: string; info: GgufTensorInfo; ref: GgufTensorRef }>();
@@ -162,6 +183,10 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
             const packed = repackBlocks(info.type, bytes, entry.rows, entry.K);
             checkFiniteScales(format, packed.scales, spec.name, f.file);
             writer.writeBytes(target, entry, packed.data, packed.scales);
+          } else if (isKQuant(format)) {
+            const packed = repackBlocks(info.type, bytes, entry.rows, entry.K);
+            checkFiniteBlockScales(format, packed.data, spec.name, f.file);
+            writer.writeBytes(target, entry, packed.data);
           } else {
             const values = Float32Array.from(dequantizeGgml(info.type, bytes, numel));
             const asF32: TensorInfo = { name: spec.name, dtype: 'F32', shape: spec.shape, begin: 0, end: values.byteLength };

@@ -7,7 +7,8 @@ import { InternalError } from '../../../errors';
 import { floatToHalf, halfToFloat } from '../../../kernels/f16';
 import { floatToBf16 } from '../../../kernels/weight-format';
 import { roundHalfEven } from '../../../round-half-even';
-import type { GgmlType } from './gguf-format';
+import { quantizeKBlock } from '../../../kernels/k-quants';
+import { type GgmlType, K_FORMAT_OF } from './gguf-format';
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 /** round(x / d), 0 when d is 0. */
@@ -71,59 +72,6 @@ function quantizeSmallBlock(name: string, x: Float32Array, at: number, out: Uint
   if (bits === 5) new DataView(out.buffer, out.byteOffset).setUint32(qs - 4, qh >>> 0, true);
 }
 
-/** 256 values as Q4_K / Q5_K (8 sub-blocks of 32, 6-bit scales and minimums) at out[o]. */
-function quantizeKBlock(name: string, x: Float32Array, at: number, out: Uint8Array, o: number): void {
-  const five = name === 'Q5_K';
-  const levels = five ? 31 : 15;
-  const scale: number[] = [];
-  const negMin: number[] = [];
-  for (let s = 0; s < 8; s++) {
-    const [lo, hi] = range(x, at + 32 * s, 32);
-    const low = Math.min(lo, 0);
-    scale.push((hi - low) / levels);
-    negMin.push(-low);
-  }
-  const d = putHalf(out, o, Math.max(...scale) / 63);
-  const dmin = putHalf(out, o + 2, Math.max(...negMin) / 63);
-  const sc = scale.map((v) => clamp(steps(v, d), 0, 63));
-  const mn = negMin.map((v) => clamp(steps(v, dmin), 0, 63));
-  for (let j = 0; j < 4; j++) {
-    out[o + 4 + j] = sc[j] | ((sc[j + 4] >> 4) << 6);
-    out[o + 8 + j] = mn[j] | ((mn[j + 4] >> 4) << 6);
-    out[o + 12 + j] = (sc[j + 4] & 15) | ((mn[j + 4] & 15) << 4);
-  }
-  const qs = o + (five ? 48 : 16);
-  for (let c = 0; c < 4; c++) {
-    for (let l = 0; l < 32; l++) {
-      const q = [0, 1].map((hi) => {
-        const s = 2 * c + hi;
-        return clamp(steps(x[at + 64 * c + 32 * hi + l] + dmin * mn[s], d * sc[s]), 0, levels);
-      });
-      out[qs + 32 * c + l] = (q[0] & 15) | ((q[1] & 15) << 4);
-      if (five) out[o + 16 + l] |= ((q[0] >> 4) << (2 * c)) | ((q[1] >> 4) << (2 * c + 1));
-    }
-  }
-}
-
-/** 256 values as Q6_K (16 sub-blocks of 16, int8 scales) at out[o]. */
-function quantizeQ6KBlock(x: Float32Array, at: number, out: Uint8Array, o: number): void {
-  const scale: number[] = [];
-  for (let s = 0; s < 16; s++) scale.push(signedMax(x, at + 16 * s, 16) / -32);
-  const d = putHalf(out, o + 208, Math.max(...scale.map(Math.abs)) / 127);
-  const sc = scale.map((v) => clamp(steps(v, d), -128, 127));
-  for (let s = 0; s < 16; s++) out[o + 192 + s] = sc[s] & 255;
-  for (let h = 0; h < 2; h++) {
-    for (let i = 0; i < 4; i++) {
-      for (let l = 0; l < 32; l++) {
-        const v = 128 * h + 32 * i + l;
-        const q = clamp(steps(x[at + v], d * sc[8 * h + ((v % 128) >> 4)]) + 32, 0, 63);
-        out[o + 64 * h + l + 32 * (i & 1)] |= i < 2 ? q & 15 : (q & 15) << 4;
-        out[o + 128 + 32 * h + l] |= (q >> 4) << (2 * i);
-      }
-    }
-  }
-}
-
 /** `values` (a whole number of blocks along ne[0]) stored as `type`. */
 export function quantizeGgml(type: GgmlType, values: Float32Array): Uint8Array {
   const n = values.length;
@@ -137,8 +85,8 @@ export function quantizeGgml(type: GgmlType, values: Float32Array): Uint8Array {
     for (let b = 0; b < n / type.blockValues; b++) {
       const at = b * type.blockValues;
       const o = b * type.blockBytes;
-      if (type.name === 'Q6_K') quantizeQ6KBlock(values, at, out, o);
-      else if (type.name === 'Q4_K' || type.name === 'Q5_K') quantizeKBlock(type.name, values, at, out, o);
+      const k = K_FORMAT_OF[type.name];
+      if (k) quantizeKBlock(k, values, at, out, o);
       else quantizeSmallBlock(type.name, values, at, out, o);
     }
   }

@@ -8,8 +8,10 @@
 //                                         as they are (f16)
 //   Q4_0                 q4               as Q4_1 with min = −8·d, which f16 holds exactly (8·d is a power-
 //                                         of-two multiple of an f16), so q·d + min = (q − 8)·d in f32
-//   Q5_0, Q5_1, K-quants f32              dequantized on the host (exact: every value is a product of an
-//                                         f16 and small integers), a row range at a time
+//   Q4_K / Q5_K / Q6_K   q4k / q5k / q6k  the blocks as they are (Q6_K's f16 d widened to f32 to make whole
+//                                         words: kernels/k-quants.ts), dequantized in the shaders
+//   Q5_0, Q5_1           f32              dequantized on the host (exact: every value is a product of an
+//                                         f16 and small integers)
 //
 // A fused GPU weight (q, k, v in one qkv) whose parts are of different types, or of a type without an exact
 // Tessera format, is f32 as well: the only format that holds all of them exactly.
@@ -17,7 +19,8 @@
 import { InternalError } from '../../../errors';
 import { halfToFloat } from '../../../kernels/f16';
 import { packedLayout, type WeightFormat } from '../../../kernels/weight-format';
-import type { GgmlType } from './gguf-format';
+import { isKQuant, type KQuantFormat, kBlocksToGpu } from '../../../kernels/k-quants';
+import { type GgmlType, K_FORMAT_OF } from './gguf-format';
 
 /** The safetensors dtype a float GGUF type reads as, or undefined for block types. */
 export function floatDtypeOf(type: GgmlType): 'F32' | 'F16' | 'BF16' | undefined {
@@ -25,10 +28,10 @@ export function floatDtypeOf(type: GgmlType): 'F32' | 'F16' | 'BF16' | undefined
 }
 
 /** The packed format a block type is held in exactly, or undefined (it is widened to f32). */
-export function exactFormatOf(type: GgmlType): 'q8' | 'q4' | undefined {
+export function exactFormatOf(type: GgmlType): 'q8' | 'q4' | KQuantFormat | undefined {
   if (type.name === 'Q8_0') return 'q8';
   if (type.name === 'Q4_0' || type.name === 'Q4_1') return 'q4';
-  return undefined;
+  return K_FORMAT_OF[type.name];
 }
 
 /**
@@ -50,6 +53,7 @@ const f16Bits = (b: Uint8Array, at: number) => b[at] | (b[at + 1] << 8);
 export function repackBlocks(type: GgmlType, bytes: Uint8Array, rows: number, K: number): { data: Uint8Array; scales: Uint8Array } {
   const format = exactFormatOf(type);
   if (!format) throw new InternalError(`repackBlocks: ${type.name} has no exact Tessera format`);
+  if (isKQuant(format)) return { data: new Uint8Array(kBlocksToGpu(format, bytes).buffer), scales: new Uint8Array(0) };
   const layout = packedLayout(format, rows, K);
   const data = new Uint32Array(layout.dataWords);
   const scales = new Uint32Array(layout.scaleWords);
