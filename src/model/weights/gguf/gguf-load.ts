@@ -50,11 +50,14 @@ export interface GgufLoaded {
   widened: string[];
 }
 
-interface Found {
-  spec: CheckpointTensorSpec;
+interface Piece {
   file: string;
   info: GgufTensorInfo;
   ref: GgufTensorRef;
+}
+
+interface Found extends Piece {
+  spec: CheckpointTensorSpec;
 }
 
 const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
@@ -68,11 +71,12 @@ function unpermuteRows(bytes: Uint8Array, rows: number, heads: number): Uint8Arr
 }
 
 /** The GPU format of a weight filled from these GGUF tensors. */
-function formatOf(dtype: DtypePlan, w: GpuWeightSpec, parts: readonly GgufTensorInfo[]): WeightFormat {
-  const floats = parts.map((p) => floatDtypeOf(p.type));
+function formatOf(dtype: DtypePlan, w: GpuWeightSpec, parts: readonly Piece[]): WeightFormat {
+  // Slices are put together as f32 values on the host.
+  const floats = parts.map((p) => (p.ref.slice ? 'F32' : floatDtypeOf(p.info.type)));
   if (floats.every((d) => d !== undefined)) return storageFormatFor(dtype, w, floats);
   // Blocks are rows of the weight only when the tensor's innermost dimension is the weight's K.
-  const exact = new Set(parts.map((p) => (w.shape.length === 2 && p.ne[0] === w.shape[1] ? exactFormatOf(p.type) : undefined)));
+  const exact = new Set(parts.map((p) => (w.shape.length === 2 && p.info.ne[0] === w.shape[1] ? exactFormatOf(p.info.type) : undefined)));
   return exact.size === 1 && !exact.has(undefined) ? [...exact][0]! : 'f32';
 }
 
@@ -111,24 +115,60 @@ function checkFiniteBlockScales(format: KQuantFormat, data: Uint8Array, name: st
   if (count > 0) throw new NonFiniteWeightError(name, file, first * K_BLOCK, Number.NaN, count * K_BLOCK);
 }
 
+const numelOf = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
+
+/** Every piece the HF tensor needs, each checked against its shape, or a named error. */
+function piecesFor(spec: CheckpointTensorSpec, pieces: Piece[] | undefined, where: string): Found[] {
+  if (!pieces || pieces.length === 0) throw new MissingTensorError(spec.name, spec.shape, where);
+  const bad = (p: Piece, want: readonly number[]): never => {
+    throw new TensorShapeError(`${spec.name} (${p.info.name})`, want, p.info.shape, p.file);
+  };
+  const rowNumel = numelOf(spec.shape.slice(1));
+  const slice = pieces[0].ref.slice;
+  if (slice) {
+    const want = spec.shape.map((d, i) => (i === slice.axis ? d / slice.count : d));
+    const indexes = new Set(pieces.map((p) => p.ref.slice?.index));
+    if (pieces.length !== slice.count || indexes.size !== slice.count)
+      throw new MissingTensorError(`${spec.name} (${slice.count} slices)`, spec.shape, where);
+    for (const p of pieces) if (!sameShape(p.info.shape, want) || !floatDtypeOf(p.info.type)) bad(p, want);
+  } else if (pieces[0].ref.rows) {
+    let covered = 0;
+    for (const p of [...pieces].sort((x, y) => x.ref.rows!.first - y.ref.rows!.first)) {
+      if (p.ref.rows!.first !== covered || numelOf(p.info.shape.slice(1)) !== rowNumel) bad(p, [p.info.shape[0], ...spec.shape.slice(1)]);
+      covered += p.info.shape[0];
+    }
+    if (covered !== spec.shape[0]) throw new TensorShapeError(spec.name, spec.shape, [covered, ...spec.shape.slice(1)], pieces[0].file);
+  } else {
+    const p = pieces[0];
+    if (pieces.length > 1 || (p.ref.reshape ? numelOf(p.info.shape) !== numelOf(spec.shape) : !sameShape(p.info.shape, spec.shape)))
+      bad(p, spec.shape);
+  }
+  return pieces.map((p) => ({ ...p, spec }));
+}
+
+/** Slices of an HF tensor (GgufTensorRef.slice), put together along their axis. */
+function joinSlices(shape: readonly number[], axis: number, slices: readonly Float32Array[]): Float32Array {
+  const outer = numelOf(shape.slice(0, axis));
+  const inner = numelOf(shape.slice(axis + 1));
+  const part = (shape[axis] / slices.length) * inner;
+  const out = new Float32Array(numelOf(shape));
+  for (let o = 0; o < outer; o++)
+    slices.forEach((s, i) => out.set(s.subarray(o * part, (o + 1) * part), o * shape[axis] * inner + i * part));
+  return out;
+}
+
 export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded> {
   const { gpu, plan, layout } = ctx;
-  const byHf = new Map<string, { file: string; info: GgufTensorInfo; ref: GgufTensorRef }>();
+  const byHf = new Map<string, Piece[]>();
   for (const f of plan.files) {
     for (const [ggufName, ref] of f.tensors) {
       const info = f.header.tensors.get(ggufName);
-      if (info) byHf.set(ref.hfName, { file: f.file, info, ref });
+      if (info) byHf.set(ref.hfName, [...(byHf.get(ref.hfName) ?? []), { file: f.file, info, ref }]);
     }
   }
   aliasAbsent(layout, (name) => byHf.has(name));
   const where = plan.files.map((f) => f.file).join(' + ');
-  const found: Found[] = layout.checkpoint.map((spec) => {
-    const hit = byHf.get(spec.name);
-    if (!hit) throw new MissingTensorError(spec.name, spec.shape, where);
-    if (!sameShape(hit.info.shape, spec.shape))
-      throw new TensorShapeError(`${spec.name} (${hit.info.name})`, spec.shape, hit.info.shape, hit.file);
-    return { spec, ...hit };
-  });
+  const found: Found[] = layout.checkpoint.flatMap((spec) => piecesFor(spec, byHf.get(spec.name), where));
 
   const weights = new Map<string, LoadedWeight>();
   const formats = new Map<string, WeightFormat>();
@@ -138,9 +178,9 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
   const writer = new WeightWriter(gpu);
   try {
     for (const w of layout.gpu) {
-      const parts = found.filter((f) => f.spec.target === w.key).map((f) => f.info);
+      const parts = found.filter((f) => f.spec.target === w.key);
       const format = formatOf(ctx.dtype, w, parts);
-      if (format === 'f32' && parts.some((p) => !floatDtypeOf(p.type))) widened.push(w.key);
+      if (format === 'f32' && parts.some((p) => !floatDtypeOf(p.info.type))) widened.push(w.key);
       const a = allocateLoadedWeight(
         gpu,
         { key: w.key, shape: w.shape, format, f16Math: ctx.f16Math, rowSplit: w.rowSplit },
@@ -152,6 +192,8 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
       sizeBytes += a.sizeBytes;
     }
     const shapes = new Map(layout.gpu.map((w) => [w.key, w.shape]));
+    // Slices of one HF tensor wait here until all have arrived (GgufTensorRef.slice).
+    const slices = new Map<string, Float32Array[]>();
     for (const f of plan.files) {
       const wanted = new Map(found.filter((x) => x.file === f.file).map((x) => [x.info.name, x]));
       if (wanted.size === 0) continue;
@@ -167,17 +209,30 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
         for await (const { info, bytes: stored } of gguf.tensors) {
           const hit = wanted.get(info.name);
           if (!hit) continue;
-          const { spec } = hit;
+          const { spec, ref } = hit;
           const target = weights.get(spec.target)!;
           const format = formats.get(spec.target)!;
-          const numel = spec.shape.reduce((a, b) => a * b, 1);
-          const entry = entryFor(spec.name, spec.target, shapes.get(spec.target)!, spec.offsetElems, numel, format);
           // Rows of the stored order: a matrix's rows, a 1-D tensor's elements (a Llama q/k bias is reordered too).
-          const rows = info.ne.length === 1 ? info.ne[0] : info.ne.slice(1).reduce((a, b) => a * b, 1);
-          const bytes = hit.ref.unpermuteHeads ? unpermuteRows(stored, rows, hit.ref.unpermuteHeads) : stored;
+          const rows = info.ne.length === 1 ? info.ne[0] : numelOf(info.ne.slice(1));
+          const bytes = ref.unpermuteHeads ? unpermuteRows(stored, rows, ref.unpermuteHeads) : stored;
+          if (ref.slice) {
+            const got = slices.get(spec.name) ?? [];
+            got[ref.slice.index] = Float32Array.from(dequantizeGgml(info.type, bytes, numelOf(info.shape)));
+            slices.set(spec.name, got);
+            if (got.filter(Boolean).length < ref.slice.count) continue;
+            slices.delete(spec.name);
+            const values = joinSlices(spec.shape, ref.slice.axis, got);
+            const entry = entryFor(spec.name, spec.target, shapes.get(spec.target)!, spec.offsetElems, values.length, format);
+            const asF32: TensorInfo = { name: spec.name, dtype: 'F32', shape: spec.shape, begin: 0, end: values.byteLength };
+            await writer.writeTensor(target, entry, asF32, new Uint8Array(values.buffer), f.file);
+            continue;
+          }
+          const numel = numelOf(info.shape);
+          const offset = spec.offsetElems + (ref.rows ? ref.rows.first * numelOf(spec.shape.slice(1)) : 0);
+          const entry = entryFor(spec.name, spec.target, shapes.get(spec.target)!, offset, numel, format);
           const float = floatDtypeOf(info.type);
           if (float) {
-            const asSafetensors: TensorInfo = { name: spec.name, dtype: float, shape: spec.shape, begin: 0, end: bytes.byteLength };
+            const asSafetensors: TensorInfo = { name: spec.name, dtype: float, shape: info.shape, begin: 0, end: bytes.byteLength };
             await writer.writeTensor(target, entry, asSafetensors, bytes, f.file);
           } else if (format === 'q8' || format === 'q4') {
             const packed = repackBlocks(info.type, bytes, entry.rows, entry.K);
@@ -189,7 +244,7 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
             writer.writeBytes(target, entry, packed.data);
           } else {
             const values = Float32Array.from(dequantizeGgml(info.type, bytes, numel));
-            const asF32: TensorInfo = { name: spec.name, dtype: 'F32', shape: spec.shape, begin: 0, end: values.byteLength };
+            const asF32: TensorInfo = { name: spec.name, dtype: 'F32', shape: info.shape, begin: 0, end: values.byteLength };
             await writer.writeTensor(target, entry, asF32, new Uint8Array(values.buffer), f.file);
           }
         }

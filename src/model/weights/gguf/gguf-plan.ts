@@ -7,8 +7,17 @@ import type { ModelSource } from '../../../io/model-source';
 import type { GgufHeader } from './gguf-format';
 
 export interface GgufTensorRef {
-  /** The Hugging Face name the layout knows it by. */
+  /** The Hugging Face name the layout knows it by (several GGUF tensors may make one: rows, slice). */
   hfName: string;
+  /** The GGUF tensor is rows [first, first + its rows) of the HF tensor (a fused qkv the converter split). */
+  rows?: { first: number };
+  /**
+   * The GGUF tensor is slice `index` of `count` equal slices along `axis` of the HF tensor (a Conv3d's
+   * temporal taps, which llama.cpp stores as two tensors); float types only, put together on the host.
+   */
+  slice?: { axis: number; index: number; count: number };
+  /** The same values in another shape (a conv bias stored as [C, 1]): only the element counts must agree. */
+  reshape?: boolean;
   /**
    * llama.cpp's converter reorders the rows of a Llama q_proj/k_proj for its adjacent-pair RoPE (within
    * each head of D rows, HF row j·D/2 + i is stored at row 2i + j); the number of heads to undo it over.
