@@ -13,7 +13,7 @@
 //
 //   tsx scripts/gguf-convert.ts <checkpoint dir> <out dir> [F32|F16|BF16|Q8_0|Q4_0|Q4_1|Q5_0|Q5_1|Q4_K|Q5_K|Q6_K|Q4_K_M]
 
-import { createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseModelConfig } from '../src/families/registry';
 import { type GgmlTypeName, type GgufEntry, ggmlType } from '../src/model/weights/gguf/gguf-format';
@@ -22,10 +22,10 @@ import { streamSafetensors, toFloat32 } from '../src/model/weights/safetensors';
 import { isScript } from './run-as-script';
 
 type Json = Record<string, unknown>;
-const readJson = (dir: string, name: string): Json => JSON.parse(readFileSync(join(dir, name), 'utf8'));
+export const readJson = (dir: string, name: string): Json => JSON.parse(readFileSync(join(dir, name), 'utf8'));
 
 /** llama.cpp's LlamaModel.permute: within each head of D rows, HF row j·D/2 + i goes to row 2i + j. */
-function permuteRows(values: Float32Array, rows: number, heads: number): Float32Array {
+export function permuteRows(values: Float32Array, rows: number, heads: number): Float32Array {
   const K = values.length / rows;
   const D = rows / heads;
   const out = new Float32Array(values.length);
@@ -42,7 +42,7 @@ function permuteRows(values: Float32Array, rows: number, heads: number): Float32
 export type ConvertType = GgmlTypeName | 'Q4_K_M';
 
 /** The type the converter stores a tensor in. */
-function typeFor(ggufName: string, shape: readonly number[], wanted: ConvertType, forceF32: boolean): GgmlTypeName {
+export function typeFor(ggufName: string, shape: readonly number[], wanted: ConvertType, forceF32: boolean): GgmlTypeName {
   if (forceF32 || shape.length <= 1 || ggufName.endsWith('_norm.weight') || !ggufName.endsWith('.weight')) return 'F32';
   const type = wanted !== 'Q4_K_M' ? wanted : /(attn_v|ffn_down)\.weight$|^output\.weight$/.test(ggufName) ? 'Q6_K' : 'Q4_K';
   return shape[shape.length - 1] % ggmlType(type).blockValues === 0 ? type : 'F16';
@@ -89,7 +89,7 @@ function ggufName(hfName: string, table: Array<[RegExp, string]>): string | unde
 }
 
 /** The tokenizer keys of the model .gguf, from tokenizer.json and tokenizer_config.json (the converter's _set_vocab_gpt2). */
-function tokenizerEntries(dir: string, vocabSize: number): GgufEntry[] {
+export function tokenizerEntries(dir: string, vocabSize: number, pre: string): GgufEntry[] {
   const tok = readJson(dir, 'tokenizer.json') as {
     model: { vocab: Record<string, number>; merges: unknown[] };
     added_tokens: Array<{ id: number; content: string; special: boolean }>;
@@ -115,7 +115,7 @@ function tokenizerEntries(dir: string, vocabSize: number): GgufEntry[] {
   };
   return [
     { key: 'tokenizer.ggml.model', type: 'string', value: 'gpt2' },
-    { key: 'tokenizer.ggml.pre', type: 'string', value: 'smollm' },
+    { key: 'tokenizer.ggml.pre', type: 'string', value: pre },
     { key: 'tokenizer.ggml.tokens', type: 'array', itemType: 'string', value: tokens },
     { key: 'tokenizer.ggml.token_type', type: 'array', itemType: 'i32', value: types },
     { key: 'tokenizer.ggml.merges', type: 'array', itemType: 'string', value: merges },
@@ -134,6 +134,21 @@ export interface ConvertedGguf {
   mmproj: string;
 }
 
+/** Every tensor of a checkpoint folder (model.safetensors, or the shards its index names), as f32. */
+export async function readTensors(dir: string): Promise<{ values: Map<string, Float32Array>; shapes: Map<string, number[]> }> {
+  const values = new Map<string, Float32Array>();
+  const shapes = new Map<string, number[]>();
+  const index = existsSync(join(dir, 'model.safetensors.index.json')) ? readJson(dir, 'model.safetensors.index.json') : undefined;
+  const files = index ? [...new Set(Object.values(index.weight_map as Record<string, string>))] : ['model.safetensors'];
+  for (const file of files) {
+    for await (const { info, bytes } of streamSafetensors(createReadStream(join(dir, file)) as AsyncIterable<Uint8Array>, file)) {
+      values.set(info.name, toFloat32(info, bytes));
+      shapes.set(info.name, info.shape);
+    }
+  }
+  return { values, shapes };
+}
+
 /** Writes the pair for the Idefics3 checkpoint in `dir` into `outDir`; returns the file names. */
 export async function convertIdefics3ToGguf(dir: string, outDir: string, wanted: ConvertType = 'F16'): Promise<ConvertedGguf> {
   const raw = readJson(dir, 'config.json');
@@ -142,15 +157,7 @@ export async function convertIdefics3ToGguf(dir: string, outDir: string, wanted:
   const t = config.text;
   const v = config.vision;
   const pre = readJson(dir, 'preprocessor_config.json');
-  const values = new Map<string, Float32Array>();
-  const shapes = new Map<string, number[]>();
-  for await (const { info, bytes } of streamSafetensors(
-    createReadStream(join(dir, 'model.safetensors')) as AsyncIterable<Uint8Array>,
-    'model.safetensors',
-  )) {
-    values.set(info.name, toFloat32(info, bytes));
-    shapes.set(info.name, info.shape);
-  }
+  const { values, shapes } = await readTensors(dir);
   const tensors = (table: Array<[RegExp, string]>, vision: boolean): GgufTensorToWrite[] => {
     const out: GgufTensorToWrite[] = [];
     for (const [hf, shape] of shapes) {
@@ -177,7 +184,7 @@ export async function convertIdefics3ToGguf(dir: string, outDir: string, wanted:
     { key: 'llama.attention.value_length', type: 'u32', value: t.headDim },
     { key: 'llama.vocab_size', type: 'u32', value: t.vocabSize },
     { key: 'llama.rope.dimension_count', type: 'u32', value: t.headDim },
-    ...tokenizerEntries(dir, t.vocabSize),
+    ...tokenizerEntries(dir, t.vocabSize, 'smollm'),
   ];
   const size = pre.size as { longest_edge?: number } | undefined;
   const visionEntries: GgufEntry[] = [
