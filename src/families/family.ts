@@ -47,5 +47,5 @@ export interface GgufFamily {
   /** config.json, preprocessor_config.json and the like, as objects. */
   files(model: GgufHeader, mmproj: GgufHeader | undefined, where: string): Record<string, Json>;
   /** The HF tensor a GGUF tensor of the model ('model') or mmproj file is; undefined for one the family does not use. */
-  tensor(file: 'model' | 'mmproj', ggufName: string, model: GgufHeader): GgufTensorRef | undefined;
+  tensor(file: 'model' | 'mmproj', ggufName: string, headers: { model: GgufHeader; mmproj?: GgufHeader }): GgufTensorRef | undefined;
 }

@@ -84,7 +84,7 @@ export async function openGgufCheckpoint(source: ModelSource, files: GgufFiles):
   const add = (file: string, header: GgufHeader, which: 'model' | 'mmproj') => {
     const tensors = new Map<string, GgufTensorRef>();
     for (const name of header.tensors.keys()) {
-      const ref = gguf.tensor(which, name, model);
+      const ref = gguf.tensor(which, name, { model, mmproj });
       if (ref) tensors.set(name, ref);
     }
     plan.files.push({ file, header, tensors } satisfies GgufCheckpointFile);

@@ -160,5 +160,5 @@ export const idefics3Gguf: GgufFamily = {
   reads: (model, mmproj) =>
     model.metadata.get('general.architecture') === 'llama' && mmproj?.metadata.get('clip.projector_type') === 'idefics3',
   files: configFiles,
-  tensor: (file, ggufName, model) => (file === 'model' ? textTensor(ggufName, model) : visionTensor(ggufName)),
+  tensor: (file, ggufName, headers) => (file === 'model' ? textTensor(ggufName, headers.model) : visionTensor(ggufName)),
 };

@@ -132,12 +132,11 @@ function piecesFor(spec: CheckpointTensorSpec, pieces: Piece[] | undefined, wher
       throw new MissingTensorError(`${spec.name} (${slice.count} slices)`, spec.shape, where);
     for (const p of pieces) if (!sameShape(p.info.shape, want) || !floatDtypeOf(p.info.type)) bad(p, want);
   } else if (pieces[0].ref.rows) {
-    let covered = 0;
-    for (const p of [...pieces].sort((x, y) => x.ref.rows!.first - y.ref.rows!.first)) {
-      if (p.ref.rows!.first !== covered || numelOf(p.info.shape.slice(1)) !== rowNumel) bad(p, [p.info.shape[0], ...spec.shape.slice(1)]);
-      covered += p.info.shape[0];
-    }
-    if (covered !== spec.shape[0]) throw new TensorShapeError(spec.name, spec.shape, [covered, ...spec.shape.slice(1)], pieces[0].file);
+    const { count } = pieces[0].ref.rows;
+    const want = [spec.shape[0] / count, ...spec.shape.slice(1)];
+    const indexes = new Set(pieces.map((p) => p.ref.rows?.index));
+    if (pieces.length !== count || indexes.size !== count) throw new MissingTensorError(`${spec.name} (${count} parts of its rows)`, spec.shape, where);
+    for (const p of pieces) if (p.info.shape[0] !== want[0] || numelOf(p.info.shape.slice(1)) !== rowNumel) bad(p, want);
   } else {
     const p = pieces[0];
     if (pieces.length > 1 || (p.ref.reshape ? numelOf(p.info.shape) !== numelOf(spec.shape) : !sameShape(p.info.shape, spec.shape)))
@@ -228,7 +227,8 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
             continue;
           }
           const numel = numelOf(info.shape);
-          const offset = spec.offsetElems + (ref.rows ? ref.rows.first * numelOf(spec.shape.slice(1)) : 0);
+          // Part i of equal parts of the rows starts i parts in.
+          const offset = spec.offsetElems + (ref.rows ? ref.rows.index * numel : 0);
           const entry = entryFor(spec.name, spec.target, shapes.get(spec.target)!, offset, numel, format);
           const float = floatDtypeOf(info.type);
           if (float) {

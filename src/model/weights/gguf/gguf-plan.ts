@@ -9,8 +9,8 @@ import type { GgufHeader } from './gguf-format';
 export interface GgufTensorRef {
   /** The Hugging Face name the layout knows it by (several GGUF tensors may make one: rows, slice). */
   hfName: string;
-  /** The GGUF tensor is rows [first, first + its rows) of the HF tensor (a fused qkv the converter split). */
-  rows?: { first: number };
+  /** The GGUF tensor is part `index` of `count` equal parts of the HF tensor's rows (a fused qkv the converter split). */
+  rows?: { index: number; count: number };
   /**
    * The GGUF tensor is slice `index` of `count` equal slices along `axis` of the HF tensor (a Conv3d's
    * temporal taps, which llama.cpp stores as two tensors); float types only, put together on the host.
