@@ -16,6 +16,7 @@
 import { createReadStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseModelConfig } from '../src/families/registry';
+import { qwen2BpeToTokenizerJson } from '../src/processor/qwen2-bpe';
 import { type GgmlTypeName, type GgufEntry, ggmlType } from '../src/model/weights/gguf/gguf-format';
 import { type GgufTensorToWrite, writeGguf } from '../src/model/weights/gguf/gguf-writer';
 import { streamSafetensors, toFloat32 } from '../src/model/weights/safetensors';
@@ -90,11 +91,24 @@ function ggufName(hfName: string, table: Array<[RegExp, string]>): string | unde
 
 /** The tokenizer keys of the model .gguf, from tokenizer.json and tokenizer_config.json (the converter's _set_vocab_gpt2). */
 export function tokenizerEntries(dir: string, vocabSize: number, pre: string): GgufEntry[] {
-  const tok = readJson(dir, 'tokenizer.json') as {
+  const cfg = readJson(dir, 'tokenizer_config.json');
+  // A Qwen2 tokenizer may come as vocab.json + merges.txt: the tokenizer.json transformers builds from them.
+  const tok = (
+    existsSync(join(dir, 'tokenizer.json'))
+      ? readJson(dir, 'tokenizer.json')
+      : qwen2BpeToTokenizerJson(readJson(dir, 'vocab.json'), readFileSync(join(dir, 'merges.txt'), 'utf8'), cfg, dir)
+  ) as {
     model: { vocab: Record<string, number>; merges: unknown[] };
     added_tokens: Array<{ id: number; content: string; special: boolean }>;
   };
-  const cfg = readJson(dir, 'tokenizer_config.json');
+  const template =
+    typeof cfg.chat_template === 'string'
+      ? cfg.chat_template
+      : existsSync(join(dir, 'chat_template.jinja'))
+        ? readFileSync(join(dir, 'chat_template.jinja'), 'utf8')
+        : existsSync(join(dir, 'chat_template.json'))
+          ? (readJson(dir, 'chat_template.json').chat_template as string)
+          : undefined;
   const tokens: string[] = [];
   const types: number[] = [];
   const byId = new Map<number, string>(Object.entries(tok.model.vocab).map(([t, id]) => [id, t]));
@@ -107,7 +121,8 @@ export function tokenizerEntries(dir: string, vocabSize: number, pre: string): G
   }
   const merges = tok.model.merges.map((m) => (Array.isArray(m) ? m.join(' ') : String(m)));
   const idOf = (key: string): GgufEntry[] => {
-    const text = cfg[key];
+    const value = cfg[key];
+    const text = value && typeof value === 'object' ? (value as { content?: unknown }).content : value;
     const id = typeof text === 'string' ? tokens.indexOf(text) : -1;
     return id >= 0
       ? [{ key: `tokenizer.ggml.${key === 'unk_token' ? 'unknown' : key.replace('_token', '')}_token_id`, type: 'u32', value: id }]
@@ -123,9 +138,7 @@ export function tokenizerEntries(dir: string, vocabSize: number, pre: string): G
     ...idOf('eos_token'),
     ...idOf('unk_token'),
     ...idOf('pad_token'),
-    ...(typeof cfg.chat_template === 'string'
-      ? [{ key: 'tokenizer.chat_template', type: 'string' as const, value: cfg.chat_template }]
-      : []),
+    ...(template !== undefined ? [{ key: 'tokenizer.chat_template', type: 'string' as const, value: template }] : []),
   ];
 }
 

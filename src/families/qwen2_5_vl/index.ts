@@ -2,6 +2,7 @@
 
 import type { ModelFamily } from '../family';
 import { loadQwenProcessor } from '../qwen-processor';
+import { qwen2_5_vlGguf } from './gguf';
 import { parseQwen25VlConfig } from './config';
 
 export const qwen2_5_vl: ModelFamily = {
@@ -10,4 +11,5 @@ export const qwen2_5_vl: ModelFamily = {
   architecture: 'Qwen2.5-VL windowed ViT with 2-D rotary + patch merger + Qwen2 decoder with M-RoPE',
   parseConfig: parseQwen25VlConfig,
   loadProcessor: (files, config) => loadQwenProcessor(files, config),
+  gguf: qwen2_5_vlGguf,
 };

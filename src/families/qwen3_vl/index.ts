@@ -2,6 +2,7 @@
 
 import type { ModelFamily } from '../family';
 import { loadQwenProcessor } from '../qwen-processor';
+import { qwen3_vlGguf } from './gguf';
 import { parseQwen3VlConfig } from './config';
 
 export const qwen3_vl: ModelFamily = {
@@ -10,4 +11,5 @@ export const qwen3_vl: ModelFamily = {
   architecture: 'Qwen3-VL ViT with learned and 2-D rotary positions + DeepStack mergers + Qwen3 decoder with interleaved M-RoPE',
   parseConfig: parseQwen3VlConfig,
   loadProcessor: (files, config) => loadQwenProcessor(files, config),
+  gguf: qwen3_vlGguf,
 };

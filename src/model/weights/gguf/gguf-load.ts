@@ -127,15 +127,19 @@ function piecesFor(spec: CheckpointTensorSpec, pieces: Piece[] | undefined, wher
   const slice = pieces[0].ref.slice;
   if (slice) {
     const want = spec.shape.map((d, i) => (i === slice.axis ? d / slice.count : d));
+    // A slice one thick may be stored without that axis (the converter's data[:, :, 0]).
+    const squeezed = want[slice.axis] === 1 ? want.filter((_, i) => i !== slice.axis) : want;
     const indexes = new Set(pieces.map((p) => p.ref.slice?.index));
     if (pieces.length !== slice.count || indexes.size !== slice.count)
       throw new MissingTensorError(`${spec.name} (${slice.count} slices)`, spec.shape, where);
-    for (const p of pieces) if (!sameShape(p.info.shape, want) || !floatDtypeOf(p.info.type)) bad(p, want);
+    for (const p of pieces)
+      if (!(sameShape(p.info.shape, want) || sameShape(p.info.shape, squeezed)) || !floatDtypeOf(p.info.type)) bad(p, want);
   } else if (pieces[0].ref.rows) {
     const { count } = pieces[0].ref.rows;
     const want = [spec.shape[0] / count, ...spec.shape.slice(1)];
     const indexes = new Set(pieces.map((p) => p.ref.rows?.index));
-    if (pieces.length !== count || indexes.size !== count) throw new MissingTensorError(`${spec.name} (${count} parts of its rows)`, spec.shape, where);
+    if (pieces.length !== count || indexes.size !== count)
+      throw new MissingTensorError(`${spec.name} (${count} parts of its rows)`, spec.shape, where);
     for (const p of pieces) if (p.info.shape[0] !== want[0] || numelOf(p.info.shape.slice(1)) !== rowNumel) bad(p, want);
   } else {
     const p = pieces[0];
@@ -151,8 +155,11 @@ function joinSlices(shape: readonly number[], axis: number, slices: readonly Flo
   const inner = numelOf(shape.slice(axis + 1));
   const part = (shape[axis] / slices.length) * inner;
   const out = new Float32Array(numelOf(shape));
-  for (let o = 0; o < outer; o++)
-    slices.forEach((s, i) => out.set(s.subarray(o * part, (o + 1) * part), o * shape[axis] * inner + i * part));
+  for (let o = 0; o < outer; o++) {
+    slices.forEach((s, i) => {
+      out.set(s.subarray(o * part, (o + 1) * part), o * shape[axis] * inner + i * part);
+    });
+  }
   return out;
 }
 
