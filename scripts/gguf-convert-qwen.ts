@@ -7,12 +7,12 @@
 //
 //   tsx scripts/gguf-convert-qwen.ts <checkpoint dir> <out dir> [type, as scripts/gguf-convert.ts]
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseModelConfig } from '../src/families/registry';
 import { type GgufEntry, ggmlType } from '../src/model/weights/gguf/gguf-format';
-import { type GgufTensorToWrite, writeGguf } from '../src/model/weights/gguf/gguf-writer';
-import { type ConvertedGguf, type ConvertType, readJson, readTensors, tokenizerEntries, typeFor } from './gguf-convert';
+import type { GgufTensorToWrite } from '../src/model/weights/gguf/gguf-writer';
+import { type ConvertedGguf, type ConvertType, readJson, readTensors, tokenizerEntries, typeFor, writeGgufFile } from './gguf-convert';
 import { isScript } from './run-as-script';
 
 /** HF decoder name → GGUF name (the decoder's prefix: model or model.language_model). */
@@ -187,8 +187,8 @@ export async function convertQwenToGguf(dir: string, outDir: string, wanted: Con
   mkdirSync(outDir, { recursive: true });
   const name = basename(dir);
   const files = { model: `${name}-${wanted}.gguf`, mmproj: `mmproj-${name}-${wanted}.gguf` };
-  writeFileSync(join(outDir, files.model), writeGguf(textEntries, textTensors));
-  writeFileSync(join(outDir, files.mmproj), writeGguf(visionEntries, visionTensors));
+  await writeGgufFile(join(outDir, files.model), textEntries, textTensors);
+  await writeGgufFile(join(outDir, files.mmproj), visionEntries, visionTensors);
   return files;
 }
 

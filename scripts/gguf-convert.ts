@@ -13,12 +13,13 @@
 //
 //   tsx scripts/gguf-convert.ts <checkpoint dir> <out dir> [F32|F16|BF16|Q8_0|Q4_0|Q4_1|Q5_0|Q5_1|Q4_K|Q5_K|Q6_K|Q4_K_M]
 
-import { createReadStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { parseModelConfig } from '../src/families/registry';
 import { qwen2BpeToTokenizerJson } from '../src/processor/qwen2-bpe';
 import { type GgmlTypeName, type GgufEntry, ggmlType } from '../src/model/weights/gguf/gguf-format';
-import { type GgufTensorToWrite, writeGguf } from '../src/model/weights/gguf/gguf-writer';
+import { ggufChunks, type GgufTensorToWrite } from '../src/model/weights/gguf/gguf-writer';
 import { streamSafetensors, toFloat32 } from '../src/model/weights/safetensors';
 import { isScript } from './run-as-script';
 
@@ -147,6 +148,16 @@ export interface ConvertedGguf {
   mmproj: string;
 }
 
+/** A GGUF file written a tensor at a time (a bench model's file is too large to hold twice). */
+export async function writeGgufFile(path: string, entries: readonly GgufEntry[], tensors: readonly GgufTensorToWrite[]): Promise<void> {
+  const file = await open(path, 'w');
+  try {
+    for (const chunk of ggufChunks(entries, tensors)) await file.write(chunk);
+  } finally {
+    await file.close();
+  }
+}
+
 /** Every tensor of a checkpoint folder (model.safetensors, or the shards its index names), as f32. */
 export async function readTensors(dir: string): Promise<{ values: Map<string, Float32Array>; shapes: Map<string, number[]> }> {
   const values = new Map<string, Float32Array>();
@@ -222,8 +233,8 @@ export async function convertIdefics3ToGguf(dir: string, outDir: string, wanted:
   mkdirSync(outDir, { recursive: true });
   const name = basename(dir);
   const files = { model: `${name}-${wanted}.gguf`, mmproj: `mmproj-${name}-${wanted}.gguf` };
-  writeFileSync(join(outDir, files.model), writeGguf(textEntries, tensors(TEXT_NAMES, false)));
-  writeFileSync(join(outDir, files.mmproj), writeGguf(visionEntries, tensors(VISION_NAMES, true)));
+  await writeGgufFile(join(outDir, files.model), textEntries, tensors(TEXT_NAMES, false));
+  await writeGgufFile(join(outDir, files.mmproj), visionEntries, tensors(VISION_NAMES, true));
   return files;
 }
 

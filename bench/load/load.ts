@@ -7,12 +7,17 @@
 // too) and the GPU memory. With --baseline=<git-ref>, the same loads on that tree's build (a worktree under
 // .cache/baseline/, built with vite), alternating with this tree's. Ends with ONE JSON line.
 //
-// Flags: --dtypes=f32,q4  --baseline=<ref>  --reps=N loads per dtype and tree (default 1)
+// The same weights as a GGUF pair (--gguf=Q4_K_M,Q8_0: scripts/gguf-convert-qwen.ts writes them once, beside
+// the bench model) load with this tree only: the blocks go to the GPU as they are, nothing is quantized.
+//
+// Flags: --dtypes=f32,q4  --gguf=Q4_K_M (none: --gguf=)  --baseline=<ref>  --reps=N loads per dtype and tree (default 1)
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, symlinkSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { convertQwenToGguf } from '../../scripts/gguf-convert-qwen';
+import type { ConvertType } from '../../scripts/gguf-convert';
 import { BENCH_QWEN, ensureBenchQwen, root as repoRoot } from '../../scripts/make-bench-qwen';
 import { baselineTree } from '../harness/baseline';
 import { table } from '../harness/table';
@@ -70,6 +75,7 @@ async function main(): Promise<void> {
     trees.push({ name: `${baselineRef} (${sha.slice(0, 12)})`, dist: build(dir) });
   }
   const largest = 151936 * 2048 * 2;
+  const ggufTypes = (value('gguf') ?? 'Q4_K_M').split(',').filter(Boolean) as ConvertType[];
   const runs: Array<{ tree: string } & LoadFigures> = [];
   for (const dtype of dtypes) {
     for (let i = 0; i < reps; i++) {
@@ -83,6 +89,20 @@ async function main(): Promise<void> {
         );
         runs.push({ tree: t.name, ...f });
       }
+    }
+  }
+  for (const type of ggufTypes) {
+    const dir = `${model}-gguf-${type}`;
+    const files = { model: `${model.split('/').at(-1)}-${type}.gguf` };
+    if (!existsSync(join(dir, files.model))) {
+      log(`writing the GGUF pair (${type}) in ${dir}`);
+      await convertQwenToGguf(model, dir, type);
+    }
+    for (let i = 0; i < reps; i++) {
+      log(`this tree: loading the ${type} GGUF pair`);
+      const f = loadOnce(trees[0].dist, join(dir, files.model), 'f32');
+      log(`this tree GGUF ${type}: ${(f.loadMs / 1000).toFixed(1)} s, live ArrayBuffers ${(f.peakArrayBuffers / 2 ** 20).toFixed(0)} MiB`);
+      runs.push({ tree: trees[0].name, ...f, dtype: `GGUF ${type}` });
     }
   }
   const mib = (b: number) => (b / 2 ** 20).toFixed(0);
