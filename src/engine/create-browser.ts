@@ -25,12 +25,13 @@ import { loadBrowserOrt, type BrowserOrtOptions } from '../model/ort/ort-browser
 import { checkStorage, type StorageOptions } from '../storage/check-storage';
 import { weightFilesOf } from '../storage/download-plan';
 import { browserStorageManager } from '../storage/quota';
+import { type BrowserModelInput, openBrowserGguf } from './browser-model';
 import { chooseDevice, parseDeviceOption } from './choose-device';
 import { Engine, type EngineOptions } from './engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from './encoder-options';
 import { mediaPolicy, type MediaOptions } from './intake/media-options';
 
-export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
+export type { BrowserModelInput } from './browser-model';
 
 /** `files`: a URL's file names when known (see BrowserEngineOptions.modelFiles). */
 export function browserModelSource(model: BrowserModelInput, files?: readonly string[]): ModelSource {
@@ -59,6 +60,11 @@ export interface BrowserEngineOptions extends EngineOptions {
    * listed through the Hub's API without this.
    */
   modelFiles?: readonly string[];
+  /**
+   * A GGUF model's mmproj file (its vision tower), by name or URL in the model's folder; default: the
+   * folder's only mmproj*.gguf when its file list is known, or the picked files' only mmproj*.gguf.
+   */
+  mmproj?: string;
   encoder?: EncoderOptions;
   /** Keep GPU-ready copies of quantized checkpoint files (dtype f16/q8/q4) in the Cache API (default true). */
   weightCache?: boolean;
@@ -78,7 +84,9 @@ export interface BrowserEngineOptions extends EngineOptions {
 
 /** The device choice and the media encoder's start for a browser engine, or a remote engine's local encoder. */
 async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles = false) {
-  let source = browserModelSource(options.model, options.modelFiles);
+  // A GGUF pair (browser-model.ts) is a checkpoint of its own; its media tower is encoded on this thread.
+  const gguf = await openBrowserGguf(options.model, options.modelFiles, options.mmproj);
+  let source = gguf ?? browserModelSource(options.model, options.modelFiles);
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);
   const chosen = await chooseDevice(asked === 'cpu' ? 'wasm' : asked, {
@@ -105,7 +113,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
   if (storage) options.onProgress?.({ phase: 'storage', storage });
   const storing = storage?.storing !== false;
   if (!storing && source instanceof UrlSource && source.storesDownloads) source = source.withoutStoring();
-  const found = modelRef(options.model);
+  const found = gguf ? undefined : modelRef(options.model);
   const ref = found?.kind === 'url' && !storing ? { ...found, storeDownloads: false } : found;
   // Stored quantized copies name the checkpoint they are made from (inspectStorage, deleteStoredModel).
   const storedAs = source instanceof UrlSource ? source.folderUrl : source.where;
