@@ -9,6 +9,10 @@
 // Pre-tokenizers rebuilt here, as the checkpoints' own tokenizer.json have them:
 //   smollm   Digits (each digit alone), then ByteLevel with the GPT-2 pattern (SmolLM, SmolVLM)
 //   qwen2    NFC, Split by the Qwen2 pattern (isolated), then ByteLevel without its own pattern (qwen2-bpe.ts)
+//   tekken   Split by Tekken's pattern (isolated), then ByteLevel without its own pattern, and BPE with
+//            ignore_merges (a piece that is a whole token is that token), as tekken.ts converts tekken.json
+//            (Voxtral). llama.cpp's loader (src/llama-vocab.cpp, `tokenizer_pre == "tekken"`) sets
+//            ignore_merges and add_bos for it; a file's tokenizer.ggml.add_bos_token still wins, as there.
 //   gpt2, default  ByteLevel with the GPT-2 pattern
 
 import { ProcessorConfigError } from '../errors';
@@ -27,7 +31,25 @@ const byteLevel = (useRegex: boolean, trimOffsets: boolean) => ({
   use_regex: useRegex,
 });
 
-const PRE_TOKENIZERS: Record<string, { normalizer: Json | null; pre_tokenizer: Json }> = {
+/**
+ * Tekken's pre-tokenizer pattern: mistral-common's tekken.json config.pattern for Voxtral (the Split regex of
+ * transformers' conversion, test/fixtures/models/Voxtral-Mini-3B-2507/tokenizer.json), which llama.cpp's
+ * LLAMA_VOCAB_PRE_TYPE_TEKKEN rewrites without \p{Lu}/\p{Ll} classes. A GGUF file names it ('tekken') but does
+ * not carry it.
+ */
+const TEKKEN_PATTERN =
+  '[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+';
+
+interface PreTokenizer {
+  normalizer: Json | null;
+  pre_tokenizer: Json;
+  /** BPE ignore_merges: a pre-tokenized piece that is a whole vocabulary token is that token. */
+  ignoreMerges?: boolean;
+  /** add_bos_token when the file does not say (llama.cpp's default for this pre-tokenizer). */
+  addBos?: boolean;
+}
+
+const PRE_TOKENIZERS: Record<string, PreTokenizer> = {
   smollm: {
     normalizer: null,
     pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel(true, true)] },
@@ -38,6 +60,15 @@ const PRE_TOKENIZERS: Record<string, { normalizer: Json | null; pre_tokenizer: J
       type: 'Sequence',
       pretokenizers: [{ type: 'Split', pattern: { Regex: QWEN2_PATTERN }, behavior: 'Isolated', invert: false }, byteLevel(false, false)],
     },
+  },
+  tekken: {
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [{ type: 'Split', pattern: { Regex: TEKKEN_PATTERN }, behavior: 'Isolated', invert: false }, byteLevel(false, true)],
+    },
+    ignoreMerges: true,
+    addBos: true,
   },
   gpt2: { normalizer: null, pre_tokenizer: byteLevel(true, true) },
   default: { normalizer: null, pre_tokenizer: byteLevel(true, true) },
@@ -97,13 +128,15 @@ export function ggufTokenizerFiles(m: Metadata, where: string): Record<string, J
   const ends = [eos, idOf(m, 'tokenizer.ggml.eot_token_id'), idOf(m, 'tokenizer.ggml.eom_token_id')].filter(
     (x): x is number => x !== undefined,
   );
-  const addBos = m.get('tokenizer.ggml.add_bos_token') === true;
+  const addBosKey = m.get('tokenizer.ggml.add_bos_token');
+  const addBos = typeof addBosKey === 'boolean' ? addBosKey : preTokenizer.addBos === true;
   const tokenizer: Json = {
     version: '1.0',
     truncation: null,
     padding: null,
     added_tokens: added,
-    ...preTokenizer,
+    normalizer: preTokenizer.normalizer,
+    pre_tokenizer: preTokenizer.pre_tokenizer,
     post_processor:
       addBos && bos !== undefined
         ? {
@@ -126,7 +159,7 @@ export function ggufTokenizerFiles(m: Metadata, where: string): Record<string, J
       end_of_word_suffix: null,
       fuse_unk: false,
       byte_fallback: false,
-      ignore_merges: false,
+      ignore_merges: preTokenizer.ignoreMerges === true,
       vocab,
       merges,
     },

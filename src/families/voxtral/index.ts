@@ -4,6 +4,7 @@ import { InternalError } from '../../errors';
 import { VoxtralProcessor } from '../../processor/voxtral-processor';
 import type { ModelFamily } from '../family';
 import { parseVoxtralConfig } from './config';
+import { voxtralGguf } from './gguf';
 
 export const voxtral: ModelFamily = {
   id: 'voxtral',
@@ -14,4 +15,5 @@ export const voxtral: ModelFamily = {
     if (!config.audio) throw new InternalError('voxtral: the parsed config has no audio side');
     return VoxtralProcessor.load(files, config.audio.tokensPerChunk, config.audio.audioTokenId);
   },
+  gguf: voxtralGguf,
 };
