@@ -5,9 +5,12 @@
 // estimate() is approximate by design (browsers round and pad it against fingerprinting), so a download
 // is said to fit only when it leaves QUOTA_HEADROOM of its own size spare.
 
-/** The part of StorageManager Tessera uses. */
+/**
+ * The part of StorageManager Tessera uses (its estimate's two numbers written out: StorageEstimate is a DOM
+ * type, and this is in the public declarations a Node project without lib.dom type-checks).
+ */
 export interface StorageManagerLike {
-  estimate(): Promise<StorageEstimate>;
+  estimate(): Promise<{ quota?: number; usage?: number }>;
   persist?(): Promise<boolean>;
   persisted?(): Promise<boolean>;
 }
