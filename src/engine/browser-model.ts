@@ -1,10 +1,10 @@
 // The checkpoint a browser engine's `model` option names, when it is a GGUF pair: a URL of a model .gguf
-// (its mmproj: the `mmproj` option, else the folder's only mmproj*.gguf when the folder's file list is
-// known), or picked files among which are one model .gguf and one mmproj*.gguf. Anything else is not GGUF
+// (its mmproj: the `mmproj` option, else findMmproj), or picked files among which are one model .gguf and
+// one mmproj*.gguf. Anything else is not GGUF
 // (undefined): the caller opens it as a Hugging Face checkpoint.
 
 import { ModelFileError } from '../errors';
-import { openGgufCheckpoint } from '../families/gguf-checkpoint';
+import { type GgufDownloadProgress, openGgufCheckpoint } from '../families/gguf-checkpoint';
 import { FileListSource, type ModelSource, UrlSource } from '../io/model-source';
 
 /** What a browser engine's `model` may be. */
@@ -25,18 +25,33 @@ function onlyMmproj(names: readonly string[], where: string): string | undefined
   return found[0];
 }
 
+/**
+ * The mmproj beside a model .gguf at a URL: the folder's only mmproj*.gguf when its file list is known (a
+ * Hub folder, or modelFiles), else `mmproj-<model file>` when the server has it (ggml-org's naming:
+ * SmolVLM-256M-Instruct-Q8_0.gguf and mmproj-SmolVLM-256M-Instruct-Q8_0.gguf).
+ */
+async function findMmproj(folder: UrlSource, model: string): Promise<string | undefined> {
+  const listed = await folder.knownFiles();
+  if (listed) return onlyMmproj(listed, folder.where);
+  return (await folder.exists(`mmproj-${model}`)) ? `mmproj-${model}` : undefined;
+}
+
 export async function openBrowserGguf(
   model: BrowserModelInput,
   modelFiles: readonly string[] | undefined,
   mmproj: string | undefined,
+  onDownload?: GgufDownloadProgress,
 ): Promise<ModelSource | undefined> {
   if (typeof model === 'string' || model instanceof URL) {
     const url = new URL(String(model), globalThis.location?.href);
     if (!isGguf(url.pathname)) return undefined;
     const folder = new UrlSource(new URL('.', url).href, { files: modelFiles });
-    const listed = mmproj === undefined ? await folder.knownFiles() : undefined;
-    const tower = mmproj !== undefined ? baseName(mmproj) : onlyMmproj(listed ?? [], folder.where);
-    return openGgufCheckpoint(folder, { model: baseName(url.pathname), mmproj: tower });
+    const name = baseName(url.pathname);
+    return openGgufCheckpoint(
+      folder,
+      { model: name, mmproj: mmproj !== undefined ? baseName(mmproj) : await findMmproj(folder, name) },
+      onDownload,
+    );
   }
   const files = typeof FileList !== 'undefined' && model instanceof FileList ? Array.from(model) : Array.isArray(model) ? model : undefined;
   const ggufs = files?.filter((f) => isGguf(f.name)) ?? [];

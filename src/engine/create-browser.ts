@@ -85,7 +85,9 @@ export interface BrowserEngineOptions extends EngineOptions {
 /** The device choice and the media encoder's start for a browser engine, or a remote engine's local encoder. */
 async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles = false) {
   // A GGUF pair (browser-model.ts) is a checkpoint of its own; its media tower is encoded on this thread.
-  const gguf = await openBrowserGguf(options.model, options.modelFiles, options.mmproj);
+  const gguf = await openBrowserGguf(options.model, options.modelFiles, options.mmproj, (file, loadedBytes, totalBytes) =>
+    options.onProgress?.({ phase: 'download', file, loadedBytes, totalBytes }),
+  );
   let source = gguf ?? browserModelSource(options.model, options.modelFiles);
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);

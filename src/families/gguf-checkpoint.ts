@@ -20,8 +20,10 @@ export interface GgufFiles {
   mmproj?: string;
 }
 
-async function readHeader(source: ModelSource, file: string): Promise<GgufHeader> {
-  const opened = await source.openBytes(file);
+async function readHeader(source: ModelSource, file: string, onDownload?: GgufDownloadProgress): Promise<GgufHeader> {
+  // A URL source downloads the whole file into the browser's storage first (reported here); the load then
+  // reads it from there.
+  const opened = await source.openBytes(file, onDownload && ((loaded, total) => onDownload(file, loaded, total)));
   if (!opened) throw new ModelFileError(`${file} is not in ${source.where}`);
   const gguf = await openGguf(opened.stream, file, undefined, opened.sizeBytes);
   await gguf.close();
@@ -59,10 +61,17 @@ class GgufCheckpointSource implements GgufModelSource {
   }
 }
 
+/** Bytes of a GGUF file downloaded so far (a URL source), for the load's progress. */
+export type GgufDownloadProgress = (file: string, loadedBytes: number, totalBytes: number | undefined) => void;
+
 /** The GGUF pair in `source` as a checkpoint; a named error when no family reads it. */
-export async function openGgufCheckpoint(source: ModelSource, files: GgufFiles): Promise<GgufModelSource> {
-  const model = await readHeader(source, files.model);
-  const mmproj = files.mmproj ? await readHeader(source, files.mmproj) : undefined;
+export async function openGgufCheckpoint(
+  source: ModelSource,
+  files: GgufFiles,
+  onDownload?: GgufDownloadProgress,
+): Promise<GgufModelSource> {
+  const model = await readHeader(source, files.model, onDownload);
+  const mmproj = files.mmproj ? await readHeader(source, files.mmproj, onDownload) : undefined;
   if (model.metadata.get('general.architecture') === 'clip') {
     throw new UnsupportedModelError(
       `${files.model} in ${source.where} is an mmproj file (a media tower); give the model .gguf as the model and this one as its mmproj`,

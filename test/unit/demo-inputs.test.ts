@@ -23,6 +23,15 @@ describe('modelUrlFromInput', () => {
     expect(modelUrlFromInput('./models/smolvlm-tiny/', PAGE)).toBe('http://localhost:5173/models/smolvlm-tiny/');
   });
 
+  it('keeps a .gguf file as the file (a GGUF model), a Hub blob link as its resolve/ URL', () => {
+    expect(modelUrlFromInput('https://models.example.com/x/SmolVLM-256M-Instruct-Q8_0.gguf', PAGE)).toBe(
+      'https://models.example.com/x/SmolVLM-256M-Instruct-Q8_0.gguf',
+    );
+    expect(
+      modelUrlFromInput('https://huggingface.co/ggml-org/SmolVLM-256M-Instruct-GGUF/blob/main/SmolVLM-256M-Instruct-Q8_0.gguf', PAGE),
+    ).toBe('https://huggingface.co/ggml-org/SmolVLM-256M-Instruct-GGUF/resolve/main/SmolVLM-256M-Instruct-Q8_0.gguf');
+  });
+
   it('refuses what is neither', () => {
     expect(modelUrlFromInput('', PAGE)).toBeUndefined();
     expect(modelUrlFromInput('just words', PAGE)).toBeUndefined();
