@@ -29,7 +29,7 @@ test('a GGUF pair picked as files answers as its safetensors checkpoint', async 
     await page.locator('#model-files').setInputFiles([join(dir, 'smolvlm-tiny-F32.gguf'), join(dir, 'mmproj-smolvlm-tiny-F32.gguf')]);
     await expect(page.locator('#kind-local')).toBeChecked();
     await load(page);
-    await expect(page.locator('body'), await page.locator('#load-status').textContent()).toHaveAttribute('data-model', 'ready', {
+    await expect(page.locator('body'), (await page.locator('#load-status').textContent()) ?? '').toHaveAttribute('data-model', 'ready', {
       timeout: 1,
     });
     const run = answered(await ask(page));
@@ -57,7 +57,7 @@ test('a GGUF pair at a URL, its mmproj beside it, answers as its safetensors che
     await page.locator('#hub-model').fill(new URL(`/models/gguf-e2e-${process.pid}/smolvlm-tiny-F32.gguf`, page.url()).href);
     await expect(page.locator('#kind-hub')).toBeChecked();
     await load(page);
-    await expect(page.locator('body'), await page.locator('#load-status').textContent()).toHaveAttribute('data-model', 'ready', {
+    await expect(page.locator('body'), (await page.locator('#load-status').textContent()) ?? '').toHaveAttribute('data-model', 'ready', {
       timeout: 1,
     });
     const run = answered(await ask(page));
