@@ -64,6 +64,7 @@ import { createWatched, servingSources, type StallSources, StallWatch } from './
 import { choiceRequest, collectChoices, streamChoices } from './choices';
 import { validateRequest } from './intake/validate-request';
 import { videoOptionsOf } from './intake/video-request';
+import { usageOf } from './usage';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -71,7 +72,6 @@ import type {
   ChatCompletionsCreate,
   ChatRequestOptions,
   ChatVideoInput,
-  CompletionUsage,
   EngineStats,
   FinishReason,
   ImageEmbeddingsResult,
@@ -790,12 +790,4 @@ export class Engine {
     this.rt.model.destroy();
     if (this.deps.ownsGpu) this.rt.gpu?.destroy();
   }
-}
-
-function usageOf(info: TesseraInfo): CompletionUsage {
-  return {
-    prompt_tokens: info.promptTokens,
-    completion_tokens: info.tokenIds.length,
-    total_tokens: info.promptTokens + info.tokenIds.length,
-  };
 }

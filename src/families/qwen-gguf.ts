@@ -16,38 +16,12 @@
 import type { Json } from '../model/config-fields';
 import type { GgufHeader } from '../model/weights/gguf/gguf-format';
 import type { GgufTensorRef } from '../model/weights/gguf/gguf-plan';
+import { decoderTensor } from './gguf-decoder';
 import { GgufMetadata } from './gguf-metadata';
 
-const TEXT_BLOCK: Record<string, string> = {
-  attn_norm: 'input_layernorm',
-  ffn_norm: 'post_attention_layernorm',
-  attn_q: 'self_attn.q_proj',
-  attn_k: 'self_attn.k_proj',
-  attn_v: 'self_attn.v_proj',
-  attn_output: 'self_attn.o_proj',
-  attn_q_norm: 'self_attn.q_norm',
-  attn_k_norm: 'self_attn.k_norm',
-  ffn_gate: 'mlp.gate_proj',
-  ffn_up: 'mlp.up_proj',
-  ffn_down: 'mlp.down_proj',
-};
-
-/** 'blk.3.attn_q.weight' → ['blk.3.attn_q', 'weight']. */
-export function splitSuffix(name: string): [string, string] | undefined {
-  const m = /^(.*)\.(weight|bias)$/.exec(name);
-  return m ? [m[1], m[2]] : undefined;
-}
-
-/** The HF name of a decoder tensor of a qwen2vl / qwen3vl model .gguf. */
+/** The HF name of a decoder tensor of a qwen2vl / qwen3vl model .gguf (no rows reordered). */
 export function qwenTextTensor(ggufName: string, prefix: string): GgufTensorRef | undefined {
-  const parts = splitSuffix(ggufName);
-  if (!parts) return undefined;
-  const [base, suffix] = parts;
-  const global: Record<string, string> = { token_embd: `${prefix}.embed_tokens`, output_norm: `${prefix}.norm`, output: 'lm_head' };
-  if (Object.hasOwn(global, base)) return { hfName: `${global[base]}.${suffix}` };
-  const m = /^blk\.(\d+)\.(\w+)$/.exec(base);
-  if (!m || !Object.hasOwn(TEXT_BLOCK, m[2])) return undefined;
-  return { hfName: `${prefix}.layers.${m[1]}.${TEXT_BLOCK[m[2]]}.${suffix}` };
+  return decoderTensor(ggufName, { model: prefix, head: 'lm_head' });
 }
 
 /** The decoder's config fields from `{arch}.*`, and its M-RoPE sections (rope.dimension_sections, padded to 4). */

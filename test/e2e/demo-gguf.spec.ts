@@ -17,6 +17,7 @@ test('a GGUF pair picked as files answers as its safetensors checkpoint', async 
   try {
     execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/gguf-convert.ts', 'public/models/smolvlm-tiny', dir, 'F32'], {
       stdio: 'pipe',
+      timeout: 120_000, // a stuck conversion fails the test in minutes
     });
     const errors = watchConsole(page);
     await page.goto('/?device=webgpu');
@@ -49,6 +50,7 @@ test('a GGUF pair at a URL, its mmproj beside it, answers as its safetensors che
   try {
     execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/gguf-convert.ts', 'public/models/smolvlm-tiny', dir, 'F32'], {
       stdio: 'pipe',
+      timeout: 120_000, // a stuck conversion fails the test in minutes
     });
     cpSync(dir, served, { recursive: true });
     const errors = watchConsole(page);

@@ -16,16 +16,9 @@ import type { Json } from '../../model/config-fields';
 import type { GgufHeader } from '../../model/weights/gguf/gguf-format';
 import type { GgufTensorRef } from '../../model/weights/gguf/gguf-plan';
 import type { GgufFamily } from '../family';
+import { splitSuffix } from '../gguf-decoder';
 import { GgufMetadata } from '../gguf-metadata';
-import {
-  qwenImageNormalization,
-  qwenPatchTensor,
-  qwenTextFields,
-  qwenTextTensor,
-  qwenTokenIds,
-  qwenVisionFields,
-  splitSuffix,
-} from '../qwen-gguf';
+import { qwenImageNormalization, qwenPatchTensor, qwenTextFields, qwenTextTensor, qwenTokenIds, qwenVisionFields } from '../qwen-gguf';
 
 const P = 'model.visual';
 

@@ -30,25 +30,8 @@ import type { Json } from '../../model/config-fields';
 import type { GgufHeader } from '../../model/weights/gguf/gguf-format';
 import type { GgufTensorRef } from '../../model/weights/gguf/gguf-plan';
 import type { GgufFamily } from '../family';
+import { decoderTensor, splitSuffix } from '../gguf-decoder';
 import { GgufMetadata } from '../gguf-metadata';
-
-const TEXT_BLOCK: Record<string, string> = {
-  attn_norm: 'input_layernorm',
-  ffn_norm: 'post_attention_layernorm',
-  attn_q: 'self_attn.q_proj',
-  attn_k: 'self_attn.k_proj',
-  attn_v: 'self_attn.v_proj',
-  attn_output: 'self_attn.o_proj',
-  ffn_gate: 'mlp.gate_proj',
-  ffn_up: 'mlp.up_proj',
-  ffn_down: 'mlp.down_proj',
-};
-
-const TEXT_GLOBAL: Record<string, string> = {
-  token_embd: 'language_model.model.embed_tokens',
-  output_norm: 'language_model.model.norm',
-  output: 'language_model.lm_head',
-};
 
 const AUDIO_BLOCK: Record<string, string> = {
   attn_q: 'self_attn.q_proj',
@@ -70,25 +53,15 @@ const AUDIO_GLOBAL: Record<string, string> = {
   'mm.a.mlp.2': 'multi_modal_projector.linear_2',
 };
 
-/** 'blk.3.attn_q.weight' → ['blk.3.attn_q', 'weight']. */
-function splitSuffix(name: string): [string, string] | undefined {
-  const m = /^(.*)\.(weight|bias)$/.exec(name);
-  return m ? [m[1], m[2]] : undefined;
-}
-
+/** The decoder's tensors: llama.cpp's Llama layout, q/k rows reordered (gguf-decoder.ts). */
 function textTensor(ggufName: string, model: GgufHeader): GgufTensorRef | undefined {
-  const parts = splitSuffix(ggufName);
-  if (!parts) return undefined;
-  const [base, suffix] = parts;
-  if (Object.hasOwn(TEXT_GLOBAL, base)) return { hfName: `${TEXT_GLOBAL[base]}.${suffix}` };
-  const m = /^blk\.(\d+)\.(\w+)$/.exec(base);
-  if (!m || !Object.hasOwn(TEXT_BLOCK, m[2])) return undefined;
-  const hfName = `language_model.model.layers.${m[1]}.${TEXT_BLOCK[m[2]]}.${suffix}`;
   const meta = new GgufMetadata(model, 'the model .gguf');
-  if (m[2] === 'attn_q') return { hfName, unpermuteHeads: meta.number('llama.attention.head_count') };
-  if (m[2] === 'attn_k')
-    return { hfName, unpermuteHeads: meta.number('llama.attention.head_count_kv', meta.number('llama.attention.head_count')) };
-  return { hfName };
+  const q = meta.number('llama.attention.head_count');
+  return decoderTensor(
+    ggufName,
+    { model: 'language_model.model', head: 'language_model.lm_head' },
+    { q, kv: meta.number('llama.attention.head_count_kv', q) },
+  );
 }
 
 function audioTensor(ggufName: string): GgufTensorRef | undefined {
