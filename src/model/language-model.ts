@@ -303,12 +303,25 @@ export class LanguageModel {
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
       const m = (name: string) => weights.matrix(`text.layers.${l}.${name}`); // in the loaded dtype
+      // qkv by parts of rows when its tensors are held in different formats (weights/row-split.ts): each
+      // part's product writes its columns, with its share of the bias.
+      const qkv = weights.rowParts(`text.layers.${l}.qkv`);
+      const qkvBias = c.qkvBias ? w('qkv_b') : undefined;
       const steps: Array<Promise<Dispatch>> = [
         prepareRmsNorm(gpu, { x: v('h'), weight: w('ln1'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        prepareMatmul(
-          gpu,
-          { x: v('x'), weight: m('qkv'), bias: c.qkvBias ? w('qkv_b') : undefined, y: v('qkv') },
-          { M: T, N: qkvWidth, K: H },
+        ...qkv.map((part) =>
+          prepareMatmul(
+            gpu,
+            {
+              x: v('x'),
+              weight: part.weight,
+              bias:
+                qkvBias && qkv.length > 1 ? { ...qkvBias, shape: [part.rows], offsetBytes: qkvBias.offsetBytes + part.first * 4 } : qkvBias,
+              y: v('qkv'),
+            },
+            { M: T, N: part.rows, K: H },
+            qkv.length > 1 ? { yColumns: { offset: part.first, stride: qkvWidth } } : {},
+          ),
         ),
       ];
       if (c.qkNorm) {

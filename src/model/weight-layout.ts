@@ -26,6 +26,11 @@ export interface GpuWeightSpec {
    * (weights/row-split.ts): the token embedding and the LM head.
    */
   rowSplit?: boolean;
+  /**
+   * Its kernels read it a part of rows at a time, so its checkpoint tensors may be held in different
+   * formats, a part each (a GGUF file's q, k and v of different block types: weights/gguf/gguf-load.ts).
+   */
+  formatParts?: boolean;
 }
 
 export interface CheckpointTensorSpec {
@@ -311,6 +316,7 @@ export function weightLayout(config: ModelConfig): WeightLayout {
   if (config.tieWordEmbeddings) aliases['text.lm_head'] = 'text.embed';
   else add('text.lm_head', [t.vocabSize, H], [[lmHead, [t.vocabSize, H]]]);
   for (const w of gpu) if (w.key === 'text.embed' || w.key === 'text.lm_head') w.rowSplit = true;
+  for (const w of gpu) if (/^text\.layers\.\d+\.qkv$/.test(w.key)) w.formatParts = true;
   const aliasIfMissing = config.tieIfHeadMissing ? { 'text.lm_head': 'text.embed' } : undefined;
   return { gpu, checkpoint, aliases, aliasIfMissing, spellings: config.checkpointSpellings };
 }

@@ -91,7 +91,7 @@ export class ModelWeights {
     return w;
   }
 
-  /** A weight that is one binding (only the layout's rowSplit weights may be split, and they are read by rowParts). */
+  /** A weight that is one binding (only the layout's rowSplit and formatParts weights may be split; they are read by rowParts). */
   private whole(key: string): Weight {
     const w = this.lookup(key);
     if (isRowSplit(w)) throw new InternalError(`weight '${key}' is split in ${w.parts.length} parts of rows; read it by rowParts()`);
@@ -112,7 +112,8 @@ export class ModelWeights {
 
   /**
    * A weight matrix [N, K] as parts of whole rows, each within one binding: one part unless the weight is
-   * larger than the device binds (weights/row-split.ts; the layout's rowSplit weights).
+   * larger than the device binds (the layout's rowSplit weights), or its tensors are held in different
+   * formats (its formatParts weights; weights/row-split.ts).
    */
   rowParts(key: string): readonly RowPart[] {
     const w = this.lookup(key);

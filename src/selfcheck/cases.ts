@@ -76,6 +76,12 @@ export interface MatmulCaseOptions extends CommonOptions {
    * columns of y (MatmulOptions.yColumns).
    */
   parts?: number;
+  /**
+   * W in parts of rows of these formats, one each (a GGUF qkv whose v is of another block type than q and k:
+   * weights/row-split.ts), with one bias whose parts are views at their offsets, as the decoder binds them.
+   * Overrides format and parts.
+   */
+  partFormats?: readonly WeightFormat[];
 }
 
 /** [first, rows] of `n` rows cut in `parts` nearly equal parts (the last may be shorter). */
@@ -103,10 +109,12 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
   const act = o.activation ?? 'none';
   const format = o.format ?? 'f32';
   const sub = o.subgroups === undefined ? '' : o.subgroups ? ' subgroups' : ' no-subgroups';
+  const numParts = o.partFormats?.length ?? o.parts ?? 1;
+  const formatLabel = o.partFormats ? ` ${o.partFormats.join('|')}` : format !== 'f32' ? ` ${format}` : '';
   return {
     // The gemv plan is its own shader (gemv.wgsl): the report names it so every shader is seen to run.
     kernel: o.plan === 'gemv' ? 'gemv' : 'matmul',
-    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${format !== 'f32' ? ` ${format}` : ''}${o.f16Math ? ' f16-math' : ''}${o.accumulate ? ' +=' : ''}${(o.parts ?? 1) > 1 ? ` in ${o.parts} parts of rows` : ''}${sub}${wgLabel(o)}`,
+    label: `matmul M=${M} N=${N} K=${K}${o.bias ? ' +bias' : ''}${act !== 'none' ? ` ${act}` : ''}${o.plan ? ` ${o.plan}` : ''}${formatLabel}${o.f16Math ? ' f16-math' : ''}${o.accumulate ? ' +=' : ''}${numParts > 1 ? ` in ${numParts} parts of rows` : ''}${sub}${wgLabel(o)}`,
     tolerance: o.f16Math ? F16_MATH_TOLERANCE(K) : { atol: 1e-5 * Math.max(1, Math.sqrt(K / 3)), rtol: 1e-4 },
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
@@ -118,14 +126,22 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
         const x_ = s.upload(x, [M, K], 'x');
         const y = residual ? s.upload(residual, [M, N], 'y') : s.zeros([M, N], 'f32', 'y');
         const options = { activation: act, plan: o.plan, workgroupSize: o.workgroupSize, subgroups: o.subgroups, accumulate: o.accumulate };
-        const split = rowParts(N, o.parts ?? 1);
+        const split = rowParts(N, numParts);
+        const formats = o.partFormats ?? split.map(() => format);
+        const wholeBias = b && o.partFormats ? s.upload(b, [N], 'bias') : undefined;
+        const biasOf = (first: number, rows: number) =>
+          wholeBias
+            ? { ...wholeBias, shape: [rows], offsetBytes: wholeBias.offsetBytes + first * 4 }
+            : b
+              ? s.upload(b.subarray(first, first + rows), [rows], 'bias')
+              : undefined;
         const ds = await Promise.all(
-          split.map(([first, rows]) => {
-            const weight = s.weight(format, w.subarray(first * K, (first + rows) * K), rows, K, `weight[${first}:]`);
+          split.map(([first, rows], i) => {
+            const weight = s.weight(formats[i], w.subarray(first * K, (first + rows) * K), rows, K, `weight[${first}:]`);
             const io = {
               x: x_,
               weight: o.f16Math && 'format' in weight ? { ...weight, f16Math: true } : weight,
-              bias: b ? s.upload(b.subarray(first, first + rows), [rows], 'bias') : undefined,
+              bias: biasOf(first, rows),
               y,
             };
             const yColumns = split.length > 1 ? { offset: first, stride: N } : undefined;
@@ -134,7 +150,11 @@ export function matmulCase(shape: MatmulShape, o: MatmulCaseOptions = {}): Kerne
         );
         const r = await runDispatches(gpu, ds, async () => [await gpu.readF32(y)]);
         const xAsRead = o.f16Math ? x.map((v) => halfToFloat(floatToHalf(v))) : x;
-        return { ...r, want: matmulReference(xAsRead, asStored(format, w, N, K), b, shape, act, residual) };
+        const stored = new Float32Array(N * K);
+        for (const [i, [first, rows]] of split.entries()) {
+          stored.set(asStored(formats[i], w.subarray(first * K, (first + rows) * K), rows, K), first * K);
+        }
+        return { ...r, want: matmulReference(xAsRead, stored, b, shape, act, residual) };
       }),
   };
 }

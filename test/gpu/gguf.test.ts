@@ -1,8 +1,8 @@
 // GGUF checkpoints (model .gguf + mmproj .gguf, as llama.cpp's converter lays them out: scripts/gguf-convert.ts
 // writes them with the repository's own writer) load through families/gguf-checkpoint.ts:
 //   F32                        the safetensors checkpoint's values: identical tokens and log probabilities
-//   Q8_0, Q4_K_M               held as they are (q8; Q4_K_M's q4k and q6k, and its fusion of Q4_K q/k with
-//                              a Q6_K v widened to f32)
+//   Q8_0, Q4_K_M               held as they are (q8; Q4_K_M's q4k and q6k, its fusion of Q4_K q/k with a
+//                              Q6_K v as a q4k and a q6k part of rows)
 //   Q5_0                       widened to f32 (no packed format holds it)
 // each answering as the f32 checkpoint of the GGUF's float64 dequantization (gguf-blocks.ts): tokens equal
 // wherever that checkpoint's top two are apart by more than the kernels' rounding (identical when f32).
@@ -136,9 +136,18 @@ describe('a SmolVLM GGUF pair', () => {
     try {
       if (b.model.backend !== 'webgpu') throw new Error('not on WebGPU');
       // Held as they are; Q5_0 has no packed format here: widened to f32 (exact). In Q4_K_M, q and k are
-      // Q4_K and v is Q6_K: their fused weight is f32; o is Q4_K, down Q6_K.
+      // Q4_K and v is Q6_K: their fused weight is a q4k part (q and k) and a q6k part (v); o is Q4_K, down Q6_K.
       expect(weightFormatOf(b.model.weights.matrix('text.layers.0.o'))).toBe(format);
-      expect(weightFormatOf(b.model.weights.matrix('text.layers.0.qkv'))).toBe(type === 'Q4_K_M' ? 'f32' : format);
+      const t = b.model.config.text;
+      const qk = (t.numHeads + t.numKvHeads) * t.headDim;
+      expect(b.model.weights.rowParts('text.layers.0.qkv').map((p) => [p.first, p.rows, weightFormatOf(p.weight)])).toEqual(
+        type === 'Q4_K_M'
+          ? [
+              [0, qk, 'q4k'],
+              [qk, t.numKvHeads * t.headDim, 'q6k'],
+            ]
+          : [[0, qk + t.numKvHeads * t.headDim, format]],
+      );
       if (type === 'Q4_K_M') expect(weightFormatOf(b.model.weights.matrix('text.layers.0.down'))).toBe('q6k');
       const [ra, rb] = [await askAboutSample(a, 8), await askAboutSample(b, 8)];
       if (format === 'f32') {

@@ -2,7 +2,8 @@
 // src/kernels/k-quants.ts) through every kernel that reads weights, against the reference on the blocks'
 // exact values: each matmul plan (one row and many, ragged N, K of one block), K of several blocks with
 // the residual epilogue, an activation and parts of rows (one plan per format), the batched decode rows,
-// and the embedding gather in parts.
+// and the embedding gather in parts. Also a weight in parts of different formats with one bias bound by
+// views (a GGUF qkv of Q4_K q and k and a Q6_K v, as the decoder holds and reads it).
 
 import { describe, it } from 'vitest';
 import { embeddingGatherCase, matmulCase, matmulRowsCase } from '../../src/selfcheck/cases';
@@ -29,4 +30,13 @@ describe.each(['q4k', 'q5k', 'q6k'] as const)('%s weights', (format) => {
   }
   it('embedding gather in 3 parts, with a bad id', () =>
     expectCasePasses(gpu(), embeddingGatherCase({ numTokens: 9, vocab: 100, dim: 512 }, { format, parts: 3, badId: true })));
+});
+
+// The decoder's qkv from a Q4_K_M file: a q4k part (q and k) and a q6k part (v), each product writing its
+// columns of y with its view of the one bias; a decode row and a prefill's rows.
+describe('a weight in parts of different formats', () => {
+  for (const M of [1, 16]) {
+    it(`${M}x192x256, q4k|q4k|q6k parts, +bias views`, () =>
+      expectCasePasses(gpu(), matmulCase({ M, N: 192, K: 256 }, { bias: true, partFormats: ['q4k', 'q4k', 'q6k'] })));
+  }
 });

@@ -109,7 +109,7 @@ export function allocateLoadedWeight(
     buffers.push(...a.buffers);
     sizeBytes += a.sizeBytes;
   }
-  const weight: RowSplitWeight = { rowSplit: true, key: plan.key, shape: [N, K], format: plan.format, parts };
+  const weight: RowSplitWeight = { rowSplit: true, key: plan.key, shape: [N, K], parts };
   return { weight, buffers, sizeBytes };
 }
 

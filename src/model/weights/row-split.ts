@@ -9,7 +9,9 @@
 // ids fall in a part (kernels/embedding-gather.ts `part`), the LM head matmul writes a part's columns of the
 // logits (kernels/matmul.ts `yColumns`). Loading writes a checkpoint tensor's rows into the parts they fall
 // in (rowPieces). Only the weights the layout marks `rowSplit` may be split; any other weight over the limit
-// is a DeviceLimitError at load.
+// is a DeviceLimitError at load. The same parts hold a fused weight whose checkpoint tensors come in
+// different formats (the layout's `formatParts`: a GGUF qkv with a Q6_K v beside Q4_K q and k), a part of
+// one format each; the language model reads its qkv by parts, each part's product writing its columns.
 
 import { DeviceLimitError } from '../../errors';
 import { packedLayout, type Weight, type WeightFormat } from '../../kernels/weight-format';
@@ -27,7 +29,7 @@ export interface RowSplitWeight {
   readonly key: string;
   /** Logical [N, K]. */
   readonly shape: readonly [number, number];
-  readonly format: WeightFormat;
+  /** In order, covering [0, N); each in its own format (one format for a weight split by size). */
   readonly parts: readonly RowPart[];
 }
 

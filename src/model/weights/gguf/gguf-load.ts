@@ -10,18 +10,23 @@
 //   fusions, or rows that are
 //   not the weight's rows
 //
+// A fused weight the layout reads by parts (GpuWeightSpec.formatParts: the decoder's qkv) whose tensors
+// differ in format is held as parts of rows instead, each tensor in its own format (Q4_K_M's Q4_K q and k
+// beside a Q6_K v: a q4k part and a q6k part), when every part starts at a storage-binding offset of its
+// bias; otherwise it is f32 as other mixed fusions are.
+//
 // Rows the converter reordered (Llama q/k: GgufTensorRef.unpermuteHeads) are put back in HF order first.
 
 import { MissingTensorError, NonFiniteWeightError, TensorShapeError } from '../../../errors';
 import type { GpuContext } from '../../../gpu/context';
 import { isKQuant, K_BLOCK, K_BLOCK_WORDS, type KQuantFormat } from '../../../kernels/k-quants';
-import type { WeightFormat } from '../../../kernels/weight-format';
+import type { Weight, WeightFormat } from '../../../kernels/weight-format';
 import type { ModelSource } from '../../../io/model-source';
 import type { CheckpointTensorSpec, GpuWeightSpec, WeightLayout } from '../../weight-layout';
 import { type DtypePlan, storageFormatFor } from '../dtype';
 import { allocateLoadedWeight, entryFor, WeightWriter } from '../gpu-weights';
 import { aliasAbsent } from '../layout-names';
-import type { LoadedWeight } from '../row-split';
+import type { LoadedWeight, RowPart } from '../row-split';
 import type { TensorInfo } from '../safetensors-header';
 import { dequantizeGgml } from './gguf-blocks';
 import type { GgufTensorInfo } from './gguf-format';
@@ -43,7 +48,6 @@ export interface GgufLoadContext {
 
 export interface GgufLoaded {
   weights: Map<string, LoadedWeight>;
-  formats: Map<string, WeightFormat>;
   buffers: GPUBuffer[];
   sizeBytes: number;
   /** GPU weights held as f32 because their GGUF blocks have no exact packed format (for the load report). */
@@ -78,6 +82,46 @@ function formatOf(dtype: DtypePlan, w: GpuWeightSpec, parts: readonly Piece[]): 
   // Blocks are rows of the weight only when the tensor's innermost dimension is the weight's K.
   const exact = new Set(parts.map((p) => (w.shape.length === 2 && p.info.ne[0] === w.shape[1] ? exactFormatOf(p.info.type) : undefined)));
   return exact.size === 1 && !exact.has(undefined) ? [...exact][0]! : 'f32';
+}
+
+/** A weight's formats: each checkpoint tensor's, and the parts of rows of one format each (one: whole). */
+interface WeightFormats {
+  ofTensor: Map<string, WeightFormat>;
+  parts: Array<{ first: number; rows: number; format: WeightFormat }>;
+}
+
+/**
+ * One format for the weight (formatOf), or, for a formatParts weight whose tensors differ, each tensor its
+ * own, adjacent tensors of one format sharing a part. `alignment`: a part's first row times 4 bytes must be a
+ * multiple of it (the bias of a part is a view at that offset), else the weight is whole.
+ */
+function formatsOf(dtype: DtypePlan, w: GpuWeightSpec, pieces: readonly Found[], alignment: number): WeightFormats {
+  const specs = [...new Map(pieces.map((p) => [p.spec.name, p.spec])).values()].sort((a, b) => a.offsetElems - b.offsetElems);
+  const whole = formatOf(dtype, w, pieces);
+  const single: WeightFormats = {
+    ofTensor: new Map(specs.map((s) => [s.name, whole])),
+    parts: [{ first: 0, rows: w.shape[0], format: whole }],
+  };
+  if (!w.formatParts || w.shape.length !== 2 || specs.length < 2) return single;
+  const K = w.shape[1];
+  const own = specs.map((spec) => ({
+    spec,
+    format: formatOf(
+      dtype,
+      w,
+      pieces.filter((p) => p.spec.name === spec.name),
+    ),
+  }));
+  if (own.every((o) => o.format === whole)) return single;
+  const parts: WeightFormats['parts'] = [];
+  for (const { spec, format } of own) {
+    const first = spec.offsetElems / K;
+    const last = parts.at(-1);
+    if (last && last.format === format && last.first + last.rows === first) last.rows += numelOf(spec.shape) / K;
+    else parts.push({ first, rows: numelOf(spec.shape) / K, format });
+  }
+  if (parts.some((p) => (p.first * 4) % alignment !== 0)) return single;
+  return { ofTensor: new Map(own.map((o) => [o.spec.name, o.format])), parts };
 }
 
 /** A NaN or infinite block scale is a NonFiniteWeightError, as a NaN value in any checkpoint is. */
@@ -177,25 +221,36 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
   const found: Found[] = layout.checkpoint.flatMap((spec) => piecesFor(spec, byHf.get(spec.name), where));
 
   const weights = new Map<string, LoadedWeight>();
+  /** The format each checkpoint tensor is written in (its weight's, or its part's). */
   const formats = new Map<string, WeightFormat>();
   const buffers: GPUBuffer[] = [];
   const widened: string[] = [];
   let sizeBytes = 0;
   const writer = new WeightWriter(gpu);
+  const maxBinding = gpu.limits.maxStorageBufferBindingSize;
   try {
     for (const w of layout.gpu) {
-      const parts = found.filter((f) => f.spec.target === w.key);
-      const format = formatOf(ctx.dtype, w, parts);
-      if (format === 'f32' && parts.some((p) => !floatDtypeOf(p.info.type))) widened.push(w.key);
-      const a = allocateLoadedWeight(
-        gpu,
-        { key: w.key, shape: w.shape, format, f16Math: ctx.f16Math, rowSplit: w.rowSplit },
-        gpu.limits.maxStorageBufferBindingSize,
-      );
-      weights.set(w.key, a.weight);
-      formats.set(w.key, format);
-      buffers.push(...a.buffers);
-      sizeBytes += a.sizeBytes;
+      const pieces = found.filter((f) => f.spec.target === w.key);
+      const { ofTensor, parts } = formatsOf(ctx.dtype, w, pieces, gpu.limits.minStorageBufferOffsetAlignment);
+      for (const [name, format] of ofTensor) formats.set(name, format);
+      if (pieces.some((p) => ofTensor.get(p.spec.name) === 'f32' && !floatDtypeOf(p.info.type))) widened.push(w.key);
+      const common = { f16Math: ctx.f16Math, rowSplit: w.rowSplit };
+      if (parts.length === 1) {
+        const a = allocateLoadedWeight(gpu, { ...common, key: w.key, shape: w.shape, format: parts[0].format }, maxBinding);
+        weights.set(w.key, a.weight);
+        buffers.push(...a.buffers);
+        sizeBytes += a.sizeBytes;
+        continue;
+      }
+      const held: RowPart[] = [];
+      for (const p of parts) {
+        const key = `${w.key}[${p.first}:${p.first + p.rows}]`;
+        const a = allocateLoadedWeight(gpu, { ...common, key, shape: [p.rows, w.shape[1]], format: p.format, rowSplit: false }, maxBinding);
+        held.push({ first: p.first, rows: p.rows, weight: a.weight as Weight });
+        buffers.push(...a.buffers);
+        sizeBytes += a.sizeBytes;
+      }
+      weights.set(w.key, { rowSplit: true, key: w.key, shape: [w.shape[0], w.shape[1]], parts: held });
     }
     const shapes = new Map(layout.gpu.map((w) => [w.key, w.shape]));
     // Slices of one HF tensor wait here until all have arrived (GgufTensorRef.slice).
@@ -217,7 +272,7 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
           if (!hit) continue;
           const { spec, ref } = hit;
           const target = weights.get(spec.target)!;
-          const format = formats.get(spec.target)!;
+          const format = formats.get(spec.name)!;
           // Rows of the stored order: a matrix's rows, a 1-D tensor's elements (a Llama q/k bias is reordered too).
           const rows = info.ne.length === 1 ? info.ne[0] : numelOf(info.ne.slice(1));
           const bytes = ref.unpermuteHeads ? unpermuteRows(stored, rows, ref.unpermuteHeads) : stored;
@@ -265,5 +320,5 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
   } finally {
     writer.release();
   }
-  return { weights, formats, buffers, sizeBytes, widened };
+  return { weights, buffers, sizeBytes, widened };
 }
