@@ -23,12 +23,21 @@
 //
 //   tsx scripts/gguf-convert-voxtral.ts <checkpoint dir> <out dir> [F32|F16|BF16|Q8_0|Q4_0|Q4_1|Q5_0|Q5_1|Q4_K|Q5_K|Q6_K|Q4_K_M]
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseModelConfig } from '../src/families/registry';
 import { type GgufEntry, ggmlType } from '../src/model/weights/gguf/gguf-format';
-import { type GgufTensorToWrite, writeGguf } from '../src/model/weights/gguf/gguf-writer';
-import { type ConvertedGguf, type ConvertType, permuteRows, readJson, readTensors, tokenizerEntries, typeFor } from './gguf-convert';
+import type { GgufTensorToWrite } from '../src/model/weights/gguf/gguf-writer';
+import {
+  type ConvertedGguf,
+  type ConvertType,
+  permuteRows,
+  readJson,
+  readTensors,
+  tokenizerEntries,
+  typeFor,
+  writeGgufFile,
+} from './gguf-convert';
 import { isScript } from './run-as-script';
 
 const TEXT_NAMES: Array<[RegExp, string]> = [
@@ -152,8 +161,8 @@ export async function convertVoxtralToGguf(dir: string, outDir: string, wanted: 
   mkdirSync(outDir, { recursive: true });
   const name = basename(dir);
   const files = { model: `${name}-${wanted}.gguf`, mmproj: `mmproj-${name}-${wanted}.gguf` };
-  writeFileSync(join(outDir, files.model), writeGguf(textEntries, tensors(TEXT_NAMES, false)));
-  writeFileSync(join(outDir, files.mmproj), writeGguf(audioEntries, tensors(AUDIO_NAMES, true)));
+  await writeGgufFile(join(outDir, files.model), textEntries, tensors(TEXT_NAMES, false));
+  await writeGgufFile(join(outDir, files.mmproj), audioEntries, tensors(AUDIO_NAMES, true));
   return files;
 }
 

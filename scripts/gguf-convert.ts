@@ -13,14 +13,14 @@
 //
 //   tsx scripts/gguf-convert.ts <checkpoint dir> <out dir> [F32|F16|BF16|Q8_0|Q4_0|Q4_1|Q5_0|Q5_1|Q4_K|Q5_K|Q6_K|Q4_K_M]
 
-import { createReadStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { parseModelConfig } from '../src/families/registry';
 import { qwen2BpeToTokenizerJson } from '../src/processor/qwen2-bpe';
 import { type GgmlTypeName, type GgufEntry, ggmlType } from '../src/model/weights/gguf/gguf-format';
 import { ggufChunks, type GgufTensorToWrite } from '../src/model/weights/gguf/gguf-writer';
-import { streamSafetensors, toFloat32 } from '../src/model/weights/safetensors';
+import { parseSafetensorsHeader, readHeaderSize, type TensorInfo, toFloat32 } from '../src/model/weights/safetensors';
 import { isScript } from './run-as-script';
 
 type Json = Record<string, unknown>;
@@ -158,19 +158,52 @@ export async function writeGgufFile(path: string, entries: readonly GgufEntry[],
   }
 }
 
-/** Every tensor of a checkpoint folder (model.safetensors, or the shards its index names), as f32. */
-export async function readTensors(dir: string): Promise<{ values: Map<string, Float32Array>; shapes: Map<string, number[]> }> {
-  const values = new Map<string, Float32Array>();
+/** A checkpoint's tensors as f32, each read from its file when asked for (a model of several GB is never held whole). */
+export interface CheckpointTensors {
+  get(name: string): Float32Array | undefined;
+}
+
+/** Every tensor of a checkpoint folder (model.safetensors, or the shards its index names): shapes now, values on demand. */
+export async function readTensors(dir: string): Promise<{ values: CheckpointTensors; shapes: Map<string, number[]> }> {
+  const where = new Map<string, { path: string; info: TensorInfo; dataOffset: number }>();
   const shapes = new Map<string, number[]>();
   const index = existsSync(join(dir, 'model.safetensors.index.json')) ? readJson(dir, 'model.safetensors.index.json') : undefined;
   const files = index ? [...new Set(Object.values(index.weight_map as Record<string, string>))] : ['model.safetensors'];
   for (const file of files) {
-    for await (const { info, bytes } of streamSafetensors(createReadStream(join(dir, file)) as AsyncIterable<Uint8Array>, file)) {
-      values.set(info.name, toFloat32(info, bytes));
-      shapes.set(info.name, info.shape);
+    const path = join(dir, file);
+    const fd = openSync(path, 'r');
+    try {
+      const first8 = new Uint8Array(8);
+      readSync(fd, first8, 0, 8, 0);
+      const size = readHeaderSize(first8, file);
+      const json = new Uint8Array(size);
+      readSync(fd, json, 0, size, 8);
+      const header = parseSafetensorsHeader(json, size, file);
+      for (const info of header.tensors.values()) {
+        where.set(info.name, { path, info, dataOffset: header.dataOffset });
+        shapes.set(info.name, info.shape);
+      }
+    } finally {
+      closeSync(fd);
     }
   }
-  return { values, shapes };
+  const get = (name: string): Float32Array | undefined => {
+    const at = where.get(name);
+    if (!at) return undefined;
+    const bytes = new Uint8Array(at.info.end - at.info.begin);
+    const fd = openSync(at.path, 'r');
+    try {
+      for (let o = 0; o < bytes.byteLength; ) {
+        const n = readSync(fd, bytes, o, bytes.byteLength - o, at.dataOffset + at.info.begin + o);
+        if (n === 0) throw new Error(`${at.path} ends inside '${name}'`);
+        o += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return toFloat32(at.info, bytes);
+  };
+  return { values: { get }, shapes };
 }
 
 /** Writes the pair for the Idefics3 checkpoint in `dir` into `outDir`; returns the file names. */

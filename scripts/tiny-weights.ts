@@ -102,18 +102,32 @@ export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
+/** A tensor of the checkpoint `config` describes, its values made on demand (a bench model at real widths
+ * is written one tensor at a time, never held whole). */
+export interface TensorSpec {
+  name: string;
+  shape: number[];
+  values: () => Float32Array;
+}
+
+/** `parse`: the config's parser (default: the registry's, by model_type). */
+export function tensorSpecsFor(
+  config: Record<string, any>,
+  parse: (c: Record<string, any>) => ModelConfig = parseModelConfig,
+): TensorSpec[] {
+  const parsed = parse(config);
+  return weightLayout(parsed).checkpoint.map((t) => ({
+    name: t.name,
+    shape: t.shape,
+    values: () => initTensor(t.name, t.shape, parsed.tieWordEmbeddings),
+  }));
+}
+
 /** `parse`: the config's parser (default: the registry's, by model_type). */
 export function tensorsFor(
   config: Record<string, any>,
   dtype: TensorToWrite['dtype'],
   parse: (c: Record<string, any>) => ModelConfig = parseModelConfig,
 ): TensorToWrite[] {
-  const parsed = parse(config);
-  const layout = weightLayout(parsed);
-  return layout.checkpoint.map((t) => ({
-    name: t.name,
-    shape: t.shape,
-    dtype,
-    data: initTensor(t.name, t.shape, parsed.tieWordEmbeddings),
-  }));
+  return tensorSpecsFor(config, parse).map((t) => ({ name: t.name, shape: t.shape, dtype, data: t.values() }));
 }

@@ -42,7 +42,8 @@ function floatToHalf(v: number): number {
   return sign | r;
 }
 
-function encode(t: TensorToWrite): Uint8Array {
+/** A tensor's bytes as a safetensors file stores them. */
+export function encodeTensor(t: TensorToWrite): Uint8Array {
   if (t.dtype === 'F32') return new Uint8Array(t.data.buffer.slice(t.data.byteOffset, t.data.byteOffset + t.data.byteLength));
   const out = new Uint16Array(t.data.length);
   if (t.dtype === 'BF16') {
@@ -55,7 +56,7 @@ function encode(t: TensorToWrite): Uint8Array {
 }
 
 export function writeSafetensors(tensors: readonly TensorToWrite[], metadata: Record<string, string> = {}): Uint8Array {
-  const blobs = tensors.map(encode);
+  const blobs = tensors.map(encodeTensor);
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   tensors.forEach((t, i) => {
