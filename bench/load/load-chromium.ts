@@ -6,7 +6,8 @@
 //
 // What the figures mean on SwiftShader: GPU buffers are host memory in the GPU process, so its peak is
 // about the GPU memory; what the load holds in JavaScript and wasm is the renderer's growth over its
-// resident memory before the load (the page with the engine's modules loaded).
+// resident memory before the load (the page with the engine's modules loaded), of which the page's V8
+// heap and ArrayBuffers (Runtime.getHeapUsage) are reported apart.
 
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -17,6 +18,17 @@ import type { PageLoadFigures } from './load-page';
 export interface ChromiumLoadFigures extends PageLoadFigures {
   /** Per process type: resident bytes before the load and the peak during it (processes of a type summed). */
   processes: Record<string, { baseRss: number; peakRss: number }>;
+  /**
+   * The page's own heap through the protocol (Runtime.getHeapUsage, sampled with the processes): the peak of
+   * the V8 heap in use and of ArrayBuffer backing stores, each over its value before the load. The rest of
+   * the renderer's growth is memory V8 does not own (WebGPU's shared memory to the GPU process, wasm, fetch).
+   */
+  page: { peakHeapBytes: number; peakBackingStoreBytes: number };
+}
+
+interface HeapUsage {
+  usedSize: number;
+  backingStorageSize?: number;
 }
 
 interface ProcessInfo {
@@ -60,11 +72,20 @@ export async function loadInChromium(
     for (const p of await processInfo()) seen.set(p.id, p);
     const base = byType([...seen.values()], 'VmRSS');
     const peak = new Map(base);
+    const pageCdp = await page.context().newCDPSession(page);
+    const heap = async () => (await pageCdp.send('Runtime.getHeapUsage')) as HeapUsage;
+    const heapBase = await heap();
+    const heapPeak = { used: 0, backing: 0 };
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
         for (const p of await processInfo().catch(() => [])) seen.set(p.id, p);
         for (const [type, rss] of byType([...seen.values()], 'VmRSS')) peak.set(type, Math.max(peak.get(type) ?? 0, rss));
+        const h = await heap().catch(() => undefined);
+        if (h) {
+          heapPeak.used = Math.max(heapPeak.used, h.usedSize - heapBase.usedSize);
+          heapPeak.backing = Math.max(heapPeak.backing, (h.backingStorageSize ?? 0) - (heapBase.backingStorageSize ?? 0));
+        }
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -82,7 +103,7 @@ export async function loadInChromium(
     for (const [type, hwm] of byType([...seen.values()], 'VmHWM')) peak.set(type, Math.max(peak.get(type) ?? 0, hwm));
     const processes: ChromiumLoadFigures['processes'] = {};
     for (const [type, p] of peak) processes[type] = { baseRss: base.get(type) ?? 0, peakRss: p };
-    return { ...figures, processes };
+    return { ...figures, processes, page: { peakHeapBytes: heapPeak.used, peakBackingStoreBytes: heapPeak.backing } };
   } finally {
     await browser.close();
   }

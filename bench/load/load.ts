@@ -74,6 +74,9 @@ interface Run {
   baseRss: number;
   /** Chromium: the GPU process's peak resident memory (on SwiftShader, where the GPU buffers are). */
   gpuProcessPeakRss?: number;
+  /** Chromium: the page's peak V8 heap and ArrayBuffer backing stores over their values before the load. */
+  pageHeapBytes?: number;
+  pageArrayBufferBytes?: number;
   gpuPeakBytes: number;
   weightBytes: number;
 }
@@ -122,6 +125,8 @@ function fromChromium(f: ChromiumLoadFigures): Omit<Run, 'model' | 'place' | 'tr
     peakRss: renderer.peakRss,
     baseRss: renderer.baseRss,
     gpuProcessPeakRss: f.processes.GPU?.peakRss,
+    pageHeapBytes: f.page.peakHeapBytes,
+    pageArrayBufferBytes: f.page.peakBackingStoreBytes,
     gpuPeakBytes: f.gpuPeakBytes,
     weightBytes: f.weightBytes,
   };
@@ -234,7 +239,7 @@ async function main(): Promise<void> {
     `\nVoxtral-Mini-3B-2507's config, random BF16 weights (full: 30 + 32 layers, 4.7 GB; one-layer: 1 + 1, 1.9 GB). ` +
       `Largest tensor ${mib(LARGEST_BYTES)} MiB; host goal <= 1.25 x that + 256 MiB = ${mib(HOST_GOAL_BYTES)} MiB.\n` +
       "host: Node, the peak of live ArrayBuffers (a memory run with a GC every 20 ms); Chromium, the renderer's peak resident memory " +
-      "over its resident memory before the load. weights: the language model's weights, until the first compile event; " +
+      "over its resident memory before the load (beside it, the page's V8 heap and ArrayBuffers). weights: the language model's weights, until the first compile event; " +
       'the rest compiles pipelines and starts the media encoder (its weights included).',
   );
   console.log(
@@ -262,6 +267,7 @@ async function main(): Promise<void> {
         seconds(r.weightsMs),
         mib(r.hostBytes),
         r.hostBytes === undefined ? '-' : (r.hostBytes / HOST_GOAL_BYTES).toFixed(2),
+        r.pageHeapBytes === undefined ? '-' : `${mib(r.pageHeapBytes)} / ${mib(r.pageArrayBufferBytes)}`,
         `${mib(r.peakRss)} (${mib(r.baseRss)})`,
         mib(r.gpuProcessPeakRss),
         mib(r.gpuPeakBytes),
