@@ -20,9 +20,43 @@ export interface GgufFiles {
   mmproj?: string;
 }
 
+/** Bytes of the first range request for a header; each next one is twice the last. */
+const FIRST_HEADER_RANGE = 2 ** 20;
+
+/**
+ * A file's bytes from its start by range requests of growing size, for as long as they are pulled (a header
+ * of a few MiB costs a few requests, not the file), or undefined when the source cannot read ranges.
+ */
+async function rangesFromStart(source: ModelSource, file: string): Promise<AsyncIterable<Uint8Array> | undefined> {
+  const first = await source.readRange?.(file, 0, FIRST_HEADER_RANGE);
+  if (!first) return undefined;
+  return (async function* () {
+    let got = first.bytes;
+    let at = 0;
+    let size = FIRST_HEADER_RANGE;
+    for (;;) {
+      yield got;
+      at += got.byteLength;
+      if (got.byteLength < size) return; // the file ended
+      size *= 2;
+      const next = await source.readRange!(file, at, at + size);
+      if (!next) return; // at its end exactly
+      got = next.bytes;
+    }
+  })();
+}
+
 async function readHeader(source: ModelSource, file: string, onDownload?: GgufDownloadProgress): Promise<GgufHeader> {
-  // A URL source downloads the whole file into the browser's storage first (reported here); the load then
-  // reads it from there.
+  // A source that reads ranges (a URL) reads the header alone: whether a family reads the pair is known
+  // before anything is downloaded.
+  const ranges = await rangesFromStart(source, file);
+  if (ranges) {
+    const gguf = await openGguf(ranges, file);
+    await gguf.close();
+    return gguf.header;
+  }
+  // Otherwise a URL source downloads the whole file into the browser's storage first (reported here); the
+  // load then reads it from there.
   const opened = await source.openBytes(file, onDownload && ((loaded, total) => onDownload(file, loaded, total)));
   if (!opened) throw new ModelFileError(`${file} is not in ${source.where}`);
   const gguf = await openGguf(opened.stream, file, undefined, opened.sizeBytes);

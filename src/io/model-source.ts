@@ -42,8 +42,9 @@ export interface ModelSource {
   exists?(name: string): Promise<boolean>;
   /**
    * Bytes [start, end) of a file, without reading the rest (an HTTP range request), and what its
-   * version is (as ByteStream.version); undefined when this source cannot read a part alone (the server
-   * ignores ranges) or the file is absent. Absent: parts are never read alone.
+   * version is (as ByteStream.version); fewer when the file ends before `end`; undefined when this source
+   * cannot read a part alone (the server ignores ranges), the file is absent, or `start` is past its end.
+   * Absent: parts are never read alone.
    */
   readRange?(name: string, start: number, end: number): Promise<{ bytes: Uint8Array; version?: string } | undefined>;
 }
@@ -252,8 +253,11 @@ export class UrlSource implements ModelSource {
       return undefined;
     }
     const bytes = new Uint8Array(await r.arrayBuffer());
-    if (bytes.byteLength !== end - start) {
-      throw new ModelFileError(`fetching bytes ${start}-${end - 1} of ${url} gave ${bytes.byteLength} bytes, not ${end - start}`);
+    // The file's size after the slash of `Content-Range: bytes a-b/size`: a range past its end is cut there.
+    const size = Number(r.headers.get('content-range')?.split('/')[1]) || undefined;
+    const want = Math.min(end, size ?? end) - start;
+    if (bytes.byteLength !== want) {
+      throw new ModelFileError(`fetching bytes ${start}-${end - 1} of ${url} gave ${bytes.byteLength} bytes, not ${want}`);
     }
     return { bytes, version: responseVersion(r) };
   }
