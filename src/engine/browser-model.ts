@@ -6,6 +6,7 @@
 import { ModelFileError } from '../errors';
 import { type GgufDownloadProgress, openGgufCheckpoint } from '../families/gguf-checkpoint';
 import { FileListSource, type ModelSource, UrlSource } from '../io/model-source';
+import type { GgufModelSource } from '../model/weights/gguf/gguf-plan';
 
 /** What a browser engine's `model` may be. */
 export type BrowserModelInput = string | URL | File[] | FileList | FileSystemDirectoryHandle | ModelSource;
@@ -41,7 +42,7 @@ export async function openBrowserGguf(
   modelFiles: readonly string[] | undefined,
   mmproj: string | undefined,
   onDownload?: GgufDownloadProgress,
-): Promise<ModelSource | undefined> {
+): Promise<GgufModelSource | undefined> {
   if (typeof model === 'string' || model instanceof URL) {
     const url = new URL(String(model), globalThis.location?.href);
     if (!isGguf(url.pathname)) return undefined;

@@ -115,6 +115,9 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
   if (storage) options.onProgress?.({ phase: 'storage', storage });
   const storing = storage?.storing !== false;
   if (!storing && source instanceof UrlSource && source.storesDownloads) source = source.withoutStoring();
+  if (!storing && gguf && gguf.container instanceof UrlSource && gguf.container.storesDownloads) {
+    source = gguf.in(gguf.container.withoutStoring());
+  }
   const found = gguf ? undefined : modelRef(options.model);
   const ref = found?.kind === 'url' && !storing ? { ...found, storeDownloads: false } : found;
   // Stored quantized copies name the checkpoint they are made from (inspectStorage, deleteStoredModel).

@@ -73,12 +73,17 @@ class GgufCheckpointSource implements GgufModelSource {
   readonly where: string;
 
   constructor(
-    private readonly inner: ModelSource,
+    readonly container: ModelSource,
     private readonly files: GgufFiles,
     private readonly texts: Record<string, string>,
     readonly gguf: GgufCheckpointPlan,
   ) {
-    this.where = `${inner.where} (${files.model}${files.mmproj ? ` + ${files.mmproj}` : ''})`;
+    this.where = `${container.where} (${files.model}${files.mmproj ? ` + ${files.mmproj}` : ''})`;
+  }
+
+  /** The same checkpoint read from another container (a URL source that stores nothing). */
+  in(container: ModelSource): GgufCheckpointSource {
+    return new GgufCheckpointSource(container, this.files, this.texts, this.gguf);
   }
 
   async readText(name: string): Promise<string | undefined> {
@@ -91,7 +96,7 @@ class GgufCheckpointSource implements GgufModelSource {
 
   async openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined> {
     if (name !== this.files.model && name !== this.files.mmproj) return undefined;
-    return this.inner.openBytes(name, onDownload);
+    return this.container.openBytes(name, onDownload);
   }
 }
 

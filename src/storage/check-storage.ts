@@ -1,8 +1,8 @@
 // The storage check a browser engine runs before its load downloads anything:
 //
 //   storage.persist?  ─► navigator.storage.persist() (once; not when persisted() already says so)
-//   URL checkpoint    ─► the weight files the load reads, their sizes, which are stored already
-//                        (download-plan.ts)
+//   URL checkpoint    ─► the weight files the load reads (a GGUF pair: its two files), their sizes,
+//                        which are stored already (download-plan.ts)
 //                     ─► estimate(): fits with headroom? ─ yes ─► storing: downloads go into the Cache API
 //                                                       └ no ──► storage.requireCache: StorageQuotaError,
 //                                                                before any weight byte is downloaded;
@@ -15,6 +15,7 @@
 
 import { StorageQuotaError } from '../errors';
 import { type ModelSource, UrlSource } from '../io/model-source';
+import { isGgufSource } from '../model/weights/gguf/gguf-plan';
 import { type PlannedFile, planDownload } from './download-plan';
 import { askToPersist, estimateQuota, hasRoom, QUOTA_HEADROOM, type StorageManagerLike } from './quota';
 
@@ -67,13 +68,15 @@ export async function checkStorage(source: ModelSource, options: StorageOptions,
   const asked = persisted === undefined ? {} : { persisted };
   const quota = await estimateQuota(deps.storage);
   const numbers = { ...(quota ? { quotaBytes: quota.quotaBytes, usageBytes: quota.usageBytes } : {}), ...asked };
-  if (!(source instanceof UrlSource)) {
+  // A GGUF pair's files are downloaded from its container (a URL's folder) like a checkpoint's weights.
+  const from = isGgufSource(source) ? source.container : source;
+  if (!(from instanceof UrlSource)) {
     const reason = `${source.where} is read where it is: nothing is downloaded`;
     return { storing: false, reason, neededBytes: 0, files: [], unknownSizeFiles: [], ...numbers };
   }
-  const plan = await planDownload(source, await deps.weightFiles());
+  const plan = await planDownload(from, await deps.weightFiles());
   const found = { neededBytes: plan.neededBytes, files: plan.files, unknownSizeFiles: plan.unknownSizeFiles, ...numbers };
-  if (!source.storesDownloads) {
+  if (!from.storesDownloads) {
     return { storing: false, reason: 'this page has no Cache API (it needs a secure context: https or localhost)', ...found };
   }
   if (!quota || plan.neededBytes === 0 || hasRoom(plan.neededBytes, quota)) return { storing: true, ...found };

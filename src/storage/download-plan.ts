@@ -6,6 +6,7 @@
 //   sharded (model.safetensors.index.json)   every file its weight_map names, once
 //   one file                                 model.safetensors
 //   on the CPU backend                       onnx/<graph><suffix>.onnx, and its .onnx_data when present
+//   a GGUF pair                              the model .gguf and its mmproj .gguf
 //
 // Everything else (config, tokenizer, templates) is read as text and never stored. Sizes come from the
 // source (the Hub listing's, or a HEAD request's Content-Length); a file already stored costs nothing.
@@ -14,6 +15,7 @@
 import type { ModelSource, UrlSource } from '../io/model-source';
 import { cpuBackendGraphFiles } from '../model/ort/onnx-files';
 import type { WeightDtype } from '../model/weights/dtype';
+import { isGgufSource } from '../model/weights/gguf/gguf-plan';
 import { readPackManifest } from '../model/weights/packed-checkpoint';
 
 export interface PlannedFile {
@@ -47,6 +49,7 @@ async function shardFiles(source: ModelSource): Promise<string[] | undefined> {
 
 /** The weight files a load of `source` reads on this backend (dtype: the CPU backend's graphs are per dtype). */
 export async function weightFilesOf(source: ModelSource, backend: 'webgpu' | 'cpu', dtype: WeightDtype): Promise<string[]> {
+  if (isGgufSource(source)) return source.gguf.files.map((f) => f.file);
   if (backend === 'cpu') {
     const graphs = cpuBackendGraphFiles(dtype);
     const data = await Promise.all(graphs.map(async (g) => ((await source.exists?.(`${g}_data`)) ? [`${g}_data`] : [])));

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageQuotaError, TesseraError } from '../../src/errors';
 import { MemorySource, UrlSource } from '../../src/io/model-source';
+import type { GgufModelSource } from '../../src/model/weights/gguf/gguf-plan';
 import { fromWireError, toWireError } from '../../src/protocol/errors';
 import { checkStorage } from '../../src/storage/check-storage';
 import { weightFilesOf } from '../../src/storage/download-plan';
@@ -187,6 +188,44 @@ describe('the storage check before a download', () => {
     const source = sharded(server().impl);
     const check = await checkStorage(source, { requireCache: true }, { storage: undefined, weightFiles: files(source) });
     expect(check).toMatchObject({ storing: false, neededBytes: 1100, reason: expect.stringContaining('no Cache API') });
+  });
+});
+
+describe('the storage check of a GGUF pair at a URL', () => {
+  // The pair as openGgufCheckpoint makes it (its headers read by ranges); the check needs its file names
+  // and the folder they are downloaded from.
+  const pair = (container: UrlSource) =>
+    ({
+      where: `${container.where} (m.gguf + mmproj-m.gguf)`,
+      container,
+      gguf: { files: [{ file: 'm.gguf' }, { file: 'mmproj-m.gguf' }] },
+    }) as unknown as GgufModelSource;
+
+  it('holds the two files against the quota: StorageQuotaError before either is downloaded', async () => {
+    vi.stubGlobal('caches', new FakeCacheStorage().api);
+    const s = server({ 'm.gguf': 900, 'mmproj-m.gguf': 300 });
+    const source = pair(new UrlSource(BASE, { fetchImpl: s.impl }));
+    const { manager } = fakeStorageManager(2000, 1000);
+    const error = await checkStorage(
+      source,
+      { requireCache: true },
+      { storage: manager, weightFiles: () => weightFilesOf(source, 'webgpu', 'q4') },
+    ).catch((e) => e);
+    expect(error).toBeInstanceOf(StorageQuotaError);
+    expect([error.neededBytes, error.availableBytes]).toEqual([1200, 1000]);
+    expect(s.heads).toEqual(['m.gguf', 'mmproj-m.gguf']);
+    expect(s.gets).toEqual([]);
+  });
+
+  it('with room: storing, with both files planned', async () => {
+    vi.stubGlobal('caches', new FakeCacheStorage().api);
+    const s = server({ 'm.gguf': 900, 'mmproj-m.gguf': 300 });
+    const source = pair(new UrlSource(BASE, { fetchImpl: s.impl }));
+    const { manager } = fakeStorageManager(100_000, 0);
+    const got = await checkStorage(source, {}, { storage: manager, weightFiles: () => weightFilesOf(source, 'webgpu', 'q4') });
+    expect(got.storing).toBe(true);
+    expect(got.neededBytes).toBe(1200);
+    expect(got.files.map((f) => f.name)).toEqual(['m.gguf', 'mmproj-m.gguf']);
   });
 });
 

@@ -38,7 +38,13 @@ export interface GgufCheckpointPlan {
 }
 
 /** A ModelSource whose weights are GGUF files (its small files are written from their metadata). */
-export type GgufModelSource = ModelSource & { readonly gguf: GgufCheckpointPlan };
+export type GgufModelSource = ModelSource & {
+  readonly gguf: GgufCheckpointPlan;
+  /** Where the .gguf files are (a folder, a URL's folder, picked files): what a load downloads them from. */
+  readonly container: ModelSource;
+  /** The same checkpoint read from another container (a URL source that stores nothing). */
+  in(container: ModelSource): GgufModelSource;
+};
 
 export function isGgufSource(source: ModelSource): source is GgufModelSource {
   return (source as Partial<GgufModelSource>).gguf !== undefined;
