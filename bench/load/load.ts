@@ -4,7 +4,7 @@
 // is as large), and the same with one layer each (1.9 GB), which shows whether memory grows with depth.
 //
 // Node: createEngine in a fresh process per load (bench/load/load-child.mjs), twice: a timed run (the load
-// time and its phases, the peak resident memory) and a memory run (a full GC every 20 ms and the live
+// time and its phases, the peak resident memory) and a memory run (a full GC every 100 ms and the live
 // ArrayBuffer bytes after each: what the load holds in JS, whose goal is <= 1.25 x the largest tensor +
 // 256 MiB; that many GCs slow the load, so its time is not reported). On SwiftShader GPU buffers are host
 // memory and count in the resident figure.
@@ -238,7 +238,7 @@ async function main(): Promise<void> {
   console.log(
     `\nVoxtral-Mini-3B-2507's config, random BF16 weights (full: 30 + 32 layers, 4.7 GB; one-layer: 1 + 1, 1.9 GB). ` +
       `Largest tensor ${mib(LARGEST_BYTES)} MiB; host goal <= 1.25 x that + 256 MiB = ${mib(HOST_GOAL_BYTES)} MiB.\n` +
-      "host: Node, the peak of live ArrayBuffers (a memory run with a GC every 20 ms); Chromium, the renderer's peak resident memory " +
+      "host: Node, the peak of live ArrayBuffers (a memory run with a GC every 100 ms); Chromium, the renderer's peak resident memory " +
       "over its resident memory before the load (beside it, the page's V8 heap and ArrayBuffers). weights: the language model's weights, until the first compile event; " +
       'the rest compiles pipelines and starts the media encoder (its weights included).',
   );
