@@ -21,7 +21,7 @@ import { submitDispatches } from '../../kernels/dispatch';
 import { prepareQuantize } from '../../kernels/quantize';
 import { packedLayout, type PackedWeight, type Weight, type WeightFormat } from '../../kernels/weight-format';
 import { checkFiniteBf16Weights, checkFiniteHalfWeights, checkFiniteStored } from '../weight-checks';
-import { toFloat32, type TensorInfo } from './safetensors';
+import { toFloat32Into, type TensorInfo } from './safetensors';
 import { isRowSplit, type LoadedWeight, type RowSplitWeight, rowPieces, rowsPerPart } from './row-split';
 import type { StoredEntry } from './stored-copy';
 
@@ -155,6 +155,7 @@ function targetBuffers(w: Weight): { data: GPUBuffer; scales?: GPUBuffer } {
 /** Fills weights from checkpoint tensors or stored bytes; one per load (owns the staging buffer). */
 export class WeightWriter {
   private staging: GPUBuffer | undefined;
+  private widened: Float32Array | undefined;
   private sinceSync = 0;
 
   constructor(private readonly gpu: GpuContext) {}
@@ -209,7 +210,9 @@ export class WeightWriter {
     checkFiniteStored(info.dtype, bytes, info.name, file);
     const { K } = entry;
     const bytesPerUnit = bytes.byteLength / entry.rows; // a row of K values (an element for f32 entries)
-    const values = (first: number, units: number) => toFloat32(info, bytes.subarray(first * bytesPerUnit, (first + units) * bytesPerUnit));
+    // Each chunk is widened into the writer's one scratch array: writeBuffer copies it before returning.
+    const values = (first: number, units: number) =>
+      toFloat32Into(info, bytes.subarray(first * bytesPerUnit, (first + units) * bytesPerUnit), this.scratch(units * K));
     if (entry.format === 'f32') {
       const { dataOffset } = entryRanges(entry);
       const data = targetBuffers(target).data;
@@ -258,6 +261,12 @@ export class WeightWriter {
     return { data, scales };
   }
 
+  /** The host array chunks are widened into (grown as needed, never past one chunk). */
+  private scratch(values: number): Float32Array {
+    if (!this.widened || this.widened.length < values) this.widened = new Float32Array(values);
+    return this.widened;
+  }
+
   private stagingBuffer(bytes: number): GPUBuffer {
     if (!this.staging || this.staging.size < bytes) {
       if (this.staging) this.gpu.pool.release(this.staging);
@@ -269,5 +278,6 @@ export class WeightWriter {
   release(): void {
     if (this.staging) this.gpu.pool.release(this.staging);
     this.staging = undefined;
+    this.widened = undefined;
   }
 }

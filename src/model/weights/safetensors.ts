@@ -165,22 +165,33 @@ export async function* streamSafetensors(
 
 /** Convert stored bytes to f32. F16 and BF16 widen exactly; F32 is copied. */
 export function toFloat32(info: TensorInfo, bytes: Uint8Array): Float32Array {
+  return toFloat32Into(info, bytes, new Float32Array(bytes.byteLength / DTYPE_BYTES[info.dtype]));
+}
+
+/**
+ * toFloat32 into the start of `out` (at least that long), returned as a view of the values: a load widens a
+ * tensor chunk after chunk into one scratch array instead of leaving an array per chunk for the collector
+ * (in a browser tab that garbage is resident memory until V8 gets to it).
+ */
+export function toFloat32Into(info: TensorInfo, bytes: Uint8Array, out: Float32Array): Float32Array {
   const n = bytes.byteLength / DTYPE_BYTES[info.dtype];
+  if (out.length < n) throw new RangeError(`toFloat32Into: ${n} values do not fit in ${out.length}`);
+  const values = out.subarray(0, n);
   const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
   switch (info.dtype) {
     case 'F32':
-      return new Float32Array(aligned.buffer, aligned.byteOffset, n).slice();
+      values.set(new Float32Array(aligned.buffer, aligned.byteOffset, n));
+      return values;
     case 'BF16': {
       const src = new Uint16Array(aligned.buffer, aligned.byteOffset, n);
-      const out = new Uint32Array(n);
-      for (let i = 0; i < n; i++) out[i] = src[i] << 16;
-      return new Float32Array(out.buffer);
+      const bits = new Uint32Array(values.buffer, values.byteOffset, n);
+      for (let i = 0; i < n; i++) bits[i] = src[i] << 16;
+      return values;
     }
     case 'F16': {
       const src = new Uint16Array(aligned.buffer, aligned.byteOffset, n);
-      const out = new Float32Array(n);
-      for (let i = 0; i < n; i++) out[i] = halfToFloat(src[i]);
-      return out;
+      for (let i = 0; i < n; i++) values[i] = halfToFloat(src[i]);
+      return values;
     }
     default:
       throw new CheckpointFormatError(`tensor '${info.name}' is ${info.dtype}; Tessera loads F32, F16 and BF16 weights`);
