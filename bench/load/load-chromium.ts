@@ -52,10 +52,16 @@ function byType(processes: readonly ProcessInfo[], field: 'VmRSS' | 'VmHWM'): Ma
   return out;
 }
 
+/**
+ * `collectGarbage`: before each heap sample, a full GC of the page (HeapProfiler.collectGarbage), so its
+ * figures are what the load keeps alive rather than what V8 has not collected yet (slower; the renderer's
+ * resident peak then counts less garbage too).
+ */
 export async function loadInChromium(
   server: BenchServer,
   request: { model: string; mmproj?: string; dtype: string },
   log: (line: string) => void,
+  collectGarbage = false,
 ): Promise<ChromiumLoadFigures> {
   const browser = await chromium.launch(chromiumLaunchOptions());
   try {
@@ -81,6 +87,7 @@ export async function loadInChromium(
       while (sampling) {
         for (const p of await processInfo().catch(() => [])) seen.set(p.id, p);
         for (const [type, rss] of byType([...seen.values()], 'VmRSS')) peak.set(type, Math.max(peak.get(type) ?? 0, rss));
+        if (collectGarbage) await pageCdp.send('HeapProfiler.collectGarbage').catch(() => undefined);
         const h = await heap().catch(() => undefined);
         if (h) {
           heapPeak.used = Math.max(heapPeak.used, h.usedSize - heapBase.usedSize);

@@ -20,7 +20,9 @@
 //
 // Flags: --models=full,one-layer  --dtypes=f32,f16,q4 (Node)  --gguf=Q4_K_M (none: --gguf=)
 //        --chromium=q4 (dtypes loaded in Chromium besides the GGUF pairs; none: --chromium=)
-//        --chromium-models=full  --memory=false (no memory runs)  --baseline=<ref>  --reps=N (default 1)
+//        --chromium-models=full  --chromium-gc (a full GC of the page before each heap sample: what the load
+//        keeps alive, not what V8 has yet to collect)  --memory=false (no memory runs)  --baseline=<ref>
+//        --reps=N (default 1)
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, symlinkSync } from 'node:fs';
@@ -142,6 +144,7 @@ async function main(): Promise<void> {
   const chromiumDtypes = list('chromium', 'q4');
   const chromiumModels = list('chromium-models', 'full') as BenchVoxtralDepth[];
   const memory = value('memory') !== 'false';
+  const chromiumGc = process.argv.includes('--chromium-gc');
   const reps = Number(value('reps') ?? 1);
   const baselineRef = value('baseline');
   for (const m of [...models, ...chromiumModels])
@@ -226,7 +229,13 @@ async function main(): Promise<void> {
         for (const { load, request } of loads) {
           for (let i = 0; i < reps; i++) {
             log(`${model}, Chromium: ${load}`);
-            report({ model, place: 'chromium', tree: trees[0].name, load, ...fromChromium(await loadInChromium(server, request, log)) });
+            report({
+              model,
+              place: 'chromium',
+              tree: trees[0].name,
+              load,
+              ...fromChromium(await loadInChromium(server, request, log, chromiumGc)),
+            });
           }
         }
       }
