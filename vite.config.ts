@@ -8,6 +8,7 @@
 
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import type { Plugin } from 'vite';
@@ -184,6 +185,13 @@ function executableCli(): Plugin {
   };
 }
 
+// The unit, cpu and consumer projects run after the gpu project (which keeps its one worker, below), two
+// or more files at a time: the gpu worker's SwiftShader keeps both cores of a 2-core machine busy, but
+// these files mostly run one thread (Node, tsc, npm, a Chromium page on WebAssembly) or wait on a child
+// process, and serially they were 170 s of the run (unit 39, cpu 38, consumer 92). Vitest runs projects
+// with different maxWorkers only in separate groups (sequence.groupOrder), one group after the other.
+const besideEachOther = { maxWorkers: Math.max(2, availableParallelism() - 1), sequence: { groupOrder: 1 } };
+
 export default defineConfig(({ mode }) => ({
   root: mode === 'lib' ? root : resolve(root, 'demo'),
   // Multi-page, no SPA fallback: a missing model file must be a 404, not index.html with status 200.
@@ -236,7 +244,15 @@ export default defineConfig(({ mode }) => ({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+          ...besideEachOther,
+          // Beside the consumer and cpu files, a file that takes 3 s alone (tekken-tokenizer) passed
+          // Vitest's default 5 s on a loaded 2-core machine. A time limit, not an assertion.
+          testTimeout: 60_000,
+        },
       },
       {
         extends: true,
@@ -263,6 +279,7 @@ export default defineConfig(({ mode }) => ({
           include: ['test/cpu/**/*.test.ts'],
           setupFiles: ['test/helpers/stall-watchdog.ts'],
           environment: 'node',
+          ...besideEachOther,
           testTimeout: 120_000,
           hookTimeout: 60_000,
         },
@@ -275,6 +292,7 @@ export default defineConfig(({ mode }) => ({
           include: ['test/consumer/**/*.test.ts'],
           globalSetup: ['test/consumer/global-setup.ts'],
           environment: 'node',
+          ...besideEachOther,
           testTimeout: 600_000,
           hookTimeout: 120_000,
         },
