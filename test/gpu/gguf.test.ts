@@ -11,13 +11,13 @@
 // repacking: test/unit/gguf-repack.test.ts; q5k and every kernel on K-quants: test/gpu/k-quants.test.ts.
 
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gguf as parseGguf } from '@huggingface/gguf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UnsupportedModelError } from '../../src/errors';
+import { NonFiniteWeightError, UnsupportedModelError } from '../../src/errors';
 import { openGgufCheckpoint } from '../../src/families/gguf-checkpoint';
 import { readModelConfig } from '../../src/families/read-config';
 import { NodeDirSource } from '../../src/io/model-source-node';
@@ -182,6 +182,22 @@ describe('a SmolVLM GGUF pair', () => {
       a.destroy();
       b.destroy();
     }
+  });
+
+  it('a NaN block scale is NonFiniteWeightError naming the tensor, its first bad value and how many', async () => {
+    const { out, files } = await convert('Q8_0');
+    const path = join(out, files.model);
+    const bytes = new Uint8Array(readFileSync(path));
+    const { header } = await openGguf(chunks(bytes), files.model);
+    const info = header.tensors.get('blk.0.ffn_down.weight')!;
+    // Q8_0 blocks are 34 bytes, its f16 scale first: blocks 3 and 5 get NaN (0x7e00) scales.
+    for (const block of [3, 5]) bytes.set([0x00, 0x7e], header.dataOffset + info.offset + block * 34);
+    writeFileSync(path, bytes);
+    const source = await openGgufCheckpoint(new NodeDirSource(out), files);
+    const error = await testEngine(gpu(), out, { ...options, source }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NonFiniteWeightError);
+    expect((error as Error).message).toContain('model.text_model.layers.0.mlp.down_proj.weight');
+    expect([(error as NonFiniteWeightError).index, (error as NonFiniteWeightError).numNonFinite]).toEqual([3 * 32, 2 * 32]);
   });
 
   it('names what is wrong: no mmproj, or the mmproj given as the model', async () => {

@@ -177,8 +177,18 @@ export class WeightWriter {
     }
     const { dataOffset, scaleOffset } = entryRanges(entry);
     const b = targetBuffers(target);
-    this.gpu.device.queue.writeBuffer(b.data, dataOffset, data);
-    if (scales && scales.byteLength > 0) this.gpu.device.queue.writeBuffer(b.scales!, scaleOffset, scales);
+    this.writeInPieces(b.data, dataOffset, data);
+    if (scales && scales.byteLength > 0) this.writeInPieces(b.scales!, scaleOffset, scales);
+  }
+
+  /**
+   * writeBuffer a STAGING_BYTES piece at a time: a browser copies each call's bytes into memory shared with
+   * its GPU process, so one call of a whole 300 MB entry (a stored copy's) would hold that much twice more.
+   */
+  private writeInPieces(buffer: GPUBuffer, offset: number, bytes: Uint8Array): void {
+    for (let o = 0; o < bytes.byteLength; o += STAGING_BYTES) {
+      this.gpu.device.queue.writeBuffer(buffer, offset + o, bytes.subarray(o, Math.min(bytes.byteLength, o + STAGING_BYTES)));
+    }
   }
 
   /**

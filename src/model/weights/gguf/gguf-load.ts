@@ -28,6 +28,7 @@ import { allocateLoadedWeight, entryFor, WeightWriter } from '../gpu-weights';
 import { aliasAbsent } from '../layout-names';
 import type { LoadedWeight, RowPart } from '../row-split';
 import type { TensorInfo } from '../safetensors-header';
+import type { StoredEntry } from '../stored-copy';
 import { dequantizeGgml } from './gguf-blocks';
 import type { GgufTensorInfo } from './gguf-format';
 import type { GgufCheckpointPlan, GgufTensorRef } from './gguf-plan';
@@ -124,39 +125,83 @@ function formatsOf(dtype: DtypePlan, w: GpuWeightSpec, pieces: readonly Found[],
   return { ofTensor: new Map(own.map((o) => [o.spec.name, o.format])), parts };
 }
 
-/** A NaN or infinite block scale is a NonFiniteWeightError, as a NaN value in any checkpoint is. */
-function checkFiniteScales(format: 'q8' | 'q4', scales: Uint8Array, name: string, file: string): void {
+/** Non-finite scales among packed rows: the first bad one's value index and how many values they scale. */
+interface BadScales {
+  first: number;
+  count: number;
+}
+
+/** q8 / q4 groups of 32 whose scale (or minimum) is NaN or infinite. */
+function badScales(format: 'q8' | 'q4', scales: Uint8Array): BadScales {
   const words = new Uint32Array(scales.buffer, scales.byteOffset, scales.byteLength / 4);
   const floats = new Float32Array(words.buffer, words.byteOffset, words.length);
   const bad = (i: number) =>
     format === 'q8' ? !Number.isFinite(floats[i]) : (words[i] & 0x7c00) === 0x7c00 || ((words[i] >>> 16) & 0x7c00) === 0x7c00;
-  let first = -1;
-  let count = 0;
+  const found = { first: -1, count: 0 };
   for (let i = 0; i < words.length; i++) {
     if (!bad(i)) continue;
-    if (first < 0) first = i;
-    count++;
+    if (found.first < 0) found.first = i * 32;
+    found.count += 32;
   }
-  if (count > 0) throw new NonFiniteWeightError(name, file, first * 32, Number.NaN, count * 32);
+  return found;
 }
 
-/** A K-quant block whose d (or dmin) is NaN or infinite is a NonFiniteWeightError. */
-function checkFiniteBlockScales(format: KQuantFormat, data: Uint8Array, name: string, file: string): void {
+/** K-quant blocks whose d (or dmin) is NaN or infinite. */
+function badBlockScales(format: KQuantFormat, data: Uint8Array): BadScales {
   const words = new Uint32Array(data.buffer, data.byteOffset, data.byteLength / 4);
   const floats = new Float32Array(words.buffer, words.byteOffset, words.length);
   const per = K_BLOCK_WORDS[format];
-  let first = -1;
-  let count = 0;
+  const found = { first: -1, count: 0 };
   for (let b = 0; b < words.length / per; b++) {
     const bad =
       format === 'q6k'
         ? !Number.isFinite(floats[b * per + 52])
         : (words[b * per] & 0x7c00) === 0x7c00 || ((words[b * per] >>> 16) & 0x7c00) === 0x7c00;
     if (!bad) continue;
-    if (first < 0) first = b;
-    count++;
+    if (found.first < 0) found.first = b * K_BLOCK;
+    found.count += K_BLOCK;
   }
-  if (count > 0) throw new NonFiniteWeightError(name, file, first * K_BLOCK, Number.NaN, count * K_BLOCK);
+  return found;
+}
+
+/** GGUF block bytes repacked per chunk of rows: a 330 MB Q6_K head is never held twice, nor written in one call. */
+const REPACK_CHUNK_BYTES = 8 * 2 ** 20;
+
+/**
+ * Rows of GGUF blocks into their packed target (gguf-repack.ts), a chunk of rows at a time. Non-finite block
+ * scales anywhere in the tensor are one NonFiniteWeightError naming the first and counting all, as a NaN
+ * value in any checkpoint is.
+ */
+function writeBlocks(
+  writer: WeightWriter,
+  target: LoadedWeight,
+  entry: StoredEntry,
+  type: GgufTensorInfo['type'],
+  bytes: Uint8Array,
+  where: { name: string; file: string },
+): void {
+  const rowBytes = bytes.byteLength / entry.rows;
+  const rowsPerChunk = Math.max(1, Math.floor(REPACK_CHUNK_BYTES / rowBytes));
+  const bad: BadScales = { first: -1, count: 0 };
+  for (let r = 0; r < entry.rows; r += rowsPerChunk) {
+    const rows = Math.min(rowsPerChunk, entry.rows - r);
+    const packed = repackBlocks(type, bytes.subarray(r * rowBytes, (r + rows) * rowBytes), rows, entry.K);
+    const found = isKQuant(entry.format)
+      ? badBlockScales(entry.format, packed.data)
+      : badScales(entry.format as 'q8' | 'q4', packed.scales);
+    if (found.count > 0 && bad.first < 0) bad.first = r * entry.K + found.first;
+    bad.count += found.count;
+    if (bad.count > 0) continue; // the load fails: nothing more is written
+    const part = {
+      ...entry,
+      rowOffset: entry.rowOffset + r,
+      rows,
+      dataBytes: packed.data.byteLength,
+      scaleBytes: packed.scales.byteLength,
+    };
+    writer.writeBytes(target, part, packed.data, packed.scales);
+  }
+  if (bad.count > 0) throw new NonFiniteWeightError(where.name, where.file, bad.first, Number.NaN, bad.count);
 }
 
 const numelOf = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
@@ -296,14 +341,8 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
           if (float) {
             const asSafetensors: TensorInfo = { name: spec.name, dtype: float, shape: info.shape, begin: 0, end: bytes.byteLength };
             await writer.writeTensor(target, entry, asSafetensors, bytes, f.file);
-          } else if (format === 'q8' || format === 'q4') {
-            const packed = repackBlocks(info.type, bytes, entry.rows, entry.K);
-            checkFiniteScales(format, packed.scales, spec.name, f.file);
-            writer.writeBytes(target, entry, packed.data, packed.scales);
-          } else if (isKQuant(format)) {
-            const packed = repackBlocks(info.type, bytes, entry.rows, entry.K);
-            checkFiniteBlockScales(format, packed.data, spec.name, f.file);
-            writer.writeBytes(target, entry, packed.data);
+          } else if (format === 'q8' || format === 'q4' || isKQuant(format)) {
+            writeBlocks(writer, target, entry, info.type, bytes, { name: spec.name, file: f.file });
           } else {
             const values = Float32Array.from(dequantizeGgml(info.type, bytes, numel));
             const asF32: TensorInfo = { name: spec.name, dtype: 'F32', shape: info.shape, begin: 0, end: values.byteLength };
