@@ -182,8 +182,9 @@ export class WeightWriter {
   }
 
   /**
-   * writeBuffer a STAGING_BYTES piece at a time: a browser copies each call's bytes into memory shared with
-   * its GPU process, so one call of a whole 300 MB entry (a stored copy's) would hold that much twice more.
+   * writeBuffer a STAGING_BYTES piece at a time, not a whole entry (a stored copy's can be 300 MB) in one
+   * call: with this and GGUF's repacking by rows, a full-depth GGUF load's renderer growth in Chromium went
+   * from 1929 to 1534 MiB (docs/benchmarks.md, bench:load).
    */
   private writeInPieces(buffer: GPUBuffer, offset: number, bytes: Uint8Array): void {
     for (let o = 0; o < bytes.byteLength; o += STAGING_BYTES) {
