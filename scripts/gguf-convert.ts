@@ -9,7 +9,10 @@
 //
 // Tensor types as the converter chooses them: 1-D tensors, *_norm weights and the vision embeddings in F32;
 // every other matrix in the requested type, or F16 when its rows are not whole blocks of that type. The
-// K-quant types are what llama-quantize makes of such a file (Q4_K_M: its mix, simplified).
+// K-quant types are what llama-quantize makes of such a file (Q4_K_M: its mix, simplified). An mmproj is
+// written as llama.cpp's converter writes one (its --outtype offers F32, F16, BF16 and Q8_0; llama-quantize
+// quantizes the model file, not the mmproj): another requested type gives an F16 mmproj, as the pairs
+// published beside a Q4_K_M model are.
 //
 //   tsx scripts/gguf-convert.ts <checkpoint dir> <out dir> [F32|F16|BF16|Q8_0|Q4_0|Q4_1|Q5_0|Q5_1|Q4_K|Q5_K|Q6_K|Q4_K_M]
 
@@ -44,8 +47,12 @@ export function permuteRows(values: Float32Array, rows: number, heads: number): 
 export type ConvertType = GgmlTypeName | 'Q4_K_M';
 
 /** The type the converter stores a tensor in. */
+/** The types an mmproj file is written in (the tensors of its towers and projector: v.*, a.*, mm.*). */
+const MMPROJ_TYPES: readonly ConvertType[] = ['F32', 'F16', 'BF16', 'Q8_0'];
+
 export function typeFor(ggufName: string, shape: readonly number[], wanted: ConvertType, forceF32: boolean): GgmlTypeName {
   if (forceF32 || shape.length <= 1 || ggufName.endsWith('_norm.weight') || !ggufName.endsWith('.weight')) return 'F32';
+  if (/^(v|a|mm)\./.test(ggufName) && !MMPROJ_TYPES.includes(wanted)) return 'F16';
   const type = wanted !== 'Q4_K_M' ? wanted : /(attn_v|ffn_down)\.weight$|^output\.weight$/.test(ggufName) ? 'Q6_K' : 'Q4_K';
   return shape[shape.length - 1] % ggmlType(type).blockValues === 0 ? type : 'F16';
 }

@@ -25,7 +25,7 @@
 //        --reps=N (default 1)
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, symlinkSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ConvertType } from '../../scripts/gguf-convert';
@@ -50,6 +50,8 @@ const list = (name: string, fallback: string) => (value(name) ?? fallback).split
 /** The largest tensor of both checkpoints: the embedding (and the head), 131072 x 3072 BF16. */
 const LARGEST_BYTES = 131072 * 3072 * 2;
 const HOST_GOAL_BYTES = 1.25 * LARGEST_BYTES + 256 * 2 ** 20;
+/** Bump when scripts/gguf-convert*.ts write other files, so the pairs here are written again. */
+const GGUF_RECIPE = 'gguf-convert v2: the mmproj in F32, F16, BF16 or Q8_0 only (F16 beside a K-quant model)';
 
 interface NodeChild {
   loadMs: number;
@@ -159,10 +161,13 @@ async function main(): Promise<void> {
       const out = `${dir}-gguf-${type}`;
       const name = dir.split('/').at(-1);
       const files = { model: `${name}-${type}.gguf`, mmproj: `mmproj-${name}-${type}.gguf` };
-      if (!existsSync(join(out, files.model)) || !existsSync(join(out, files.mmproj))) {
+      const stamp = join(out, 'converted.txt');
+      const current = existsSync(stamp) && readFileSync(stamp, 'utf8') === GGUF_RECIPE;
+      if (!current || !existsSync(join(out, files.model)) || !existsSync(join(out, files.mmproj))) {
         log(`writing the ${type} GGUF pair of ${name} in ${out}`);
         const t0 = performance.now();
         await convertVoxtralToGguf(dir, out, type);
+        writeFileSync(stamp, GGUF_RECIPE);
         log(`written in ${seconds(performance.now() - t0)} s`);
       }
       ggufs.set(`${m} ${type}`, { model: join(out, files.model), mmproj: join(out, files.mmproj) });

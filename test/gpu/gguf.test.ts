@@ -104,7 +104,7 @@ describe('a SmolVLM GGUF pair', () => {
   });
 
   // smolvlm-tiny's rows (192 values) are not whole K-quant blocks: the K-quants run on smolvlm-tiny-hd128
-  // (text hidden 256), whose vision tower (hidden 128) falls back to F16 where rows are not whole blocks.
+  // (text hidden 256); its mmproj is F16, as llama.cpp writes the mmproj beside a Q4_K_M model.
   it.each([
     ['Q8_0', 'smolvlm-tiny', 'q8'],
     ['Q5_0', 'smolvlm-tiny', 'f32'],
