@@ -26,6 +26,7 @@ import { isPacked, type Weight, type WeightFormat } from '../kernels/weight-form
 import type { ModelConfig } from './config';
 import { checkCheckpointFileName } from '../io/checkpoint-path';
 import { openPartialSafetensors } from './weights/partial-safetensors';
+import { ReadArena } from './weights/read-arena';
 import { openSafetensors, type SafetensorsHeader } from './weights/safetensors';
 import type { ModelSource } from '../io/model-source';
 import { weightLayout, type CheckpointTensorSpec, type GpuWeightSpec, type WeightLayout } from './weight-layout';
@@ -265,6 +266,8 @@ export async function loadWeights(
   const loaded = new ModelWeights(gpu, weights, buffers, layout, 0, plan);
   const status: Record<string, StoredCopyStatus> = {};
   const writer = new WeightWriter(gpu);
+  // Each tensor is written to the GPU before the next is read: all are read into one buffer (read-arena.ts).
+  const arena = new ReadArena();
   try {
     for (const [file, fileSpecs] of byFile) {
       let specs = fileSpecs;
@@ -307,11 +310,14 @@ export async function loadWeights(
       if (!opened) {
         throw new MissingTensorError(specs[0].name, specs[0].shape, `${source.where} (the file ${file} does not exist)`);
       }
+      /** The tensors of this file the load writes, once its header is checked; the others are passed over. */
+      let used: ReadonlySet<string> | undefined;
       const st = await openSafetensors(
         opened.stream,
         file,
         (loadedBytes) => onProgressSafe(options.onProgress, { phase: 'upload', file, loadedBytes, totalBytes: opened.sizeBytes }),
         opened.sizeBytes,
+        arena.options((name) => used !== undefined && !used.has(name)),
       );
       try {
         // One file and no index: only its header tells whether an LM head tied in text_config is there.
@@ -354,6 +360,8 @@ export async function loadWeights(
           status[file] = 'not stored';
         }
         const byName = new Map(entries.map((e) => [e.name, e]));
+        used = new Set(byName.keys());
+        arena.reserve(Math.max(0, ...specs.map((t) => st.header.tensors.get(t.name)!).map((i) => i.end - i.begin)));
         const isPacking = (e: StoredEntry) => e.format !== 'f32' && e.format !== 'bf16';
         const packedTotal = entries.filter(isPacking).reduce((a, e) => a + e.rows * e.K * 4, 0);
         let packedDone = 0;
@@ -393,6 +401,7 @@ export async function loadWeights(
     throw e;
   } finally {
     writer.release();
+    arena.release();
   }
   await gpu.sync();
   return new ModelWeights(gpu, weights, buffers, layout, sizeBytes, plan, status);

@@ -6,10 +6,10 @@
 
 export interface ByteReader {
   /**
-   * The next n bytes in one new array, or dropped (an empty array) when `keep` is false. A stream that
-   * ends first throws `truncated(bytes seen so far)`.
+   * The next n bytes in one new array (or in `into`, n bytes long), or dropped (an empty array) when `keep`
+   * is false. A stream that ends first throws `truncated(bytes seen so far)`.
    */
-  read(n: number, keep: boolean, truncated: (seen: number) => Error): Promise<Uint8Array>;
+  read(n: number, keep: boolean, truncated: (seen: number) => Error, into?: Uint8Array): Promise<Uint8Array>;
   /** File offset of the next byte read() returns. */
   readonly consumed: number;
   /** Stop reading (releases the source, e.g. a file handle) without reading the rest. */
@@ -24,8 +24,9 @@ export function byteReader(source: AsyncIterable<Uint8Array>, onBytes?: (bytesRe
     get consumed() {
       return consumed;
     },
-    async read(n, keep, truncated) {
-      const out = new Uint8Array(keep ? n : 0);
+    async read(n, keep, truncated, into) {
+      if (into && into.byteLength !== n) throw new RangeError(`byteReader: ${n} bytes asked for into ${into.byteLength}`);
+      const out = keep ? (into ?? new Uint8Array(n)) : new Uint8Array(0);
       let o = 0;
       while (o < n) {
         if (chunks.length === 0) {

@@ -7,6 +7,7 @@
 import { CheckpointFormatError, TruncatedFileError } from '../../errors';
 import { halfToFloat } from '../../kernels/f16';
 import { byteReader } from './byte-reader';
+import type { TensorReadOptions } from './read-arena';
 import { checkHeaderSize, checkTensorEntry, validateSafetensorsHeader } from './safetensors-validate';
 import type { SafetensorsDtype, SafetensorsHeader, TensorInfo } from './safetensors-header';
 
@@ -80,7 +81,10 @@ export function parseSafetensorsHeader(json: Uint8Array, headerSize: number, fil
 
 export interface StreamedTensor {
   info: TensorInfo;
-  /** The tensor's raw bytes (little-endian, as stored), in a fresh array the consumer may keep. */
+  /**
+   * The tensor's raw bytes (little-endian, as stored), in a fresh array the consumer may keep, or in
+   * TensorReadOptions.into's array when given.
+   */
   bytes: Uint8Array;
 }
 
@@ -88,7 +92,7 @@ export interface OpenedSafetensors {
   header: SafetensorsHeader;
   /** The header's JSON bytes as stored (part of a file's identity for stored quantized copies). */
   headerJson: Uint8Array;
-  /** Every tensor in file order, as soon as its bytes are complete. */
+  /** Every tensor in file order (but those TensorReadOptions.skip names), as soon as its bytes are complete. */
   tensors: AsyncGenerator<StreamedTensor>;
   /** Stop reading (releases the source stream, e.g. the file handle) without reading the rest. */
   close(): Promise<void>;
@@ -106,6 +110,7 @@ export async function openSafetensors(
   file: string,
   onBytes?: (bytesRead: number) => void,
   fileBytes?: number,
+  readOptions: TensorReadOptions = {},
 ): Promise<OpenedSafetensors> {
   const reader = byteReader(source, onBytes);
   const read = reader.read;
@@ -122,6 +127,7 @@ export async function openSafetensors(
   async function* tensors(): AsyncGenerator<StreamedTensor> {
     const ordered = [...header.tensors.values()].sort((a, b) => a.begin - b.begin);
     for (const info of ordered) {
+      if (readOptions.skip?.(info.name)) continue; // its bytes are passed over before the next tensor's
       const start = header.dataOffset + info.begin;
       if (start > reader.consumed) {
         await read(
@@ -130,10 +136,12 @@ export async function openSafetensors(
           (seen) => new TruncatedFileError(file, header.fileBytes, seen, `before tensor '${info.name}'`),
         );
       }
+      const n = info.end - info.begin;
       const bytes = await read(
-        info.end - info.begin,
+        n,
         true,
         (seen) => new TruncatedFileError(file, header.fileBytes, seen, `tensor '${info.name}' is cut`),
+        readOptions.into?.(n),
       );
       yield { info, bytes };
     }

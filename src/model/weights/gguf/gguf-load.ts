@@ -34,6 +34,7 @@ import type { GgufTensorInfo } from './gguf-format';
 import type { GgufCheckpointPlan, GgufTensorRef } from './gguf-plan';
 import { unpermutedRow } from './gguf-plan';
 import { openGguf } from './gguf-reader';
+import { ReadArena } from '../read-arena';
 import { exactFormatOf, floatDtypeOf, repackBlocks } from './gguf-repack';
 
 export interface GgufLoadContext {
@@ -272,6 +273,8 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
   const widened: string[] = [];
   let sizeBytes = 0;
   const writer = new WeightWriter(gpu);
+  // Each tensor is written to the GPU (or copied) before the next is read: all are read into one buffer.
+  const arena = new ReadArena();
   const maxBinding = gpu.limits.maxStorageBufferBindingSize;
   try {
     for (const w of layout.gpu) {
@@ -310,7 +313,14 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
           [...wanted.values()][0].spec.shape,
           `${ctx.source.where} (the file ${f.file} does not exist)`,
         );
-      const gguf = await openGguf(opened.stream, f.file, (loaded) => ctx.onUpload?.(f.file, loaded, opened.sizeBytes), opened.sizeBytes);
+      arena.reserve(Math.max(...[...wanted.values()].map((x) => x.info.sizeBytes)));
+      const gguf = await openGguf(
+        opened.stream,
+        f.file,
+        (loaded) => ctx.onUpload?.(f.file, loaded, opened.sizeBytes),
+        opened.sizeBytes,
+        arena.options((name) => !wanted.has(name)),
+      );
       try {
         for await (const { info, bytes: stored } of gguf.tensors) {
           const hit = wanted.get(info.name);
@@ -358,6 +368,7 @@ export async function loadGgufTensors(ctx: GgufLoadContext): Promise<GgufLoaded>
     throw e;
   } finally {
     writer.release();
+    arena.release();
   }
   return { weights, buffers, sizeBytes, widened };
 }

@@ -4,6 +4,7 @@
 
 import { CheckpointFormatError, TruncatedFileError } from '../../../errors';
 import { byteReader } from '../byte-reader';
+import type { TensorReadOptions } from '../read-arena';
 import {
   GGML_TYPE_NAMES,
   GGUF_DEFAULT_ALIGNMENT,
@@ -23,13 +24,16 @@ const MAX_DIMS = 4;
 
 interface StreamedGgufTensor {
   info: GgufTensorInfo;
-  /** The tensor's bytes as stored (blocks for quantized types), in a fresh array the consumer may keep. */
+  /**
+   * The tensor's bytes as stored (blocks for quantized types), in a fresh array the consumer may keep, or
+   * in TensorReadOptions.into's array when given.
+   */
   bytes: Uint8Array;
 }
 
 export interface OpenedGguf {
   header: GgufHeader;
-  /** Every tensor in file order, as soon as its bytes are complete. */
+  /** Every tensor in file order (but those TensorReadOptions.skip names), as soon as its bytes are complete. */
   tensors: AsyncGenerator<StreamedGgufTensor>;
   close(): Promise<void>;
 }
@@ -54,6 +58,7 @@ export async function openGguf(
   file: string,
   onBytes?: (bytesRead: number) => void,
   fileBytes?: number,
+  readOptions: TensorReadOptions = {},
 ): Promise<OpenedGguf> {
   const reader = byteReader(source, onBytes);
   const inHeader = (seen: number) => new TruncatedFileError(file, seen + 1, seen, 'inside the GGUF header');
@@ -194,6 +199,7 @@ export async function openGguf(
 
   async function* stream(): AsyncGenerator<StreamedGgufTensor> {
     for (const info of ordered) {
+      if (readOptions.skip?.(info.name)) continue; // its bytes are passed over before the next tensor's
       const start = dataOffset + info.offset;
       if (start > reader.consumed) {
         await reader.read(
@@ -206,6 +212,7 @@ export async function openGguf(
         info.sizeBytes,
         true,
         (seen) => new TruncatedFileError(file, header.fileBytes, seen, `tensor '${info.name}' is cut`),
+        readOptions.into?.(info.sizeBytes),
       );
       yield { info, bytes };
     }
