@@ -70,8 +70,20 @@ function counting(body: ReadableStream<Uint8Array>, total: number | undefined, o
   );
 }
 
-/** Iterate a ReadableStream (Safari's streams are not async-iterable). */
-export async function* iterateStream(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+/**
+ * A stream's chunks (Safari's streams are not async-iterable), with the stream itself: a reader that can
+ * read into arrays of its own (a BYOB reader of a byte stream: src/model/weights/byte-reader.ts) takes
+ * `readable` instead of iterating.
+ */
+export interface StreamChunks extends AsyncIterable<Uint8Array> {
+  readonly readable: ReadableStream<Uint8Array>;
+}
+
+export function iterateStream(stream: ReadableStream<Uint8Array>): StreamChunks {
+  return { readable: stream, [Symbol.asyncIterator]: () => chunksOf(stream) };
+}
+
+async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = stream.getReader();
   try {
     for (;;) {

@@ -7,8 +7,8 @@
 
 /** How a checkpoint reader reads tensors (openSafetensors, openGguf). */
 export interface TensorReadOptions {
-  /** The array a tensor of `bytes` bytes is read into, valid until the next tensor is read. Default: a fresh one. */
-  into?: (bytes: number) => Uint8Array;
+  /** The one buffer every tensor is read into, each valid until the next is read. Default: a fresh array each. */
+  arena?: ReadArena;
   /** Tensors passed over unread (not kept in memory, not yielded): ones the load does not use. */
   skip?: (name: string) => boolean;
 }
@@ -28,10 +28,18 @@ export class ReadArena {
   }
 
   /** The first `bytes` of the buffer (grown when needed), overwritten by the next take. */
-  take = (bytes: number): Uint8Array => {
+  take(bytes: number): Uint8Array {
     this.reserve(bytes);
     return new Uint8Array(this.buffer!, 0, bytes);
-  };
+  }
+
+  /**
+   * The array a take() was read into, as the read returned it: a byte stream's read moves the buffer's
+   * memory into a new ArrayBuffer (byte-reader.ts), which is the buffer from then on.
+   */
+  adopt(read: Uint8Array): void {
+    if (read.buffer !== this.buffer && read.byteOffset === 0) this.buffer = read.buffer as ArrayBuffer;
+  }
 
   /** Drop the buffer (the load is over). */
   release(): void {
@@ -40,6 +48,6 @@ export class ReadArena {
 
   /** This arena as reader options, passing over the tensors `skip` names. */
   options(skip?: (name: string) => boolean): TensorReadOptions {
-    return { into: this.take, skip };
+    return { arena: this, skip };
   }
 }

@@ -83,7 +83,7 @@ export interface StreamedTensor {
   info: TensorInfo;
   /**
    * The tensor's raw bytes (little-endian, as stored), in a fresh array the consumer may keep, or in
-   * TensorReadOptions.into's array when given.
+   * TensorReadOptions.arena's buffer when given.
    */
   bytes: Uint8Array;
 }
@@ -137,12 +137,14 @@ export async function openSafetensors(
         );
       }
       const n = info.end - info.begin;
+      const into = readOptions.arena?.take(n);
       const bytes = await read(
         n,
         true,
         (seen) => new TruncatedFileError(file, header.fileBytes, seen, `tensor '${info.name}' is cut`),
-        readOptions.into?.(n),
+        into,
       );
+      if (into) readOptions.arena!.adopt(bytes);
       yield { info, bytes };
     }
   }

@@ -26,7 +26,7 @@ interface StreamedGgufTensor {
   info: GgufTensorInfo;
   /**
    * The tensor's bytes as stored (blocks for quantized types), in a fresh array the consumer may keep, or
-   * in TensorReadOptions.into's array when given.
+   * in TensorReadOptions.arena's buffer when given.
    */
   bytes: Uint8Array;
 }
@@ -208,12 +208,14 @@ export async function openGguf(
           (seen) => new TruncatedFileError(file, header.fileBytes, seen, `before tensor '${info.name}'`),
         );
       }
+      const into = readOptions.arena?.take(info.sizeBytes);
       const bytes = await reader.read(
         info.sizeBytes,
         true,
         (seen) => new TruncatedFileError(file, header.fileBytes, seen, `tensor '${info.name}' is cut`),
-        readOptions.into?.(info.sizeBytes),
+        into,
       );
+      if (into) readOptions.arena!.adopt(bytes);
       yield { info, bytes };
     }
   }
