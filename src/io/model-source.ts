@@ -284,10 +284,16 @@ export class UrlSource implements ModelSource {
     const response = await this.fetchFile(name);
     if (!response?.body) return undefined;
     const total = Number(response.headers.get('content-length')) || undefined;
-    // A dropped connection resumes from the bytes already received (HTTP Range), not from the start.
-    const resumable = (r: Response) => (r.status === 200 ? resumableBody(url, r, { fetchImpl: this.options.fetchImpl }) : r.body!);
+    // A dropped connection resumes from the bytes already received (HTTP Range), not from the start. Its
+    // body is a byte stream: a tensor is read from the network straight into the load's buffer.
+    const resumable = (r: Response) =>
+      r.status === 200
+        ? resumableBody(url, r, { fetchImpl: this.options.fetchImpl, onBytes: onDownload && ((n) => onDownload(n, total)) })
+        : onDownload
+          ? counting(r.body!, total, onDownload)
+          : r.body!;
     const direct = (r: Response): ByteStream => ({
-      stream: iterateStream(onDownload ? counting(resumable(r), total, onDownload) : resumable(r)),
+      stream: iterateStream(resumable(r)),
       sizeBytes: total,
       fromCache: false,
       version: responseVersion(r),
@@ -301,7 +307,7 @@ export class UrlSource implements ModelSource {
     // Download into browser storage first (streamed to disk, not memory), then read it back: a second
     // load finds it there. If the browser refuses to store it (quota, private mode), load it from the
     // network without caching instead of failing.
-    const body = onDownload ? counting(resumable(response), total, onDownload) : resumable(response);
+    const body = resumable(response);
     try {
       const headers = new Headers(response.headers);
       headers.set(STORED_MODEL_HEADER, this.folderUrl); // which model it is, for listing and deleting (stored-data.ts)

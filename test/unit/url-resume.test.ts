@@ -2,14 +2,15 @@
 // against a real HTTP server on loopback that drops the connection part way: the bytes come out whole and
 // in order, the second request asks for the rest only, a connection that hangs is given up on and resumed, a server that ignores ranges still gives the right
 // bytes (its prefix skipped), a file that changed on the server is refused by name, and a connection that
-// never recovers ends in a ModelFileError naming what was received.
+// never recovers ends in a ModelFileError naming what was received. Each read two ways: chunk by chunk, and
+// with a BYOB reader into the reader's own array (as the checkpoint readers read a tensor).
 
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelFileError } from '../../src/errors';
-import { UrlSource } from '../../src/io/model-source';
+import { type StreamChunks, UrlSource } from '../../src/io/model-source';
 import { resumableBody } from '../../src/io/resumable-download';
 
 const FILE = new Uint8Array(1 << 20).map((_, i) => (i * 7 + (i >> 11)) & 255);
@@ -77,13 +78,31 @@ async function readAll(s: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   return out;
 }
 
-describe('a download that breaks off', () => {
+/** The body read with a BYOB reader into one array, at most 100 000 bytes a read (smaller than a chunk). */
+async function readInto(s: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const reader = s.getReader({ mode: 'byob' });
+  let out = new Uint8Array(FILE.byteLength + 1); // room for one byte too many, to see a body that is too long
+  let o = 0;
+  for (;;) {
+    const { done, value } = await reader.read(new Uint8Array(out.buffer, o, Math.min(100_000, out.byteLength - o)));
+    out = new Uint8Array(value!.buffer); // the read moved the array's memory
+    if (done) return out.subarray(0, o);
+    o += value!.byteLength;
+  }
+}
+
+const READS = [
+  { name: 'chunk by chunk', read: (s: ReadableStream<Uint8Array>) => readAll(s) },
+  { name: 'into its own array (BYOB)', read: readInto },
+];
+
+describe.each(READS)('a download that breaks off, read $name', ({ read }) => {
   it('resumes from the first byte not received: the whole file, the rest asked for by range', async () => {
     const s = await serve({ dropAfter: (n) => (n === 0 ? 300_000 : undefined), honourRanges: true, etag: () => '"v1"' });
     const source = new UrlSource(s.url, { files: ['model.safetensors'], useCache: false });
     const progress: number[] = [];
     const opened = await source.openBytes('model.safetensors', (loaded) => progress.push(loaded));
-    expect(same(await readAll(opened!.stream))).toBe(true);
+    expect(same(await read((opened!.stream as StreamChunks).readable))).toBe(true);
     expect(s.requests).toHaveLength(2);
     const start = Number(/^bytes=(\d+)-$/.exec(s.requests[1].range ?? '')?.[1]);
     expect(start).toBeGreaterThan(0);
@@ -97,7 +116,7 @@ describe('a download that breaks off', () => {
     const s = await serve({ dropAfter: (n) => (n === 0 ? 200_000 : undefined), honourRanges: false, etag: () => '"v1"' });
     const first = await fetch(`${s.url}model.safetensors`);
     const body = resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 });
-    expect(same(await readAll(body))).toBe(true);
+    expect(same(await read(body))).toBe(true);
     expect(s.requests).toHaveLength(2);
   });
 
@@ -109,7 +128,7 @@ describe('a download that breaks off', () => {
       gzip: true,
     });
     const first = await fetch(`${s.url}model.safetensors`);
-    expect(same(await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 })))).toBe(true);
+    expect(same(await read(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 })))).toBe(true);
     expect(s.requests).toHaveLength(2);
     expect(s.requests[1].range).toBeUndefined();
   });
@@ -118,7 +137,7 @@ describe('a download that breaks off', () => {
     const s = await serve({ dropAfter: (n) => (n === 0 ? 300_000 : undefined), honourRanges: true, etag: () => '"v1"', hang: true });
     const first = await fetch(`${s.url}model.safetensors`);
     const t0 = performance.now();
-    expect(same(await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1, stallMs: 300 })))).toBe(true);
+    expect(same(await read(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1, stallMs: 300 })))).toBe(true);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
     expect(s.requests).toHaveLength(2);
     expect(Number(/^bytes=(\d+)-$/.exec(s.requests[1].range ?? '')?.[1])).toBeGreaterThan(0);
@@ -127,7 +146,7 @@ describe('a download that breaks off', () => {
   it('a file that changed on the server meanwhile is refused, never spliced', async () => {
     const s = await serve({ dropAfter: (n) => (n === 0 ? 200_000 : undefined), honourRanges: true, etag: (n) => `"v${n}"` });
     const first = await fetch(`${s.url}model.safetensors`);
-    const err = await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 })).catch((e: unknown) => e);
+    const err = await read(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelFileError);
     expect((err as Error).message).toMatch(/changed on the server while it was downloading/);
   });
@@ -135,7 +154,7 @@ describe('a download that breaks off', () => {
   it('a connection that keeps breaking ends in a ModelFileError with the bytes received', async () => {
     const s = await serve({ dropAfter: (n) => (n === 0 ? 100_000 : 0), honourRanges: true, etag: () => '"v1"' });
     const first = await fetch(`${s.url}model.safetensors`);
-    const err = await readAll(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1, retries: 3 })).catch((e: unknown) => e);
+    const err = await read(resumableBody(`${s.url}model.safetensors`, first, { backoffMs: 1, retries: 3 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelFileError);
     expect((err as Error).message).toMatch(/broke off after \d+ of 1048576 bytes, and 3 attempts to resume it failed/);
     expect(s.requests).toHaveLength(4);
