@@ -69,7 +69,8 @@ export interface EncoderCoreDeps {
   createGpu(): Promise<GpuContext>;
   /** Give the device back (default: destroy it; an in-process encoder sharing the engine's keeps it). */
   releaseGpu?(gpu: GpuContext): void;
-  openModel(ref: ModelRef): ModelSource;
+  /** The checkpoint a reference names (a GGUF pair's headers are read first: a promise then). */
+  openModel(ref: ModelRef): ModelSource | Promise<ModelSource>;
   decodeImage: ImageDecoder;
   /** Opens the weight store a worker init names (stored quantized copies); none when absent. */
   openWeightStore?(ref: WeightCacheRef): WeightStore | undefined;
@@ -158,7 +159,7 @@ export class EncoderCore implements EncoderWorkerApi {
 
   async init(init: EncoderWorkerInit): Promise<EncoderWorkerInfo> {
     if (this.loaded) throw new InternalError('EncoderCore.init called twice');
-    const source = this.deps.openModel(init.model);
+    const source = await this.deps.openModel(init.model);
     const forward = await this.startForward(init, source);
     try {
       const config = forward.config;
@@ -240,7 +241,7 @@ export class EncoderCore implements EncoderWorkerApi {
         {
           createGpu: () => this.deps.createGpu(),
           releaseGpu: this.deps.releaseGpu ? (gpu) => this.deps.releaseGpu!(gpu) : undefined,
-          openSource: () => this.deps.openModel(init.model),
+          openSource: async () => this.deps.openModel(init.model),
           weightStore: init.weightCache ? this.deps.openWeightStore?.(init.weightCache) : undefined,
         },
         init,

@@ -20,7 +20,7 @@ export interface GpuForwardDeps {
   createGpu(): Promise<GpuContext>;
   /** Give the device back (default: destroy it; an in-process encoder sharing the engine's keeps it). */
   releaseGpu?(gpu: GpuContext): void;
-  openSource(): ModelSource;
+  openSource(): Promise<ModelSource>;
   weightStore?: WeightStore;
 }
 
@@ -51,9 +51,14 @@ export class GpuEncoderForward implements EncoderForward {
     }
   }
 
-  private static load(deps: GpuForwardDeps, init: EncoderWorkerInit, gpu: GpuContext, digest: WeightsDigest): Promise<LoadedEncoderModel> {
+  private static async load(
+    deps: GpuForwardDeps,
+    init: EncoderWorkerInit,
+    gpu: GpuContext,
+    digest: WeightsDigest,
+  ): Promise<LoadedEncoderModel> {
     const batch = Math.min(init.visionBatch ?? init.maxBatchTiles, init.maxBatchTiles);
-    return loadEncoderModel(gpu, deps.openSource(), {
+    return loadEncoderModel(gpu, await deps.openSource(), {
       visionBatch: batch,
       audioBatch: batch,
       dispatchesPerSubmit: init.dispatchesPerSubmit,

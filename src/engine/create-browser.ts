@@ -15,6 +15,7 @@ import { createBrowserGpuContext } from '../gpu/browser';
 import { DirectoryHandleSource, FileListSource, UrlSource, type ModelSource } from '../io/model-source';
 import { decodeImageBrowser } from '../processor/image-decode';
 import type { ModelRef } from '../protocol/encoder';
+import type { GgufModelSource } from '../model/weights/gguf/gguf-plan';
 import { CacheApiWeightStore, openWeightStoreBrowser } from '../model/weights/store';
 import { InternalError } from '../errors';
 import type { GpuContext, GpuContextOptions } from '../gpu/context';
@@ -52,6 +53,20 @@ function modelRef(model: BrowserModelInput): ModelRef | undefined {
   return undefined;
 }
 
+/** A GGUF pair's reference for encoder workers: the folder of its model URL, or the picked files. */
+function ggufRef(model: BrowserModelInput, gguf: GgufModelSource): ModelRef | undefined {
+  const at = modelRef(model);
+  if (at?.kind === 'url') return { kind: 'gguf', folder: { kind: 'url', url: new URL('.', at.url).href }, ...gguf.ggufFiles };
+  return at?.kind === 'files' ? { kind: 'gguf', folder: at, ...gguf.ggufFiles } : undefined;
+}
+
+/** The same reference, its URL downloads not stored (the engine's storage check found no room). */
+function withoutStoring(ref: ModelRef | undefined): ModelRef | undefined {
+  if (ref?.kind === 'url') return { ...ref, storeDownloads: false };
+  if (ref?.kind === 'gguf' && ref.folder.kind === 'url') return { ...ref, folder: { ...ref.folder, storeDownloads: false } };
+  return ref;
+}
+
 export interface BrowserEngineOptions extends EngineOptions {
   model: BrowserModelInput;
   /**
@@ -84,7 +99,7 @@ export interface BrowserEngineOptions extends EngineOptions {
 
 /** The device choice and the media encoder's start for a browser engine, or a remote engine's local encoder. */
 async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles = false) {
-  // A GGUF pair (browser-model.ts) is a checkpoint of its own; its media tower is encoded on this thread.
+  // A GGUF pair (browser-model.ts) is a checkpoint of its own; encoder workers open it again by reference (ggufRef).
   const gguf = await openBrowserGguf(options.model, options.modelFiles, options.mmproj, (file, loadedBytes, totalBytes) =>
     options.onProgress?.({ phase: 'download', file, loadedBytes, totalBytes }),
   );
@@ -118,8 +133,8 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
   if (!storing && gguf && gguf.container instanceof UrlSource && gguf.container.storesDownloads) {
     source = gguf.in(gguf.container.withoutStoring());
   }
-  const found = gguf ? undefined : modelRef(options.model);
-  const ref = found?.kind === 'url' && !storing ? { ...found, storeDownloads: false } : found;
+  const found = gguf ? ggufRef(options.model, gguf) : modelRef(options.model);
+  const ref = storing ? found : withoutStoring(found);
   // Stored quantized copies name the checkpoint they are made from (inspectStorage, deleteStoredModel).
   const storedAs = source instanceof UrlSource ? source.folderUrl : source.where;
   const enc = options.encoder ?? {};

@@ -14,7 +14,9 @@ import { nodeEncoderWorkerSpawner } from '../encoder/spawn-node';
 import { EncoderWorkerPool } from '../encoder/worker-pool';
 import { createNodeGpuContext, type NodeGpuOptions } from '../gpu/node';
 import type { ModelSource } from '../io/model-source';
-import { isGgufPath, openNodeModel } from './node-model';
+import { NodeDirSource } from '../io/model-source-node';
+import { isGgufSource } from '../model/weights/gguf/gguf-plan';
+import { openNodeModel } from './node-model';
 import { decodeImageNode } from '../processor/image-decode-node';
 import type { ModelRef } from '../protocol/encoder';
 import { DirWeightStore, defaultWeightCacheDir, openWeightStoreNode as openWeightStore } from '../model/weights/store-node';
@@ -35,8 +37,13 @@ import { resolveHostNode } from './intake/resolve-host-node';
 export { nodeModelSource } from './node-model';
 
 function modelRef(model: string | ModelSource, source: ModelSource): ModelRef | undefined {
-  // Encoder workers reopen a folder or a URL; a GGUF checkpoint is encoded on this thread.
-  if (typeof model !== 'string' || isGgufPath(model)) return undefined;
+  // Encoder workers reopen a folder, a URL, or a GGUF pair in a folder (its headers read again there).
+  if (isGgufSource(source)) {
+    return source.container instanceof NodeDirSource
+      ? { kind: 'gguf', folder: { kind: 'dir', path: source.container.where }, ...source.ggufFiles }
+      : undefined;
+  }
+  if (typeof model !== 'string') return undefined;
   return /^https?:\/\//.test(model) ? { kind: 'url', url: model } : { kind: 'dir', path: source.where };
 }
 

@@ -14,7 +14,7 @@ export function nodeModelSource(model: string | ModelSource): ModelSource {
   return /^https?:\/\//.test(model) ? new UrlSource(model, { useCache: false }) : new NodeDirSource(model);
 }
 
-export const isGgufPath = (model: unknown): model is string => typeof model === 'string' && /\.gguf$/i.test(model);
+const isGgufPath = (model: unknown): model is string => typeof model === 'string' && /\.gguf$/i.test(model);
 
 /** The mmproj file for a GGUF model: `mmproj` if given (in the model's folder), else the folder's only mmproj*.gguf. */
 function mmprojFor(model: string, mmproj: string | undefined): string | undefined {

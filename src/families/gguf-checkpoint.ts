@@ -81,6 +81,10 @@ class GgufCheckpointSource implements GgufModelSource {
     this.where = `${container.where} (${files.model}${files.mmproj ? ` + ${files.mmproj}` : ''})`;
   }
 
+  get ggufFiles(): GgufFiles {
+    return this.files;
+  }
+
   /** The same checkpoint read from another container (a URL source that stores nothing). */
   in(container: ModelSource): GgufCheckpointSource {
     return new GgufCheckpointSource(container, this.files, this.texts, this.gguf);

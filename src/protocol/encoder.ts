@@ -20,8 +20,8 @@ import type { ImageLayout } from '../processor/image-layout';
 import type { PatchGrid } from '../processor/smart-resize';
 import type { FrameThumbnail } from '../processor/video-frames';
 
-/** Where the worker reads the checkpoint from; all structured-cloneable. */
-export type ModelRef =
+/** Where the worker reads a checkpoint's files from; all structured-cloneable. */
+export type FolderRef =
   /**
    * files: the folder's file names when known (UrlSourceOptions.files): the worker requests no other.
    * storeDownloads false: the engine's storage check found no room, so the worker stores nothing either.
@@ -30,6 +30,9 @@ export type ModelRef =
   | { kind: 'dir'; path: string }
   | { kind: 'files'; files: File[] }
   | { kind: 'directory-handle'; handle: FileSystemDirectoryHandle };
+
+/** The checkpoint the worker loads: a folder's, or a GGUF pair (its model and mmproj files) in one. */
+export type ModelRef = FolderRef | { kind: 'gguf'; folder: FolderRef; model: string; mmproj?: string };
 
 export interface EncoderWorkerInit {
   model: ModelRef;

@@ -35,6 +35,8 @@ test('a GGUF pair picked as files answers as its safetensors checkpoint', async 
     });
     const run = answered(await ask(page));
     expect(run.info.tokenIds).toEqual(goldenTokens('smolvlm-tiny'));
+    // The image was encoded in an encoder worker, which opened the pair again by reference.
+    expect(page.workers().map((w) => w.url())).toContainEqual(expect.stringMatching(/encoder\.worker/));
     expect(fetched).toEqual([]);
     expect(errors).toEqual([]);
     await shot(page, testInfo, 'demo-gguf-files');
@@ -64,6 +66,8 @@ test('a GGUF pair at a URL, its mmproj beside it, answers as its safetensors che
     });
     const run = answered(await ask(page));
     expect(run.info.tokenIds).toEqual(goldenTokens('smolvlm-tiny'));
+    // The image was encoded in an encoder worker, which opened the pair again by reference.
+    expect(page.workers().map((w) => w.url())).toContainEqual(expect.stringMatching(/encoder\.worker/));
     expect(errors).toEqual([]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,8 @@
 // each answering as the f32 checkpoint of the GGUF's float64 dequantization (gguf-blocks.ts): tokens equal
 // wherever that checkpoint's top two are apart by more than the kernels' rounding (identical when f32).
 // Also: their metadata reads back through @huggingface/gguf, their tokenizer and config are the original's,
-// and `tessera run --model x.gguf` (its mmproj found beside it) answers as the engine does. Q4_0/Q4_1
+// and `tessera run --model x.gguf` (its mmproj found beside it) and an engine encoding in a worker answer as
+// the engine does. Q4_0/Q4_1
 // repacking: test/unit/gguf-repack.test.ts; q5k and every kernel on K-quants: test/gpu/k-quants.test.ts.
 
 import { execFile } from 'node:child_process';
@@ -100,6 +101,19 @@ describe('a SmolVLM GGUF pair', () => {
     } finally {
       a.destroy();
       b.destroy();
+    }
+  });
+
+  it('F32 with its media tower in an encoder worker (the pair opened again by reference): the same tokens', async () => {
+    const { out, source } = await convert('F32');
+    const a = await testEngine(gpu(), tiny(), options);
+    const w = await testEngine(gpu(), out, { ...options, source, workers: true });
+    try {
+      expect((await askAboutSample(w, 8)).tessera.tokenIds).toEqual((await askAboutSample(a, 8)).tessera.tokenIds);
+      expect(w.stats().encoder.mode).toBe('workers');
+    } finally {
+      a.destroy();
+      w.destroy();
     }
   });
 

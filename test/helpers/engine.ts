@@ -14,6 +14,8 @@ import { mediaPolicy, type MediaOptions, type ResolveHost } from '../../src/engi
 import type { GpuContext } from '../../src/gpu/context';
 import type { ModelSource } from '../../src/io/model-source';
 import { NodeDirSource } from '../../src/io/model-source-node';
+import { isGgufSource } from '../../src/model/weights/gguf/gguf-plan';
+import type { ModelRef } from '../../src/protocol/encoder';
 import { openWeightStoreNode } from '../../src/model/weights/store-node';
 import type { KeyValueStore } from '../../src/cache/store';
 import { decodeImageNode } from '../../src/processor/node';
@@ -67,7 +69,11 @@ function createTestEngine(gpu: GpuContext, dir: string, options: TestEngineOptio
       weightStore: weightCache ? openWeightStoreNode(weightCache) : undefined,
       media: mediaPolicy(options.media, options.net),
       startEncoder: async (modelId, lifecycle) => {
-        const init = workerInit({ kind: 'dir', path: source.where }, modelId, enc, {
+        // Workers open a GGUF pair again by reference (its folder and the two names).
+        const ref: ModelRef = isGgufSource(source)
+          ? { kind: 'gguf', folder: { kind: 'dir', path: source.container.where }, ...source.ggufFiles }
+          : { kind: 'dir', path: source.where };
+        const init = workerInit(ref, modelId, enc, {
           dtype: options.dtype,
           compute: options.compute,
           weightCache,

@@ -42,6 +42,8 @@ export type GgufModelSource = ModelSource & {
   readonly gguf: GgufCheckpointPlan;
   /** Where the .gguf files are (a folder, a URL's folder, picked files): what a load downloads them from. */
   readonly container: ModelSource;
+  /** The model .gguf's and the mmproj .gguf's names in the container. */
+  readonly ggufFiles: { readonly model: string; readonly mmproj?: string };
   /** The same checkpoint read from another container (a URL source that stores nothing). */
   in(container: ModelSource): GgufModelSource;
 };
