@@ -20,6 +20,7 @@
 // network body is read into, so a multi-gigabyte download leaves no array per chunk for the collector.
 
 import { ModelFileError } from '../errors';
+import { bodyReader, closeBytes, deliver, wanted } from './body-reader';
 
 export interface ResumeOptions {
   fetchImpl?: typeof fetch;
@@ -31,53 +32,6 @@ export interface ResumeOptions {
   stallMs?: number;
   /** Called with the bytes received so far (of the file, resumptions included) as they arrive. */
   onBytes?: (received: number) => void;
-}
-
-/** The buffer each network read goes into (byte-stream bodies) before it is copied to the reader's array. */
-const READ_BYTES = 1 << 20;
-
-/** Reads a body into arrays of its caller's where the body is a byte stream, else chunk by chunk. */
-interface BodyReader {
-  /** Whether read() fills `into` (a byte stream); else it returns the body's own chunks. */
-  readonly fillsArrays: boolean;
-  /**
-   * Up to `into.byteLength` bytes (at least one): in `into`'s memory (moved to a new ArrayBuffer) when
-   * fillsArrays, else a chunk of the body's; undefined at the end.
-   */
-  read(into?: Uint8Array<ArrayBuffer>): Promise<Uint8Array | undefined>;
-  cancel(reason?: unknown): Promise<void>;
-}
-
-function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
-  let byob: ReadableStreamBYOBReader | undefined;
-  try {
-    byob = body.getReader({ mode: 'byob' });
-  } catch {
-    byob = undefined; // not a byte stream
-  }
-  if (byob) {
-    const r = byob;
-    return {
-      fillsArrays: true,
-      async read(into) {
-        const got = await r.read(into ?? new Uint8Array(READ_BYTES));
-        return got.done || !got.value?.byteLength ? undefined : got.value;
-      },
-      cancel: (reason) => r.cancel(reason),
-    };
-  }
-  const r = body.getReader();
-  return {
-    fillsArrays: false,
-    async read() {
-      for (;;) {
-        const got = await r.read();
-        if (got.done) return undefined;
-        if (got.value.byteLength > 0) return got.value;
-      }
-    },
-    cancel: (reason) => r.cancel(reason),
-  };
 }
 
 /** What If-Range compares: the ETag or Last-Modified. */
@@ -103,8 +57,6 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
   const validator = validatorOf(first);
   const identity = responseVersion(first);
   let reader = bodyReader(first.body!);
-  /** The array network reads go into (a read that stalls keeps it: a new one is made then). */
-  let scratch: Uint8Array<ArrayBuffer> | undefined;
   let received = 0;
   /** Bytes of the current body to drop before passing any on (a server that ignored the range). */
   let skip = 0;
@@ -158,21 +110,15 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
   return new ReadableStream({
     type: 'bytes',
     async pull(controller: ReadableByteStreamController) {
-      const request = controller.byobRequest;
-      const want = Math.min(READ_BYTES, request?.view?.byteLength ?? READ_BYTES);
+      const want = wanted(controller);
       for (;;) {
-        let chunk: Uint8Array | undefined;
+        let chunk: { bytes: Uint8Array; reused: boolean } | undefined;
         let timer: ReturnType<typeof setTimeout> | undefined;
         const stalled = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no byte for ${stallMs} ms`)), stallMs);
         });
-        let into: Uint8Array<ArrayBuffer> | undefined;
-        if (reader.fillsArrays) {
-          into = new Uint8Array(scratch?.buffer ?? new ArrayBuffer(READ_BYTES), 0, want);
-          scratch = undefined; // a read that stalls keeps it
-        }
         try {
-          chunk = await Promise.race([reader.read(into), stalled]);
+          chunk = await Promise.race([reader.read(want), stalled]);
         } catch (e) {
           reader.cancel(e).catch(() => {}); // a stalled body is dropped, not waited on
           await reopen(e);
@@ -185,13 +131,10 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
             await reopen(new Error(`the body ended at byte ${received} of ${total}`));
             continue;
           }
-          controller.close();
-          request?.respond(0);
+          closeBytes(controller);
           return;
         }
-        // A byte-stream body moved `into`'s memory to chunk's buffer: that is the array for the next read.
-        if (into) scratch = new Uint8Array(chunk.buffer as ArrayBuffer);
-        let bytes = chunk;
+        let bytes = chunk.bytes;
         if (skip > 0) {
           const k = Math.min(skip, bytes.byteLength);
           skip -= k;
@@ -201,15 +144,7 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
         received += bytes.byteLength;
         failures = 0;
         options.onBytes?.(received);
-        if (request?.view) {
-          // Into the reader's own array; what it has no room for (a body's chunk can be larger) is queued.
-          const k = Math.min(bytes.byteLength, request.view.byteLength);
-          new Uint8Array(request.view.buffer as ArrayBuffer, request.view.byteOffset, k).set(bytes.subarray(0, k));
-          request.respond(k);
-          if (k < bytes.byteLength) controller.enqueue(bytes.slice(k));
-        } else {
-          controller.enqueue(into ? bytes.slice() : (bytes as Uint8Array<ArrayBuffer>)); // the scratch is reused
-        }
+        deliver(controller, bytes, chunk.reused);
         return;
       }
     },
