@@ -11,6 +11,7 @@
 // not in it.
 
 import { ModelFileError } from '../errors';
+import { matchFile, putFile, type StoredFile } from './cache-parts';
 import { responseVersion, resumableBody } from './resumable-download';
 import { checkCheckpointFileName } from './checkpoint-path';
 import { listHubFiles } from './file-listing';
@@ -165,11 +166,21 @@ export class UrlSource implements ModelSource {
     return other;
   }
 
+  /** The Cache API cache files are kept in, unless this source does not use it. */
+  private async cache(): Promise<Cache | undefined> {
+    const storage = this.options.useCache === false ? undefined : cacheStorage();
+    return storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
+  }
+
+  /** The file as stored in the Cache API (every part of it), or undefined. */
+  private async stored(name: string): Promise<StoredFile | undefined> {
+    const cache = await this.cache();
+    return cache ? matchFile(cache, this.url(name)) : undefined;
+  }
+
   /** Whether the file is in the Cache API already (a load reads it there and downloads nothing). */
   async isStored(name: string): Promise<boolean> {
-    const storage = this.options.useCache === false ? undefined : cacheStorage();
-    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
-    return (await cache?.match(this.url(name))) !== undefined;
+    return (await this.stored(name)) !== undefined;
   }
 
   /**
@@ -221,9 +232,7 @@ export class UrlSource implements ModelSource {
   async exists(name: string): Promise<boolean> {
     const set = await this.listed();
     if (set) return set.has(name);
-    const storage = this.options.useCache === false ? undefined : cacheStorage();
-    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
-    if (await cache?.match(this.url(name))) return true;
+    if (await this.stored(name)) return true;
     let r: Response;
     try {
       r = await (this.options.fetchImpl ?? fetch)(this.url(name), { method: 'HEAD' });
@@ -248,11 +257,8 @@ export class UrlSource implements ModelSource {
     if (!(await this.mayExist(name))) return undefined;
     const url = this.url(name);
     // A file already in the browser cache is read there (nothing downloaded).
-    const storage = this.options.useCache === false ? undefined : cacheStorage();
-    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
-    const cached = cache ? await cache.match(url) : undefined;
-    if (cached)
-      return { bytes: new Uint8Array(await (await cached.blob()).slice(start, end).arrayBuffer()), version: responseVersion(cached) };
+    const stored = await this.stored(name);
+    if (stored) return { bytes: await stored.slice(start, end), version: responseVersion(stored) };
     let r: Response;
     try {
       r = await (this.options.fetchImpl ?? fetch)(url, { headers: { range: `bytes=${start}-${end - 1}` } });
@@ -277,10 +283,9 @@ export class UrlSource implements ModelSource {
   async openBytes(name: string, onDownload?: DownloadProgress): Promise<ByteStream | undefined> {
     if (!(await this.mayExist(name))) return undefined;
     const url = this.url(name);
-    const storage = this.options.useCache === false ? undefined : cacheStorage();
-    const cache = storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
-    const cached = cache ? await cache.match(url) : undefined;
-    if (cached?.body) return fromResponse(cached, true);
+    const cache = await this.cache();
+    const cached = cache ? await matchFile(cache, url) : undefined;
+    if (cached) return fromStored(cached, true);
     const response = await this.fetchFile(name);
     if (!response?.body) return undefined;
     const total = Number(response.headers.get('content-length')) || undefined;
@@ -304,16 +309,16 @@ export class UrlSource implements ModelSource {
       if (store) console.warn(`tessera: not caching ${url} (${total} bytes): the browser's storage quota has no room for it`);
       return direct(response);
     }
-    // Download into browser storage first (streamed to disk, not memory), then read it back: a second
-    // load finds it there. If the browser refuses to store it (quota, private mode), load it from the
-    // network without caching instead of failing.
+    // Download into browser storage first (streamed to disk in parts, not memory: cache-parts.ts), then
+    // read it back: a second load finds it there. If the browser refuses to store it (quota, private
+    // mode), load it from the network without caching instead of failing.
     const body = resumable(response);
     try {
       const headers = new Headers(response.headers);
       headers.set(STORED_MODEL_HEADER, this.folderUrl); // which model it is, for listing and deleting (stored-data.ts)
-      await store.put(url, new Response(body, { headers }));
-      const stored = await store.match(url);
-      if (stored?.body) return fromResponse(stored, false);
+      await putFile(store, url, body, headers, { [STORED_MODEL_HEADER]: this.folderUrl });
+      const stored = await matchFile(store, url);
+      if (stored) return fromStored(stored, false);
     } catch (e) {
       console.warn(`tessera: the browser cache refused ${url} (${(e as Error).message}); loading it without caching`);
     }
@@ -334,13 +339,8 @@ async function roomFor(bytes: number | undefined): Promise<boolean> {
   }
 }
 
-function fromResponse(r: Response, fromCache: boolean): ByteStream {
-  return {
-    stream: iterateStream(r.body!),
-    sizeBytes: Number(r.headers.get('content-length')) || undefined,
-    fromCache,
-    version: responseVersion(r),
-  };
+function fromStored(s: StoredFile, fromCache: boolean): ByteStream {
+  return { stream: iterateStream(s.body()), sizeBytes: s.sizeBytes || undefined, fromCache, version: responseVersion(s) };
 }
 
 /** Files picked by the user (matched by base name, so a folder upload's relative paths work too). */

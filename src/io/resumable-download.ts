@@ -35,13 +35,13 @@ export interface ResumeOptions {
 }
 
 /** What If-Range compares: the ETag or Last-Modified. */
-function validatorOf(r: Response): string | undefined {
+function validatorOf(r: { headers: Headers }): string | undefined {
   const h = r.headers;
   return h.get('etag') ?? h.get('last-modified') ?? undefined;
 }
 
 /** A response's version of the file (Hugging Face sends the LFS file's sha256 as X-Linked-Etag). */
-export function responseVersion(r: Response): string | undefined {
+export function responseVersion(r: { headers: Headers }): string | undefined {
   return r.headers.get('x-linked-etag') ?? validatorOf(r);
 }
 

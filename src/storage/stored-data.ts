@@ -15,6 +15,7 @@
 import { idbStore } from '../cache/idb-store';
 import { MANIFEST_KEY, readManifest } from '../cache/entry';
 import type { KeyValueStore } from '../cache/store';
+import { FILE_BYTES_HEADER, isPart } from '../io/cache-parts';
 import { STORED_MODEL_HEADER, WEIGHT_CACHE_NAME } from '../io/model-source';
 import { QUANTIZED_CACHE_NAME } from '../model/weights/store';
 import { estimateQuota, isPersisted, browserStorageManager, type StorageManagerLike } from './quota';
@@ -65,6 +66,8 @@ interface CacheItem {
   request: Request;
   model: string;
   sizeBytes: number;
+  /** A part of a file stored in parts (io/cache-parts.ts): deleted with its model, counted in its file's bytes. */
+  part: boolean;
 }
 
 function storesOf(env: StorageEnv) {
@@ -81,8 +84,13 @@ function folderOf(url: string): string {
   return href.endsWith('/') ? href : `${href}/`;
 }
 
-/** A stored response's bytes: its Content-Length when it is the body's (not compressed), else the body's size. */
+/**
+ * A stored response's bytes: a file in parts, its index's count of them; else its Content-Length when it is
+ * the body's (not compressed), else the body's size.
+ */
 async function sizeOf(r: Response): Promise<number> {
+  const inParts = r.headers.get(FILE_BYTES_HEADER);
+  if (inParts !== null) return Number(inParts);
   const length = Number(r.headers.get('content-length'));
   if (r.headers.get('content-length') !== null && Number.isSafeInteger(length) && !r.headers.get('content-encoding')) return length;
   return (await r.blob()).size;
@@ -98,7 +106,8 @@ async function itemsOf(storage: CacheStorage | undefined, name: string, byUrlFol
     if (!r) continue;
     const named = r.headers.get(STORED_MODEL_HEADER);
     const model = named ?? (byUrlFolder ? request.url.slice(0, request.url.lastIndexOf('/') + 1) : '');
-    items.push({ request, model, sizeBytes: await sizeOf(r) });
+    const part = isPart(r);
+    items.push({ request, model, sizeBytes: part ? 0 : await sizeOf(r), part });
   }
   return items;
 }
@@ -131,12 +140,12 @@ export async function inspectStorage(env: StorageEnv = {}): Promise<StorageRepor
     if (!m) models.set(model, (m = { model, files: [], downloadedBytes: 0, numQuantizedCopies: 0, quantizedBytes: 0 }));
     return m;
   };
-  for (const f of files) {
+  for (const f of files.filter((i) => !i.part)) {
     const m = modelOf(f.model);
     m.files.push({ name: f.request.url.startsWith(f.model) ? f.request.url.slice(f.model.length) : f.request.url, sizeBytes: f.sizeBytes });
     m.downloadedBytes += f.sizeBytes;
   }
-  for (const c of copies) {
+  for (const c of copies.filter((i) => !i.part)) {
     const m = modelOf(c.model);
     m.numQuantizedCopies++;
     m.quantizedBytes += c.sizeBytes;
@@ -156,7 +165,8 @@ async function deleteItems(storage: CacheStorage | undefined, name: string, item
   const cache = await storage.open(name);
   let freed: DeletedEntries = { numEntries: 0, freedBytes: 0 };
   for (const item of items) {
-    if (await cache.delete(item.request)) freed = { numEntries: freed.numEntries + 1, freedBytes: freed.freedBytes + item.sizeBytes };
+    if (!(await cache.delete(item.request)) || item.part) continue; // a part is its file's entry
+    freed = { numEntries: freed.numEntries + 1, freedBytes: freed.freedBytes + item.sizeBytes };
   }
   return freed;
 }

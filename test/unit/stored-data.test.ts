@@ -83,7 +83,11 @@ describe('stored data in a browser', () => {
     const after = await inspectStorage(env);
     expect(after.models.map((m) => m.model)).toEqual([B]);
     expect(after.encoderCache.numEntries).toBe(2);
-    expect([...(await caches.open('tessera-weights-v1')).entries.keys()]).toEqual([`${B}model.safetensors`]);
+    // B's file: its part and its index (io/cache-parts.ts); A's parts went with A.
+    expect([...(await caches.open('tessera-weights-v1')).entries.keys()]).toEqual([
+      `${B}model.safetensors#tessera-part-0`,
+      `${B}model.safetensors`,
+    ]);
     expect(await deleteStoredModel(A, env)).toEqual({ numEntries: 0, freedBytes: 0 });
   });
 

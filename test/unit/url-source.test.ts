@@ -13,10 +13,11 @@ function fakeCaches(putFails: boolean) {
     api: {
       open: async () => ({
         match: async (url: string) => stored.get(url)?.clone(),
+        delete: async (url: string) => stored.delete(url),
         put: async (url: string, r: Response) => {
           const body = new Uint8Array(await r.arrayBuffer());
           if (putFails) throw new DOMException('Unexpected internal error.', 'UnknownError');
-          stored.set(url, new Response(body, { headers: { 'content-length': String(body.byteLength) } }));
+          stored.set(url, new Response(body, { headers: r.headers }));
         },
       }),
     },

@@ -9,6 +9,7 @@
 // is stored-copy.ts's job. Any method may reject (quota, permissions); the loader then carries on without
 // the store.
 
+import { deleteFile, matchFile, putFile } from '../../io/cache-parts';
 import { iterateStream, STORED_MODEL_HEADER } from '../../io/model-source';
 import type { WeightCacheRef } from '../../protocol/encoder';
 
@@ -60,21 +61,28 @@ export class CacheApiWeightStore implements WeightStore {
 
   async read(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
     const cache = await this.storage.open(QUANTIZED_CACHE_NAME);
-    const r = await cache.match(this.url(key));
-    return r?.body ? iterateStream(r.body) : undefined;
+    const stored = await matchFile(cache, this.url(key));
+    return stored ? iterateStream(stored.body()) : undefined;
   }
 
   async write(key: string, chunks: AsyncIterable<Uint8Array>): Promise<void> {
     const cache = await this.storage.open(QUANTIZED_CACHE_NAME);
-    // put() resolves once the whole body is stored; until then match() does not return it.
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
-    if (this.model !== undefined) headers[STORED_MODEL_HEADER] = this.model;
-    await cache.put(this.url(key), new Response(readableFrom(chunks), { headers }));
+    // In parts (a copy is often over the 256 MiB Chromium allows an entry: io/cache-parts.ts), its index
+    // put last: until then matchFile() does not find it.
+    const headers = new Headers({ 'content-type': 'application/octet-stream' });
+    if (this.model !== undefined) headers.set(STORED_MODEL_HEADER, this.model);
+    await putFile(
+      cache,
+      this.url(key),
+      readableFrom(chunks),
+      headers,
+      this.model === undefined ? {} : { [STORED_MODEL_HEADER]: this.model },
+    );
   }
 
   async delete(key: string): Promise<void> {
     const cache = await this.storage.open(QUANTIZED_CACHE_NAME);
-    await cache.delete(this.url(key));
+    await deleteFile(cache, this.url(key));
   }
 }
 
