@@ -5,7 +5,7 @@
 //
 //   `url`                 the index: no body; the file's headers, with x-tessera-parts (how many),
 //                         x-tessera-part-bytes (each one's size) and x-tessera-bytes (the file's)
-//   `url#tessera-part-i`  part i (0 .. parts-1): part-bytes of the file (the last part the rest), with
+//   `url?tessera-part=i`  part i (0 .. parts-1): part-bytes of the file (the last part the rest), with
 //                         x-tessera-part-of naming `url`
 //
 // The index is put after every part, so a file half stored (a refused part, a closed tab) has no index and
@@ -25,8 +25,12 @@ export const FILE_BYTES_HEADER = 'x-tessera-bytes';
 /** Header of each part: the index's URL (stored-data.ts lists parts under their file). */
 const PART_OF_HEADER = 'x-tessera-part-of';
 
+/** Part i's URL: a query parameter (the Cache API ignores a URL's fragment when it matches). */
 function partUrl(url: string, i: number): string {
-  return `${url.split('#')[0]}#tessera-part-${i}`;
+  const u = new URL(url);
+  u.hash = '';
+  u.searchParams.append('tessera-part', String(i));
+  return u.href;
 }
 
 /** A file found whole in the cache. */

@@ -7,8 +7,9 @@ class FakeCache {
   readonly entries = new Map<string, { body: Uint8Array; headers: Headers }>();
   puts = 0;
 
+  /** The URL an entry is matched by: without its fragment, as the Cache API matches. */
   private static key(req: RequestInfo | URL): string {
-    return req instanceof Request ? req.url : String(req);
+    return (req instanceof Request ? req.url : String(req)).split('#')[0];
   }
 
   async match(req: RequestInfo | URL): Promise<Response | undefined> {

@@ -47,7 +47,7 @@ describe('a file in Cache API parts', () => {
   it('reads back whole, chunk by chunk and into its own arrays, with its headers', async () => {
     const { cache, fake } = await stored(64);
     expect(fake.entries.size).toBe(16 + 1); // 15 parts of 64 bytes, one of 40, and the index
-    expect(fake.entries.get(`${URL_}#tessera-part-3`)!.headers.get('x-tessera-model')).toBe('http://models.test/m/');
+    expect(fake.entries.get(`${URL_}?tessera-part=3`)!.headers.get('x-tessera-model')).toBe('http://models.test/m/');
     const file = (await matchFile(cache, URL_))!;
     expect(file.sizeBytes).toBe(1000);
     expect(file.headers.get('etag')).toBe('"v1"');
@@ -70,7 +70,7 @@ describe('a file in Cache API parts', () => {
 
   it('is not found when a part is missing, and deleting it removes every part', async () => {
     const { cache, fake } = await stored(100);
-    fake.entries.delete(`${URL_}#tessera-part-4`);
+    fake.entries.delete(`${URL_}?tessera-part=4`);
     expect(await matchFile(cache, URL_)).toBeUndefined();
     await deleteFile(cache, URL_);
     expect(fake.entries.size).toBe(0);
@@ -82,7 +82,7 @@ describe('a file in Cache API parts', () => {
     const fake = await caches.open('w');
     const put = fake.put.bind(fake);
     fake.put = async (req, r) => {
-      if (String(req).endsWith('part-2')) throw new DOMException('Unexpected internal error.', 'UnknownError');
+      if (String(req).endsWith('part=2')) throw new DOMException('Unexpected internal error.', 'UnknownError');
       return put(req, r);
     };
     await expect(putFile(cache, URL_, streamOf(FILE, 45), new Headers(), {}, 100)).rejects.toThrow(/Unexpected internal error/);

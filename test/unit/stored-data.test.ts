@@ -85,7 +85,7 @@ describe('stored data in a browser', () => {
     expect(after.encoderCache.numEntries).toBe(2);
     // B's file: its part and its index (io/cache-parts.ts); A's parts went with A.
     expect([...(await caches.open('tessera-weights-v1')).entries.keys()]).toEqual([
-      `${B}model.safetensors#tessera-part-0`,
+      `${B}model.safetensors?tessera-part=0`,
       `${B}model.safetensors`,
     ]);
     expect(await deleteStoredModel(A, env)).toEqual({ numEntries: 0, freedBytes: 0 });
