@@ -9,7 +9,9 @@
 #   3. tessera run --json on it (TTFT, decode tok/s, token ids) with each variant, f16 weights in f16 math,
 #      and q4;
 #   4. the tiny Qwen-VL checkpoints' answers against the goldens, and the Qwen-VL bench at real widths;
-#   5. tessera profile --json (GPU time per kernel kind) with each variant.
+#   5. tessera profile --json (GPU time per kernel kind) with each variant;
+#   6. the Qwen2.5-VL bench model's load as a Q4_K_M GGUF pair against its bf16 -> q4 load (issue 35's
+#      ">= 3x": on SwiftShader both loads are compile-bound), alternating, two pairs (GPU_SKIP_GGUF=1 skips).
 # With dist-base/ (the previous tree's build) carried too, one request alternates between the two trees.
 # GPU_SKIP_DOCTOR=1 skips step 1; GPU_COMPARE_ONLY=1 runs only the two trees' requests (GPU_PAIRS, GPU_LONG_PAIRS). Everything lands in $OUT/results.tar.gz; a table of the figures is printed last (bench/gpu/summary.mjs).
 set -u
@@ -131,6 +133,18 @@ PROF=(node dist/cli.js profile --model "$M" --image "$IMG" --json --no-weight-ca
 if [ -z "${GPU_COMPARE_ONLY:-}" ]; then
   step profile-workgroup 120 "${PROF[@]}" --variant workgroup
   step profile-register 120 "${PROF[@]}" --variant register
+fi
+# The GGUF pair of the Qwen2.5-VL bench model (bench-qwen wrote the model) against the same model's
+# bf16 -> q4 load: tessera run's loadMs, 8 tokens each, the order alternating between pairs.
+QB=.cache/bench-models/qwen2_5_vl-3b-random
+if [ -z "${GPU_SKIP_GGUF:-}${GPU_COMPARE_ONLY:-}" ] && [ -f .devcarry/gguf-convert-qwen.mjs ] && [ -d "$QB" ]; then
+  step gguf-convert 240 node .devcarry/gguf-convert-qwen.mjs "$QB" /tmp/qwen-gguf Q4_K_M
+  GG=(node dist/cli.js run --model /tmp/qwen-gguf/qwen2_5_vl-3b-random-Q4_K_M.gguf --image "$IMG" --prompt "$P" --max-tokens 8 --json --no-weight-cache)
+  Q4=(node dist/cli.js run --model "$QB" --dtype q4 --image "$IMG" --prompt "$P" --max-tokens 8 --json --no-weight-cache)
+  for i in 1 2; do
+    if [ $(( i % 2 )) -eq 1 ]; then step "load-gguf-$i" 200 "${GG[@]}"; step "load-q4-$i" 200 "${Q4[@]}"
+    else step "load-q4-$i" 200 "${Q4[@]}"; step "load-gguf-$i" 200 "${GG[@]}"; fi
+  done
 fi
 node bench/gpu/summary.mjs "$OUT" | tee "$OUT/summary.txt"
 tar -C "$OUT" -czf "$DEST/results.tar.gz" .

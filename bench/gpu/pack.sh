@@ -14,6 +14,8 @@ npx esbuild scripts/make-bench-model.ts --bundle --platform=node --format=esm --
 # The Qwen-VL steps: the tiny checkpoints' generator, and bench/model/qwen.ts (sharp stays a package of the runtime).
 npx esbuild scripts/make-tiny-qwen.ts --bundle --platform=node --format=esm --outfile=.devcarry/make-tiny-qwen.mjs --log-level=warning
 npx esbuild bench/model/qwen.ts --bundle --platform=node --format=esm --external:sharp --outfile=.devcarry/bench-qwen.mjs --log-level=warning
+# The GGUF load step: the Qwen-VL converter (the bench model's Q4_K_M pair is written on the device).
+npx esbuild scripts/gguf-convert-qwen.ts --bundle --platform=node --format=esm --outfile=.devcarry/gguf-convert-qwen.mjs --log-level=warning
 # The Vulkan loader and GLVND (NVIDIA's Vulkan driver is libGLX_nvidia, which needs libGLdispatch).
 (cd .devcarry/gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 2>/dev/null)
 

@@ -144,6 +144,16 @@ for (const bq of [read('bench-qwen'), read('bench-qwen-binding')]) {
   }
   if (bq && !bq.results) console.log(`\nbench:model --family: ${JSON.stringify(bq).slice(0, 300)}`);
 }
+// The GGUF load step: the Qwen2.5-VL bench model as a Q4_K_M pair against bf16 -> q4 (issue 35: >= 3x).
+const loads = (kind) =>
+  [1, 2].map((i) => read(`load-${kind}-${i}`)?.timings?.loadMs).filter((x) => typeof x === 'number');
+const [gguf, q4] = [loads('gguf'), loads('q4')];
+if (gguf.length || q4.length) {
+  console.log(
+    `\nload of the Qwen2.5-VL bench model: GGUF Q4_K_M ${gguf.map((x) => f(x / 1000)).join(' / ')} s, bf16 -> q4 ` +
+      `${q4.map((x) => f(x / 1000)).join(' / ')} s: GGUF ${f(median(q4) / median(gguf), 2)}x as fast (goal >= 3x)`,
+  );
+}
 console.log(
   '\n' +
     JSON.stringify({
