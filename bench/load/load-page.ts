@@ -35,6 +35,8 @@ async function runLoad(request: LoadRequest): Promise<PageLoadFigures> {
     dtype: request.dtype as DtypeOption,
     kvCacheTokens: 1024,
     weightCache: false,
+    // A load that stops progressing fails in minutes, naming what it waits on, instead of holding the bench.
+    stallTimeoutMs: 240_000,
     onProgress: (p) => {
       if (p.phase === 'compile' && weightsMs === undefined) weightsMs = performance.now() - t0;
     },
