@@ -176,16 +176,24 @@ export async function createWatched<T extends { destroy(): void }, P>(
   }
   let phase = 'reading config.json';
   let events = 0;
+  /** The last progress event and when it came (a download that stops names its file and bytes). */
+  let last: { event: P; atMs: number } | undefined;
+  const t0 = performance.now();
   const watch = new StallWatch(timeoutMs, {
     activity: () => `creating the engine (${phase})`,
     busy: () => true,
     progress: () => `${phase}|${events}|${gpuPending?.settled ?? '-'}`,
-    state: () => ({ phase, gpu: pendingGpuState(gpuPending) }),
+    state: () => ({
+      phase,
+      gpu: pendingGpuState(gpuPending),
+      ...(last ? { lastProgress: last.event, lastProgressAtMs: Math.round(last.atMs) } : {}),
+    }),
   });
   watch.poke();
   const built = build(
     (p) => {
       events++;
+      last = { event: p, atMs: performance.now() - t0 };
       onProgress?.(p);
     },
     (what) => (phase = what),

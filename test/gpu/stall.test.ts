@@ -44,6 +44,9 @@ describe('the stall watchdog', () => {
     expect(JSON.parse(e.state)).toMatchObject({
       phase: 'compiling the language model and starting the media encoder',
       gpu: { pending: [] },
+      // The last progress event, and when: the language model's warm-up went as far as its last step.
+      lastProgress: { phase: 'compile' },
+      lastProgressAtMs: expect.any(Number),
     });
     expect(e.message).toContain('the engine made no progress for');
     // The language model loaded and compiled first; the watchdog counts from the last thing that moved.
