@@ -50,15 +50,27 @@ function partsOf(index: Response): number | undefined {
   return n === null ? undefined : Number(n);
 }
 
+/**
+ * Whether `url` is in the cache. The body a match opens is cancelled at once: Chromium holds a stored
+ * entry open for as long as a Response's body is unread, and a load that left one open per part stalled
+ * reading a later part (bench:load, Chromium, until the collector happened to free them).
+ */
+async function has(cache: Cache, url: string): Promise<boolean> {
+  const r = await cache.match(url);
+  await r?.body?.cancel();
+  return r !== undefined;
+}
+
 /** The file at `url` when every part of it is stored; undefined otherwise. */
 export async function matchFile(cache: Cache, url: string): Promise<StoredFile | undefined> {
   const index = await cache.match(url);
   if (!index) return undefined;
+  await index.body?.cancel(); // read again when wanted (a file stored whole): see has()
   const count = partsOf(index);
   if (count === undefined) return index.body ? wholeFile(cache, url, index.headers) : undefined;
   for (let i = 0; i < count; i++) {
     // A part deleted meanwhile (by the browser, under storage pressure) makes the file not found.
-    if (!(await cache.match(partUrl(url, i)))) return undefined;
+    if (!(await has(cache, partUrl(url, i)))) return undefined;
   }
   /** A part's body, read from the cache when it is reached (a Response's body is read once). */
   const partBody = async (i: number) => {
@@ -212,6 +224,7 @@ async function deleteParts(cache: Cache, url: string, count: number): Promise<vo
 /** Delete the file at `url`: its index and its parts. */
 export async function deleteFile(cache: Cache, url: string): Promise<void> {
   const index = await cache.match(url);
+  await index?.body?.cancel();
   await cache.delete(url);
   const count = index ? partsOf(index) : undefined;
   if (count !== undefined) await deleteParts(cache, url, count);

@@ -6,18 +6,22 @@ import { UrlSource } from '../../src/io/model-source';
 
 const BYTES = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
 
+/** The Cache API: each match a new Response of the stored bytes and headers (bodies are read once). */
 function fakeCaches(putFails: boolean) {
-  const stored = new Map<string, Response>();
+  const stored = new Map<string, { body: Uint8Array; headers: Headers }>();
   return {
     stored,
     api: {
       open: async () => ({
-        match: async (url: string) => stored.get(url)?.clone(),
+        match: async (url: string) => {
+          const e = stored.get(url);
+          return e ? new Response(e.body.slice(), { headers: e.headers }) : undefined;
+        },
         delete: async (url: string) => stored.delete(url),
         put: async (url: string, r: Response) => {
           const body = new Uint8Array(await r.arrayBuffer());
           if (putFails) throw new DOMException('Unexpected internal error.', 'UnknownError');
-          stored.set(url, new Response(body, { headers: r.headers }));
+          stored.set(url, { body, headers: new Headers(r.headers) });
         },
       }),
     },
