@@ -10,7 +10,7 @@
 #      and q4;
 #   4. the tiny Qwen-VL checkpoints' answers against the goldens, and the Qwen-VL bench at real widths;
 #   5. tessera profile --json (GPU time per kernel kind) with each variant;
-#   6. the Qwen2.5-VL bench model's load as a Q4_K_M GGUF pair against its bf16 -> q4 load (issue 35's
+#   6. the Qwen2.5-VL bench model's load as a Q4_K_M GGUF pair against its bf16 -> q4 load (the goal's
 #      ">= 3x": on SwiftShader both loads are compile-bound), alternating, two pairs (GPU_SKIP_GGUF=1 skips).
 # With dist-base/ (the previous tree's build) carried too, one request alternates between the two trees.
 # GPU_SKIP_DOCTOR=1 skips step 1; GPU_COMPARE_ONLY=1 runs only the two trees' requests (GPU_PAIRS, GPU_LONG_PAIRS). Everything lands in $OUT/results.tar.gz; a table of the figures is printed last (bench/gpu/summary.mjs).
