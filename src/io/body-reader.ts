@@ -15,9 +15,17 @@ export interface BodyReader {
    */
   read(want: number): Promise<{ bytes: Uint8Array; reused: boolean } | undefined>;
   cancel(reason?: unknown): Promise<void>;
+  /** The Response the body belongs to, held for as long as the body is read (bodyReader's `response`). */
+  readonly response?: Response;
 }
 
-export function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
+/**
+ * A reader of `body`. `response`: the Response it is the body of, held by the reader for as long as the
+ * body is read. (Reading a stored file back in Chromium stopped part way in 3 of 6 GGUF loads of
+ * bench:load, a read of a 64 MiB part never settling, while nothing held the part's Response; whether
+ * holding it is the cure is measured in docs/benchmarks.md.)
+ */
+export function bodyReader(body: ReadableStream<Uint8Array>, response?: Response): BodyReader {
   let byob: ReadableStreamBYOBReader | undefined;
   try {
     byob = body.getReader({ mode: 'byob' });
@@ -29,6 +37,7 @@ export function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
     /** The reused buffer; a read moves it into a new ArrayBuffer, which is the buffer from then on. */
     let buffer: ArrayBuffer | undefined = new ArrayBuffer(READ_BYTES);
     return {
+      response,
       async read(want) {
         // A read abandoned part way (a stalled download) kept the buffer: a new one then.
         const into = new Uint8Array(buffer ?? new ArrayBuffer(READ_BYTES), 0, Math.min(want, READ_BYTES));
@@ -42,6 +51,7 @@ export function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
   }
   const r = body.getReader();
   return {
+    response,
     async read() {
       for (;;) {
         const got = await r.read();

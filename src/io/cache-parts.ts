@@ -72,18 +72,18 @@ export async function matchFile(cache: Cache, url: string): Promise<StoredFile |
     // A part deleted meanwhile (by the browser, under storage pressure) makes the file not found.
     if (!(await has(cache, partUrl(url, i)))) return undefined;
   }
-  /** A part's body, read from the cache when it is reached (a Response's body is read once). */
-  const partBody = async (i: number) => {
+  /** A part, read from the cache when it is reached (a Response's body is read once). */
+  const partAt = async (i: number) => {
     const part = await cache.match(partUrl(url, i));
     if (!part?.body) throw new Error(`part ${i} of ${url} is no longer stored`);
-    return part.body;
+    return part;
   };
   const sizeBytes = Number(index.headers.get(FILE_BYTES_HEADER));
   const partBytes = Number(index.headers.get(PART_BYTES_HEADER));
   return {
     headers: index.headers,
     sizeBytes,
-    body: () => concatenated(Array.from({ length: count }, (_, i) => () => partBody(i))),
+    body: () => concatenated(Array.from({ length: count }, (_, i) => () => partAt(i))),
     async slice(start, end) {
       const last = Math.min(end, sizeBytes);
       if (start >= last) return new Uint8Array(0);
@@ -112,15 +112,15 @@ function wholeFile(cache: Cache, url: string, headers: Headers): StoredFile {
   return {
     headers,
     sizeBytes: Number.isSafeInteger(length) ? length : 0,
-    body: () => concatenated([async () => (await again()).body!]),
+    body: () => concatenated([again]),
     async slice(start, end) {
       return new Uint8Array(await (await (await again()).blob()).slice(start, end).arrayBuffer());
     },
   };
 }
 
-/** Bodies one after another as one byte stream (BYOB readers are filled from one reused buffer). */
-function concatenated(bodies: ReadonlyArray<() => Promise<ReadableStream<Uint8Array>>>): ReadableStream<Uint8Array> {
+/** Responses' bodies one after another as one byte stream (BYOB readers are filled from one reused buffer). */
+function concatenated(bodies: ReadonlyArray<() => Promise<Response>>): ReadableStream<Uint8Array> {
   let next = 0;
   let reader: BodyReader | undefined;
   return new ReadableStream({
@@ -132,7 +132,8 @@ function concatenated(bodies: ReadonlyArray<() => Promise<ReadableStream<Uint8Ar
             closeBytes(controller);
             return;
           }
-          reader = bodyReader(await bodies[next++]());
+          const response = await bodies[next++]();
+          reader = bodyReader(response.body!, response);
         }
         const got = await reader.read(wanted(controller));
         if (got) {

@@ -56,7 +56,7 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
   const total = encoded ? undefined : Number(first.headers.get('content-length')) || undefined;
   const validator = validatorOf(first);
   const identity = responseVersion(first);
-  let reader = bodyReader(first.body!);
+  let reader = bodyReader(first.body!, first);
   let received = 0;
   /** Bytes of the current body to drop before passing any on (a server that ignored the range). */
   let skip = 0;
@@ -88,7 +88,7 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
         await r.body.cancel();
         throw new ModelFileError(`resuming ${url} at byte ${received}, the server sent bytes from ${start}: not resumable`);
       }
-      reader = bodyReader(r.body);
+      reader = bodyReader(r.body, r);
       skip = 0;
       return;
     }
@@ -99,7 +99,7 @@ export function resumableBody(url: string, first: Response, options: ResumeOptio
           `${url} changed on the server while it was downloading (version ${identity} then ${responseVersion(r)}); load it again.`,
         );
       }
-      reader = bodyReader(r.body);
+      reader = bodyReader(r.body, r);
       skip = received;
       return;
     }
