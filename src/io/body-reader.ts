@@ -21,9 +21,9 @@ export interface BodyReader {
 
 /**
  * A reader of `body`. `response`: the Response it is the body of, held by the reader for as long as the
- * body is read. (Reading a stored file back in Chromium stopped part way in 3 of 6 GGUF loads of
- * bench:load, a read of a 64 MiB part never settling, while nothing held the part's Response; whether
- * holding it is the cure is measured in docs/benchmarks.md.)
+ * body is read. (Reading a stored file back in Chromium stopped part way in 4 of 7 GGUF loads of
+ * bench:load, a read of a 64 MiB part never settling, while nothing held the part's Response; with it
+ * held, 4 of 4 loaded: docs/benchmarks.md.)
  */
 export function bodyReader(body: ReadableStream<Uint8Array>, response?: Response): BodyReader {
   let byob: ReadableStreamBYOBReader | undefined;
