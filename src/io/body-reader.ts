@@ -20,15 +20,13 @@ export interface BodyReader {
 }
 
 /**
- * A reader of `body`. `response`: the Response it is the body of, held by the reader for as long as the
- * body is read. (Reading a stored file back in Chromium stopped part way in 4 of 7 GGUF loads of
- * bench:load, a read of a 64 MiB part never settling, while nothing held the part's Response; with it
- * held, 4 of 4 loaded: docs/benchmarks.md.)
+ * A reader of `body`: into one reused buffer when `readInto` and the body is a byte stream, else chunk by
+ * chunk. `response`: the Response it is the body of, held by the reader for as long as the body is read.
  */
-export function bodyReader(body: ReadableStream<Uint8Array>, response?: Response): BodyReader {
+export function bodyReader(body: ReadableStream<Uint8Array>, response?: Response, readInto = true): BodyReader {
   let byob: ReadableStreamBYOBReader | undefined;
   try {
-    byob = body.getReader({ mode: 'byob' });
+    byob = readInto ? body.getReader({ mode: 'byob' }) : undefined;
   } catch {
     byob = undefined; // not a byte stream
   }

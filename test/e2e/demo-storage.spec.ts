@@ -38,7 +38,7 @@ async function reloadWithQuota(page: Page, quota: number | undefined): Promise<v
 const storedFiles = (page: Page) =>
   page.evaluate(async () => {
     if (!(await caches.has('tessera-weights-v1'))) return [];
-    return (await (await caches.open('tessera-weights-v1')).keys()).map((r) => new URL(r.url).pathname);
+    return (await (await caches.open('tessera-weights-v1')).keys()).map((r) => new URL(r.url).pathname + new URL(r.url).search);
   });
 
 test('a quota without room: StorageQuotaError by name, or a load that stores nothing; then stored, listed and deleted', async ({
@@ -80,7 +80,11 @@ test('a quota without room: StorageQuotaError by name, or a load that stores not
   await load(page);
   await expect(page.locator('body')).toHaveAttribute('data-model', 'ready');
   expect(await page.evaluate(() => window.tesseraEngine!.stats().storage!.storing)).toBe(true);
-  expect(await storedFiles(page)).toEqual(['/models/smolvlm-tiny/model.safetensors']);
+  // Its one part and its index (src/io/cache-parts.ts).
+  expect(await storedFiles(page)).toEqual([
+    '/models/smolvlm-tiny/model.safetensors?tessera-part=0',
+    '/models/smolvlm-tiny/model.safetensors',
+  ]);
   const model = `${origin}/models/smolvlm-tiny/`;
   const row = page.locator(`#stored-models li[data-model="${model}"]`);
   await expect(row.locator('.stored-size')).toHaveText(`1 file, ${(WEIGHT_BYTES / 1e6).toFixed(1)} MB`);
