@@ -145,8 +145,7 @@ for (const bq of [read('bench-qwen'), read('bench-qwen-binding')]) {
   if (bq && !bq.results) console.log(`\nbench:model --family: ${JSON.stringify(bq).slice(0, 300)}`);
 }
 // The GGUF load step: the Qwen2.5-VL bench model as a Q4_K_M pair against bf16 -> q4 (the goal: >= 3x).
-const loads = (kind) =>
-  [1, 2].map((i) => read(`load-${kind}-${i}`)?.timings?.loadMs).filter((x) => typeof x === 'number');
+const loads = (kind) => [1, 2].map((i) => read(`load-${kind}-${i}`)?.timings?.loadMs).filter((x) => typeof x === 'number');
 const [gguf, q4] = [loads('gguf'), loads('q4')];
 if (gguf.length || q4.length) {
   console.log(
