@@ -7,10 +7,8 @@
 //
 // Only the first `rotaryHeads` heads of each token are rotated, so the fused q | k | v rows of a decoder
 // layer can be passed whole: q and k heads turn, v heads are left alone.
-// M-RoPE (Qwen-VL): positions has three rows (t, h, w) and frequency i turns by the row its axis names:
-//   mode 1 (contiguous sections, Qwen2.5-VL): t below a, h below b, w after
-//   mode 2 (interleaved, Qwen3-VL): h where i % 3 == 1 and i < a, w where i % 3 == 2 and i < b, t elsewhere
-// mode 0 is plain RoPE: one row.
+// M-RoPE (Qwen-VL): positions has three rows (t, h, w) and frequency i turns by the row its axis names
+// (lib/mrope-axis.wgsl, prepended by the host); mode 0 is plain RoPE: one row.
 // x: [numTokens, numHeads, headDim] f32 (read and written)   positions: [numTokens] u32 (mode 0) or
 // [3, numTokens] u32
 // cosSin: [maxPositions, headDim] f32, row p = cos(p * invFreq[0..half)) | sin(p * invFreq[0..half))
@@ -26,15 +24,6 @@ struct Params { numTokens: u32, numHeads: u32, headDim: u32, maxPositions: u32, 
 @group(0) @binding(2) var<storage, read> cosSin: array<f32>;
 @group(0) @binding(3) var<storage, read_write> errors: array<atomic<u32>, 2>;
 @group(0) @binding(4) var<uniform> p: Params;
-
-fn axis_of(i: u32) -> u32 {
-  if (p.mode == 1u) { return select(select(2u, 1u, i < p.b), 0u, i < p.a); }
-  if (p.mode == 2u) {
-    if (i % 3u == 1u && i < p.a) { return 1u; }
-    if (i % 3u == 2u && i < p.b) { return 2u; }
-  }
-  return 0u;
-}
 
 fn largest_position(token: u32) -> u32 {
   if (p.mode == 0u) { return positions[token]; }
@@ -56,7 +45,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       atomicMax(&errors[1], worst);
     }
   }
-  let pos = positions[axis_of(i) * p.numTokens + token];
+  let pos = positions[mrope_axis(i, p.mode, p.a, p.b) * p.numTokens + token];
   if (pos >= p.maxPositions) { return; }
   let c = cosSin[pos * p.headDim + i];
   let s = cosSin[pos * p.headDim + half + i];

@@ -56,7 +56,7 @@ export function wgslConstant(source: string, name: string): number {
 }
 
 /** The tensor's bytes fit in one binding, inside its buffer, at an allowed offset. */
-function expectBindable(gpu: GpuContext, kernel: string, operand: string, tensor: Tensor): void {
+export function expectBindable(gpu: GpuContext, kernel: string, operand: string, tensor: Tensor): void {
   const size = tensorSizeBytes(tensor);
   const maxBinding = gpu.limits.maxStorageBufferBindingSize;
   if (size > maxBinding) {

@@ -3,6 +3,7 @@
 //   x: [numTokens, numHeads, headDim] f32   positions: [numTokens] u32, or [3, numTokens] with mrope
 //   cosSin: [maxPositions, headDim] f32 from ropeCosSinTable()   errors: [2] u32 (see rope.wgsl)
 
+import mropeAxisSource from '../../shaders/lib/mrope-axis.wgsl?raw';
 import source from '../../shaders/rope.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
@@ -41,7 +42,7 @@ export function mropeAxes(shape: Pick<RopeShape, 'headDim' | 'mrope'>): Uint8Arr
 }
 
 /** The kernel's mode and bounds (rope.wgsl axis_of). */
-function mropeParams(shape: RopeShape): [mode: number, a: number, b: number] {
+export function mropeParams(shape: Pick<RopeShape, 'mrope'>): [mode: number, a: number, b: number] {
   const m = shape.mrope;
   if (!m) return [0, 0, 0];
   const [t, h, w] = m.section;
@@ -136,7 +137,7 @@ export async function prepareRope(
   expectTensor(gpu, kernel, 'errors', io.errors, [2], 'u32');
   return createDispatch(gpu, {
     label: kernel,
-    code: source,
+    code: `${mropeAxisSource}\n${source}`,
     constants: { WG: wg },
     resources: [io.x, io.positions, io.cosSin, io.errors],
     params: packParams([

@@ -93,7 +93,7 @@ function rowParts(n: number, parts: number): Array<[number, number]> {
 }
 
 /** Host copy of what a packed weight holds, dequantized as the kernels do (f32: the values themselves). */
-function asStored(format: WeightFormat, w: Float32Array, N: number, K: number): Float32Array {
+export function asStored(format: WeightFormat, w: Float32Array, N: number, K: number): Float32Array {
   return format === 'f32' ? w : dequantizeReference(format, quantizeReference(format, w, N, K), N, K);
 }
 

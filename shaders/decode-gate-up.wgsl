@@ -1,0 +1,50 @@
+// decode-gate-up.wgsl: a decoder layer's MLP input for decode rows (M <= 8), three kernels in one:
+//   x = RMSNorm(h) · ln2    gu = x · Wguᵀ (gate | up)    act = silu(gate) * up
+// each step the same arithmetic as rms-norm.wgsl (lib/rms-rows.wgsl), gemv.wgsl (the same split-K and the
+// same reduction) and swiglu.wgsl, so the results equal those three kernels' bit for bit at the same
+// workgroup size. For the fused decode plan (src/kernels/decode-gate-up.ts).
+//
+// One workgroup = act columns j and j + 1 (j = 2 w) for all ROWS rows: the rows j, j + 1 of W's gate half
+// and I + j, I + 1 + j of its up half, so each SwiGLU pair stays in the workgroup (with I odd, the last
+// workgroup's second column is not written).
+//
+// h: [M, K] f32 as vec4    W: [2 I, K] in any storage format (lib/weights-*.wgsl prepended), gate rows first
+// consts: f32, ln2 at lnOff    act: [M, I] f32 (written)    grid: ceil(I / 2) workgroups, linear (x, y split)
+
+override WG: u32 = 64;
+// M, the rows of h (1..MAX_ROWS): a pipeline per M, as gemv.wgsl.
+override ROWS: u32 = 1u;
+
+struct Params { M: u32, K: u32, eps: f32, lnOff: u32, I: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
+// @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
+@group(0) @binding(3) var<storage, read> consts: array<f32>;
+@group(0) @binding(4) var<storage, read_write> act: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+/** Row m of h, vec4 k4 (lib/decode-gemv.wgsl normalises it). */
+fn x_vec4(m: u32, k4: u32) -> vec4<f32> {
+  return x[m * (p.K / 4u) + k4];
+}
+
+@compute @workgroup_size(WG)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  // No early return before the reductions: every invocation takes part in their barriers.
+  let inv = rms_rows(lid, p.K, p.eps);
+  let j = min(2u * grid_workgroup(wid, nwg), p.I - 1u);
+  let j1 = min(j + 1u, p.I - 1u);
+  let r0 = w_row(j, p.K);
+  let r1 = w_row(j1, p.K);
+  let r2 = w_row(p.I + j, p.K);
+  let r3 = w_row(p.I + j1, p.K);
+  let total = decode_gemv(lid, p.K, p.lnOff, inv, r0, r1, r2, r3);
+  let first = 2u * grid_workgroup(wid, nwg);
+  if (lid >= ROWS || first >= p.I) { return; }
+  act[lid * p.I + first] = silu(total.x) * total.z;
+  if (first + 1u < p.I) { act[lid * p.I + first + 1u] = silu(total.y) * total.w; }
+}
