@@ -25,6 +25,9 @@ import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
 import type { Tensor } from '../gpu/tensor';
 import { prepareArgmax } from '../kernels/argmax';
+import { prepareDecodeGateUp } from '../kernels/decode-gate-up';
+import { prepareDecodeHead } from '../kernels/decode-head';
+import { prepareDecodeQkv } from '../kernels/decode-qkv';
 import {
   encodeDispatches,
   leafDispatches,
@@ -37,7 +40,7 @@ import {
 import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareKvWrite } from '../kernels/kv-write';
-import { prepareMatmul } from '../kernels/matmul';
+import { NARROW_MAX_ROWS, prepareMatmul } from '../kernels/matmul';
 import {
   pagedAttentionCost,
   pagedAttentionPartialShape,
@@ -57,6 +60,8 @@ import type { KvCacheBuffers } from './kv-cache';
 import { bucketFor, rowBuckets } from './step-buckets';
 import { NO_STEP, type StepStats } from './runner/model-runner';
 import type { ModelWeights } from './weights';
+import { PackedTensors } from './packed-tensors';
+import { isPacked } from '../kernels/weight-format';
 import { HeadAdjust } from './head-adjust';
 
 export interface StepInput {
@@ -105,7 +110,17 @@ export interface LanguageModelOptions {
    * buffers to match. Default: the buffers' own size (a fixed pool).
    */
   kvBlocks?: () => number;
+  /**
+   * How decode steps (at most 8 rows) run: 'fused' (each layer in 5 dispatches: RMSNorm + q|k|v + RoPE + KV
+   * write, attention, the output projection, RMSNorm + gate|up + SwiGLU, the down projection; the head's
+   * norm and product in one), or 'separate' (a dispatch per kernel). Default: 'fused' on GPUs (kernel variant
+   * 'workgroup'), 'separate' on CPU adapters, whose register kernels have no barriers. A checkpoint the
+   * fused kernels cannot take (q/k norms, weights split by rows or format) runs 'separate'.
+   */
+  decodePlan?: DecodePlan;
 }
+
+export type DecodePlan = 'fused' | 'separate';
 
 interface BodyPlan {
   dispatches: Dispatch[];
@@ -140,6 +155,12 @@ export class LanguageModel {
   readonly tokenBuckets: readonly number[];
   readonly headBuckets: readonly number[];
   private readonly t: Record<string, Tensor> = {};
+  /** The step's u32 inputs (ids, positions, slots, block tables, head rows, ...), views of one buffer. */
+  private readonly ints: PackedTensors;
+  /** The RoPE table and the layers' norms and biases, for the fused decode kernels. */
+  private readonly consts: PackedTensors;
+  /** How steps of at most NARROW_MAX_ROWS rows run (LanguageModelOptions.decodePlan). */
+  readonly decodePlan: DecodePlan;
   private readonly flagsBuffer: GPUBuffer;
   /** Byte offsets in flagsBuffer: one region per flagging kernel, then the sampled ids. */
   private readonly flagStride: number;
@@ -174,17 +195,21 @@ export class LanguageModel {
     const make = (name: string, shape: number[], dtype: 'f32' | 'u32' = 'f32') => {
       this.t[name] = gpu.createTensor(shape, dtype, `lm.${name}`);
     };
-    make('ids', [C], 'u32');
-    make('tokenSeq', [C], 'u32');
-    make('positions', [C], 'u32');
-    if (c.mrope) make('ropePositions', [3 * C], 'u32');
-    make('slots', [C], 'u32');
-    make('spliceRows', [C], 'u32');
+    // The step's u32 inputs in one buffer (the fused decode kernels bind it once).
+    this.ints = new PackedTensors(gpu, 'lm.ints', 'u32', [
+      ['ids', [C]],
+      ['tokenSeq', [C]],
+      ['positions', [C]],
+      ...(c.mrope ? [['ropePositions', [3 * C]] as const] : []),
+      ['slots', [C]],
+      ['spliceRows', [C]],
+      ['blockTables', [S + 1, this.maxBlocksPerSeq]],
+      ['headRows', [S]],
+      ['rowParams', [S, ROW_PARAMS_BYTES / 4]],
+    ]);
+    for (const name of this.ints.names()) this.t[name] = this.ints.get(name);
     make('staged', [C, H]);
     if (c.deepstackLayers) make('deepstack', [c.deepstackLayers * C, H]);
-    make('blockTables', [S + 1, this.maxBlocksPerSeq], 'u32');
-    make('headRows', [S], 'u32');
-    make('rowParams', [S, ROW_PARAMS_BYTES / 4], 'u32');
     make('h', [C, H]);
     make('x', [C, H]);
     make('qkv', [C, qkvWidth]);
@@ -203,8 +228,77 @@ export class LanguageModel {
     this.readBytes = this.idsOffset + S * 4;
     this.flagsBuffer = gpu.memory.createBuffer({ label: 'lm.flags+ids', size: Math.ceil(this.readBytes / 4) * 4, usage: STORAGE_USAGE });
     gpu.device.queue.writeBuffer(this.flagsBuffer, 0, new Uint8Array(Math.ceil(this.readBytes / 4) * 4));
-    this.t.rope = gpu.upload(ropeCosSinTable(c.ropeTheta, c.headDim, c.maxPositions), [c.maxPositions, c.headDim], 'lm.rope');
+    this.consts = this.packConsts();
+    this.t.rope = this.consts.get('rope');
+    this.decodePlan =
+      (options.decodePlan ?? (gpu.kernelVariant === 'workgroup' ? 'fused' : 'separate')) === 'fused' && this.fusable()
+        ? 'fused'
+        : 'separate';
     this.writePadTable();
+  }
+
+  /**
+   * Whether the fused decode kernels can take this checkpoint: no q/k norms (they come between the
+   * projection and RoPE), each layer's q|k|v and gate|up one weight (not parts of rows in different formats
+   * or bindings), and every operand they read as vec4 aligned for it.
+   */
+  private fusable(): boolean {
+    const c = this.config.text;
+    if (c.qkNorm || c.hiddenSize % 4 !== 0 || c.headDim % 4 !== 0) return false;
+    const aligned = (w: ReturnType<ModelWeights['matrix']>) => (isPacked(w) ? w.data.offsetBytes : w.offsetBytes) % 16 === 0;
+    for (let l = 0; l < c.numLayers; l++) {
+      for (const name of ['qkv', 'gate_up']) {
+        const parts = this.weights.rowParts(`text.layers.${l}.${name}`);
+        if (parts.length !== 1 || !aligned(parts[0]!.weight)) return false;
+      }
+    }
+    return this.weights.rowParts('text.lm_head').every((part) => aligned(part.weight));
+  }
+
+  /**
+   * The fused kernels' options: on a CPU adapter (where only a forced 'fused' plan runs them) workgroups of
+   * 8, whose barriers SwiftShader passes at a fraction of the cost of 64's (an LM head of 49280 columns over
+   * 192: 0.27 s against 2-2.8 s; the register kernel's 18-33 ms is why 'separate' is the default there).
+   */
+  private fusedOptions(): { eps: number; workgroupSize?: number } {
+    return { eps: this.config.text.rmsNormEps, ...(this.gpu.kernelVariant === 'register' ? { workgroupSize: 8 } : {}) };
+  }
+
+  /** Whether a step of T rows (a bucket) runs the fused layers, and a head of R rows the fused head. */
+  private fusedRows(rows: number): boolean {
+    return this.decodePlan === 'fused' && rows <= NARROW_MAX_ROWS;
+  }
+
+  /**
+   * The RoPE cos | sin table, then every layer's norms (and q|k|v bias) and the final norm, copied into one
+   * buffer on the GPU: the fused decode kernels read them by offset (the table's view is rope.wgsl's).
+   */
+  private packConsts(): PackedTensors {
+    const { gpu, weights } = this;
+    const c = this.config.text;
+    const H = c.hiddenSize;
+    const copies: Array<[name: string, from: Tensor]> = [];
+    for (let l = 0; l < c.numLayers; l++) {
+      const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
+      copies.push([`ln1.${l}`, w('ln1')], [`ln2.${l}`, w('ln2')]);
+      if (c.qkvBias) copies.push([`qkv_b.${l}`, w('qkv_b')]);
+    }
+    copies.push(['norm', weights.get('text.norm')]);
+    const consts = new PackedTensors(gpu, 'lm.consts', 'f32', [
+      ['rope', [c.maxPositions, c.headDim]],
+      ...copies.map(([name, from]) => [name, from.shape] as const),
+    ]);
+    gpu.write(consts.get('rope'), ropeCosSinTable(c.ropeTheta, c.headDim, c.maxPositions));
+    const encoder = gpu.device.createCommandEncoder({ label: 'lm.consts' });
+    for (const [name, from] of copies) {
+      const to = consts.get(name);
+      if (from.shape.length !== 1 || (from.shape[0] !== H && !name.startsWith('qkv_b'))) {
+        throw new InternalError(`${name}: expected an f32 vector of ${H}, got [${from.shape.join(', ')}] ${from.dtype}`);
+      }
+      encoder.copyBufferToBuffer(from.buffer, from.offsetBytes, to.buffer, to.offsetBytes, from.shape[0] * 4);
+    }
+    gpu.device.queue.submit([encoder.finish()]);
+    return consts;
   }
 
   /** The pad sequence's block table: every pad row attends to (and writes) the pad block's first slot only. */
@@ -254,6 +348,121 @@ export class LanguageModel {
     return { buffer: this.flagsBuffer, shape: [rows], dtype: 'u32', offsetBytes: this.idsOffset, label: 'lm.next' };
   }
 
+  /** A layer's attention input, a kernel each: RMSNorm, the q|k|v product(s), [q/k norms], RoPE, the KV write. */
+  private separateLayerInput(l: number, T: number): Array<Promise<Dispatch>> {
+    const { gpu, weights } = this;
+    const c = this.config.text;
+    const H = c.hiddenSize;
+    const eps = c.rmsNormEps;
+    const qkvWidth = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
+    const v = (name: string) => this.rows(name, T);
+    const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
+    // qkv by parts of rows when its tensors are held in different formats (weights/row-split.ts): each
+    // part's product writes its columns, with its share of the bias.
+    const qkv = weights.rowParts(`text.layers.${l}.qkv`);
+    const qkvBias = c.qkvBias ? w('qkv_b') : undefined;
+    const steps: Array<Promise<Dispatch>> = [
+      prepareRmsNorm(gpu, { x: v('h'), weight: w('ln1'), y: v('x') }, { rows: T, dim: H }, { eps }),
+      ...qkv.map((part) =>
+        prepareMatmul(
+          gpu,
+          {
+            x: v('x'),
+            weight: part.weight,
+            bias:
+              qkvBias && qkv.length > 1 ? { ...qkvBias, shape: [part.rows], offsetBytes: qkvBias.offsetBytes + part.first * 4 } : qkvBias,
+            y: v('qkv'),
+          },
+          { M: T, N: part.rows, K: H },
+          qkv.length > 1 ? { yColumns: { offset: part.first, stride: qkvWidth } } : {},
+        ),
+      ),
+    ];
+    if (c.qkNorm) {
+      steps.push(
+        prepareQkNorm(
+          gpu,
+          {
+            x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
+            weight: { ...w('qk_norm'), shape: [2, c.headDim] },
+          },
+          { numTokens: T, numHeads: c.numHeads + 2 * c.numKvHeads, numQHeads: c.numHeads, numKHeads: c.numKvHeads, headDim: c.headDim },
+          { eps },
+        ),
+      );
+    }
+    steps.push(
+      prepareRope(
+        gpu,
+        {
+          x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
+          positions: c.mrope ? this.ropePositions(T) : v('positions'),
+          cosSin: this.t.rope,
+          errors: this.flags('rope'),
+        },
+        {
+          numTokens: T,
+          numHeads: c.numHeads + 2 * c.numKvHeads,
+          headDim: c.headDim,
+          maxPositions: c.maxPositions,
+          rotaryHeads: c.numHeads + c.numKvHeads,
+          mrope: c.mrope,
+        },
+      ),
+      prepareKvWrite(
+        gpu,
+        { qkv: v('qkv'), slots: v('slots'), kCache: this.kv.k[l], vCache: this.kv.v[l], errors: this.flags('kv-write') },
+        {
+          numTokens: T,
+          numKvHeads: c.numKvHeads,
+          headDim: c.headDim,
+          rowStride: qkvWidth,
+          kOffset: c.numHeads * c.headDim,
+          vOffset: (c.numHeads + c.numKvHeads) * c.headDim,
+          numSlots: this.kv.numSlots,
+        },
+      ),
+    );
+    return steps;
+  }
+
+  /** A layer's attention input in one dispatch (decode-qkv.wgsl): RMSNorm, q|k|v (+ bias), RoPE, the KV write. */
+  private fusedLayerInput(l: number, T: number): Promise<Dispatch> {
+    const c = this.config.text;
+    const { consts, ints } = this;
+    return prepareDecodeQkv(
+      this.gpu,
+      {
+        x: this.rows('h', T),
+        weight: this.weights.matrix(`text.layers.${l}.qkv`),
+        consts: consts.whole,
+        ints: ints.whole,
+        qkv: this.rows('qkv', T),
+        kCache: this.kv.k[l],
+        vCache: this.kv.v[l],
+      },
+      {
+        M: T,
+        K: c.hiddenSize,
+        numHeads: c.numHeads,
+        numKvHeads: c.numKvHeads,
+        headDim: c.headDim,
+        maxPositions: c.maxPositions,
+        numSlots: this.kv.numSlots,
+        mrope: c.mrope,
+      },
+      {
+        ln: consts.offsetOf(`ln1.${l}`),
+        bias: c.qkvBias ? consts.offsetOf(`qkv_b.${l}`) : undefined,
+        positions: ints.offsetOf(c.mrope ? 'ropePositions' : 'positions'),
+        // A step's M-RoPE rows are T apart (mropeRows).
+        positionStride: T,
+        slots: ints.offsetOf('slots'),
+      },
+      this.fusedOptions(),
+    );
+  }
+
   private async buildBody(T: number): Promise<BodyPlan> {
     const { gpu, weights } = this;
     const c = this.config.text;
@@ -300,75 +509,12 @@ export class LanguageModel {
       blockSize: this.kv.blockSize,
       numSlots: this.kv.numSlots,
     };
+    // Decode steps (few rows) of the fused plan: each layer's norms fused into its products.
+    const fused = this.fusedRows(T);
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
       const m = (name: string) => weights.matrix(`text.layers.${l}.${name}`); // in the loaded dtype
-      // qkv by parts of rows when its tensors are held in different formats (weights/row-split.ts): each
-      // part's product writes its columns, with its share of the bias.
-      const qkv = weights.rowParts(`text.layers.${l}.qkv`);
-      const qkvBias = c.qkvBias ? w('qkv_b') : undefined;
-      const steps: Array<Promise<Dispatch>> = [
-        prepareRmsNorm(gpu, { x: v('h'), weight: w('ln1'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        ...qkv.map((part) =>
-          prepareMatmul(
-            gpu,
-            {
-              x: v('x'),
-              weight: part.weight,
-              bias:
-                qkvBias && qkv.length > 1 ? { ...qkvBias, shape: [part.rows], offsetBytes: qkvBias.offsetBytes + part.first * 4 } : qkvBias,
-              y: v('qkv'),
-            },
-            { M: T, N: part.rows, K: H },
-            qkv.length > 1 ? { yColumns: { offset: part.first, stride: qkvWidth } } : {},
-          ),
-        ),
-      ];
-      if (c.qkNorm) {
-        steps.push(
-          prepareQkNorm(
-            gpu,
-            {
-              x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
-              weight: { ...w('qk_norm'), shape: [2, c.headDim] },
-            },
-            { numTokens: T, numHeads: c.numHeads + 2 * c.numKvHeads, numQHeads: c.numHeads, numKHeads: c.numKvHeads, headDim: c.headDim },
-            { eps },
-          ),
-        );
-      }
-      steps.push(
-        prepareRope(
-          gpu,
-          {
-            x: { ...v('qkv'), shape: [T, c.numHeads + 2 * c.numKvHeads, c.headDim] },
-            positions: c.mrope ? this.ropePositions(T) : v('positions'),
-            cosSin: this.t.rope,
-            errors: this.flags('rope'),
-          },
-          {
-            numTokens: T,
-            numHeads: c.numHeads + 2 * c.numKvHeads,
-            headDim: c.headDim,
-            maxPositions: c.maxPositions,
-            rotaryHeads: c.numHeads + c.numKvHeads,
-            mrope: c.mrope,
-          },
-        ),
-        prepareKvWrite(
-          gpu,
-          { qkv: v('qkv'), slots: v('slots'), kCache: this.kv.k[l], vCache: this.kv.v[l], errors: this.flags('kv-write') },
-          {
-            numTokens: T,
-            numKvHeads: c.numKvHeads,
-            headDim: c.headDim,
-            rowStride: qkvWidth,
-            kOffset: c.numHeads * c.headDim,
-            vOffset: (c.numHeads + c.numKvHeads) * c.headDim,
-            numSlots: this.kv.numSlots,
-          },
-        ),
-      );
+      const steps = fused ? [this.fusedLayerInput(l, T)] : this.separateLayerInput(l, T);
       const attentionAt = steps.length;
       steps.push(
         preparePagedAttention(
@@ -387,9 +533,21 @@ export class LanguageModel {
         ),
         // The residual adds are the matmuls' epilogues: h += a·Woᵀ, h += act·Wdownᵀ.
         prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('h') }, { M: T, N: H, K: c.numHeads * c.headDim }, { accumulate: true }),
-        prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
-        prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
-        prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
+        ...(fused
+          ? [
+              prepareDecodeGateUp(
+                gpu,
+                { x: v('h'), weight: m('gate_up'), consts: this.consts.whole, act: v('act') },
+                { M: T, K: H, I: c.intermediateSize },
+                this.consts.offsetOf(`ln2.${l}`),
+                this.fusedOptions(),
+              ),
+            ]
+          : [
+              prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
+              prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
+              prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
+            ]),
         prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('h') }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
       );
       const prepared = await prepareAll(steps).catch((e: unknown) => {
@@ -431,27 +589,41 @@ export class LanguageModel {
     const c = this.config.text;
     const H = c.hiddenSize;
     const head = weights.rowParts('text.lm_head');
+    // The head by parts of rows when it is larger than one binding: each part writes its logits' columns.
+    const columns = (part: (typeof head)[number]) => (head.length > 1 ? { yColumns: { offset: part.first, stride: c.vocabSize } } : {});
+    const logits: Array<Promise<Dispatch>> = this.fusedRows(R)
+      ? head.map((part) =>
+          prepareDecodeHead(
+            gpu,
+            { x: this.rows('h', T), weight: part.weight, consts: this.consts.whole, ints: this.ints.whole, y: this.rows('logits', R) },
+            { M: R, N: part.rows, K: H, numRows: T },
+            { ln: this.consts.offsetOf('norm'), rows: this.ints.offsetOf('headRows') },
+            { ...this.fusedOptions(), ...columns(part) },
+          ),
+        )
+      : [
+          prepareEmbeddingGather(
+            gpu,
+            { ids: this.rows('headRows', R), table: this.rows('h', T), out: this.rows('hl', R), errors: this.flags('head-gather') },
+            { numTokens: R, vocab: T, dim: H },
+          ),
+          prepareRmsNorm(
+            gpu,
+            { x: this.rows('hl', R), weight: weights.get('text.norm'), y: this.rows('xl', R) },
+            { rows: R, dim: H },
+            { eps: c.rmsNormEps },
+          ),
+          ...head.map((part) =>
+            prepareMatmul(
+              gpu,
+              { x: this.rows('xl', R), weight: part.weight, y: this.rows('logits', R) },
+              { M: R, N: part.rows, K: H },
+              columns(part),
+            ),
+          ),
+        ];
     const d: Dispatch[] = await prepareAll<Dispatch>([
-      prepareEmbeddingGather(
-        gpu,
-        { ids: this.rows('headRows', R), table: this.rows('h', T), out: this.rows('hl', R), errors: this.flags('head-gather') },
-        { numTokens: R, vocab: T, dim: H },
-      ),
-      prepareRmsNorm(
-        gpu,
-        { x: this.rows('hl', R), weight: weights.get('text.norm'), y: this.rows('xl', R) },
-        { rows: R, dim: H },
-        { eps: c.rmsNormEps },
-      ),
-      // The head by parts of rows when it is larger than one binding: each part writes its logits' columns.
-      ...head.map((part) =>
-        prepareMatmul(
-          gpu,
-          { x: this.rows('xl', R), weight: part.weight, y: this.rows('logits', R) },
-          { M: R, N: part.rows, K: H },
-          head.length > 1 ? { yColumns: { offset: part.first, stride: c.vocabSize } } : {},
-        ),
-      ),
+      ...logits,
       prepareArgmax(gpu, { x: this.rows('logits', R), out: this.nextIds(R) }, { rows: R, cols: c.vocabSize }),
       prepareSample(
         gpu,
@@ -538,6 +710,12 @@ export class LanguageModel {
     const body = await this.body(T);
     const Rb = R > 0 ? bucketFor(R, this.headBuckets) : 0;
     const head = Rb > 0 ? await this.head(T, Rb) : undefined;
+    // The fused kernels flag nothing on the GPU: what the separate ones would flag is checked here first.
+    const bad = [
+      ...(this.fusedRows(T) ? outOfRange(input, c.maxPositions, this.kv.numSlots) : []),
+      ...(Rb > 0 && this.fusedRows(Rb) ? countOutOfRange('head-gather', input.headRows, n) : []),
+    ];
+    if (bad.length > 0) throw new GpuBoundsError(bad);
 
     // Inputs, padded to T rows: pad rows belong to the pad sequence and write the pad slot.
     const pad = (a: Uint32Array, value: number) => {
@@ -595,6 +773,7 @@ export class LanguageModel {
       numCommandBuffers: 1,
       numReadbacks: 1,
       readbackBytes: this.readBytes,
+      encodeMs: 0,
     };
     // One command buffer: the layers, the head, and the copy of flags + sampled ids to a staging buffer.
     let bytes: Uint8Array;
@@ -603,7 +782,11 @@ export class LanguageModel {
       bytes = await gpu.readBytes(this.flagsBuffer, 0, this.readBytes);
     } else {
       bytes = await gpu.encodeAndRead(
-        (e) => encodeDispatches(e, dispatches, 'language-model'),
+        (e) => {
+          const t0 = performance.now();
+          encodeDispatches(e, dispatches, 'language-model');
+          this.lastStep.encodeMs = performance.now() - t0;
+        },
         this.flagsBuffer,
         0,
         this.readBytes,
@@ -689,7 +872,9 @@ export class LanguageModel {
     this.bodies.clear();
     this.heads.clear();
     this.adjust.destroy();
-    for (const t of Object.values(this.t)) this.gpu.release(t);
+    for (const [name, t] of Object.entries(this.t)) if (!this.ints.has(name) && name !== 'rope') this.gpu.release(t);
+    this.gpu.release(this.ints.whole);
+    this.gpu.release(this.consts.whole);
     this.gpu.memory.destroyBuffer(this.flagsBuffer);
   }
 }
@@ -705,4 +890,29 @@ function mropeRows(input: StepInput, T: number): Uint32Array {
   if (given && given.length !== 3 * n) throw new InternalError(`step of ${n} tokens got ${given.length / 3} M-RoPE positions per axis`);
   for (let r = 0; r < 3; r++) out.set(given ? given.subarray(r * n, (r + 1) * n) : input.positions, r * T);
   return out;
+}
+
+type BoundsFlag = { kernel: string; count: number; maxIndex: number };
+
+/** What rope.wgsl and kv-write.wgsl would flag for these rows: positions past the table, slots past the cache. */
+function outOfRange(input: StepInput, maxPositions: number, numSlots: number): BoundsFlag[] {
+  return [
+    ...countOutOfRange('rope', input.ropePositions ?? input.positions, maxPositions, input.ids.length),
+    ...countOutOfRange('kv-write', input.slots, numSlots),
+  ];
+}
+
+/**
+ * The flag of `values` at or above `limit`, as a kernel counts them: one per row (`rows` rows, each with
+ * values.length / rows values: M-RoPE's three positions), the largest value.
+ */
+function countOutOfRange(kernel: string, values: Uint32Array, limit: number, rows = values.length): BoundsFlag[] {
+  let maxIndex = 0;
+  const badRows = new Set<number>();
+  values.forEach((v, i) => {
+    if (v < limit) return;
+    badRows.add(i % rows);
+    maxIndex = Math.max(maxIndex, v);
+  });
+  return badRows.size > 0 ? [{ kernel, count: badRows.size, maxIndex }] : [];
 }

@@ -7,7 +7,7 @@ import { BlockPool } from '../kv/block-pool';
 import { KvManager } from '../kv/kv-manager';
 import type { ModelConfig } from './config';
 import { KvCacheBuffers } from './kv-cache';
-import { LanguageModel } from './language-model';
+import { type DecodePlan, LanguageModel } from './language-model';
 import { GpuModelRunner } from './runner/gpu-runner';
 import type { ModelSource } from '../io/model-source';
 import type { AudioEncoder } from './audio-encoder';
@@ -50,6 +50,8 @@ export interface LoadModelOptions {
   compute?: ComputePrecision;
   /** Where GPU-ready copies of quantized checkpoint files are kept between loads (none when unset). */
   weightStore?: WeightStore;
+  /** How decode steps run (LanguageModelOptions.decodePlan; default by the device's kernel variant). */
+  decodePlan?: DecodePlan;
 }
 
 export interface LoadedModel {
@@ -102,6 +104,7 @@ export async function loadModelWithConfig(
       maxTokensPerStep: options.maxTokensPerStep ?? 256,
       maxSeqs: options.maxSeqs ?? 16,
       kvBlocks: () => kv.pool.numBlocks,
+      decodePlan: options.decodePlan,
     });
     const buffers = kvBuffers;
     const encoder = vision;

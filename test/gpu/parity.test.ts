@@ -89,5 +89,45 @@ for (const g of goldenVariants()) {
         gpu().release(vision.embeddings);
       }
     });
+
+    // The fused decode plan (GPUs' default; this device's is 'separate'): each decode step's layers with
+    // their norms fused into the products (decode-qkv, decode-gate-up, decode-head). The prompt's chunks run
+    // the separate kernels either way, so the first token is the same; the 5 decode steps after it are the
+    // check (each costs SwiftShader ~0.5 s in the fused kernels' barriers, so not all 19).
+    it('decoding with the fused plan gives the first 6 greedy tokens in fewer dispatches per step', async () => {
+      const fused = await loadModel(gpu(), new NodeDirSource(`${dir}/${g.model}`), {
+        kvCacheTokens: 512,
+        maxTokensPerStep: 128,
+        vision: false,
+        decodePlan: 'fused',
+      });
+      const image = prepared.images[0];
+      const vision = await model.vision!.encode({ pixels: image.pixelValues, numTiles: image.layout.numTiles });
+      try {
+        expect(fused.lm.decodePlan).toBe('fused');
+        const tokens: number[] = [];
+        for await (const t of generate(fused.runner, 1, {
+          promptIds: prepared.plan.tokenIds,
+          placeholders: prepared.plan.placeholders.flatMap((p) => p.runs),
+          mediaEmbeddings: await gpu().readF32(vision.embeddings),
+          maxNewTokens: 6,
+          stopIds: new Set(processor.stopTokenIds),
+          chunkSize: 100,
+        })) {
+          tokens.push(t);
+        }
+        expect(tokens).toEqual(goldenManifest().greedy[g.model].tokens.slice(0, 6));
+        // A decode step: the embedding, then per layer decode-qkv, attention (one or two kernels), the
+        // output projection, decode-gate-up and the down projection, then decode-head and argmax.
+        const layers = fused.config.text.numLayers;
+        const step = fused.lm.lastStep;
+        expect(step.numTokens).toBe(1);
+        expect(step.numDispatches).toBeLessThanOrEqual(1 + 6 * layers + 2);
+        expect(step.numDispatches).toBeLessThan(model.lm.lastStep.numDispatches);
+      } finally {
+        gpu().release(vision.embeddings);
+        fused.destroy();
+      }
+    });
   });
 }

@@ -63,74 +63,98 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s: one req
   });
 
   // Images only: a video's frame groups are prepared in the encoder (test/gpu/qwen-engine.test.ts).
-  it.each(want.cases.filter((c) => !input.cases.find((i) => i.id === c.id)!.content.some((p) => p.video)).map((c) => [c.id, c] as const))(
-    '%s: preprocess, encode, prompt and decode give the reference tokens and logits',
-    async (id, ref) => {
-      expect(ref.minTop2Gap).toBeGreaterThan(100 * ref.f32VsF64MaxAbsDiff);
-      const spec = input.cases.find((c) => c.id === id)!;
-      const pre = parseQwenImageProcessorConfig(JSON.parse((await files.readText('preprocessor_config.json'))!));
-      const tower = new QwenVisionEncoder(gpu(), loaded!.weights, config.qwenVision!);
-      const images: Array<{ grid: PatchGrid; rows: QwenVisionOutput }> = [];
-      for (const part of spec.content) {
-        if (!part.image) continue;
-        const image = processQwenImage(await decodeImageNode(new Uint8Array(readFileSync(resolve(part.image)))), pre);
-        images.push({ grid: image.grid, rows: await tower.encode(image.patches, image.grid) });
-      }
-      const tokenizer = await TextTokenizer.load(files);
-      const template = new ChatTemplate(await loadChatTemplateSource(files, tokenizer.tokenizerConfig), tokenizer.templateTokens());
-      const prompt = buildQwenPrompt(
-        template,
-        tokenizer,
-        [
-          {
-            role: 'user',
-            content: spec.content.map((p) => (p.image ? { type: 'image' as const } : { type: 'text' as const, text: p.text! })),
-          },
-        ],
-        images,
-        { mergeSize: pre.mergeSize },
-      );
-      const given = input.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === id)!;
-      expect(Array.from(prompt.ids)).toEqual(given.ids);
-      expect(images.map((i) => i.grid)).toEqual(given.grids);
+  type RefCase = (typeof want.cases)[number];
+  const imageCases = want.cases.filter((c) => !input.cases.find((i) => i.id === c.id)!.content.some((p) => p.video));
 
-      const { runner } = loaded!;
-      const vocab = runner.text.vocabSize;
-      const n = prompt.ids.length;
-      const got = await runner.withScratchSequence(n + ref.tokens.length, async (seqId) => {
-        const tokens: number[] = [];
-        const logits: Float32Array[] = [];
-        const step = async (seq: RunnerSeq) => {
-          const out = await runner.run([seq], { readLogits: true });
-          tokens.push(out.tokens[0]!);
-          logits.push(out.logits!.slice(0, vocab));
-        };
+  /** One case through `model`: its tokens and logits against the reference's. */
+  async function answerCase(model: LoadedModel, id: string, ref: RefCase): Promise<void> {
+    expect(ref.minTop2Gap).toBeGreaterThan(100 * ref.f32VsF64MaxAbsDiff);
+    const spec = input.cases.find((c) => c.id === id)!;
+    const pre = parseQwenImageProcessorConfig(JSON.parse((await files.readText('preprocessor_config.json'))!));
+    const tower = new QwenVisionEncoder(gpu(), model.weights, config.qwenVision!);
+    const images: Array<{ grid: PatchGrid; rows: QwenVisionOutput }> = [];
+    for (const part of spec.content) {
+      if (!part.image) continue;
+      const image = processQwenImage(await decodeImageNode(new Uint8Array(readFileSync(resolve(part.image)))), pre);
+      images.push({ grid: image.grid, rows: await tower.encode(image.patches, image.grid) });
+    }
+    const tokenizer = await TextTokenizer.load(files);
+    const template = new ChatTemplate(await loadChatTemplateSource(files, tokenizer.tokenizerConfig), tokenizer.templateTokens());
+    const prompt = buildQwenPrompt(
+      template,
+      tokenizer,
+      [
+        {
+          role: 'user',
+          content: spec.content.map((p) => (p.image ? { type: 'image' as const } : { type: 'text' as const, text: p.text! })),
+        },
+      ],
+      images,
+      { mergeSize: pre.mergeSize },
+    );
+    const given = input.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === id)!;
+    expect(Array.from(prompt.ids)).toEqual(given.ids);
+    expect(images.map((i) => i.grid)).toEqual(given.grids);
+
+    const { runner } = model;
+    const vocab = runner.text.vocabSize;
+    const n = prompt.ids.length;
+    const got = await runner.withScratchSequence(n + ref.tokens.length, async (seqId) => {
+      const tokens: number[] = [];
+      const logits: Float32Array[] = [];
+      const step = async (seq: RunnerSeq) => {
+        const out = await runner.run([seq], { readLogits: true });
+        tokens.push(out.tokens[0]!);
+        logits.push(out.logits!.slice(0, vocab));
+      };
+      await step({
+        seqId,
+        tokenIds: prompt.ids,
+        start: 0,
+        ropePositions: mropeChunk(prompt.positions, 0, n),
+        media: images.map(({ rows }, i) => ({
+          offset: prompt.runs[i].start,
+          data: rows.embeddings,
+          ...(rows.deepstack.length ? { deepstack: rows.deepstack } : {}),
+        })),
+        sample: GREEDY,
+      });
+      for (let i = 1; i < ref.tokens.length; i++) {
+        const at = n + i - 1;
         await step({
           seqId,
-          tokenIds: prompt.ids,
-          start: 0,
-          ropePositions: mropeChunk(prompt.positions, 0, n),
-          media: images.map(({ rows }, i) => ({
-            offset: prompt.runs[i].start,
-            data: rows.embeddings,
-            ...(rows.deepstack.length ? { deepstack: rows.deepstack } : {}),
-          })),
+          tokenIds: Uint32Array.of(tokens[i - 1]),
+          start: at,
+          ropePositions: mropeChunk(prompt.positions, at, 1),
           sample: GREEDY,
         });
-        for (let i = 1; i < ref.tokens.length; i++) {
-          const at = n + i - 1;
-          await step({
-            seqId,
-            tokenIds: Uint32Array.of(tokens[i - 1]),
-            start: at,
-            ropePositions: mropeChunk(prompt.positions, at, 1),
-            sample: GREEDY,
-          });
-        }
-        return { tokens, logits };
-      });
-      expect(got.tokens).toEqual(ref.tokens);
-      expect(worstLogitDiff(ref.stepTop, got.logits)).toBeLessThan(1e-2);
-    },
+      }
+      return { tokens, logits };
+    });
+    expect(got.tokens).toEqual(ref.tokens);
+    expect(worstLogitDiff(ref.stepTop, got.logits)).toBeLessThan(1e-2);
+  }
+
+  it.each(imageCases.map((c) => [c.id, c] as const))(
+    '%s: preprocess, encode, prompt and decode give the reference tokens and logits',
+    (id, ref) => answerCase(loaded!, id, ref),
   );
+
+  // The fused decode plan (GPUs' default; test/gpu/parity.test.ts runs it on the Idefics3 checkpoints): the
+  // q|k|v bias and M-RoPE inside decode-qkv. Qwen3's q/k norms come between the projection and RoPE, so its
+  // checkpoints keep the separate kernels.
+  it(`${imageCases[0]!.id}, decoded with the fused plan where the checkpoint allows it: the reference tokens and logits`, async () => {
+    const fused = await loadModelWithConfig(gpu(), files, config, {
+      kvCacheTokens: 256,
+      maxTokensPerStep: 128,
+      maxSeqs: 1,
+      decodePlan: 'fused',
+    });
+    try {
+      expect(fused.lm.decodePlan).toBe(config.text.qkNorm ? 'separate' : 'fused');
+      await answerCase(fused, imageCases[0]!.id, imageCases[0]!);
+    } finally {
+      fused.destroy();
+    }
+  });
 });

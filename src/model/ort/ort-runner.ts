@@ -166,6 +166,7 @@ export class OrtModelRunner implements ModelRunner {
       numCommandBuffers: 0,
       numReadbacks: 0,
       readbackBytes: 0,
+      encodeMs: 0,
     };
     await yieldToTasks();
     return { tokens: Array.from(picked, (id) => (id === NON_FINITE_TOKEN ? null : id)), ...(options.readLogits ? { logits: head } : {}) };

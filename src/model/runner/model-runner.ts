@@ -75,6 +75,8 @@ export interface StepStats {
   /** Host readbacks (ids + flags together; logits only when asked for). */
   numReadbacks: number;
   readbackBytes: number;
+  /** JavaScript time to encode the step's dispatches into its command buffer, ms (0 where nothing is encoded). */
+  encodeMs: number;
 }
 
 /** lastStep before the first step. */
@@ -86,6 +88,7 @@ export const NO_STEP: Readonly<StepStats> = {
   numCommandBuffers: 0,
   numReadbacks: 0,
   readbackBytes: 0,
+  encodeMs: 0,
 };
 
 export interface RunnerLimits {
