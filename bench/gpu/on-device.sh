@@ -6,8 +6,8 @@
 #   1. tessera doctor: every kernel against its CPU reference, with the adapter's variant and with the other
 #      ('register'), plus the f16-math cases the device's shader-f16 allows;
 #   2. the bench model (scripts/make-bench-model.ts: SmolVLM-256M's shape, random BF16);
-#   3. tessera run --json on it (TTFT, decode tok/s, token ids) with each variant, f16 weights in f16 math,
-#      and q4;
+#   3. tessera run --json on it (TTFT, decode tok/s, token ids) with each variant, the workgroup variant's
+#      two decode plans (fused, separate), f16 weights in f16 math, and q4;
 #   4. the tiny Qwen-VL checkpoints' answers against the goldens, and the Qwen-VL bench at real widths;
 #   5. tessera profile --json (GPU time per kernel kind) with each variant;
 #   6. the Qwen2.5-VL bench model's load as a Q4_K_M GGUF pair against its bf16 -> q4 load (the goal's
@@ -87,6 +87,9 @@ RUN=(node dist/cli.js run --model "$M" --image "$IMG" --prompt "$P" --max-tokens
 # GPU_COMPARE_ONLY=1: only the bench model's requests on the two trees (no doctor, variants, Qwen or profile).
 if [ -z "${GPU_COMPARE_ONLY:-}" ]; then
   step run-workgroup 120 "${RUN[@]}" --variant workgroup
+  # The workgroup variant's two decode plans (fused is its default, so run-workgroup is a third sample of it).
+  step run-separate 120 "${RUN[@]}" --variant workgroup --decode-plan separate
+  step run-fused 120 "${RUN[@]}" --variant workgroup --decode-plan fused
   step run-register 120 "${RUN[@]}" --variant register
   step run-f16-math 120 "${RUN[@]}" --dtype f16 --compute f16
   step run-q4 120 "${RUN[@]}" --dtype q4

@@ -52,7 +52,7 @@ function runRow(label, name) {
       `${f(t.ttftMs, 0).padStart(8)} ${f(t.decodeTokensPerSecond).padStart(13)} ${f(median(t.decodeStepMs), 2).padStart(12)} ${f(r.weights.gpuBytes / 2 ** 20, 0).padStart(12)} ${f(r.gpu_peak_bytes / 2 ** 20, 0).padStart(9)}`,
   );
 }
-for (const v of ['workgroup', 'register', 'f16-math', 'q4']) runRow(v, `run-${v}`);
+for (const v of ['workgroup', 'separate', 'fused', 'register', 'f16-math', 'q4']) runRow(v, `run-${v}`);
 const compared = readdirSync(dir)
   .filter((n) => /^(base|head)-.*\.json$/.test(n))
   .map((n) => n.replace(/\.json$/, ''))

@@ -42,6 +42,8 @@ import { writeBenchInput } from './model-inputs';
 import { resolveDtype, type WeightDtype } from '../../src/model/weights/dtype';
 import type { CpuRunOptions } from './model-cpu';
 import { formatJson, type JsonFigures, type JsonRunOptions } from './model-json-report';
+import type { DecodePlansResult, runDecodePlans } from './model-decode-plans';
+import { formatDecodePlans } from './model-decode-plans-report';
 import type { NodeRunOptions, NodeRunResult } from './model-node';
 import {
   computeAgreement,
@@ -96,6 +98,10 @@ interface Args {
   jsonOnly: boolean;
   jsonTokens: number;
   jsonReps: number;
+  /** Decode steps timed per decode plan (model-decode-plans.ts); 0: not run (--no-decode-plans). */
+  decodePlanSteps: number;
+  /** --decode-plans-only: only that section (no request, peer or CPU run). */
+  decodePlansOnly: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -123,6 +129,8 @@ function parseArgs(argv: string[]): Args {
     baseline: value('baseline'),
     json: !argv.includes('--no-json'),
     jsonOnly: argv.includes('--json-only'),
+    decodePlanSteps: argv.includes('--no-decode-plans') ? 0 : Number(value('decode-plan-steps') ?? 6),
+    decodePlansOnly: argv.includes('--decode-plans-only'),
     jsonTokens: Number(value('json-tokens') ?? 48),
     jsonReps: Number(value('json-reps') ?? 2),
   };
@@ -206,6 +214,18 @@ async function runWasm(server: BenchServer, args: Args): Promise<WasmFigures> {
   }
 }
 
+/** The decode plans on the language model alone (model-decode-plans.ts), or why they did not run. */
+async function runDecodePlansSection(server: BenchServer, args: Args): Promise<DecodePlansResult | Skipped> {
+  try {
+    const mod = await server.load<{ runDecodePlans: typeof runDecodePlans }>(join(suiteDir, 'model-decode-plans.ts'));
+    return await mod.runDecodePlans({ modelDir: BENCH_MODEL_DIR, steps: args.decodePlanSteps, log });
+  } catch (e) {
+    const skipped = { skipped: `decode plans failed: ${errorText(e)}` };
+    log(skipped.skipped);
+    return skipped;
+  }
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const started = Date.now();
@@ -216,6 +236,20 @@ async function main(): Promise<void> {
       'so the image is ONE 512x512 tile (64 image tokens) instead of 13-17 tiles; weights are random.',
   );
   await ensureBenchModel(log);
+  if (args.decodePlansOnly) {
+    const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
+    try {
+      const decodePlans = await runDecodePlansSection(server, { ...args, decodePlanSteps: args.decodePlanSteps || 6 });
+      if (!isSkipped(decodePlans)) console.log(`\n${formatDecodePlans(decodePlans)}`);
+      console.log(`Total time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      console.log(
+        JSON.stringify({ bench: 'model', decodePlans, machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() } }),
+      );
+    } finally {
+      await server.close();
+    }
+    return;
+  }
   if (args.jsonOnly) {
     const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
     try {
@@ -274,6 +308,7 @@ async function main(): Promise<void> {
   // model folders are served at /<name>/ (weights, ONNX files, bench-input/).
   const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
   let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
+  let decodePlans: DecodePlansResult | Skipped = { skipped: 'not requested (--no-decode-plans, --no-node or --cpu-only)' };
   let browser: BrowserFigures | Skipped = { skipped: args.gpu ? 'not requested (--no-browser)' : 'not requested (--cpu-only)' };
   let cpu: CpuFigures | Skipped = { skipped: args.cpu ? 'not requested (--no-node)' : 'not requested (--no-cpu)' };
   let json: JsonFigures | Skipped = { skipped: args.json ? 'needs the Node WebGPU run' : 'not requested (--no-json)' };
@@ -297,6 +332,7 @@ async function main(): Promise<void> {
         log(`Node run failed: ${errorText(e)}`);
       }
     }
+    if (args.decodePlanSteps > 0 && args.node && args.gpu) decodePlans = await runDecodePlansSection(server, args);
     if (args.json && args.node && args.gpu) json = await runJsonSection(server, args);
     if (args.cpu && args.node) {
       try {
@@ -358,6 +394,7 @@ async function main(): Promise<void> {
     cpu,
     cpuBrowser,
     json,
+    decodePlans,
     export: exported,
     ratios: computeRatios(partial),
     dtypes: {
@@ -375,6 +412,7 @@ async function main(): Promise<void> {
   result.goals = computeRunGoals(result);
   console.log('');
   console.log(formatModelReport(result));
+  if (!isSkipped(decodePlans)) console.log(`\n${formatDecodePlans(decodePlans)}`);
   if (!isSkipped(json)) console.log(`\n${formatJson(json)}`);
   console.log(`Total time: ${result.totalSeconds.toFixed(1)} s`);
   console.log(JSON.stringify(result));

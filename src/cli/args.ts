@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import type { ProfileTiming } from '../engine/types';
 import type { KernelVariant } from '../gpu/adapter-info';
+import type { DecodePlan } from '../model/language-model';
 import { parseDeviceOption, type DeviceOption } from '../engine/choose-device';
 import { chooseComputePrecisionOption, parseDtypeText, type ComputePrecision, type DtypeOption } from '../model/weights/dtype';
 
@@ -50,6 +51,8 @@ run options
   --notice "..."               a line printed before the answer
   --json                       print one JSON object: token ids, text, timings
   --variant register|workgroup force a kernel variant instead of the adapter's choice
+  --decode-plan fused|separate how decode steps run: norms fused into the products (GPUs' default) or
+                               a dispatch per kernel (CPU adapters' default)
   --max-binding BYTES          act as a GPU that binds at most BYTES of a buffer at once (a laptop's or a
                                phone's limit; the embedding and LM head then load in parts of rows)
 
@@ -59,6 +62,7 @@ profile options
   --prompt "..."               the question (default "Can you describe this image?")
   --dtype, --compute, --no-weight-cache   as for run
   --variant register|workgroup force a kernel variant instead of the adapter's choice
+  --decode-plan fused|separate as for run
   --timing timestamp-query|submit-and-wait
                                how each dispatch is timed (default: GPU timestamps when the adapter has
                                timestamp-query; otherwise each dispatch is submitted alone and waited for)
@@ -130,6 +134,7 @@ export interface RunArgs {
   /** Print one JSON object instead of streaming the answer. */
   json: boolean;
   variant?: KernelVariant;
+  decodePlan?: DecodePlan;
   /** gpu.maxStorageBufferBindingSize. */
   maxBinding?: number;
   verbose: boolean;
@@ -153,6 +158,7 @@ export interface ProfileArgs {
   compute?: ComputePrecision;
   weightCache: boolean;
   variant?: KernelVariant;
+  decodePlan?: DecodePlan;
   /** Undefined: timestamps when the adapter has them. */
   timing?: ProfileTiming;
   json: boolean;
@@ -207,6 +213,7 @@ const OPTIONS = {
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
   variant: { type: 'string' },
+  'decode-plan': { type: 'string' },
   model: { type: 'string' },
   mmproj: { type: 'string' },
   image: { type: 'string' },
@@ -246,6 +253,7 @@ type Command = Exclude<CliArgs['command'], 'help'>;
 /** The commands each option belongs to (--json, --verbose and --help go with every command). */
 const OWNERS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
   variant: ['run', 'profile', 'serve', 'doctor', 'pack'],
+  'decode-plan': ['run', 'profile'],
   model: ['run', 'profile', 'serve', 'pack'],
   mmproj: ['run', 'profile', 'serve'],
   image: ['run', 'profile'],
@@ -288,6 +296,13 @@ function checkOwners(command: Command, values: Record<string, unknown>): void {
       throw new UsageError(`--${name} is a ${list} option`);
     }
   }
+}
+
+function parseDecodePlan(plan: string | undefined): DecodePlan | undefined {
+  if (plan !== undefined && plan !== 'fused' && plan !== 'separate') {
+    throw new UsageError(`--decode-plan must be 'fused' or 'separate', got '${plan}'`);
+  }
+  return plan;
 }
 
 function parseVariant(variant: string | undefined): KernelVariant | undefined {
@@ -419,6 +434,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       ...(values.device !== undefined ? { device: usage(() => parseDeviceOption(values.device, '--device')) } : {}),
       json,
       variant: parseVariant(values.variant),
+      decodePlan: parseDecodePlan(values['decode-plan']),
       maxBinding: maxBinding(values['max-binding']),
       verbose,
     };
@@ -453,6 +469,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       prompt: values.prompt,
       ...weights(),
       variant: parseVariant(values.variant),
+      decodePlan: parseDecodePlan(values['decode-plan']),
       timing,
       json,
       verbose,

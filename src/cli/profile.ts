@@ -28,6 +28,7 @@ export async function profile(o: ProfileCliOptions): Promise<number> {
     compute: o.compute,
     weightCacheDir: o.weightCache === false ? false : undefined,
     gpu: { kernelVariant: o.variant, dawnOptions: [DAWN_EXACT_TIMESTAMPS] },
+    decodePlan: o.decodePlan,
     // The profile sends the encoder no work (it loads the vision tower on the engine's device itself), so
     // the encoder stays on this thread rather than starting a worker.
     encoder: { mode: 'in-process', persistentCacheBytes: 0 },

@@ -48,6 +48,7 @@ export async function run(o: RunOptions): Promise<number> {
     compute: o.compute,
     device: o.device,
     weightCacheDir: o.weightCache === false ? false : undefined,
+    decodePlan: o.decodePlan,
     gpu:
       o.variant || o.maxBinding
         ? { ...(o.variant ? { kernelVariant: o.variant } : {}), ...(o.maxBinding ? { maxStorageBufferBindingSize: o.maxBinding } : {}) }

@@ -68,6 +68,7 @@ describe('tessera arguments', () => {
     expect(parseCliArgs([...RUN, '--video', 'clip.mp4', '--video-pruning', '0.5'])).toMatchObject({ video: 'clip.mp4', videoPruning: 0.5 });
     expect(parseCliArgs(RUN)).toMatchObject({ maxTokens: 64, temperature: undefined, variant: undefined });
     expect(parseCliArgs([...RUN, '--variant', 'workgroup'])).toMatchObject({ variant: 'workgroup' });
+    expect(parseCliArgs([...RUN, '--decode-plan', 'separate'])).toMatchObject({ decodePlan: 'separate' });
     expect(parseCliArgs([...RUN, '--device', 'cpu'])).toMatchObject({ device: 'cpu' });
     expect(parseCliArgs(RUN)).not.toHaveProperty('device');
   });
@@ -117,6 +118,7 @@ describe('tessera arguments', () => {
     expect(usageMessage(['doctor', '--max-tokens', '3'])).toBe('--max-tokens is a run option');
     expect(usageMessage(['doctor', '--image', 'a.png'])).toBe('--image is a run and profile option');
     expect(usageMessage([...RUN, '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
+    expect(usageMessage([...RUN, '--decode-plan', 'fast'])).toBe("--decode-plan must be 'fused' or 'separate', got 'fast'");
     expect(usageMessage([...RUN, '--timing', 'submit-and-wait'])).toBe('--timing is a profile option');
     expect(usageMessage(['doctor', '--variant', 'fast'])).toBe("--variant must be 'register' or 'workgroup', got 'fast'");
     expect(usageMessage(['frobnicate'])).toBe("unknown command 'frobnicate'");
