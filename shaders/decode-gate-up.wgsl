@@ -8,24 +8,30 @@
 // and I + j, I + 1 + j of its up half, so each SwiGLU pair stays in the workgroup (with I odd, the last
 // workgroup's second column is not written).
 //
-// h: [M, K] f32 as vec4    W: [2 I, K] in any storage format (lib/weights-*.wgsl prepended), gate rows first
+// h: [M, K] f32 as vec4    part: [M, parts, K] f32 as vec4    hOut: [M, K] f32 as vec4 (written)
+// W: [2 I, K] in any storage format (lib/weights-*.wgsl prepended), gate rows first
 // consts: f32, ln2 at lnOff    act: [M, I] f32 (written)    grid: ceil(I / 2) workgroups, linear (x, y split)
 
 override WG: u32 = 64;
 // M, the rows of h (1..MAX_ROWS): a pipeline per M, as gemv.wgsl.
 override ROWS: u32 = 1u;
 
-struct Params { M: u32, K: u32, eps: f32, lnOff: u32, I: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
+struct Params { M: u32, K: u32, eps: f32, lnOff: u32, I: u32, parts: u32, _pad0: u32, _pad1: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 // @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
 @group(0) @binding(3) var<storage, read> consts: array<f32>;
 @group(0) @binding(4) var<storage, read_write> act: array<f32>;
-@group(0) @binding(5) var<uniform> p: Params;
+@group(0) @binding(5) var<storage, read> part: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> hOut: array<vec4<f32>>;
+@group(0) @binding(7) var<uniform> p: Params;
 
-/** Row m of h, vec4 k4 (lib/decode-gemv.wgsl normalises it). */
+/** Row m of h' = h + the parts, vec4 k4 (lib/decode-gemv.wgsl normalises it). */
 fn x_vec4(m: u32, k4: u32) -> vec4<f32> {
-  return x[m * (p.K / 4u) + k4];
+  let K4 = p.K / 4u;
+  var v = x[m * K4 + k4];
+  for (var g = 0u; g < p.parts; g++) { v += part[(m * p.parts + g) * K4 + k4]; }
+  return v;
 }
 
 @compute @workgroup_size(WG)
@@ -43,6 +49,11 @@ fn main(
   let r2 = w_row(p.I + j, p.K);
   let r3 = w_row(p.I + j1, p.K);
   let total = decode_gemv(lid, p.K, p.lnOff, inv, r0, r1, r2, r3);
+  // This workgroup's share of h': vec4s w, w + numW, ... of each row.
+  let numW = (p.I + 1u) / 2u;
+  for (var i = grid_workgroup(wid, nwg) + lid * numW; i < ROWS * (p.K / 4u); i += WG * numW) {
+    hOut[i] = x_vec4(i / (p.K / 4u), i % (p.K / 4u));
+  }
   let first = 2u * grid_workgroup(wid, nwg);
   if (lid >= ROWS || first >= p.I) { return; }
   act[lid * p.I + first] = silu(total.x) * total.z;

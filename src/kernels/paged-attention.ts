@@ -80,7 +80,7 @@ export class PagedAttentionSplit extends DispatchSequence {
 }
 
 /** Query heads per split invocation: the largest divisor of the heads per kv head up to MAX_GROUP_HEADS. */
-function groupHeads(numHeads: number, numKvHeads: number): number {
+export function groupHeads(numHeads: number, numKvHeads: number): number {
   const g = numHeads / numKvHeads;
   for (let d = Math.min(g, MAX_GROUP_HEADS); d > 1; d--) if (g % d === 0) return d;
   return 1;

@@ -23,8 +23,9 @@
 import { GpuBoundsError, InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import { STORAGE_USAGE } from '../gpu/flags';
-import type { Tensor } from '../gpu/tensor';
+import { tensorSizeBytes, type Tensor } from '../gpu/tensor';
 import { prepareArgmax } from '../kernels/argmax';
+import { decodeAttentionGroups, prepareDecodeAttentionOut } from '../kernels/decode-attention-out';
 import { prepareDecodeGateUp } from '../kernels/decode-gate-up';
 import { prepareDecodeHead } from '../kernels/decode-head';
 import { prepareDecodeQkv } from '../kernels/decode-qkv';
@@ -111,9 +112,10 @@ export interface LanguageModelOptions {
    */
   kvBlocks?: () => number;
   /**
-   * How decode steps (at most 8 rows) run: 'fused' (each layer in 5 dispatches: RMSNorm + q|k|v + RoPE + KV
-   * write, attention, the output projection, RMSNorm + gate|up + SwiGLU, the down projection; the head's
-   * norm and product in one), or 'separate' (a dispatch per kernel). Default: 'fused' on GPUs (kernel variant
+   * How decode steps (at most 8 rows) run: 'fused' (each layer in 4 dispatches: RMSNorm + q|k|v + RoPE + KV
+   * write; attention + the output projection by groups of heads; their sum into the residual + RMSNorm +
+   * gate|up + SwiGLU; the down projection + residual. The head's gather, norm and product in one), or
+   * 'separate' (a dispatch per kernel). Default: 'fused' on GPUs (kernel variant
    * 'workgroup'), 'separate' on CPU adapters, whose register kernels have no barriers. A checkpoint the
    * fused kernels cannot take (q/k norms, weights split by rows or format) runs 'separate'.
    */
@@ -234,20 +236,29 @@ export class LanguageModel {
       (options.decodePlan ?? (gpu.kernelVariant === 'workgroup' ? 'fused' : 'separate')) === 'fused' && this.fusable()
         ? 'fused'
         : 'separate';
+    if (this.decodePlan === 'fused') {
+      // The fused plan's second h (layers alternate between them) and the output projection's parts.
+      const rows = Math.min(C, NARROW_MAX_ROWS);
+      make('h2', [rows, H]);
+      make('parts', [rows, decodeAttentionGroups(c.numHeads, c.numKvHeads), H]);
+    }
     this.writePadTable();
   }
 
   /**
    * Whether the fused decode kernels can take this checkpoint: no q/k norms (they come between the
    * projection and RoPE), each layer's q|k|v and gate|up one weight (not parts of rows in different formats
-   * or bindings), and every operand they read as vec4 aligned for it.
+   * or bindings), every operand they read as vec4 aligned for it, and the packed operands within one binding.
    */
   private fusable(): boolean {
     const c = this.config.text;
     if (c.qkNorm || c.hiddenSize % 4 !== 0 || c.headDim % 4 !== 0) return false;
+    // The packed operands are bound whole (a long RoPE table can outgrow a small binding limit).
+    const maxBinding = this.gpu.limits.maxStorageBufferBindingSize;
+    if (tensorSizeBytes(this.consts.whole) > maxBinding || tensorSizeBytes(this.ints.whole) > maxBinding) return false;
     const aligned = (w: ReturnType<ModelWeights['matrix']>) => (isPacked(w) ? w.data.offsetBytes : w.offsetBytes) % 16 === 0;
     for (let l = 0; l < c.numLayers; l++) {
-      for (const name of ['qkv', 'gate_up']) {
+      for (const name of ['qkv', 'o', 'gate_up']) {
         const parts = this.weights.rowParts(`text.layers.${l}.${name}`);
         if (parts.length !== 1 || !aligned(parts[0]!.weight)) return false;
       }
@@ -426,6 +437,37 @@ export class LanguageModel {
     return steps;
   }
 
+  /** The buffer of h after layer l in the fused plan (before the first layer: 'h', where the embedding is). */
+  private hAfter(l: number): 'h' | 'h2' {
+    return l % 2 === 0 ? 'h2' : 'h';
+  }
+
+  /** The fused plan's parts of the attention's output projection for T rows: [T, groups, H]. */
+  private parts(T: number): Tensor {
+    const t = this.t.parts;
+    if (!t) throw new InternalError('the parts of the output projection are asked of a language model without the fused plan');
+    return { ...t, shape: [T, ...t.shape.slice(1)] };
+  }
+
+  /** A layer's attention and output projection in one dispatch (decode-attention-out.wgsl), by groups of heads. */
+  private fusedAttention(l: number, T: number, shape: PagedAttentionShape): Promise<Dispatch> {
+    const { ints } = this;
+    return prepareDecodeAttentionOut(
+      this.gpu,
+      {
+        qkv: this.rows('qkv', T),
+        ints: ints.whole,
+        kCache: this.kv.k[l],
+        vCache: this.kv.v[l],
+        weight: this.weights.matrix(`text.layers.${l}.o`),
+        part: this.parts(T),
+      },
+      { ...shape, H: this.config.text.hiddenSize },
+      { tokenSeq: ints.offsetOf('tokenSeq'), tokenPos: ints.offsetOf('positions'), blockTables: ints.offsetOf('blockTables') },
+      { workgroupSize: this.fusedOptions().workgroupSize },
+    );
+  }
+
   /** A layer's attention input in one dispatch (decode-qkv.wgsl): RMSNorm, q|k|v (+ bias), RoPE, the KV write. */
   private fusedLayerInput(l: number, T: number): Promise<Dispatch> {
     const c = this.config.text;
@@ -433,7 +475,7 @@ export class LanguageModel {
     return prepareDecodeQkv(
       this.gpu,
       {
-        x: this.rows('h', T),
+        x: this.rows(this.hAfter(l - 1), T),
         weight: this.weights.matrix(`text.layers.${l}.qkv`),
         consts: consts.whole,
         ints: ints.whole,
@@ -514,41 +556,58 @@ export class LanguageModel {
     for (let l = 0; l < c.numLayers; l++) {
       const w = (name: string) => weights.get(`text.layers.${l}.${name}`);
       const m = (name: string) => weights.matrix(`text.layers.${l}.${name}`); // in the loaded dtype
-      const steps = fused ? [this.fusedLayerInput(l, T)] : this.separateLayerInput(l, T);
-      const attentionAt = steps.length;
+      // The fused plan's layers read h from one buffer and leave it in the other (h, h2 by turns): each
+      // decode-gate-up workgroup reads the whole row and writes its share of h + the attention's parts.
+      const hOut = fused ? this.hAfter(l) : 'h';
+      const steps = fused
+        ? [
+            this.fusedLayerInput(l, T),
+            this.fusedAttention(l, T, attentionShape),
+            prepareDecodeGateUp(
+              gpu,
+              {
+                x: v(this.hAfter(l - 1)),
+                part: this.parts(T),
+                hOut: v(hOut),
+                weight: m('gate_up'),
+                consts: this.consts.whole,
+                act: v('act'),
+              },
+              { M: T, K: H, I: c.intermediateSize, parts: this.parts(T).shape[1]! },
+              this.consts.offsetOf(`ln2.${l}`),
+              this.fusedOptions(),
+            ),
+          ]
+        : [
+            ...this.separateLayerInput(l, T),
+            preparePagedAttention(
+              gpu,
+              {
+                qkv: v('qkv'),
+                tokenSeq: v('tokenSeq'),
+                tokenPos: v('positions'),
+                blockTables: this.t.blockTables,
+                kCache: this.kv.k[l],
+                vCache: this.kv.v[l],
+                out: v('attn'),
+              },
+              attentionShape,
+              { partial: this.t.attnPartial },
+            ),
+            // The residual adds are the matmuls' epilogues: h += a·Woᵀ, h += act·Wdownᵀ.
+            prepareMatmul(
+              gpu,
+              { x: v('attn'), weight: m('o'), y: v('h') },
+              { M: T, N: H, K: c.numHeads * c.headDim },
+              { accumulate: true },
+            ),
+            prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
+            prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
+            prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
+          ];
+      const attentionAt = fused ? 1 : steps.length - 5;
       steps.push(
-        preparePagedAttention(
-          gpu,
-          {
-            qkv: v('qkv'),
-            tokenSeq: v('tokenSeq'),
-            tokenPos: v('positions'),
-            blockTables: this.t.blockTables,
-            kCache: this.kv.k[l],
-            vCache: this.kv.v[l],
-            out: v('attn'),
-          },
-          attentionShape,
-          { partial: this.t.attnPartial },
-        ),
-        // The residual adds are the matmuls' epilogues: h += a·Woᵀ, h += act·Wdownᵀ.
-        prepareMatmul(gpu, { x: v('attn'), weight: m('o'), y: v('h') }, { M: T, N: H, K: c.numHeads * c.headDim }, { accumulate: true }),
-        ...(fused
-          ? [
-              prepareDecodeGateUp(
-                gpu,
-                { x: v('h'), weight: m('gate_up'), consts: this.consts.whole, act: v('act') },
-                { M: T, K: H, I: c.intermediateSize },
-                this.consts.offsetOf(`ln2.${l}`),
-                this.fusedOptions(),
-              ),
-            ]
-          : [
-              prepareRmsNorm(gpu, { x: v('h'), weight: w('ln2'), y: v('x') }, { rows: T, dim: H }, { eps }),
-              prepareMatmul(gpu, { x: v('x'), weight: m('gate_up'), y: v('gu') }, { M: T, N: 2 * c.intermediateSize, K: H }),
-              prepareSwiglu(gpu, { x: v('gu'), y: v('act') }, { rows: T, dim: c.intermediateSize }),
-            ]),
-        prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v('h') }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
+        prepareMatmul(gpu, { x: v('act'), weight: m('down'), y: v(hOut) }, { M: T, N: H, K: c.intermediateSize }, { accumulate: true }),
       );
       const prepared = await prepareAll(steps).catch((e: unknown) => {
         release();
@@ -559,7 +618,7 @@ export class LanguageModel {
         // Built for T rows like the splice; each step writes its row count (and this level's first row).
         const add = await prepareSplice(
           gpu,
-          { src: this.t.deepstack, rows: v('spliceRows'), dst: v('h'), errors: this.flags('splice') },
+          { src: this.t.deepstack, rows: v('spliceRows'), dst: v(hOut), errors: this.flags('splice') },
           {
             numRows: T,
             dim: H,
@@ -589,13 +648,15 @@ export class LanguageModel {
     const c = this.config.text;
     const H = c.hiddenSize;
     const head = weights.rowParts('text.lm_head');
+    // Where the body leaves h: the fused plan's layers alternate between two buffers.
+    const h = this.fusedRows(T) ? this.hAfter(c.numLayers - 1) : 'h';
     // The head by parts of rows when it is larger than one binding: each part writes its logits' columns.
     const columns = (part: (typeof head)[number]) => (head.length > 1 ? { yColumns: { offset: part.first, stride: c.vocabSize } } : {});
     const logits: Array<Promise<Dispatch>> = this.fusedRows(R)
       ? head.map((part) =>
           prepareDecodeHead(
             gpu,
-            { x: this.rows('h', T), weight: part.weight, consts: this.consts.whole, ints: this.ints.whole, y: this.rows('logits', R) },
+            { x: this.rows(h, T), weight: part.weight, consts: this.consts.whole, ints: this.ints.whole, y: this.rows('logits', R) },
             { M: R, N: part.rows, K: H, numRows: T },
             { ln: this.consts.offsetOf('norm'), rows: this.ints.offsetOf('headRows') },
             { ...this.fusedOptions(), ...columns(part) },
@@ -604,7 +665,7 @@ export class LanguageModel {
       : [
           prepareEmbeddingGather(
             gpu,
-            { ids: this.rows('headRows', R), table: this.rows('h', T), out: this.rows('hl', R), errors: this.flags('head-gather') },
+            { ids: this.rows('headRows', R), table: this.rows(h, T), out: this.rows('hl', R), errors: this.flags('head-gather') },
             { numTokens: R, vocab: T, dim: H },
           ),
           prepareRmsNorm(

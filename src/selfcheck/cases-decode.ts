@@ -1,7 +1,8 @@
-// Check cases for the fused decode kernels (decode-qkv, decode-gate-up, decode-head), each against the
+// Check cases for the fused decode kernels (decode-qkv, decode-attention-out, decode-gate-up, decode-head), each against the
 // references of the kernels it fuses, applied in turn in float64. Their small operands sit at odd offsets
 // inside shared consts and ints buffers, as the language model packs them.
 
+import { decodeAttentionGroups, decodeAttentionOutReference, prepareDecodeAttentionOut } from '../kernels/decode-attention-out';
 import { decodeGateUpReference, prepareDecodeGateUp, type DecodeGateUpShape } from '../kernels/decode-gate-up';
 import { decodeHeadReference, prepareDecodeHead } from '../kernels/decode-head';
 import { decodeQkvReference, prepareDecodeQkv, qkvWidth, type DecodeQkvShape } from '../kernels/decode-qkv';
@@ -106,17 +107,19 @@ export function decodeQkvCase(
   };
 }
 
+/** h plus `parts` parts of the attention's output projection, then the MLP input; h' and act both checked. */
 export function decodeGateUpCase(shape: DecodeGateUpShape, o: DecodeCaseOptions = {}): KernelCase {
-  const { M, K, I } = shape;
+  const { M, K, I, parts } = shape;
   const seed = o.seed ?? 37;
   const format = o.format ?? 'f32';
   return {
     kernel: 'decode-gate-up',
-    label: labelOf('decode-gate-up', `M=${M} K=${K} I=${I}`, o),
+    label: labelOf('decode-gate-up', `M=${M} K=${K} I=${I} parts=${parts}`, o),
     tolerance: decodeTolerance(K),
     execute: (gpu) =>
       withScratch(gpu, async (s) => {
         const h = randomUniform(M * K, seed, -3, 3);
+        const part = randomUniform(M * parts * K, seed + 3);
         const ln = randomUniform(K, seed + 1);
         const w = randomUniform(2 * I * K, seed + 2);
         const lnOffset = 7;
@@ -124,13 +127,82 @@ export function decodeGateUpCase(shape: DecodeGateUpShape, o: DecodeCaseOptions 
         consts.set(ln, lnOffset);
         const io = {
           x: s.upload(h, [M, K], 'h'),
+          part: s.upload(part, [M, parts, K], 'part'),
+          hOut: s.zeros([M, K], 'f32', 'hOut'),
           weight: s.weight(format, w, 2 * I, K, 'wgu'),
           consts: s.upload(consts, [consts.length], 'consts'),
           act: s.zeros([M, I], 'f32', 'act'),
         };
         const d = await prepareDecodeGateUp(gpu, io, shape, lnOffset, { eps: EPS, workgroupSize: o.workgroupSize, subgroups: o.subgroups });
-        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.act)]);
-        return { ...r, want: decodeGateUpReference(h, ln, asStored(format, w, 2 * I, K), shape, EPS) };
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.act), await gpu.readF32(io.hOut)]);
+        const want = decodeGateUpReference(h, part, ln, asStored(format, w, 2 * I, K), shape, EPS);
+        return { ...r, want: concat(want.act, want.h) };
+      }),
+  };
+}
+
+/**
+ * Decode rows of several sequences (one with two rows, as a chunk of a prefill) over scattered KV blocks:
+ * each (row, group of query heads)'s attention times its columns of Wo.
+ */
+export function decodeAttentionOutCase(
+  shape: { numHeads: number; numKvHeads: number; headDim: number; H: number; contexts: number[] },
+  o: DecodeCaseOptions = {},
+): KernelCase {
+  const { numHeads, numKvHeads, headDim, H, contexts } = shape;
+  const blockSize = 16;
+  const seed = o.seed ?? 43;
+  const format = o.format ?? 'f32';
+  const rowStride = (numHeads + 2 * numKvHeads) * headDim;
+  const numSeqs = contexts.length;
+  const maxBlocksPerSeq = Math.max(...contexts.map((c) => Math.ceil(c / blockSize)));
+  const numBlocks = contexts.reduce((a, c) => a + Math.ceil(c / blockSize), 0) + 2;
+  const numSlots = numBlocks * blockSize;
+  // Every sequence's last key as a row, and the first sequence's one before it too.
+  const rows: Array<[seq: number, pos: number]> = [[0, contexts[0]! - 2], ...contexts.map((c, seq) => [seq, c - 1] as [number, number])];
+  const numTokens = rows.length;
+  const K = numHeads * headDim;
+  return {
+    kernel: 'decode-attention-out',
+    label: labelOf('decode-attention-out', `heads=${numHeads}/${numKvHeads}x${headDim} H=${H} contexts=${contexts.join(',')}`, o),
+    // Online softmax reorders the exp() sums (paged-attention's tolerance), then a product over K.
+    tolerance: { atol: 2e-5 * Math.max(1, Math.sqrt(K)), rtol: 2e-4 },
+    execute: (gpu) =>
+      withScratch(gpu, async (s) => {
+        const next = mulberry32(seed);
+        const free = [...Array(numBlocks).keys()].sort(() => next() - 0.5);
+        const blockTables = new Uint32Array(numSeqs * maxBlocksPerSeq);
+        contexts.forEach((c, seq) => {
+          for (let b = 0; b < Math.ceil(c / blockSize); b++) blockTables[seq * maxBlocksPerSeq + b] = free.pop()!;
+        });
+        const tokenSeq = Uint32Array.from(rows.map(([seq]) => seq));
+        const tokenPos = Uint32Array.from(rows.map(([, pos]) => pos));
+        // ints: the three at offsets the kernel must not assume.
+        const offsets = { tokenSeq: 3, tokenPos: 3 + numTokens + 1, blockTables: 3 + 2 * numTokens + 5 };
+        const ints = new Uint32Array(offsets.blockTables + blockTables.length);
+        ints.set(tokenSeq, offsets.tokenSeq);
+        ints.set(tokenPos, offsets.tokenPos);
+        ints.set(blockTables, offsets.blockTables);
+        const qkv = randomUniform(numTokens * rowStride, seed + 1, -2, 2);
+        const kCache = randomUniform(numSlots * numKvHeads * headDim, seed + 2);
+        const vCache = randomUniform(numSlots * numKvHeads * headDim, seed + 3);
+        const wo = randomUniform(H * K, seed + 4);
+        const full = { numTokens, numHeads, numKvHeads, headDim, rowStride, numSeqs, maxBlocksPerSeq, blockSize, numSlots, H };
+        const groups = decodeAttentionGroups(numHeads, numKvHeads);
+        const io = {
+          qkv: s.upload(qkv, [numTokens, rowStride], 'qkv'),
+          ints: s.upload(ints, [ints.length], 'ints'),
+          kCache: s.upload(kCache, [numSlots, numKvHeads, headDim], 'kCache'),
+          vCache: s.upload(vCache, [numSlots, numKvHeads, headDim], 'vCache'),
+          weight: s.weight(format, wo, H, K, 'wo'),
+          part: s.zeros([numTokens, groups, H], 'f32', 'part'),
+        };
+        const d = await prepareDecodeAttentionOut(gpu, io, full, offsets, { workgroupSize: o.workgroupSize });
+        const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.part)]);
+        return {
+          ...r,
+          want: decodeAttentionOutReference(qkv, tokenSeq, tokenPos, blockTables, kCache, vCache, asStored(format, wo, H, K), full),
+        };
       }),
   };
 }

@@ -23,7 +23,7 @@ import {
   type KernelCase,
 } from './cases';
 import { kvWriteCase, pagedAttentionCase, sampleCase, spliceCase } from './cases-decoder';
-import { decodeGateUpCase, decodeHeadCase, decodeQkvCase } from './cases-decode';
+import { decodeAttentionOutCase, decodeGateUpCase, decodeHeadCase, decodeQkvCase } from './cases-decode';
 import { logitAdjustCase } from './cases-logits';
 import { quantizeCase } from './cases-weights';
 
@@ -93,7 +93,8 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     kvWriteCase({ numTokens: 8, numKvHeads: 3, headDim: 64, numSlots: 64, numQHeads: 9 }),
     // The fused decode plan's kernels (GPUs): a layer's first dispatch with Qwen2's bias, its MLP input, the head.
     decodeQkvCase({ M: 1, K: 576, numHeads: 9, numKvHeads: 3, headDim: 64, bias: true }, { format: 'q4' }),
-    decodeGateUpCase({ M: 1, K: 576, I: 1536 }, { format: 'q4' }),
+    decodeAttentionOutCase({ numHeads: 9, numKvHeads: 3, headDim: 64, H: 576, contexts: [81, 5] }, { format: 'q4' }),
+    decodeGateUpCase({ M: 1, K: 576, I: 1536, parts: 3 }, { format: 'q4' }),
     decodeHeadCase({ M: 1, N: 1000, K: 576, numRows: 4 }, { format: 'q4' }),
     pagedAttentionCase({
       numHeads: 9,

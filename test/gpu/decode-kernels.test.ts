@@ -3,7 +3,7 @@
 // weight formats, workgroup sizes and both reductions.
 
 import { describe, it } from 'vitest';
-import { decodeGateUpCase, decodeHeadCase, decodeQkvCase } from '../../src/selfcheck/cases-decode';
+import { decodeAttentionOutCase, decodeGateUpCase, decodeHeadCase, decodeQkvCase } from '../../src/selfcheck/cases-decode';
 import { expectCasePasses, useGpu } from './gpu';
 
 const gpu = useGpu();
@@ -24,12 +24,21 @@ describe('decode-qkv: RMSNorm, q | k | v projection, RoPE and the KV write in on
   for (const c of cases) it(c.label, () => expectCasePasses(gpu(), c));
 });
 
-describe('decode-gate-up: RMSNorm, gate | up projection and SwiGLU in one', () => {
+describe('decode-attention-out: attention over all keys and each group of heads times its columns of Wo, in one', () => {
   const cases = [
-    decodeGateUpCase({ M: 1, K: 576, I: 1536 }),
-    decodeGateUpCase({ M: 6, K: 72, I: 45 }, { format: 'f16' }),
-    decodeGateUpCase({ M: 8, K: 256, I: 96 }, { format: 'q6k', workgroupSize: 128 }),
-    decodeGateUpCase({ M: 2, K: 64, I: 7 }, { format: 'q4', subgroups: false }),
+    decodeAttentionOutCase({ numHeads: 9, numKvHeads: 3, headDim: 64, H: 576, contexts: [81, 5] }),
+    decodeAttentionOutCase({ numHeads: 4, numKvHeads: 2, headDim: 8, H: 72, contexts: [3, 150, 17] }, { format: 'q8', workgroupSize: 8 }),
+    decodeAttentionOutCase({ numHeads: 16, numKvHeads: 2, headDim: 128, H: 256, contexts: [40] }, { format: 'q4', workgroupSize: 32 }),
+  ];
+  for (const c of cases) it(c.label, () => expectCasePasses(gpu(), c));
+});
+
+describe("decode-gate-up: the output projection's parts added to h, RMSNorm, gate | up projection and SwiGLU in one", () => {
+  const cases = [
+    decodeGateUpCase({ M: 1, K: 576, I: 1536, parts: 3 }),
+    decodeGateUpCase({ M: 6, K: 72, I: 45, parts: 1 }, { format: 'f16' }),
+    decodeGateUpCase({ M: 8, K: 256, I: 96, parts: 2 }, { format: 'q6k', workgroupSize: 128 }),
+    decodeGateUpCase({ M: 2, K: 64, I: 7, parts: 4 }, { format: 'q4', subgroups: false }),
   ];
   for (const c of cases) it(c.label, () => expectCasePasses(gpu(), c));
 });

@@ -117,12 +117,12 @@ for (const g of goldenVariants()) {
           tokens.push(t);
         }
         expect(tokens).toEqual(goldenManifest().greedy[g.model].tokens.slice(0, 6));
-        // A decode step: the embedding, then per layer decode-qkv, attention (one or two kernels), the
-        // output projection, decode-gate-up and the down projection, then decode-head and argmax.
+        // A decode step: the embedding, then per layer decode-qkv, decode-attention-out, decode-gate-up and
+        // the down projection, then decode-head and argmax: 4 per layer + 3.
         const layers = fused.config.text.numLayers;
         const step = fused.lm.lastStep;
         expect(step.numTokens).toBe(1);
-        expect(step.numDispatches).toBeLessThanOrEqual(1 + 6 * layers + 2);
+        expect(step.numDispatches).toBe(4 * layers + 3);
         expect(step.numDispatches).toBeLessThan(model.lm.lastStep.numDispatches);
       } finally {
         gpu().release(vision.embeddings);
