@@ -72,6 +72,7 @@ export function engineStats(s: StatsSources): EngineStats {
       numCommandBuffers: step.numCommandBuffers,
       numReadbacks: step.numReadbacks,
       readbackBytes: step.readbackBytes,
+      encodeMs: step.encodeMs,
     },
     encoder: s.media.stats(),
     lifecycle: { ...s.lifecycle },

@@ -481,7 +481,7 @@ export interface EngineStats {
   encoder: import('../encoder/media-encoder').MediaEncoderStats;
   /** Media feature lifecycle transitions: ENCODING -> READY -> STAGED -> SPLICED -> PREFILLED -> released. */
   lifecycle: import('../encoder/media-encoder').LifecycleCounters;
-  /** The last model step: rows, dispatches, command buffers and readbacks. */
+  /** The last model step: rows, dispatches, command buffers, readbacks, and the JavaScript ms it took to encode. */
   decodeStep: {
     numTokens: number;
     numPaddedTokens: number;
@@ -489,6 +489,7 @@ export interface EngineStats {
     numCommandBuffers: number;
     numReadbacks: number;
     readbackBytes: number;
+    encodeMs: number;
   };
   last?: RequestTimings & { promptTokens: number; completionTokens: number };
   /**
