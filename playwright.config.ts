@@ -6,6 +6,15 @@ import { chromiumLaunchOptions } from './scripts/chromium';
 
 const PORT = Number(process.env.TESSERA_E2E_PORT ?? 5199);
 
+// The longest files first. Playwright hands files to its workers in project order, and within a project
+// in alphabetical order: parity.spec.ts (every tiny checkpoint's parity, Voxtral, the CPU backend, the
+// weight dtypes; about a fifth of all the e2e test time) came 15th of 20, late enough for one worker to be
+// left running it after the other had run out of files. These three make up about two fifths of the test
+// time (one run on a loaded machine: parity 510 s, encoder-cache 388 s, selfcheck 162 s of about 2,700 s),
+// so started first they end well before the other files do, and the run ends with short files on both
+// workers.
+const LONGEST_FIRST = /\/(parity|encoder-cache|selfcheck)\.spec\.ts$/;
+
 export default defineConfig({
   testDir: 'test/e2e',
   globalSetup: './test/e2e/global-setup.ts',
@@ -21,6 +30,10 @@ export default defineConfig({
     baseURL: `http://localhost:${PORT}`,
     launchOptions: chromiumLaunchOptions(),
   },
+  projects: [
+    { name: 'longest', testMatch: LONGEST_FIRST },
+    { name: 'rest', testIgnore: LONGEST_FIRST },
+  ],
   webServer: {
     command: `npx vite --port ${PORT} --strictPort --logLevel warn`,
     url: `http://localhost:${PORT}`,
