@@ -35,6 +35,7 @@ import {
   wgslConstant,
 } from './checks';
 import { createDispatch, packParams, type DispatchCost, type KernelDispatch } from './dispatch';
+import { isKQuant } from './k-quants';
 import { isPacked, packedSizeBytes, weightFormatOf, type Weight, type WeightFormat } from './weight-format';
 import { ACTIVATION_LIB, assembleWgsl, weightBindings, weightLib } from './weight-lib';
 
@@ -280,7 +281,7 @@ async function prepareMatmulPlan(gpu: GpuContext, io: MatmulIO, shape: MatmulSha
     });
   }
   const { entryPoint, constants, numInvocations } = registerEntry(plan, format, M, N, epilogue);
-  const wg = options.workgroupSize ?? registerWorkgroupSize(plan, numInvocations);
+  const wg = options.workgroupSize ?? registerWorkgroupSize(plan, numInvocations, format);
   expectWorkgroupSize(gpu, kernel, wg);
   return createDispatch(gpu, {
     label,
@@ -308,9 +309,13 @@ export function narrowRows(M: number): 1 | 2 | 4 {
  * takes 8 (its invocations are long; at ViT shapes 8 and 64 measured the same within noise on SwiftShader),
  * so it stays one pipeline per epilogue; the narrow plans take 64 from 1024 invocations (the LM head's
  * 49280 columns), both sizes compiled by the engine's warm-up. Each size is a pipeline of its own.
+ * The K-quant formats keep 8 at every size: their narrow pipelines are the slowest to compile (q6k's 2 to 4 s
+ * each on SwiftShader alone, against under 0.6 s for f32's), and on SwiftShader 8 and 64 decoded a Q6_K
+ * head (1 and 2 rows x 32768 x 2048) and a Q4_K MLP matrix (1 and 4 rows x 11008 x 2048) equally within
+ * noise, with identical outputs, so one size saves a pipeline per variant at load.
  */
-export function registerWorkgroupSize(plan: MatmulPlan, numInvocations: number): number {
-  return plan === 'register-narrow' && numInvocations >= 1024 ? 64 : 8;
+export function registerWorkgroupSize(plan: MatmulPlan, numInvocations: number, format: WeightFormat): number {
+  return plan === 'register-narrow' && numInvocations >= 1024 && !isKQuant(format) ? 64 : 8;
 }
 
 /** Entry point, override constants (but WG) and invocation count of a register-kernel matmul. */
