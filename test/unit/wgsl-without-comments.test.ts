@@ -1,5 +1,5 @@
 // The package build ships every shader without its comments (scripts/wgsl-without-comments.ts): nothing
-// but comments and blank lines may go.
+// but comments, blank lines and indentation may go.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -27,8 +27,8 @@ describe('shaders without comments', () => {
     });
   }
   it('drops line and block comments, keeps code on the same line', () => {
-    expect(wgslWithoutComments('// head\nconst A: u32 = 1u; // one\n\n/** doc\n   more */\nfn f() {}\n')).toBe(
-      'const A: u32 = 1u;\nfn f() {}',
+    expect(wgslWithoutComments('// head\nconst A: u32 = 1u; // one\n\n/** doc\n   more */\nfn f() {\n  let b = 2u;\n}\n')).toBe(
+      'const A: u32 = 1u;\nfn f() {\nlet b = 2u;\n}',
     );
   });
 });
