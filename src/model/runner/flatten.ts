@@ -7,7 +7,7 @@
 //   head:   [0 (A), 6 (B: its chunk ends the prompt)]      splice rows: [3, 4]
 
 import { InternalError } from '../../errors';
-import type { StepInput } from '../language-model';
+import type { StepInput } from '../decoder/step-input';
 import type { LogitAdjust, MediaRows, SamplingParams } from './model-runner';
 
 export interface BatchSeq {

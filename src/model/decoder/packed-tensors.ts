@@ -3,10 +3,10 @@
 // whole buffer once and finds each by its element offset, which keeps it within the 8 storage buffers every
 // WebGPU device allows (src/kernels/decode-gemv.ts).
 
-import { InternalError } from '../errors';
-import type { GpuContext } from '../gpu/context';
-import type { DType, Tensor } from '../gpu/tensor';
-import { bytesPerElement, numElements } from '../gpu/tensor';
+import { InternalError } from '../../errors';
+import type { GpuContext } from '../../gpu/context';
+import type { DType, Tensor } from '../../gpu/tensor';
+import { bytesPerElement, numElements } from '../../gpu/tensor';
 
 export class PackedTensors {
   /** The whole buffer as one flat tensor. */
