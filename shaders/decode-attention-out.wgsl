@@ -1,9 +1,9 @@
 // decode-attention-out.wgsl: a decoder layer's attention and its output projection for decode rows, in one
 // dispatch of the fused decode plan (src/kernels/decode-attention-out.ts). One workgroup per (row, kv head,
 // group of GROUP query heads):
-//   1. the group's attention over all the row's keys, as paged-attention-split-workgroup.wgsl computes one
-//      run of them (the KEYS lanes score KEYS keys at once; each lane that owns an output vec4 folds them
-//      into its online softmax), then out = acc / l, as paged-attention-combine.wgsl does for one run;
+//   1. the group's attention over all the row's keys as one run (lib/attend-keys-workgroup.wgsl, the loop
+//      of paged-attention-split-workgroup.wgsl), then out = acc / l, as paged-attention-combine.wgsl does
+//      for one run;
 //   2. that group's share of the output projection: part[row, group, n] = sum over the group's columns k of
 //      a[k] · Wo[n, k], for every n. The next dispatch (decode-gate-up.wgsl) adds the groups' parts to the
 //      residual: h + a · Woᵀ, summed by groups of heads instead of along all of K at once.
@@ -14,7 +14,7 @@
 // part: [numTokens, numKvHeads groupsPerKvHead, H] f32 as vec4   grid: one workgroup per (row, kv head,
 // group), linear (x, y split)
 // Prepended by the host: HEAD_VEC4, GROUP, KEYS (= the workgroup size), OUTS (output vec4s per lane), the
-// weights lib and lib/online-softmax.wgsl.
+// weights lib, lib/online-softmax.wgsl and lib/attend-keys-workgroup.wgsl.
 
 struct Params {
   numTokens: u32, numHeads: u32, numKvHeads: u32, rowStride: u32,
@@ -30,14 +30,11 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> part: array<vec4<f32>>;
 @group(0) @binding(7) var<uniform> p: Params;
 
-var<workgroup> qShared: array<vec4<f32>, GROUP * HEAD_VEC4>;
-var<workgroup> scores: array<f32, GROUP * KEYS>;
-var<workgroup> keyBase: array<u32, KEYS>;
 var<workgroup> attended: array<vec4<f32>, GROUP * HEAD_VEC4>;
 var<workgroup> ctxShared: u32;
 
 /** First vec4 of key/value k (of kv head kvh) of the sequence whose block table starts at ints[table] (lib/paged-kv.wgsl). */
-fn kv_at(table: u32, k: u32, kvh: u32) -> u32 {
+fn kv_base(table: u32, k: u32, kvh: u32) -> u32 {
   let slot = ints[table + k / p.blockSize] * p.blockSize + k % p.blockSize;
   return (slot * p.numKvHeads + kvh) * HEAD_VEC4;
 }
@@ -56,54 +53,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let table = p.tableOff + ints[p.seqOff + t] * p.maxBlocksPerSeq;
   let qBase = (t * p.rowStride) / 4u + h0 * HEAD_VEC4;
   for (var i = lid; i < GROUP * HEAD_VEC4; i += KEYS) { qShared[i] = qkv[qBase + i] * p.scale; }
-  var st: array<OnlineSoftmax, OUTS>;
-  var acc: array<vec4<f32>, OUTS>;
-  for (var o = 0u; o < OUTS; o++) {
-    st[o] = online_softmax_start();
-    acc[o] = vec4<f32>();
-  }
-  workgroupBarrier();
-  for (var c = 0u; c < ctx; c += KEYS) {
-    let j = c + lid;
-    if (j < ctx) {
-      let kb = kv_at(table, j, kvh);
-      keyBase[lid] = kb;
-      for (var g = 0u; g < GROUP; g++) {
-        var s = 0.0;
-        for (var d = 0u; d < HEAD_VEC4; d++) { s += dot(qShared[g * HEAD_VEC4 + d], kCache[kb + d]); }
-        scores[g * KEYS + lid] = s;
-      }
-    }
-    workgroupBarrier();
-    let n = min(KEYS, ctx - c);
-    for (var o = 0u; o < OUTS; o++) {
-      let out = lid + o * KEYS;
-      if (out < GROUP * HEAD_VEC4) {
-        let g = out / HEAD_VEC4;
-        let d4 = out % HEAD_VEC4;
-        // Four keys at a time through the shared online softmax (the last four padded with invalid keys).
-        for (var i = 0u; i < n; i += 4u) {
-          let valid = vec4<bool>(true, i + 1u < n, i + 2u < n, i + 3u < n);
-          let s4 = vec4<f32>(
-            scores[g * KEYS + i],
-            scores[g * KEYS + min(i + 1u, n - 1u)],
-            scores[g * KEYS + min(i + 2u, n - 1u)],
-            scores[g * KEYS + min(i + 3u, n - 1u)],
-          );
-          let w = online_softmax_add4(&st[o], s4, valid);
-          var a = acc[o] * w.c + w.pr.x * vCache[keyBase[i] + d4];
-          if (valid.y) { a += w.pr.y * vCache[keyBase[i + 1u] + d4]; }
-          if (valid.z) { a += w.pr.z * vCache[keyBase[i + 2u] + d4]; }
-          if (valid.w) { a += w.pr.w * vCache[keyBase[i + 3u] + d4]; }
-          acc[o] = a;
-        }
-      }
-    }
-    workgroupBarrier();
-  }
+  let r = attend_keys(lid, table, kvh, 0u, ctx);
   for (var o = 0u; o < OUTS; o++) {
     let out = lid + o * KEYS;
-    if (out < GROUP * HEAD_VEC4) { attended[out] = acc[o] * online_softmax_inverse(st[o]); }
+    if (out < GROUP * HEAD_VEC4) { attended[out] = r.acc[o] * online_softmax_inverse(r.st[o]); }
   }
   workgroupBarrier();
   // The group's columns of Wo (its heads' slice of K), four output rows of Wo per lane at a time.

@@ -12,15 +12,9 @@
 // W: [2 I, K] in any storage format (lib/weights-*.wgsl prepended), gate rows first
 // consts: f32, ln2 at lnOff    act: [M, I] f32 (written)    grid: ceil(I / 2) workgroups, linear (x, y split)
 
-override WG: u32 = 64;
-// M, the rows of h (1..MAX_ROWS): a pipeline per M, as gemv.wgsl.
-override ROWS: u32 = 1u;
-
 struct Params { M: u32, K: u32, eps: f32, lnOff: u32, I: u32, parts: u32, _pad0: u32, _pad1: u32 }
 
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-// @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
-@group(0) @binding(3) var<storage, read> consts: array<f32>;
+// @binding(0) x, (1) w_data, (2) w_scales and (3) consts: declared by lib/decode-gemv.wgsl and the weights lib
 @group(0) @binding(4) var<storage, read_write> act: array<f32>;
 @group(0) @binding(5) var<storage, read> part: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> hOut: array<vec4<f32>>;
@@ -44,11 +38,7 @@ fn main(
   let inv = rms_rows(lid, p.K, p.eps);
   let j = min(2u * grid_workgroup(wid, nwg), p.I - 1u);
   let j1 = min(j + 1u, p.I - 1u);
-  let r0 = w_row(j, p.K);
-  let r1 = w_row(j1, p.K);
-  let r2 = w_row(p.I + j, p.K);
-  let r3 = w_row(p.I + j1, p.K);
-  let total = decode_gemv(lid, p.K, p.lnOff, inv, r0, r1, r2, r3);
+  let total = decode_gemv(lid, p.K, p.lnOff, inv, vec4<u32>(j, j1, p.I + j, p.I + j1));
   // This workgroup's share of h': vec4s w, w + numW, ... of each row.
   let numW = (p.I + 1u) / 2u;
   for (var i = grid_workgroup(wid, nwg) + lid * numW; i < ROWS * (p.K / 4u); i += WG * numW) {

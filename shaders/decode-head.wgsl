@@ -12,15 +12,9 @@
 // consts: f32, the final norm at lnOff    y: [M, y_stride] f32, columns y_off + [0, N) written
 // grid: ceil(N / 4) workgroups, linear (x, y split)
 
-override WG: u32 = 64;
-// M, the head rows (1..MAX_ROWS): a pipeline per M, as gemv.wgsl.
-override ROWS: u32 = 1u;
-
 struct Params { M: u32, N: u32, K: u32, eps: f32, lnOff: u32, rowsOff: u32, y_off: u32, y_stride: u32 }
 
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-// @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
-@group(0) @binding(3) var<storage, read> consts: array<f32>;
+// @binding(0) x, (1) w_data, (2) w_scales and (3) consts: declared by lib/decode-gemv.wgsl and the weights lib
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read> ints: array<u32>;
 @group(0) @binding(6) var<uniform> p: Params;
@@ -40,11 +34,7 @@ fn main(
   let inv = rms_rows(lid, p.K, p.eps);
   let c0 = grid_workgroup(wid, nwg) * 4u;
   let last = p.N - 1u;
-  let r0 = w_row(min(c0, last), p.K);
-  let r1 = w_row(min(c0 + 1u, last), p.K);
-  let r2 = w_row(min(c0 + 2u, last), p.K);
-  let r3 = w_row(min(c0 + 3u, last), p.K);
-  let total = decode_gemv(lid, p.K, p.lnOff, inv, r0, r1, r2, r3);
+  let total = decode_gemv(lid, p.K, p.lnOff, inv, min(vec4<u32>(c0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(last)));
   if (lid >= ROWS) { return; }
   for (var i = 0u; i < 4u; i++) {
     if (c0 + i < p.N) { y[p.y_off + lid * p.y_stride + c0 + i] = total[i]; }

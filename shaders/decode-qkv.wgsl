@@ -17,10 +17,6 @@
 // as in rope.wgsl and kv-write.wgsl; the host checks both before the step (the fused plan has no flags).
 // grid: (numHeads + 2 numKvHeads) * headDim / 4 workgroups, linear (x, y split)
 
-override WG: u32 = 64;
-// M, the rows of h (1..MAX_ROWS): a pipeline per M, as gemv.wgsl.
-override ROWS: u32 = 1u;
-
 struct Params {
   M: u32, K: u32, eps: f32, lnOff: u32,
   biasOff: u32, hasBias: u32, numHeads: u32, numKvHeads: u32,
@@ -29,9 +25,7 @@ struct Params {
   numSlots: u32, _pad0: u32, _pad1: u32, _pad2: u32,
 }
 
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-// @binding(1) w_data and @binding(2) w_scales: declared by the lib/weights-*.wgsl in front of this file
-@group(0) @binding(3) var<storage, read> consts: array<f32>;
+// @binding(0) x, (1) w_data, (2) w_scales and (3) consts: declared by lib/decode-gemv.wgsl and the weights lib
 @group(0) @binding(4) var<storage, read_write> qkv: array<f32>;
 @group(0) @binding(5) var<storage, read> ints: array<u32>;
 @group(0) @binding(6) var<storage, read_write> kCache: array<f32>;
@@ -78,11 +72,7 @@ fn main(
   let w = grid_workgroup(wid, nwg);
   let wc = min(w, numW - 1u);
   let cols = vec4<u32>(column_of(wc, 0u), column_of(wc, 1u), column_of(wc, 2u), column_of(wc, 3u));
-  let r0 = w_row(cols.x, p.K);
-  let r1 = w_row(cols.y, p.K);
-  let r2 = w_row(cols.z, p.K);
-  let r3 = w_row(cols.w, p.K);
-  let total = decode_gemv(lid, p.K, p.lnOff, inv, r0, r1, r2, r3);
+  let total = decode_gemv(lid, p.K, p.lnOff, inv, cols);
   if (lid >= ROWS || w >= numW) { return; }
   let m = lid;
   var o = total;

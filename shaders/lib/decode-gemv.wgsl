@@ -1,14 +1,23 @@
 // lib/decode-gemv.wgsl: RMSNorm then gemv.wgsl's product, in one workgroup, for the fused decode kernels
 // (decode-qkv.wgsl, decode-gate-up.wgsl, decode-head.wgsl). The including kernel defines x_vec4(m, k4) (row
-// m of its input as vec4s along K) and binds `consts` (f32; the norm's weight at lnOff), with lib/reduce-rows
-// (ROWS, MAX_ROWS), lib/workgroup-reduce and a weights lib in front.
+// m of its input, bound here as `x`, as vec4s along K) and its bindings from 4 on; this lib binds x (0) and
+// `consts` (3: f32, the norm's weight at lnOff), the weights lib in front of it w_data and w_scales (1, 2).
+// Needs lib/reduce-rows (MAX_ROWS), lib/workgroup-reduce and a weights lib in front.
 //
 // rms_rows: each row's 1 / sqrt(mean(x^2) + eps), summed as rms-norm.wgsl sums it (invocation i takes
 // elements i, i + WG, ...; then workgroup_sum), so at the same WG it is bit-identical to that kernel's. Each
 // workgroup reads the rows once more (K values each) instead of a dispatch of its own.
 // x_norm: a vec4 of the normalised row, each value as rms-norm.wgsl computes it: w * (x * inv).
-// decode_gemv: (x_norm rows) · 4 rows of W, split over K and reduced exactly as gemv.wgsl does; in
-// invocation m < ROWS, row m's four sums. Every invocation must call rms_rows and decode_gemv (barriers).
+// decode_gemv: (x_norm rows) · rows cols.x, .y, .z, .w of W, split over K and reduced exactly as gemv.wgsl
+// does; in invocation m < ROWS, row m's four sums. Every invocation must call rms_rows and decode_gemv
+// (barriers).
+
+override WG: u32 = 64;
+// M, the rows of x (1..MAX_ROWS): a pipeline per M, as gemv.wgsl.
+override ROWS: u32 = 1u;
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> consts: array<f32>;
 
 fn rms_rows(lid: u32, K: u32, eps: f32) -> array<f32, MAX_ROWS> {
   var inv: array<f32, MAX_ROWS>;
@@ -28,7 +37,11 @@ fn x_norm(m: u32, k4: u32, lnOff: u32, inv: f32) -> vec4<f32> {
   return vec4<f32>(consts[g], consts[g + 1u], consts[g + 2u], consts[g + 3u]) * (x_vec4(m, k4) * inv);
 }
 
-fn decode_gemv(lid: u32, K: u32, lnOff: u32, inv: array<f32, MAX_ROWS>, r0: WRow, r1: WRow, r2: WRow, r3: WRow) -> vec4<f32> {
+fn decode_gemv(lid: u32, K: u32, lnOff: u32, inv: array<f32, MAX_ROWS>, cols: vec4<u32>) -> vec4<f32> {
+  let r0 = w_row(cols.x, K);
+  let r1 = w_row(cols.y, K);
+  let r2 = w_row(cols.z, K);
+  let r3 = w_row(cols.w, K);
   var acc: array<vec4<f32>, MAX_ROWS>;
   // Whole quantization groups, one per invocation per step, then the vec4s of a last, partial group.
   let numGroups = K / (4u * W_GROUP_VEC4);

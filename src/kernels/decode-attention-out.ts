@@ -6,6 +6,7 @@
 //   part: [numTokens, groups, H] f32, groups = numKvHeads * groupsPerKvHead (decodeAttentionGroups)
 
 import source from '../../shaders/decode-attention-out.wgsl?raw';
+import attendKeysSource from '../../shaders/lib/attend-keys-workgroup.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import { UnsupportedShapeError } from '../errors';
 import type { GpuContext } from '../gpu/context';
@@ -116,6 +117,7 @@ export async function prepareDecodeAttentionOut(
       `const OUTS: u32 = ${Math.ceil((group * headDim) / 4 / wg)}u;`,
       lib.source,
       onlineSoftmax,
+      attendKeysSource,
       source,
     ),
     resources: [io.qkv, wData, wScales, io.ints, io.kCache, io.vCache, io.part],

@@ -25,6 +25,7 @@ import source from '../../shaders/paged-attention.wgsl?raw';
 import splitSource from '../../shaders/paged-attention-split.wgsl?raw';
 import splitWorkgroupSource from '../../shaders/paged-attention-split-workgroup.wgsl?raw';
 import combineSource from '../../shaders/paged-attention-combine.wgsl?raw';
+import attendKeysSource from '../../shaders/lib/attend-keys-workgroup.wgsl?raw';
 import onlineSoftmax from '../../shaders/lib/online-softmax.wgsl?raw';
 import inputsSource from '../../shaders/lib/paged-attention-inputs.wgsl?raw';
 import pagedKvSource from '../../shaders/lib/paged-kv.wgsl?raw';
@@ -265,6 +266,7 @@ export async function preparePagedAttention(
             `const OUTS: u32 = ${Math.ceil((group * headDim) / 4 / wg)}u;`,
             onlineSoftmax,
             pagedKvSource,
+            attendKeysSource,
             splitsSource,
             inputsSource,
             splitWorkgroupSource,
