@@ -8,7 +8,12 @@ import type { GpuContext } from '../../src/gpu/context';
 import type { HeadCode } from '../../src/kernels/attention-head';
 import { submitDispatches, type Dispatch } from '../../src/kernels/dispatch';
 import { prepareMatmul, type MatmulShape } from '../../src/kernels/matmul';
-import { prepareVitAttention, type VitAttentionPlan, type VitAttentionShape } from '../../src/kernels/vit-attention';
+import {
+  prepareVitAttention,
+  vitAttentionScratchBytes,
+  type VitAttentionPlan,
+  type VitAttentionShape,
+} from '../../src/kernels/vit-attention';
 import {
   dequantizeReference,
   packedSizeBytes,
@@ -131,9 +136,10 @@ export async function benchHeadDims(
         out: s.zeros([rows, width], 'f32', 'bench.attn-out'),
       };
       const ref = attentionReference(qkv, shape);
-      // Each plan (kernel variant's choice): matmuls (CPU adapters) and the streaming kernel in both head codes.
+      // Each plan: matmuls (CPU adapters), tiled (GPUs) and the streaming kernel in both head codes.
       const configs: { plan: VitAttentionPlan; headCode?: HeadCode }[] = [
         { plan: 'matmuls' },
+        { plan: 'tiled' },
         { plan: 'stream', headCode: 'unrolled' },
         { plan: 'stream', headCode: 'loop' },
       ];
@@ -149,6 +155,7 @@ export async function benchHeadDims(
             ...shape,
             plan: how,
             compileMs,
+            scratchBytes: vitAttentionScratchBytes(gpu, shape, plan),
             measured: { label: d.label, ...t, gflops: gflops(flops, t.medianMs), maxAbsErr: maxAbsDiff(await gpu.readF32(io.out), ref) },
           };
           log(

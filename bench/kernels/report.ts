@@ -66,14 +66,16 @@ function formatDtypes(r: BenchResult): string[] {
   out.push('');
   out.push(
     'vit-attention by head size and plan (matmuls: QKᵀ, softmax, PV on the register matmul, the CPU-adapter default; ' +
-      'stream: one invocation per query, the GPU default, head held unrolled or in an indexed array)',
+      'tiled: K/V tiles in workgroup memory, a workgroup per block of queries, the GPU default; ' +
+      'stream: one invocation per query, head held unrolled or in an indexed array; scratch: global memory besides qkv and out)',
   );
   out.push(
     table(
-      ['T×H×D', 'plan', 'pipeline ms', 'ms', 'GFLOP/s', 'err'],
+      ['T×H×D', 'plan', 'scratch MiB', 'pipeline ms', 'ms', 'GFLOP/s', 'err'],
       r.headDims.map((h) => [
         `${h.tokens}×${h.heads}×${h.headDim}`,
         h.plan,
+        (h.scratchBytes / 2 ** 20).toFixed(2),
         h.compileMs.toFixed(0),
         ms(h.measured),
         gf(h.measured),

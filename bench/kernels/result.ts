@@ -73,6 +73,8 @@ export interface DtypeAttentionFigures {
   plan: string;
   /** Pipeline creation (compilation) time, ms. */
   compileMs: number;
+  /** Global memory the plan needs besides qkv and out (the matmuls plan's score block; 0 for tiled and stream). */
+  scratchBytes: number;
   measured: Measured;
 }
 

@@ -4,10 +4,13 @@
 //   out:  [batch * tokens, heads * headDim] f32
 // Any head_dim that is a multiple of 4 up to MAX_HEAD_DIM (SigLIP-base 64, so400m 72).
 //
-// Two plans, chosen from the device's kernel variant like the matmuls:
+// Three plans, one chosen from the device's kernel variant like the matmuls:
+//   tiled    vit-attention-tiled.wgsl: one workgroup per (image, head, block of queries) walks the keys in
+//            tiles of K and V copied to workgroup memory, each invocation its query's online softmax; no
+//            score matrix, no scratch, each key read once per block (GPUs: the 'workgroup' variant).
 //   stream   vit-attention.wgsl: one invocation per (image, query, head) streams the keys with an online
-//            softmax, no score matrix (GPUs: the 'workgroup' variant). The head code is generated for
-//            head_dim (attention-head.ts) and prepended with lib/online-softmax.wgsl.
+//            softmax, no score matrix, no barrier. The head code is generated for head_dim
+//            (attention-head.ts) and prepended with lib/online-softmax.wgsl.
 //   matmuls  per image and block of heads: Q and K copied head-major (attention-split-heads.wgsl),
 //            S = Q Kᵀ on the register matmul kernel (batched over heads,
 //            batched-matmul.ts), a masked row softmax in place (attention-softmax.wgsl, with the image's
@@ -17,6 +20,7 @@
 //            variant, where the tuned matmul runs several times faster than the streaming kernel).
 
 import source from '../../shaders/vit-attention.wgsl?raw';
+import tiledSource from '../../shaders/vit-attention-tiled.wgsl?raw';
 import softmaxSource from '../../shaders/attention-softmax.wgsl?raw';
 import transposeSource from '../../shaders/attention-transpose-v.wgsl?raw';
 import keyMaskSource from '../../shaders/attention-key-mask.wgsl?raw';
@@ -80,8 +84,15 @@ export function vitAttentionReference(
   return out;
 }
 
-export type VitAttentionPlan = 'stream' | 'matmuls';
-export const VIT_ATTENTION_PLANS: readonly VitAttentionPlan[] = ['stream', 'matmuls'];
+export type VitAttentionPlan = 'tiled' | 'stream' | 'matmuls';
+export const VIT_ATTENTION_PLANS: readonly VitAttentionPlan[] = ['tiled', 'stream', 'matmuls'];
+
+/**
+ * Most keys per tile of the 'tiled' plan: 64 on GPUs; 16 on CPU adapters, where (forced: their default is
+ * 'matmuls') SwiftShader's compile time grows with the tiles: head_dim 64 took 1.1, 2.0, 2.2 and 8.2 s to
+ * compile with tiles of 4, 8, 16 and 28 keys.
+ */
+const MAX_TILE_KEYS = { workgroup: 64, register: 16 } as const;
 
 /** Most bytes the 'matmuls' plan's score block takes (heads are processed in blocks that fit). */
 export const SCORES_BUDGET_BYTES = 64 * 1024 * 1024;
@@ -92,7 +103,9 @@ export interface VitAttentionOptions {
   variant?: KernelVariant;
   workgroupSize?: number;
   scale?: number;
-  /** stream plan: how the head is held in registers. */
+  /** tiled plan: keys per tile (a multiple of 4; default the most the workgroup storage holds, up to 64). */
+  tileKeys?: number;
+  /** tiled and stream plans: how the head is held in registers. */
   headCode?: HeadCode;
   /** matmuls plan: cap on the score block's bytes (default SCORES_BUDGET_BYTES and the binding limit). */
   scoresBudgetBytes?: number;
@@ -140,13 +153,34 @@ export function createVitAttentionScratch(gpu: GpuContext, shape: VitAttentionSh
   };
 }
 
+/**
+ * Global memory a plan's attention of this shape needs besides its inputs and output: the 'matmuls' plan's
+ * scratch (createVitAttentionScratch); none for 'tiled' and 'stream'.
+ */
+export function vitAttentionScratchBytes(gpu: GpuContext, shape: VitAttentionShape, plan: VitAttentionPlan, budgetBytes?: number): number {
+  if (plan !== 'matmuls') return 0;
+  const { tokens: T, headDim: D } = shape;
+  const stride = Math.ceil(T / 4) * 4;
+  const block = headsPerScoreBlock(gpu, shape, budgetBytes);
+  return 4 * (block * T * stride + block * D * stride + stride + 2 * block * T * D);
+}
+
 export function releaseVitAttentionScratch(gpu: GpuContext, s: VitAttentionScratch): void {
   for (const t of [s.scores, s.vt, s.keyOk, s.qk]) gpu.release(t);
 }
 
 export function chooseVitAttentionPlan(gpu: GpuContext, options: VitAttentionOptions = {}): VitAttentionPlan {
   if (options.plan) return options.plan;
-  return (options.variant ?? gpu.kernelVariant) === 'register' ? 'matmuls' : 'stream';
+  return (options.variant ?? gpu.kernelVariant) === 'register' ? 'matmuls' : 'tiled';
+}
+
+/**
+ * Keys per tile of the 'tiled' plan for head_dim D: the most (a multiple of 4, at most MAX_TILE_KEYS) whose
+ * K and V tiles (4 D bytes a key each) and mask (4 bytes a key) fit the device's workgroup storage.
+ */
+export function vitAttentionTileKeys(gpu: GpuContext, headDim: number): number {
+  const perKey = 2 * 4 * headDim + 4;
+  return Math.min(MAX_TILE_KEYS[gpu.kernelVariant], Math.floor(gpu.limits.maxComputeWorkgroupStorageSize / perKey / 4) * 4);
 }
 
 export async function prepareVitAttention(
@@ -174,6 +208,8 @@ export async function prepareVitAttention(
     return prepareAsMatmuls(gpu, io, shape, scale, wg, options.scratch ?? options.scoresBudgetBytes, per);
   }
   const headCode = options.headCode ?? defaultHeadCode(headDim);
+  if (chooseVitAttentionPlan(gpu, options) === 'tiled')
+    return prepareTiled(gpu, io, shape, { scale, wg, headCode, tileKeys: options.tileKeys });
   return createDispatch(gpu, {
     label: `${kernel}[D=${headDim},${headCode}]`,
     code: [attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'qkv', v: 'qkv', out: 'out' }), onlineSoftmax, source].join('\n'),
@@ -189,6 +225,48 @@ export async function prepareVitAttention(
     // Every query against every key of its tile (masked ones too): q·k and p·v, 2·headDim flops each;
     // qkv and mask read once, out written once.
     cost: { flops: 4 * batch * heads * tokens * tokens * headDim, bytes: 4 * batch * tokens * (4 * heads * headDim + 1) },
+  });
+}
+
+async function prepareTiled(
+  gpu: GpuContext,
+  io: { qkv: Tensor; mask: Tensor; out: Tensor },
+  shape: VitAttentionShape,
+  o: { scale: number; wg: number; headCode: HeadCode; tileKeys?: number },
+): Promise<Dispatch> {
+  const { batch, tokens, heads, headDim } = shape;
+  const { wg, tileKeys = vitAttentionTileKeys(gpu, headDim) } = o;
+  const storage = tileKeys * (2 * 4 * headDim + 4);
+  if (!Number.isInteger(tileKeys) || tileKeys < 4 || tileKeys % 4 !== 0 || storage > gpu.limits.maxComputeWorkgroupStorageSize) {
+    throw new UnsupportedShapeError(
+      `vit-attention: the tiled plan needs tiles of a positive multiple of 4 keys within the device's ${gpu.limits.maxComputeWorkgroupStorageSize} bytes of workgroup storage; ` +
+        `${tileKeys} keys of head_dim ${headDim} take ${storage} bytes. Use the 'stream' plan.`,
+    );
+  }
+  const blocks = Math.ceil(tokens / wg);
+  return createDispatch(gpu, {
+    label: `vit-attention:tiled[D=${headDim},${o.headCode},KT=${tileKeys}]`,
+    code: [
+      `const KT: u32 = ${tileKeys}u;`,
+      attentionHeadSource('vit-attention', headDim, o.headCode, { q: 'qkv', k: 'kTile', v: 'vTile', out: 'out' }),
+      onlineSoftmax,
+      tiledSource,
+    ].join('\n'),
+    constants: { WG: wg },
+    resources: [io.qkv, io.mask, io.out],
+    params: packParams([
+      ['u32', batch],
+      ['u32', tokens],
+      ['u32', heads],
+      ['f32', o.scale],
+    ]),
+    grid: linearGrid(gpu, 'vit-attention', batch * heads * blocks),
+    // Every query against every key (masked ones too): q·k and p·v, 2·headDim flops each; q and out once,
+    // K and V once per block of queries.
+    cost: {
+      flops: 4 * batch * heads * tokens * tokens * headDim,
+      bytes: 4 * batch * (tokens * (2 * heads * headDim + 1) + 2 * blocks * tokens * heads * headDim),
+    },
   });
 }
 

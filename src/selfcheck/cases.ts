@@ -523,6 +523,7 @@ export function vitAttentionCase(
     plan?: VitAttentionPlan;
     scoresBudgetBytes?: number;
     headsPerPiece?: number;
+    tileKeys?: number;
   } = {},
 ): KernelCase {
   const full: VitAttentionShape = { ...shape, headDim: shape.headDim ?? 64 };
@@ -535,8 +536,10 @@ export function vitAttentionCase(
     shaders:
       o.plan === 'matmuls'
         ? ['vit-attention', 'attention-key-mask', 'attention-transpose-v', 'attention-split-heads', 'attention-softmax', 'matmul']
-        : undefined,
-    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${o.scoresBudgetBytes ? ` scores<=${o.scoresBudgetBytes}B` : ''}${o.headsPerPiece ? ` pieces of ${o.headsPerPiece} heads` : ''}${wgLabel(o)}`,
+        : o.plan === 'tiled'
+          ? ['vit-attention-tiled']
+          : undefined,
+    label: `vit-attention batch=${batch} tokens=${tokens} heads=${heads} headDim=${D}${masked ? ` masked=${masked}` : ''}${o.plan ? ` ${o.plan}` : ''}${o.headCode ? ` ${o.headCode}` : ''}${o.scoresBudgetBytes ? ` scores<=${o.scoresBudgetBytes}B` : ''}${o.headsPerPiece ? ` pieces of ${o.headsPerPiece} heads` : ''}${o.tileKeys ? ` tiles of ${o.tileKeys} keys` : ''}${wgLabel(o)}`,
     // Online softmax reorders the exp() sums; each exp() is accurate to a few ULP.
     tolerance: { atol: 2e-5, rtol: 2e-4 },
     execute: (gpu) =>
@@ -557,6 +560,7 @@ export function vitAttentionCase(
           plan: o.plan,
           scoresBudgetBytes: o.scoresBudgetBytes,
           headsPerPiece: o.headsPerPiece,
+          tileKeys: o.tileKeys,
         });
         const r = await runDispatch(gpu, d, async () => [await gpu.readF32(io.out)]);
         // The same inputs (shape, seed, mask) under another plan or workgroup size share one reference:

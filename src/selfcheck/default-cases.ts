@@ -76,6 +76,7 @@ export function defaultKernelCases(features: ReadonlySet<string> = new Set()): K
     ropeCase({ numTokens: 8, numHeads: 9, headDim: 64, maxPositions: 256 }, { positionOffset: 100 }),
     ropeCase({ numTokens: 8, numHeads: 4, headDim: 128, maxPositions: 64, mrope: { section: [16, 24, 24], interleaved: false } }),
     vitAttentionCase({ batch: 1, tokens: 256, heads: 12 }, { maskedKeys: 8, plan: 'stream' }),
+    vitAttentionCase({ batch: 1, tokens: 256, heads: 12 }, { maskedKeys: 8, plan: 'tiled' }),
     vitAttentionCase({ batch: 1, tokens: 256, heads: 12 }, { maskedKeys: 8, plan: 'matmuls' }),
     vitAttentionCase({ batch: 1, tokens: 81, heads: 4, headDim: 72 }, { maskedKeys: 3 }),
     patchEmbedCase({ batch: 1, channels: 3, height: 64, width: 64, patch: 16, outDim: 768 }),

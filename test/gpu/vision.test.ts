@@ -7,8 +7,8 @@ import { expectCasePasses, useGpu } from './gpu';
 const gpu = useGpu();
 const WORKGROUP_SIZES = [32, 64, 128, 256];
 
-// Both plans at every shape: 'stream' (GPUs) and 'matmuls' (CPU adapters); each is what the device
-// variant picks on one kind of adapter, and SwiftShader runs both.
+// Every plan at every shape: 'tiled' (GPUs), 'matmuls' (CPU adapters) and 'stream' (on request); SwiftShader
+// runs them all.
 for (const plan of VIT_ATTENTION_PLANS) {
   describe(`vit-attention ${plan}`, () => {
     for (const wg of WORKGROUP_SIZES) {
@@ -29,6 +29,23 @@ for (const plan of VIT_ATTENTION_PLANS) {
       expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 729, heads: 16, headDim: 72 }, { plan, maskedKeys: 30 })));
   });
 }
+
+describe('vit-attention tiled', () => {
+  // Tiles smaller than the default (the device's workgroup storage sets it: 28 keys at head_dim 64 in
+  // 16 KiB), a last tile past the tokens, and several blocks of queries per head.
+  for (const tileKeys of [4, 12]) {
+    it(`tiles of ${tileKeys} keys, 3 blocks of queries`, () =>
+      expectCasePasses(
+        gpu(),
+        vitAttentionCase({ batch: 2, tokens: 75, heads: 3, headDim: 16 }, { plan: 'tiled', workgroupSize: 32, tileKeys, maskedKeys: 7 }),
+      ));
+  }
+  it('refuses a tile that is not a multiple of 4 keys', async () => {
+    await expect(
+      expectCasePasses(gpu(), vitAttentionCase({ batch: 1, tokens: 8, heads: 1, headDim: 8 }, { plan: 'tiled', tileKeys: 6 })),
+    ).rejects.toThrow(/multiple of 4 keys/);
+  });
+});
 
 describe('vit-attention stream head code', () => {
   // The streaming kernel holds a head in registers one of two ways (attention-head.ts).
