@@ -5,7 +5,7 @@
 // is the benchmarks' own, so a run never races the demo's dev server over node_modules/.vite.
 
 import { join } from 'node:path';
-import { createServer, type DepOptimizationOptions, type ViteDevServer } from 'vite';
+import { createServer, type DepOptimizationOptions, type Plugin, type ViteDevServer } from 'vite';
 
 export class BenchServerError extends Error {
   override readonly name = 'BenchServerError';
@@ -22,6 +22,11 @@ export interface BenchServerOptions {
   preBundle?: string[];
   /** false: no HTTP listener, modules only (a Node suite). Default true. */
   listen?: boolean;
+  /**
+   * Every response says the pages are cross-origin isolated (COOP same-origin, COEP require-corp), as a page
+   * needs for performance.now() at microseconds in Chromium (and for SharedArrayBuffer). Default false.
+   */
+  isolated?: boolean;
 }
 
 export interface BenchServer {
@@ -46,6 +51,7 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
       ? { host: '127.0.0.1', port: 0, hmr: false, watch: null, fs: { allow: [options.repoRoot] } }
       : { middlewareMode: true, hmr: false, watch: null },
     optimizeDeps,
+    plugins: options.isolated ? [isolatePages()] : [],
   });
   let url = '';
   if (listen) {
@@ -60,5 +66,20 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
     url,
     load: async <T>(path: string) => (await server.ssrLoadModule(path)) as T,
     close: () => server.close(),
+  };
+}
+
+/** The headers of a cross-origin isolated page on every response (BenchServerOptions.isolated). */
+function isolatePages(): Plugin {
+  return {
+    name: 'tessera-bench-isolated',
+    configureServer(server) {
+      server.middlewares.use((_req, res, next) => {
+        res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+        res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+        res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+        next();
+      });
+    },
   };
 }

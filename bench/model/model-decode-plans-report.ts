@@ -1,7 +1,7 @@
 // The decode plans' table (model-decode-plans.ts), fused over separate as ratios. Its own file: model.ts
 // runs under tsx, which cannot import the engine (WGSL `?raw`), so it may import only this.
 
-import type { DecodePlansResult } from './model-decode-plans';
+import type { DecodePlansResult, VitAttentionFigures } from './model-decode-plans';
 
 export function formatDecodePlans(r: DecodePlansResult): string {
   const separate = r.plans.find((p) => p.plan === 'separate');
@@ -25,10 +25,20 @@ export function formatDecodePlans(r: DecodePlansResult): string {
   ];
   const goal = 4 * fused.layers + 3;
   return [
-    `decode plans, ${fused.layers} layers (goal for fused: <= ${goal} dispatches per step, <= 0.3 ms to encode one)`,
+    `decode plans in ${r.env === 'node' ? 'Node (Dawn)' : 'Chromium'}, ${fused.layers} layers (goal for fused: <= ${goal} dispatches per step, <= 0.3 ms to encode one; timer resolution ${(r.timerResolutionMs * 1000).toFixed(1)} us)`,
     '| | separate | fused | fused / separate |',
     '|---|---|---|---|',
     ...rows.map((row) => `| ${row.join(' | ')} |`),
     `same greedy tokens: ${r.sameTokens ? 'yes' : `NO (separate ${separate.tokens.join(',')}; fused ${fused.tokens.join(',')})`}`,
+    ...(r.vitAttention ? [formatVitAttention(r.vitAttention)] : []),
   ].join('\n');
+}
+
+function formatVitAttention(v: VitAttentionFigures): string {
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+  const plans = Object.entries(v.scratchBytes).map(([plan, bytes]) => `${plan} ${mib(bytes)}`);
+  return (
+    `one vision tile's attention (${v.tokens} tokens x ${v.heads} heads x ${v.headDim}), global scratch (goal <= 1 MiB on GPUs): ` +
+    `${plans.join(', ')}; GPUs run ${v.chosen.workgroup} (${mib(v.scratchBytes[v.chosen.workgroup])}), CPU adapters ${v.chosen.register}`
+  );
 }

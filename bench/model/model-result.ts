@@ -202,8 +202,10 @@ export interface ModelBenchResult {
   tokenAgreement: Record<string, boolean | null>;
   /** --baseline=<ref>: the same suite on that tree, run first in the same invocation (model-baseline.ts). */
   baseline?: import('./model-baseline').BaselineComparison | Skipped;
-  /** The fused and separate decode plans on the language model alone (model-decode-plans.ts). */
+  /** The fused and separate decode plans on the language model alone (model-decode-plans.ts), in Node. */
   decodePlans: import('./model-decode-plans').DecodePlansResult | Skipped;
+  /** The same in Chromium (decode-plans-page.ts). */
+  decodePlansBrowser: import('./model-decode-plans').DecodePlansResult | Skipped;
   /** The speed and memory goals on this machine, each with its measured figure and whether it was met. */
   goals: Record<string, { goal: string; measured: number | null; met: boolean | null }>;
   machine: { cpus: number; loadAverageAtStart: number[]; loadAverageAtEnd: number[] };

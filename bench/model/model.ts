@@ -42,7 +42,8 @@ import { writeBenchInput } from './model-inputs';
 import { resolveDtype, type WeightDtype } from '../../src/model/weights/dtype';
 import type { CpuRunOptions } from './model-cpu';
 import { formatJson, type JsonFigures, type JsonRunOptions } from './model-json-report';
-import type { DecodePlansResult, runDecodePlans } from './model-decode-plans';
+import type { DecodePlansResult } from './model-decode-plans';
+import type { runDecodePlansNode } from './model-decode-plans-node';
 import { formatDecodePlans } from './model-decode-plans-report';
 import type { NodeRunOptions, NodeRunResult } from './model-node';
 import {
@@ -214,15 +215,45 @@ async function runWasm(server: BenchServer, args: Args): Promise<WasmFigures> {
   }
 }
 
-/** The decode plans on the language model alone (model-decode-plans.ts), or why they did not run. */
+/** The decode plans on the language model alone (model-decode-plans.ts) in Node, or why they did not run. */
 async function runDecodePlansSection(server: BenchServer, args: Args): Promise<DecodePlansResult | Skipped> {
   try {
-    const mod = await server.load<{ runDecodePlans: typeof runDecodePlans }>(join(suiteDir, 'model-decode-plans.ts'));
-    return await mod.runDecodePlans({ modelDir: BENCH_MODEL_DIR, steps: args.decodePlanSteps, log });
+    const mod = await server.load<{ runDecodePlansNode: typeof runDecodePlansNode }>(join(suiteDir, 'model-decode-plans-node.ts'));
+    return await mod.runDecodePlansNode({ modelDir: BENCH_MODEL_DIR, steps: args.decodePlanSteps, log });
   } catch (e) {
-    const skipped = { skipped: `decode plans failed: ${errorText(e)}` };
+    const skipped = { skipped: `decode plans (Node) failed: ${errorText(e)}` };
     log(skipped.skipped);
     return skipped;
+  }
+}
+
+/**
+ * The same in Chromium (decode-plans-page.ts), on a server of its own whose pages are cross-origin isolated
+ * (performance.now() at microseconds there), or why they did not run.
+ */
+async function runDecodePlansBrowser(args: Args): Promise<DecodePlansResult | Skipped> {
+  const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..'), isolated: true });
+  try {
+    const b = await launchBenchPage(server, { quiet: OPTIONAL_404 });
+    try {
+      const q = new URLSearchParams({ model: relative(join(BENCH_MODEL_DIR, '..'), BENCH_MODEL_DIR), steps: String(args.decodePlanSteps) });
+      const pageUrl = `${b.url}decode-plans.html?${q}`;
+      log(`Chromium ${b.version}, page ${pageUrl}`);
+      return await runBenchPage<DecodePlansResult>(
+        b.page,
+        pageUrl,
+        { result: '__decodePlansResult', error: '__decodePlansError' },
+        args.timeoutMs,
+      );
+    } finally {
+      await b.close();
+    }
+  } catch (e) {
+    const skipped = { skipped: `decode plans (browser) failed: ${errorText(e)}` };
+    log(skipped.skipped);
+    return skipped;
+  } finally {
+    await server.close();
   }
 }
 
@@ -239,11 +270,18 @@ async function main(): Promise<void> {
   if (args.decodePlansOnly) {
     const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
     try {
-      const decodePlans = await runDecodePlansSection(server, { ...args, decodePlanSteps: args.decodePlanSteps || 6 });
-      if (!isSkipped(decodePlans)) console.log(`\n${formatDecodePlans(decodePlans)}`);
+      const planArgs = { ...args, decodePlanSteps: args.decodePlanSteps || 6 };
+      const decodePlans = args.node ? await runDecodePlansSection(server, planArgs) : { skipped: 'not requested (--no-node)' };
+      const decodePlansBrowser = args.browser ? await runDecodePlansBrowser(planArgs) : { skipped: 'not requested (--no-browser)' };
+      for (const r of [decodePlans, decodePlansBrowser]) if (!isSkipped(r)) console.log(`\n${formatDecodePlans(r)}`);
       console.log(`Total time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
       console.log(
-        JSON.stringify({ bench: 'model', decodePlans, machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() } }),
+        JSON.stringify({
+          bench: 'model',
+          decodePlans,
+          decodePlansBrowser,
+          machine: { cpus: cpus().length, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+        }),
       );
     } finally {
       await server.close();
@@ -309,6 +347,7 @@ async function main(): Promise<void> {
   const server = await startBenchServer({ root: suiteDir, repoRoot, publicDir: join(BENCH_MODEL_DIR, '..') });
   let nodeRun: NodeRunResult = { byDtype: {}, accuracy: { skipped: 'not requested (--no-node)' } };
   let decodePlans: DecodePlansResult | Skipped = { skipped: 'not requested (--no-decode-plans, --no-node or --cpu-only)' };
+  let decodePlansBrowser: DecodePlansResult | Skipped = { skipped: 'not requested (--no-decode-plans, --no-browser or --cpu-only)' };
   let browser: BrowserFigures | Skipped = { skipped: args.gpu ? 'not requested (--no-browser)' : 'not requested (--cpu-only)' };
   let cpu: CpuFigures | Skipped = { skipped: args.cpu ? 'not requested (--no-node)' : 'not requested (--no-cpu)' };
   let json: JsonFigures | Skipped = { skipped: args.json ? 'needs the Node WebGPU run' : 'not requested (--no-json)' };
@@ -362,6 +401,7 @@ async function main(): Promise<void> {
   } finally {
     await server.close();
   }
+  if (args.decodePlanSteps > 0 && args.browser && args.gpu) decodePlansBrowser = await runDecodePlansBrowser(args);
 
   const node: OursFigures | Skipped = nodeRun.byDtype.f32 ?? { skipped: args.node ? 'f32 not in --dtypes' : 'not requested (--no-node)' };
   const partial = { node, browser, referenceTokens };
@@ -395,6 +435,7 @@ async function main(): Promise<void> {
     cpuBrowser,
     json,
     decodePlans,
+    decodePlansBrowser,
     export: exported,
     ratios: computeRatios(partial),
     dtypes: {
@@ -412,7 +453,7 @@ async function main(): Promise<void> {
   result.goals = computeRunGoals(result);
   console.log('');
   console.log(formatModelReport(result));
-  if (!isSkipped(decodePlans)) console.log(`\n${formatDecodePlans(decodePlans)}`);
+  for (const r of [decodePlans, decodePlansBrowser]) if (!isSkipped(r)) console.log(`\n${formatDecodePlans(r)}`);
   if (!isSkipped(json)) console.log(`\n${formatJson(json)}`);
   console.log(`Total time: ${result.totalSeconds.toFixed(1)} s`);
   console.log(JSON.stringify(result));
