@@ -21,8 +21,8 @@ commands
 run options
   --model <dir|url|x.gguf>     a Hugging Face checkpoint folder or resolve/main/ URL: SmolVLM / Idefics3
                                (images, video), Voxtral (audio), Qwen2.5-VL / Qwen3-VL; or a GGUF model
-                               file (llama.cpp's layout; SmolVLM) with its mmproj
-  --mmproj <file>              the GGUF model's mmproj file (its vision tower), in the model's folder
+                               file (llama.cpp's layout; SmolVLM, Qwen-VL, Voxtral) with its mmproj
+  --mmproj <file>              the GGUF model's mmproj file (its vision or audio tower), in the model's folder
                                (default: that folder's only mmproj*.gguf)
   --image <file>               an image (PNG, JPEG, WebP, ...); omit for a text-only prompt
   --video <file>               a video (MP4, WebM, MKV, MOV: decoded by ffmpeg; animated GIF/WebP), for

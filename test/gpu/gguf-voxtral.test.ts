@@ -6,14 +6,17 @@
 //          in every file type (checked value for value): identical tokens and log probabilities
 //   Q8_0   held as q8: tokens equal wherever the reference's top two are apart by more than the kernels'
 //          rounding, log probabilities within 2e-3
+// The built command answers the same from the Q8_0 pair (`tessera run --model <x.gguf> --audio`).
 // Also: the files read back through @huggingface/gguf; their config (voxtral-tiny, and voxtral-tiny-odd:
 // tied, 80 mel bins, 3 frames per token) and tokenizer are the original's. One checkpoint for the answers,
 // so that the engines share their compiled pipelines. The Tekken vocabulary against Tessera's tekken.json
 // conversion: test/unit/gguf-tokenizer.test.ts.
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { gguf as parseGguf } from '@huggingface/gguf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
@@ -31,6 +34,7 @@ import { convertVoxtralToGguf } from '../../scripts/gguf-convert-voxtral';
 import { testClip, wavBytes } from '../helpers/audio-clips';
 import { copyCheckpointWith } from '../helpers/checkpoint-copy';
 import { testEngine } from '../helpers/engine';
+import { BUILT_CLI } from '../helpers/serve-process';
 import { expectAnswerWithin } from '../helpers/gguf-answers';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
@@ -177,6 +181,20 @@ describe('a Voxtral GGUF pair', () => {
         expect(weightFormatOf(b.model.weights.matrix(key)), key).toBe('q8');
       const [ra, rb] = [await ask(a), await ask(b)];
       expectAnswerWithin(ra, rb);
+      // The built command on the same files: the model file, its mmproj found beside it, the clip as a WAV.
+      const wav = join(scratch, 'clip.wav');
+      writeFileSync(wav, CLIP);
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [BUILT_CLI, 'run', '--model', join(converted.out, converted.files.model), '--audio', wav, '--prompt', 'What is this?'].concat([
+          '--max-tokens',
+          '8',
+          '--device',
+          'webgpu',
+        ]),
+        { timeout: 120_000 },
+      );
+      expect(stdout.trim()).toBe(rb.choices[0].message.content!.trim());
     } finally {
       a.destroy();
       b.destroy();
