@@ -35,6 +35,8 @@ for (const v of ['auto', 'register']) {
   );
   for (const r of failed) console.log(`  FAIL ${r.ranAs || r.kernel}: ${r.message}`);
   for (const r of d.results.filter((r) => r.label.includes('f16-math'))) console.log(`  ${r.ranAs}: ${r.message}`);
+  // The ViT attention plans on the same inputs (the self-check's cases: one run each, so a rough comparison).
+  for (const r of d.results.filter((r) => r.kernel === 'vit-attention')) console.log(`  ${r.label}: ${f(r.gpuMs, 2)} ms`);
 }
 
 console.log('\nrun (bench model, 64 tokens)   load s  encode ms  prefill ms  TTFT ms  decode tok/s  step p50 ms  weights MiB  peak MiB');
