@@ -15,14 +15,7 @@
 // head code generated for D (src/kernels/attention-head.ts: HEAD_VEC4, `Head`, head_*; q from qkv, K and V
 // from the tiles, out) and lib/online-softmax.wgsl.
 
-override WG: u32 = 64;
-
-struct Params { batch: u32, tokens: u32, heads: u32, scale: f32 }
-
-@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> mask: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;
-@group(0) @binding(3) var<uniform> p: Params;
+// Params, qkv, mask, out and WG: lib/vit-attention-inputs.wgsl, prepended by the host.
 
 var<workgroup> kTile: array<vec4<f32>, KT * HEAD_VEC4>;
 var<workgroup> vTile: array<vec4<f32>, KT * HEAD_VEC4>;

@@ -12,14 +12,7 @@
 // Consecutive invocations are consecutive queries of one head, so a SIMD group reads the same keys.
 // A query whose keys are all masked gets zeros. grid: linear over batch * tokens * heads / WG (x, y split)
 
-override WG: u32 = 64;
-
-struct Params { batch: u32, tokens: u32, heads: u32, scale: f32 }
-
-@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> mask: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;
-@group(0) @binding(3) var<uniform> p: Params;
+// Params, qkv, mask, out and WG: lib/vit-attention-inputs.wgsl, prepended by the host.
 
 fn key_valid(keyBase: u32, j: u32) -> bool {
   return j < p.tokens && mask[keyBase + j] != 0u;

@@ -21,6 +21,7 @@
 
 import source from '../../shaders/vit-attention.wgsl?raw';
 import tiledSource from '../../shaders/vit-attention-tiled.wgsl?raw';
+import inputsSource from '../../shaders/lib/vit-attention-inputs.wgsl?raw';
 import softmaxSource from '../../shaders/attention-softmax.wgsl?raw';
 import transposeSource from '../../shaders/attention-transpose-v.wgsl?raw';
 import keyMaskSource from '../../shaders/attention-key-mask.wgsl?raw';
@@ -212,20 +213,30 @@ export async function prepareVitAttention(
     return prepareTiled(gpu, io, shape, { scale, wg, headCode, tileKeys: options.tileKeys });
   return createDispatch(gpu, {
     label: `${kernel}[D=${headDim},${headCode}]`,
-    code: [attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'qkv', v: 'qkv', out: 'out' }), onlineSoftmax, source].join('\n'),
+    code: [
+      attentionHeadSource(kernel, headDim, headCode, { q: 'qkv', k: 'qkv', v: 'qkv', out: 'out' }),
+      onlineSoftmax,
+      inputsSource,
+      source,
+    ].join('\n'),
     constants: { WG: wg },
     resources: [io.qkv, io.mask, io.out],
-    params: packParams([
-      ['u32', batch],
-      ['u32', tokens],
-      ['u32', heads],
-      ['f32', scale],
-    ]),
+    params: oneDispatchParams(shape, scale),
     grid: linearGrid(gpu, kernel, Math.ceil((batch * tokens * heads) / wg)),
     // Every query against every key of its tile (masked ones too): q·k and p·v, 2·headDim flops each;
     // qkv and mask read once, out written once.
     cost: { flops: 4 * batch * heads * tokens * tokens * headDim, bytes: 4 * batch * tokens * (4 * heads * headDim + 1) },
   });
+}
+
+/** Params of lib/vit-attention-inputs.wgsl. */
+function oneDispatchParams(shape: VitAttentionShape, scale: number): ArrayBuffer {
+  return packParams([
+    ['u32', shape.batch],
+    ['u32', shape.tokens],
+    ['u32', shape.heads],
+    ['f32', scale],
+  ]);
 }
 
 async function prepareTiled(
@@ -250,16 +261,12 @@ async function prepareTiled(
       `const KT: u32 = ${tileKeys}u;`,
       attentionHeadSource('vit-attention', headDim, o.headCode, { q: 'qkv', k: 'kTile', v: 'vTile', out: 'out' }),
       onlineSoftmax,
+      inputsSource,
       tiledSource,
     ].join('\n'),
     constants: { WG: wg },
     resources: [io.qkv, io.mask, io.out],
-    params: packParams([
-      ['u32', batch],
-      ['u32', tokens],
-      ['u32', heads],
-      ['f32', o.scale],
-    ]),
+    params: oneDispatchParams(shape, o.scale),
     grid: linearGrid(gpu, 'vit-attention', batch * heads * blocks),
     // Every query against every key (masked ones too): q·k and p·v, 2·headDim flops each; q and out once,
     // K and V once per block of queries.
