@@ -3,19 +3,14 @@
 // `SiglipAttention`, eager; masked keys get no weight), but one WORKGROUP per (image, head, block of WG
 // queries). The workgroup walks the image's keys KT at a time: it copies a tile of K and V (and the
 // keys' mask) into workgroup memory, then each invocation folds the tile into its own query's online
-// softmax and accumulator (lib/online-softmax.wgsl, 4 keys per step), its head in registers. Each key is read from global memory
-// once per block of WG queries instead of once per query, and no [T, T] score matrix is ever stored.
-//
-// qkv:  [batch * tokens, 3 * heads * D] f32 as vec4, each row = q | k | v
-// mask: [batch * tokens] u32, 1 = real patch, 0 = padding (never attended to)
-// out:  [batch * tokens, heads * D] f32 as vec4
-// A query whose keys are all masked gets zeros. grid: batch * heads * ceil(tokens / WG) workgroups,
-// linear (x, y split).
+// softmax and accumulator (lib/online-softmax.wgsl, 4 keys per step), its head in registers. Each key is
+// read from global memory once per block of WG queries instead of once per query, and no [T, T] score
+// matrix is ever stored. A query whose keys are all masked gets zeros.
+// grid: batch * heads * ceil(tokens / WG) workgroups, linear (x, y split).
 // Prepended by the host: KT (keys per tile, a multiple of 4, within the device's workgroup storage), the
 // head code generated for D (src/kernels/attention-head.ts: HEAD_VEC4, `Head`, head_*; q from qkv, K and V
-// from the tiles, out) and lib/online-softmax.wgsl.
-
-// Params, qkv, mask, out and WG: lib/vit-attention-inputs.wgsl, prepended by the host.
+// from the tiles, out), lib/online-softmax.wgsl and lib/vit-attention-inputs.wgsl (Params, qkv, mask, out,
+// WG).
 
 var<workgroup> kTile: array<vec4<f32>, KT * HEAD_VEC4>;
 var<workgroup> vTile: array<vec4<f32>, KT * HEAD_VEC4>;

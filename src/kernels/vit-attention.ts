@@ -139,18 +139,24 @@ export interface VitAttentionScratch {
   qk: Tensor;
 }
 
-export function createVitAttentionScratch(gpu: GpuContext, shape: VitAttentionShape, budgetBytes?: number): VitAttentionScratch {
+/** The 'matmuls' plan's scratch tensors for one shape: heads per score block, then each tensor's shape. */
+function scratchShapes(gpu: GpuContext, shape: VitAttentionShape, budgetBytes?: number) {
   const { tokens: T, headDim: D } = shape;
   const stride = Math.ceil(T / 4) * 4; // score rows and V columns padded to whole vec4s
   const block = headsPerScoreBlock(gpu, shape, budgetBytes);
+  return { block, scores: [block * T, stride], vt: [block * D, stride], keyOk: [stride], qk: [2 * block * T, D] } as const;
+}
+
+export function createVitAttentionScratch(gpu: GpuContext, shape: VitAttentionShape, budgetBytes?: number): VitAttentionScratch {
+  const s = scratchShapes(gpu, shape, budgetBytes);
   return {
-    tokens: T,
-    headDim: D,
-    heads: block,
-    scores: gpu.createTensor([block * T, stride], 'f32', 'vit-attention.scores'),
-    vt: gpu.createTensor([block * D, stride], 'f32', 'vit-attention.vt'),
-    keyOk: gpu.createTensor([stride], 'f32', 'vit-attention.key-ok'),
-    qk: gpu.createTensor([2 * block * T, D], 'f32', 'vit-attention.qk'),
+    tokens: shape.tokens,
+    headDim: shape.headDim,
+    heads: s.block,
+    scores: gpu.createTensor([...s.scores], 'f32', 'vit-attention.scores'),
+    vt: gpu.createTensor([...s.vt], 'f32', 'vit-attention.vt'),
+    keyOk: gpu.createTensor([...s.keyOk], 'f32', 'vit-attention.key-ok'),
+    qk: gpu.createTensor([...s.qk], 'f32', 'vit-attention.qk'),
   };
 }
 
@@ -160,10 +166,8 @@ export function createVitAttentionScratch(gpu: GpuContext, shape: VitAttentionSh
  */
 export function vitAttentionScratchBytes(gpu: GpuContext, shape: VitAttentionShape, plan: VitAttentionPlan, budgetBytes?: number): number {
   if (plan !== 'matmuls') return 0;
-  const { tokens: T, headDim: D } = shape;
-  const stride = Math.ceil(T / 4) * 4;
-  const block = headsPerScoreBlock(gpu, shape, budgetBytes);
-  return 4 * (block * T * stride + block * D * stride + stride + 2 * block * T * D);
+  const s = scratchShapes(gpu, shape, budgetBytes);
+  return 4 * [s.scores, s.vt, s.keyOk, s.qk].reduce((sum, dims) => sum + dims.reduce((a, b) => a * b, 1), 0);
 }
 
 export function releaseVitAttentionScratch(gpu: GpuContext, s: VitAttentionScratch): void {
