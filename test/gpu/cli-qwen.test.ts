@@ -3,15 +3,13 @@
 // client's image_url request (a data: URL) with the same text (qwen3_vl-tiny). One family each, as each
 // process loads and compiles for seconds; test/gpu/qwen-engine.test.ts runs both through the engine.
 
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { TextTokenizer } from '../../src/processor/tokenizer';
 import { qwenPipelineGoldens } from '../helpers/goldens';
-import { BUILT_CLI, startServeProcess } from '../helpers/serve-process';
+import { runBuiltCli, startServeProcess } from '../helpers/serve-process';
 import { ensureTinyModels } from '../helpers/tiny-models';
 
 const { input, golden } = qwenPipelineGoldens();
@@ -32,28 +30,23 @@ describe.each(['qwen2_5_vl-tiny'])('%s: the built command', (name) => {
   const maxTokens = () => golden.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === 'sample')!.tokens.length;
 
   it('tessera run answers about an image with the reference text, naming its patch grid', async () => {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      [
-        BUILT_CLI,
-        'run',
-        '--model',
-        model(),
-        '--image',
-        image,
-        '--prompt',
-        prompt,
-        '--max-tokens',
-        String(maxTokens()),
-        '--device',
-        'webgpu',
-      ],
-      { timeout: 120_000 },
-    );
+    const { stdout, stderr } = await runBuiltCli([
+      'run',
+      '--model',
+      model(),
+      '--image',
+      image,
+      '--prompt',
+      prompt,
+      '--max-tokens',
+      String(maxTokens()),
+      '--device',
+      'webgpu',
+    ]);
     expect(stdout.trim()).toBe((await referenceText(name)).trim());
     const grid = input.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === 'sample')!.grids[0];
     expect(stderr).toContain(`patch grid ${grid.t}x${grid.h}x${grid.w}`);
-  });
+  }, 300_000);
 });
 
 it('qwen3_vl-tiny: tessera serve answers an image_url request from the openai client with the same text', async () => {

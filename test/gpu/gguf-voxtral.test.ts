@@ -12,11 +12,9 @@
 // so that the engines share their compiled pipelines. The Tekken vocabulary against Tessera's tekken.json
 // conversion: test/unit/gguf-tokenizer.test.ts.
 
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { gguf as parseGguf } from '@huggingface/gguf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
@@ -34,7 +32,7 @@ import { convertVoxtralToGguf } from '../../scripts/gguf-convert-voxtral';
 import { testClip, wavBytes } from '../helpers/audio-clips';
 import { copyCheckpointWith } from '../helpers/checkpoint-copy';
 import { testEngine } from '../helpers/engine';
-import { BUILT_CLI } from '../helpers/serve-process';
+import { runBuiltCli } from '../helpers/serve-process';
 import { expectAnswerWithin } from '../helpers/gguf-answers';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
@@ -184,22 +182,25 @@ describe('a Voxtral GGUF pair', () => {
       // The built command on the same files: the model file, its mmproj found beside it, the clip as a WAV.
       const wav = join(scratch, 'clip.wav');
       writeFileSync(wav, CLIP);
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        [BUILT_CLI, 'run', '--model', join(converted.out, converted.files.model), '--audio', wav, '--prompt', 'What is this?'].concat([
-          '--max-tokens',
-          '8',
-          '--device',
-          'webgpu',
-        ]),
-        { timeout: 120_000 },
-      );
+      const { stdout } = await runBuiltCli([
+        'run',
+        '--model',
+        join(converted.out, converted.files.model),
+        '--audio',
+        wav,
+        '--prompt',
+        'What is this?',
+        '--max-tokens',
+        '8',
+        '--device',
+        'webgpu',
+      ]);
       expect(stdout.trim()).toBe(rb.choices[0].message.content!.trim());
     } finally {
       a.destroy();
       b.destroy();
     }
-  });
+  }, 300_000);
 
   it('without its mmproj, no family reads the model file, and the error names Voxtral among the readers', async () => {
     const { out, files } = await convert('Q8_0', 'voxtral-tiny');

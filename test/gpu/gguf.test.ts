@@ -11,11 +11,9 @@
 // the engine does. Q4_0/Q4_1
 // repacking: test/unit/gguf-repack.test.ts; q5k and every kernel on K-quants: test/gpu/k-quants.test.ts.
 
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { gguf as parseGguf } from '@huggingface/gguf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NonFiniteWeightError, UnsupportedModelError } from '../../src/errors';
@@ -31,7 +29,7 @@ import { copyCheckpointWith } from '../helpers/checkpoint-copy';
 import { askAboutSample } from '../helpers/ask-sample';
 import { testEngine } from '../helpers/engine';
 import { expectAnswerWithin } from '../helpers/gguf-answers';
-import { BUILT_CLI } from '../helpers/serve-process';
+import { runBuiltCli } from '../helpers/serve-process';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -123,59 +121,58 @@ describe('a SmolVLM GGUF pair', () => {
     ['Q8_0', 'smolvlm-tiny', 'q8'],
     ['Q5_0', 'smolvlm-tiny', 'f32'],
     ['Q4_K_M', 'smolvlm-tiny-hd128', 'q4k'],
-  ] as const)('%s (%s): answers as the f32 checkpoint of its dequantized values', async (type, name, format) => {
-    const checkpoint = `${ensureTinyModels()}/${name}`;
-    const { out, files, source } = await convert(type, checkpoint);
-    // The reference checkpoint: every tensor the GGUF pair holds, dequantized in float64 (exact in f32),
-    // under its HF name and in HF row order, in place of the original's values.
-    const values = new Map<string, Float32Array>();
-    for (const f of source.gguf.files) {
-      const g = await openGguf(chunks(new Uint8Array(readFileSync(join(out, f.file)))), f.file);
-      for await (const { info, bytes } of g.tensors) {
-        const ref = f.tensors.get(info.name);
-        if (!ref) continue;
-        const v = Float32Array.from(
-          dequantizeGgml(
-            info.type,
-            bytes,
-            info.shape.reduce((x, y) => x * y, 1),
-          ),
+  ] as const)(
+    '%s (%s): answers as the f32 checkpoint of its dequantized values',
+    async (type, name, format) => {
+      const checkpoint = `${ensureTinyModels()}/${name}`;
+      const { out, files, source } = await convert(type, checkpoint);
+      // The reference checkpoint: every tensor the GGUF pair holds, dequantized in float64 (exact in f32),
+      // under its HF name and in HF row order, in place of the original's values.
+      const values = new Map<string, Float32Array>();
+      for (const f of source.gguf.files) {
+        const g = await openGguf(chunks(new Uint8Array(readFileSync(join(out, f.file)))), f.file);
+        for await (const { info, bytes } of g.tensors) {
+          const ref = f.tensors.get(info.name);
+          if (!ref) continue;
+          const v = Float32Array.from(
+            dequantizeGgml(
+              info.type,
+              bytes,
+              info.shape.reduce((x, y) => x * y, 1),
+            ),
+          );
+          values.set(ref.hfName, ref.unpermuteHeads ? unpermute(v, info.shape[0], ref.unpermuteHeads) : v);
+        }
+      }
+      const reference = await copyCheckpointWith(checkpoint, join(scratch, `${name}-${type}-dequantized`), values);
+      const a = await testEngine(gpu(), reference, options);
+      const b = await testEngine(gpu(), out, { ...options, source });
+      try {
+        if (b.model.backend !== 'webgpu') throw new Error('not on WebGPU');
+        // Held as they are; Q5_0 has no packed format here: widened to f32 (exact). In Q4_K_M, q and k are
+        // Q4_K and v is Q6_K: their fused weight is a q4k part (q and k) and a q6k part (v); o is Q4_K, down Q6_K.
+        expect(weightFormatOf(b.model.weights.matrix('text.layers.0.o'))).toBe(format);
+        const t = b.model.config.text;
+        const qk = (t.numHeads + t.numKvHeads) * t.headDim;
+        expect(b.model.weights.rowParts('text.layers.0.qkv').map((p) => [p.first, p.rows, weightFormatOf(p.weight)])).toEqual(
+          type === 'Q4_K_M'
+            ? [
+                [0, qk, 'q4k'],
+                [qk, t.numKvHeads * t.headDim, 'q6k'],
+              ]
+            : [[0, qk + t.numKvHeads * t.headDim, format]],
         );
-        values.set(ref.hfName, ref.unpermuteHeads ? unpermute(v, info.shape[0], ref.unpermuteHeads) : v);
-      }
-    }
-    const reference = await copyCheckpointWith(checkpoint, join(scratch, `${name}-${type}-dequantized`), values);
-    const a = await testEngine(gpu(), reference, options);
-    const b = await testEngine(gpu(), out, { ...options, source });
-    try {
-      if (b.model.backend !== 'webgpu') throw new Error('not on WebGPU');
-      // Held as they are; Q5_0 has no packed format here: widened to f32 (exact). In Q4_K_M, q and k are
-      // Q4_K and v is Q6_K: their fused weight is a q4k part (q and k) and a q6k part (v); o is Q4_K, down Q6_K.
-      expect(weightFormatOf(b.model.weights.matrix('text.layers.0.o'))).toBe(format);
-      const t = b.model.config.text;
-      const qk = (t.numHeads + t.numKvHeads) * t.headDim;
-      expect(b.model.weights.rowParts('text.layers.0.qkv').map((p) => [p.first, p.rows, weightFormatOf(p.weight)])).toEqual(
-        type === 'Q4_K_M'
-          ? [
-              [0, qk, 'q4k'],
-              [qk, t.numKvHeads * t.headDim, 'q6k'],
-            ]
-          : [[0, qk + t.numKvHeads * t.headDim, format]],
-      );
-      if (type === 'Q4_K_M') expect(weightFormatOf(b.model.weights.matrix('text.layers.0.down'))).toBe('q6k');
-      const [ra, rb] = [await askAboutSample(a, 8), await askAboutSample(b, 8)];
-      if (format === 'f32') {
-        // The same values through the same kernels.
-        expect(rb.tessera.tokenIds).toEqual(ra.tessera.tokenIds);
-        expect(rb.choices[0].logprobs!.content!.map((l) => l.logprob)).toEqual(ra.choices[0].logprobs!.content!.map((l) => l.logprob));
-      }
-      expectAnswerWithin(ra, rb);
-      if (type === 'Q8_0') {
-        // The built command on the same files: the model file, its mmproj found beside it.
-        const { stdout } = await promisify(execFile)(
-          process.execPath,
-          [
-            BUILT_CLI,
+        if (type === 'Q4_K_M') expect(weightFormatOf(b.model.weights.matrix('text.layers.0.down'))).toBe('q6k');
+        const [ra, rb] = [await askAboutSample(a, 8), await askAboutSample(b, 8)];
+        if (format === 'f32') {
+          // The same values through the same kernels.
+          expect(rb.tessera.tokenIds).toEqual(ra.tessera.tokenIds);
+          expect(rb.choices[0].logprobs!.content!.map((l) => l.logprob)).toEqual(ra.choices[0].logprobs!.content!.map((l) => l.logprob));
+        }
+        expectAnswerWithin(ra, rb);
+        if (type === 'Q8_0') {
+          // The built command on the same files: the model file, its mmproj found beside it.
+          const { stdout } = await runBuiltCli([
             'run',
             '--model',
             join(out, files.model),
@@ -187,16 +184,16 @@ describe('a SmolVLM GGUF pair', () => {
             '8',
             '--device',
             'webgpu',
-          ],
-          { timeout: 120_000 },
-        );
-        expect(stdout.trim()).toBe(rb.choices[0].message.content!.trim());
+          ]);
+          expect(stdout.trim()).toBe(rb.choices[0].message.content!.trim());
+        }
+      } finally {
+        a.destroy();
+        b.destroy();
       }
-    } finally {
-      a.destroy();
-      b.destroy();
-    }
-  });
+    },
+    300_000,
+  );
 
   it('a NaN block scale is NonFiniteWeightError naming the tensor, its first bad value and how many', async () => {
     const { out, files } = await convert('Q8_0');

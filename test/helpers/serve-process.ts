@@ -1,10 +1,21 @@
-// The built `tessera serve` (dist/cli.js) as a child process for tests and benchmarks: started with --json,
-// resolved once its 'ready' line names the URL (rejected if it exits first or takes too long).
+// The built command (dist/cli.js) as a child process for tests and benchmarks: `tessera serve` started with
+// --json, resolved once its 'ready' line names the URL (rejected if it exits first or takes too long); any
+// other command run to its end (runBuiltCli).
 
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 
 export const BUILT_CLI = resolve(import.meta.dirname, '../../dist/cli.js');
+
+/**
+ * `tessera <args>` to its end: its output, or a rejection when it fails or outlasts `timeoutMs` (killed then).
+ * A new process compiles every pipeline again: minutes on a loaded 2-core machine, never forever. Callers
+ * give their test a timeout above this one.
+ */
+export async function runBuiltCli(args: readonly string[], timeoutMs = 200_000): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [BUILT_CLI, ...args], { timeout: timeoutMs });
+}
 
 /** tessera serve's arguments for the tiny checkpoint at `model` on the CPU backend, served as 'tiny' on any port. */
 export function tinyServeArgs(model: string): string[] {
