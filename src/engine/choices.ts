@@ -11,7 +11,16 @@
 // cancels the others and the stream fails with its error; the caller's abort ends the stream quietly.
 
 import { InternalError } from '../errors';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, CompletionUsage, TesseraInfo, TokenLogprob } from './types';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  CompletionUsage,
+  FinishReason,
+  TesseraInfo,
+  TokenLogprob,
+  ToolCall,
+} from './types';
 
 /** The request of choice i (n = 1, its own seed, a signal that also stops when the whole request does). */
 export function choiceRequest(req: ChatCompletionRequest, i: number, signal: AbortSignal): ChatCompletionRequest {
@@ -48,7 +57,7 @@ export async function* streamChoices(
     try {
       for await (const chunk of one(i, signal)) {
         const c = chunk.choices[0];
-        if (i === 0 && (c?.delta.content || c?.finish_reason)) startOthers();
+        if (i === 0 && (c?.delta.content || c?.delta.tool_calls || c?.finish_reason)) startOthers();
         put({ i, chunk: { ...chunk, choices: chunk.choices.map((x) => ({ ...x, index: i })) } });
       }
       put({ i, done: true });
@@ -100,7 +109,8 @@ function usageOfChoices(infos: readonly TesseraInfo[]): CompletionUsage {
 /** The n choices' streams gathered into one ChatCompletion (its `tessera` is choice 0's, with every choice's in `choices`). */
 export async function collectChoices(n: number, chunks: AsyncIterable<ChatCompletionChunk>, withLogprobs = false): Promise<ChatCompletion> {
   const text: string[] = new Array(n).fill('');
-  const finish: Array<'stop' | 'length'> = new Array(n).fill('length');
+  const finish: FinishReason[] = new Array(n).fill('length');
+  const calls: ToolCall[][] = Array.from({ length: n }, () => []);
   const infos: TesseraInfo[] = [];
   const logprobs: Array<TokenLogprob[] | undefined> = Array.from({ length: n }, () => (withLogprobs ? [] : undefined));
   let head: ChatCompletionChunk | undefined;
@@ -108,6 +118,7 @@ export async function collectChoices(n: number, chunks: AsyncIterable<ChatComple
     head ??= c;
     for (const x of c.choices) {
       text[x.index] += x.delta.content ?? '';
+      for (const { index: _, ...call } of x.delta.tool_calls ?? []) calls[x.index]!.push(call);
       if (x.logprobs?.content) (logprobs[x.index] ??= []).push(...x.logprobs.content);
       if (x.finish_reason) finish[x.index] = x.finish_reason;
       if (c.tessera) infos[x.index] = c.tessera;
@@ -123,7 +134,7 @@ export async function collectChoices(n: number, chunks: AsyncIterable<ChatComple
     model: head.model,
     choices: text.map((content, index) => ({
       index,
-      message: { role: 'assistant', content, refusal: null },
+      message: { role: 'assistant', content, refusal: null, ...(calls[index]!.length ? { tool_calls: calls[index] } : {}) },
       finish_reason: finish[index]!,
       logprobs: logprobs[index] ? { content: logprobs[index], refusal: null } : null,
     })),

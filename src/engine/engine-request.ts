@@ -60,6 +60,8 @@ export class EngineRequest {
   /** With logprobs: true, the alternatives per token (0 to 20). */
   readonly logprobs: number | undefined;
   readonly responseFormat: CheckedRequest['responseFormat'];
+  /** The tools offered and tool_choice (undefined: none). */
+  readonly tools: CheckedRequest['tools'];
   /** The grammar of response_format, set once it compiled (disposed when the request settles). */
   constraint: TokenConstraint | undefined;
   /** Times each token was sampled so far (kept only for requests with penalties). */
@@ -114,6 +116,7 @@ export class EngineRequest {
     this.penalties = checked.penalties;
     this.logprobs = checked.logprobs;
     this.responseFormat = checked.responseFormat;
+    this.tools = checked.tools;
     this.stops = new StopStrings(checked.stop);
   }
 

@@ -52,6 +52,7 @@ import type { DeviceChoice, EngineModel } from './engine-model';
 import { EngineRequest, type Delta, type RunResult } from './engine-request';
 import { tokenNames, type TokenNames } from '../processor/token-names';
 import { ResponseGrammars } from './response-grammars';
+import { finishedAnswer, toolConstraint, toolReaderFor, toolSyntaxFor } from './request-tools';
 import { engineStats } from './engine-stats';
 import { newLifecycleCounters } from './standalone-encoder';
 import { defaultEncoderBudget } from './encoder-budget';
@@ -427,7 +428,8 @@ export class Engine {
     const it = this.run(req);
     let n = await it.next();
     while (!n.done) n = await it.next();
-    const { info, text, finishReason, logprobs } = n.value;
+    const { info, text, logprobs } = n.value;
+    const { message, finishReason } = finishedAnswer(toolReaderFor(req, this.processor), text, n.value.finishReason);
     return {
       id: `tessera-${Date.now().toString(36)}`,
       object: 'chat.completion',
@@ -436,7 +438,7 @@ export class Engine {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: text, refusal: null },
+          message,
           finish_reason: finishReason,
           logprobs: logprobs ? { content: logprobs, refusal: null } : null,
         },
@@ -474,15 +476,27 @@ export class Engine {
     });
     yield chunk({ role: 'assistant' }, null);
     const it = this.run(req);
+    const reader = toolReaderFor(req, this.processor);
+    let numCalls = 0;
     try {
       for (;;) {
         const n = await it.next();
         if (n.done) {
-          yield chunk({}, n.value.finishReason, n.value.info);
+          const rest = reader?.finish();
+          if (rest) yield chunk({ content: rest }, null);
+          const finish = numCalls > 0 && n.value.finishReason === 'stop' ? 'tool_calls' : n.value.finishReason;
+          yield chunk({}, finish, n.value.info);
           if (includeUsage) yield { ...base(), choices: [], usage: usageOf(n.value.info) };
           return;
         }
-        yield chunk({ content: n.value.text }, null, undefined, n.value.logprobs);
+        if (!reader) {
+          yield chunk({ content: n.value.text }, null, undefined, n.value.logprobs);
+          continue;
+        }
+        // With tools: text that may open a call waits for the next; each call comes whole once closed.
+        const read = reader.push(n.value.text);
+        if (read.content || n.value.logprobs) yield chunk({ content: read.content }, null, undefined, n.value.logprobs);
+        if (read.calls.length) yield chunk({ tool_calls: read.calls.map((c) => ({ index: numCalls++, ...c })) }, null);
       }
     } catch (e) {
       if (e instanceof RequestAbortedError && req.signal?.aborted) return;
@@ -563,6 +577,7 @@ export class Engine {
       if (signal?.aborted) throw new RequestAbortedError(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       const checked = validateRequest(req, this.mediaPolicy); // every field, every request, before any work
+      const toolSyntax = toolSyntaxFor(req, checked, this.processor); // ToolsNotSupportedError before any work
       await guard(this.ensureDevice());
       const messages = await guard(toProcessorMessages(req.messages, this.mediaPolicy, signal));
       r = new EngineRequest(
@@ -578,6 +593,9 @@ export class Engine {
         // Compiled (or found compiled) before any other work; disposed when r settles.
         r.constraint = await this.responseGrammars().constraint(checked.responseFormat);
         if (r.isSettled) r.constraint.dispose();
+      } else if (checked.tools && toolSyntax) {
+        r.constraint = await toolConstraint(checked.tools, toolSyntax, () => this.responseGrammars(), this.processor);
+        if (r.isSettled) r.constraint?.dispose();
       }
       await guard(this.plan(r));
       while (this.profiling) await this.profiling.catch(() => {});
@@ -620,6 +638,7 @@ export class Engine {
       edges,
       videoOptionsOf(r.request),
       transcription ? { transcription } : {},
+      r.tools?.tools,
     );
     r.plan = planned.plan;
     r.media = planned.media;

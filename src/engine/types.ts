@@ -85,8 +85,9 @@ export interface VideoFrames {
 /**
  * A chat message: every variant of OpenAI's ChatCompletionMessageParam is one. 'developer' is read as
  * 'system'. An assistant turn may have no content (null or absent: empty) and refusal parts or `refusal`
- * (read as its text). Refused by name (InvalidRequestError): `name`, `tool_calls`, `function_call`, `audio`,
- * and the 'tool' and 'function' roles (no tool calling yet).
+ * (read as its text), and `tool_calls`; a 'tool' turn is a call's result (`tool_call_id`, content). Tool
+ * turns and calls need a checkpoint whose chat template offers tools (ToolsNotSupportedError otherwise).
+ * Refused by name (InvalidRequestError): `name`, `function_call`, `audio`, and the 'function' role.
  */
 export interface ChatCompletionMessage {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
@@ -94,7 +95,8 @@ export interface ChatCompletionMessage {
   content?: string | Array<ChatContentPart | ChatRefusalPart> | null;
   refusal?: string | null;
   name?: string;
-  tool_calls?: unknown[];
+  /** An assistant turn's calls; OpenAI's custom-tool calls are typed for the openai client and refused. */
+  tool_calls?: Array<ToolCall | CustomToolCallParam>;
   function_call?: unknown;
   audio?: unknown;
   tool_call_id?: string;
@@ -172,12 +174,29 @@ export interface ChatCompletionRequest {
   prompt_cache_key?: string | null;
   prompt_cache_retention?: string | null;
   /**
-   * OpenAI's, refused unless absent, null or empty (InvalidRequestError names the field): tool calling,
-   * logit_bias, audio output, predicted outputs, web search, reasoning and moderation options.
+   * Functions the model may call, for a checkpoint whose chat template offers tools (Qwen3-VL's; others:
+   * ToolsNotSupportedError). The template shows them to the model; a call is constrained to the tool's
+   * `parameters` schema, so it always parses. Up to 128.
    */
-  tools?: unknown[];
-  tool_choice?: unknown;
+  tools?: Array<ChatCompletionTool | CustomToolParam>;
+  /**
+   * 'auto' (default with tools): the model answers or calls; 'none': it answers (no call is read);
+   * 'required': it calls one or more tools and writes nothing else; { type: 'function', function: { name } }:
+   * it calls that one. OpenAI's allowed_tools and custom choices are typed for the openai client and refused.
+   */
+  tool_choice?:
+    | 'auto'
+    | 'none'
+    | 'required'
+    | { type: 'function'; function: { name: string } }
+    | { type: 'allowed_tools'; allowed_tools: unknown }
+    | { type: 'custom'; custom: { name: string } };
+  /** false: at most one call per answer (default true). */
   parallel_tool_calls?: boolean;
+  /**
+   * OpenAI's, refused unless absent, null or empty (InvalidRequestError names the field): the deprecated
+   * functions, logit_bias, audio output, predicted outputs, web search, reasoning and moderation options.
+   */
   functions?: unknown[];
   function_call?: unknown;
   logit_bias?: Record<string, number> | null;
@@ -216,10 +235,51 @@ export interface ChatCompletionRequest {
 }
 
 /**
- * 'stop': a stop token or a `stop` string; 'length': max_tokens or the context window. A cancelled request
- * has none: a stream ends (as the openai client's does), a non-streamed request rejects with RequestAbortedError.
+ * 'stop': a stop token or a `stop` string; 'length': max_tokens or the context window; 'tool_calls': the
+ * answer ended with one or more tool calls. A cancelled request has none: a stream ends (as the openai
+ * client's does), a non-streamed request rejects with RequestAbortedError.
  */
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
+/** A function offered to the model (OpenAI's ChatCompletionTool). */
+export interface ChatCompletionTool {
+  type: 'function';
+  function: {
+    /** 1 to 64 letters, digits, underscores or dashes. */
+    name: string;
+    description?: string;
+    /** A JSON Schema object; absent: the function takes no arguments ({}). */
+    parameters?: Record<string, unknown>;
+    /** Accepted: every call is constrained to the schema whatever it says. */
+    strict?: boolean | null;
+  };
+}
+
+/** OpenAI's custom (free-form text) tool: typed so the openai client's requests type-check; refused by name. */
+export interface CustomToolParam {
+  type: 'custom';
+  custom: { name: string; description?: string; format?: unknown };
+}
+
+/** A call of a custom tool, as OpenAI types it: refused by name. */
+export interface CustomToolCallParam {
+  id: string;
+  type: 'custom';
+  custom: { name: string; input: string };
+}
+
+/** A call the model made (OpenAI's ChatCompletionMessageToolCall): `arguments` is JSON text valid against the tool's schema. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A streamed call: sent whole, in one chunk, once the model closed it. */
+export interface ToolCallDelta extends ToolCall {
+  /** The call's position among this choice's calls. */
+  index: number;
+}
 
 export interface RequestTimings {
   /** Decode + resize + tokenize on the CPU. */
@@ -335,7 +395,8 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string; refusal: null };
+    /** content: '' when the answer is tool calls only; tool_calls: present when it made any. */
+    message: { role: 'assistant'; content: string; refusal: null; tool_calls?: ToolCall[] };
     finish_reason: FinishReason;
     /** null unless the request asked for logprobs. */
     logprobs: ChoiceLogprobs;
@@ -352,7 +413,7 @@ export interface ChatCompletionChunk {
   /** One choice; none on the usage chunk that ends a stream with stream_options.include_usage. */
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string };
+    delta: { role?: 'assistant'; content?: string; tool_calls?: ToolCallDelta[] };
     finish_reason: FinishReason | null;
     /** With logprobs: true, those of the tokens this chunk completes. */
     logprobs?: ChoiceLogprobs;

@@ -211,3 +211,22 @@ export class EmbeddingsShapeError extends TesseraError {
     );
   }
 }
+
+/**
+ * A request offered tools (or sent tool calls or tool results) to a checkpoint whose chat template has no
+ * way to show them: the template must offer tools and say how a call is written.
+ */
+export class ToolsNotSupportedError extends TesseraError {
+  override readonly name = 'ToolsNotSupportedError';
+  readonly code = 'TOOLS_NOT_SUPPORTED';
+  constructor(
+    readonly where: string,
+    readonly field: string,
+  ) {
+    super(
+      `${field} needs tool calling, but the chat template of the checkpoint at ${where} does not offer tools ` +
+        '(it never reads `tools` or has no <tool_call> syntax); use a checkpoint whose template does (Qwen3-VL), ' +
+        'or leave tools, tool_choice, tool messages and tool_calls out.',
+    );
+  }
+}

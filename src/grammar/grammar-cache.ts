@@ -51,6 +51,11 @@ const ONE_LINE = -1;
 const SEPARATORS: [string, string] = [',', ':'];
 /** XGrammar's strict mode: members and items the schema does not declare are never written. */
 const STRICT = true;
+/**
+ * A structural tag's JSON (tool calls' arguments) is written as chat templates' `tojson` writes it, the
+ * form the model saw calls in: ', ' and ': ' between members, no other whitespace.
+ */
+const TEMPLATE_SEPARATORS: [string, string] = [', ', ': '];
 
 export class GrammarCache {
   private readonly entries = new Map<string, Entry>();
@@ -175,14 +180,21 @@ export class GrammarCache {
   }
 
   private async compileSource(source: GrammarSource): Promise<Compiled> {
-    const what = source.kind === 'ebnf' ? 'the json_object grammar' : 'response_format.json_schema.schema';
+    const what =
+      source.kind === 'ebnf'
+        ? 'the json_object grammar'
+        : source.kind === 'json_schema'
+          ? 'response_format.json_schema.schema'
+          : 'the tool calls';
     const t0 = performance.now();
     let grammar: CompiledGrammar;
     try {
       grammar = await callXGrammarAsync(this.xg, `compiling ${what}`, () =>
         source.kind === 'ebnf'
           ? this.compiler.compileGrammar(source.ebnf)
-          : this.compiler.compileJSONSchema(source.schemaJson, ANY_WHITESPACE, ONE_LINE, SEPARATORS, STRICT),
+          : source.kind === 'json_schema'
+            ? this.compiler.compileJSONSchema(source.schemaJson, ANY_WHITESPACE, ONE_LINE, SEPARATORS, STRICT)
+            : this.compileStructuralTag(source.json),
       );
     } catch (e) {
       if (e instanceof GrammarLoadError) throw e;
@@ -194,6 +206,34 @@ export class GrammarCache {
       this.checkOpen('compile');
     }
     return { grammar, compileMs };
+  }
+
+  /**
+   * A structural tag, each JSON schema in it first written as an EBNF grammar of one fixed form (XGrammar's
+   * own structural-tag schemas allow any whitespace, which a model may then write without end).
+   */
+  private async compileStructuralTag(json: string): Promise<CompiledGrammar> {
+    const schemas: Array<Record<string, unknown>> = [];
+    const tag = JSON.parse(json, (_key, v: unknown) => {
+      const f = v as { type?: unknown; json_schema?: unknown } | null;
+      if (f && typeof f === 'object' && f.type === 'json_schema' && f.json_schema !== undefined) {
+        schemas.push(f as Record<string, unknown>);
+      }
+      return v;
+    }) as Record<string, unknown>;
+    for (const f of schemas) {
+      const ebnf = await this.xg.api.Testings._jsonSchemaToEBNF(
+        JSON.stringify(f.json_schema),
+        ANY_WHITESPACE,
+        ONE_LINE,
+        TEMPLATE_SEPARATORS,
+        STRICT,
+      );
+      f.type = 'grammar';
+      f.grammar = ebnf;
+      delete f.json_schema;
+    }
+    return await this.compiler.compileStructuralTag(tag);
   }
 
   /** Frees the least recently used compiled grammars beyond maxGrammars (those compiling or pinned stay). */

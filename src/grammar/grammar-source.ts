@@ -4,6 +4,9 @@
 //   { type: 'json_object' }                  'json_object'             JSON_OBJECT_EBNF (json-object-grammar.ts)
 //   { type: 'json_schema', json_schema }     'json_schema:' + the      the schema, checked (schema-check.ts) and
 //                                            canonical schema JSON     rewritten (schema-rewrite.ts)
+//   { type: 'structural_tag', ... }          'structural_tag:' + its   XGrammar's structural tag (tool calls:
+//                                            JSON                      tool-call-grammar.ts builds it, its
+//                                                                      schemas already checked and rewritten)
 //
 // json_schema.name and .strict do not change the grammar, so they are not in the key. Every schema is
 // compiled in XGrammar's strict mode whatever `strict` says: members and items the schema does not declare
@@ -22,7 +25,8 @@ import { rewriteSchema } from './schema-rewrite';
 /** OpenAI's response_format, less { type: 'text' } (the shape src/engine validates). */
 export type ResponseFormatSpec =
   | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean | null } }
+  | { type: 'structural_tag'; structural_tag: Record<string, unknown> };
 
 export type GrammarSource =
   | { kind: 'ebnf'; key: string; ebnf: string }
@@ -31,11 +35,23 @@ export type GrammarSource =
       key: string;
       /** The rewritten schema XGrammar compiles, as JSON. */
       schemaJson: string;
-    };
+    }
+  | { kind: 'structural_tag'; key: string; json: string };
+
+/** The schema XGrammar compiles for `schema`: checked (UnsupportedSchemaError listing every problem) and rewritten. */
+export function enforceableSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const problems = checkSchema(schema);
+  if (problems.length) throw new UnsupportedSchemaError(problems);
+  return rewriteSchema(canonical(schema, false)) as Record<string, unknown>;
+}
 
 /** The grammar for `format`; UnsupportedSchemaError (listing every problem) when its schema cannot be enforced. */
 export function grammarSource(format: ResponseFormatSpec): GrammarSource {
   if (format.type === 'json_object') return { kind: 'ebnf', key: 'json_object', ebnf: JSON_OBJECT_EBNF };
+  if (format.type === 'structural_tag') {
+    const json = JSON.stringify(format.structural_tag);
+    return { kind: 'structural_tag', key: `structural_tag:${json}`, json };
+  }
   const schema = format.json_schema.schema ?? {};
   const problems = checkSchema(schema);
   if (problems.length) throw new UnsupportedSchemaError(problems);

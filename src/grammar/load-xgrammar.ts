@@ -32,7 +32,10 @@ import type * as XGrammarPackage from '@mlc-ai/web-xgrammar';
 import { GrammarLoadError } from '../errors';
 
 /** The classes of @mlc-ai/web-xgrammar that Tessera uses. */
-type XGrammar = Pick<typeof XGrammarPackage, 'TokenizerInfo' | 'GrammarCompiler' | 'GrammarMatcher' | 'Grammar' | 'CompiledGrammar'>;
+type XGrammar = Pick<
+  typeof XGrammarPackage,
+  'TokenizerInfo' | 'GrammarCompiler' | 'GrammarMatcher' | 'Grammar' | 'CompiledGrammar' | 'Testings'
+>;
 
 /** The loaded package and the state of its one WebAssembly instance. */
 export interface XGrammarModule {

@@ -16,13 +16,30 @@ import { renderBounded } from './bounded-jinja';
 import { DEFAULT_TEMPLATE_BOUNDS, type TemplateBounds } from './template-bounds';
 import { readJson, type ModelFiles } from './files';
 
-export type Role = 'system' | 'user' | 'assistant';
-export const ROLES: readonly Role[] = ['system', 'user', 'assistant'];
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+export const ROLES: readonly Role[] = ['system', 'user', 'assistant', 'tool'];
+
+/** A call an assistant turn made, as templates read it (OpenAI's shape; `arguments` the JSON text as written). */
+export interface TemplateToolCall {
+  id?: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A tool offered to the model, as templates read it (OpenAI's `tools` item). */
+export interface TemplateTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
 
 /** What the template sees: OpenAI/HF-style messages, with image parts reduced to {type: 'image'}. */
 export interface TemplateMessage {
   role: Role;
   content: Array<{ type: 'text'; text: string } | { type: 'image' } | { type: 'video' } | { type: 'audio' }>;
+  /** An assistant turn's calls (rendered by templates that offer tools). */
+  tool_calls?: TemplateToolCall[];
+  /** A tool turn's answer to this call. */
+  tool_call_id?: string;
 }
 
 export type RenderedPiece =
@@ -78,13 +95,26 @@ export class ChatTemplate {
     }
   }
 
-  /** Plain rendering, as HF `apply_chat_template(tokenize=False)`. */
-  render(messages: readonly TemplateMessage[], addGenerationPrompt: boolean): string {
-    const inputChars = messages.reduce((a, m) => a + m.content.reduce((b, p) => b + (p.type === 'text' ? p.text.length : 0), 0), 0);
+  /** Whether the template reads `tools` (so a request's tools would be shown to the model). */
+  get readsTools(): boolean {
+    return /\btools\b/.test(this.source);
+  }
+
+  /**
+   * Plain rendering, as HF `apply_chat_template(tokenize=False)`; `tools` (none: left undefined, as HF
+   * leaves it) are passed as the template's `tools`.
+   */
+  render(messages: readonly TemplateMessage[], addGenerationPrompt: boolean, tools?: readonly TemplateTool[]): string {
+    const callChars = (m: TemplateMessage) =>
+      (m.tool_calls ?? []).reduce((b, c) => b + c.function.name.length + c.function.arguments.length, 0);
+    const inputChars =
+      messages.reduce((a, m) => a + callChars(m) + m.content.reduce((b, p) => b + (p.type === 'text' ? p.text.length : 0), 0), 0) +
+      (tools?.length ? JSON.stringify(tools).length : 0);
     try {
       const items = {
         messages: messages as unknown as Record<string, unknown>[],
         add_generation_prompt: addGenerationPrompt,
+        ...(tools?.length ? { tools: tools as unknown as Record<string, unknown>[] } : {}),
         ...this.tokens,
       };
       return renderBounded(this.template, items, this.bounds, inputChars);
@@ -100,18 +130,33 @@ export class ChatTemplate {
    * Renders and splits the output into template literals, user text and media markers (each `imageToken`,
    * and each `videoMarker` when given, the template writes, numbered in order per kind). Throws when the
    * template writes a different number of markers than there are parts of that kind, or transforms user text.
+   * The names and arguments of an assistant turn's tool calls are user text too; `tools` are rendered as the
+   * template writes them (JSON), as template text (the caller checks they hold no added token).
    */
   renderPieces(
     messages: readonly TemplateMessage[],
     imageToken: string,
     addGenerationPrompt: boolean,
     videoMarker?: string,
+    tools?: readonly TemplateTool[],
   ): RenderedPiece[] {
     const texts: string[] = [];
     let numImages = 0;
     let numVideos = 0;
+    const mask = (text: string) => {
+      texts.push(text);
+      return `\uE000${texts.length - 1}\uE001`;
+    };
     const masked = messages.map((m) => ({
-      role: m.role,
+      ...m,
+      ...(m.tool_calls
+        ? {
+            tool_calls: m.tool_calls.map((c) => ({
+              ...c,
+              function: { name: mask(c.function.name), arguments: mask(c.function.arguments) },
+            })),
+          }
+        : {}),
       content: m.content.map((p) => {
         if (p.type === 'image') {
           numImages++;
@@ -123,12 +168,11 @@ export class ChatTemplate {
         }
         if (p.type === 'audio')
           throw new InternalError('the chat template was given an audio part (audio checkpoints build their prompt in voxtral-prompt.ts)');
-        texts.push(p.text);
-        return { type: 'text' as const, text: `\uE000${texts.length - 1}\uE001` };
+        return { type: 'text' as const, text: mask(p.text) };
       }),
     }));
-    const withSentinels = this.render(masked, addGenerationPrompt);
-    const real = this.render(messages, addGenerationPrompt);
+    const withSentinels = this.render(masked, addGenerationPrompt, tools);
+    const real = this.render(messages, addGenerationPrompt, tools);
     const substituted = withSentinels.replace(sentinelPattern(), (_, k: string) => texts[Number(k)]!);
     if (substituted !== real) {
       throw new ChatTemplateError(

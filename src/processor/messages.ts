@@ -4,7 +4,7 @@
 // A string content is one text part (the Idefics3 template indexes content as a list).
 
 import { InvalidMessageError } from '../errors';
-import { ROLES, type Role, type TemplateMessage } from './chat-template';
+import { ROLES, type Role, type TemplateMessage, type TemplateToolCall } from './chat-template';
 import type { RawImage } from './image-decode';
 
 /** Encoded image bytes (PNG, JPEG, ...) or already-decoded pixels. */
@@ -52,18 +52,32 @@ interface AudioPart<A = AudioInput> {
 
 export type ContentPart<I = ImageInput, V = VideoInput, A = AudioInput> = TextPart | ImagePart<I> | VideoPart<V> | AudioPart<A>;
 
+/** A call an assistant turn made: the function's name and its arguments as JSON text. */
+export interface ToolCallInput {
+  id?: string;
+  name: string;
+  arguments: string;
+}
+
 export interface ChatMessage<I = ImageInput, V = VideoInput, A = AudioInput> {
+  /** 'tool': a tool's result (only for a checkpoint whose template offers tools). */
   role: Role;
   content: string | ReadonlyArray<ContentPart<I, V, A>>;
+  /** An assistant turn's tool calls (only for a checkpoint whose template offers tools). */
+  toolCalls?: readonly ToolCallInput[];
+  /** A tool turn: the id of the call it answers. */
+  toolCallId?: string;
 }
 
 /**
  * Validates messages; returns what the template sees and the media parts' payloads in message order.
- * `requireImages: false` accepts media parts without a payload (planning from sizes alone).
+ * `requireImages: false` accepts media parts without a payload (planning from sizes alone). `tools: false`
+ * (a template that offers no tools) refuses tool turns and tool calls.
  */
 export function splitMessages<I, V = VideoInput, A = AudioInput>(
   messages: ReadonlyArray<ChatMessage<I, V, A>>,
   requireImages = true,
+  tools = false,
 ): { templateMessages: TemplateMessage[]; images: I[]; videos: V[]; audios: A[] } {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new InvalidMessageError('messages must be a non-empty array of {role, content}.');
@@ -75,12 +89,24 @@ export function splitMessages<I, V = VideoInput, A = AudioInput>(
     if (!m || !(ROLES as readonly string[]).includes(m.role)) {
       throw new InvalidMessageError(`messages[${i}].role is ${JSON.stringify(m?.role)}; use one of ${ROLES.join(', ')}.`);
     }
-    const parts = typeof m.content === 'string' ? [{ type: 'text' as const, text: m.content }] : m.content;
+    // A turn of tool calls only has no content (as HF passes content None): templates test it for emptiness.
+    const noText = m.content === '' && (m.toolCalls?.length ?? 0) > 0;
+    const parts = typeof m.content === 'string' ? (noText ? [] : [{ type: 'text' as const, text: m.content }]) : m.content;
     if (!Array.isArray(parts)) {
       throw new InvalidMessageError(`messages[${i}].content must be a string or an array of parts.`);
     }
+    if (!tools && (m.role === 'tool' || m.toolCalls?.length)) {
+      throw new InvalidMessageError(
+        `messages[${i}] is a tool ${m.role === 'tool' ? 'result' : 'call'}, but this checkpoint's chat template offers no tools; leave it out.`,
+      );
+    }
+    const calls = m.toolCalls?.length
+      ? { tool_calls: m.toolCalls.map((c: ToolCallInput, k: number) => templateToolCall(c, `messages[${i}].toolCalls[${k}]`)) }
+      : {};
     return {
       role: m.role,
+      ...calls,
+      ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
       content: parts.map((p, j) => {
         if (p?.type === 'text') {
           if (typeof p.text !== 'string') throw new InvalidMessageError(`messages[${i}].content[${j}].text must be a string.`);
@@ -114,4 +140,11 @@ export function splitMessages<I, V = VideoInput, A = AudioInput>(
     };
   });
   return { templateMessages, images, videos, audios };
+}
+
+function templateToolCall(c: ToolCallInput, where: string): TemplateToolCall {
+  if (!c || typeof c.name !== 'string' || typeof c.arguments !== 'string') {
+    throw new InvalidMessageError(`${where} must be { name, arguments } with both strings (arguments: the call's JSON text).`);
+  }
+  return { ...(c.id !== undefined ? { id: c.id } : {}), type: 'function', function: { name: c.name, arguments: c.arguments } };
 }

@@ -19,6 +19,7 @@ import { buildPromptPlan, type PlanOptions, type PromptPlan, type VideoLayout } 
 import { loadStopTokenIds } from './stop-tokens';
 import { TextTokenizer } from './tokenizer';
 import { SMOLVLM_VIDEO_CHAT_TEMPLATE } from './video-prompt';
+import type { ToolCallSyntax } from './tool-call-syntax';
 
 export interface ProcessorLoadOptions {
   /** Bytes → pixels: decodeImageBrowser (browser/worker) or decodeImageNode (Node, from 'processor/node'). */
@@ -32,6 +33,9 @@ export interface PreparedPrompt {
 }
 
 export class Idefics3Processor {
+  /** How the template writes a tool call: never (Idefics3 templates offer no tools). */
+  readonly toolSyntax: ToolCallSyntax | undefined = undefined;
+
   private constructor(
     readonly config: ProcessorConfig,
     readonly tokenizer: TextTokenizer,

@@ -4,8 +4,8 @@
 // the images (src/encoder/encoder-core.ts) and tells each one's patch grid; planPrompt turns the grids
 // into token ids, one placeholder run per image, and the prompt's M-RoPE positions (qwen-prompt.ts).
 
-import { AudioNotSupportedError, ProcessorConfigError } from '../errors';
-import { ChatTemplate, loadChatTemplateSource } from './chat-template';
+import { AudioNotSupportedError, InvalidRequestError, ProcessorConfigError } from '../errors';
+import { ChatTemplate, loadChatTemplateSource, type TemplateTool } from './chat-template';
 import { StreamingDetokenizer } from './detokenizer';
 import { readJson, requireJson, type ModelFiles } from './files';
 import { splitMessages, type ChatMessage } from './messages';
@@ -16,6 +16,7 @@ import { parseQwenVideoConfig, type QwenVideoConfig } from './qwen-video';
 import type { PatchGrid } from './smart-resize';
 import { loadStopTokenIds } from './stop-tokens';
 import { TextTokenizer } from './tokenizer';
+import { type ToolCallSyntax, toolCallSyntaxOf } from './tool-call-syntax';
 
 /** What the processor needs of the model's config (config.json's vision_config and image_token_id). */
 export interface QwenProcessorModel {
@@ -44,7 +45,12 @@ export class QwenProcessor {
     readonly modelType: string,
     /** Qwen2.5-VL's tokens per second of video on the M-RoPE time axis; undefined for Qwen3-VL. */
     private readonly tokensPerSecond: number | undefined,
-  ) {}
+  ) {
+    this.toolSyntax = toolCallSyntaxOf(chatTemplate);
+  }
+
+  /** How the chat template writes a tool call; undefined when it offers no tools (Qwen2.5-VL's). */
+  readonly toolSyntax: ToolCallSyntax | undefined;
 
   static async load(files: ModelFiles, model: QwenProcessorModel): Promise<QwenProcessor> {
     const [tokenizer, pre, videoPre] = await Promise.all([
@@ -86,6 +92,25 @@ export class QwenProcessor {
     );
   }
 
+  /**
+   * The template writes the tools' JSON as its own text, where an added token would become its id: a tool
+   * whose name, description or schema holds one ('<|im_end|>', '<tool_call>') is refused by name.
+   */
+  private checkTools(tools: readonly TemplateTool[]): void {
+    if (!this.toolSyntax)
+      throw new InvalidRequestError('tools', tools.length, `the chat template of ${this.where} offers no tools; leave them out.`);
+    tools.forEach((t, i) => {
+      const token = this.tokenizer.addedTokenIn(JSON.stringify(t));
+      if (token !== undefined) {
+        throw new InvalidRequestError(
+          `tools[${i}]`,
+          t.function.name,
+          `its name, description or parameters hold the token text ${JSON.stringify(token)}, which the template would pass to the model as that token; remove it.`,
+        );
+      }
+    });
+  }
+
   /** LM tokens of an image of this patch grid: one per merge block. */
   tokensFor(grid: PatchGrid): number {
     return (grid.t * grid.h * grid.w) / this.image.mergeSize ** 2;
@@ -101,7 +126,18 @@ export class QwenProcessor {
     grids: readonly PatchGrid[],
     videos: ReadonlyArray<{ group: { h: number; w: number }; timestamps: readonly number[] }> = [],
   ): PromptPlan {
-    const { templateMessages, audios } = splitMessages(messages, false);
+    return this.planToolPrompt(messages, grids, videos, []);
+  }
+
+  /** planPrompt, with `tools` offered to the model as the template shows them (a template with toolSyntax only). */
+  planToolPrompt(
+    messages: ReadonlyArray<ChatMessage<unknown, unknown, unknown>>,
+    grids: readonly PatchGrid[],
+    videos: ReadonlyArray<{ group: { h: number; w: number }; timestamps: readonly number[] }>,
+    tools: readonly TemplateTool[],
+  ): PromptPlan {
+    const { templateMessages, audios } = splitMessages(messages, false, this.toolSyntax !== undefined);
+    if (tools.length > 0) this.checkTools(tools);
     if (audios.length > 0) throw new AudioNotSupportedError(this.where);
     const m = this.image.mergeSize;
     // Qwen2.5-VL's seconds per frame group: temporal patch / fps, at HF's and vLLM's default fps of 2.
@@ -115,6 +151,7 @@ export class QwenProcessor {
         mergeSize: m,
         tokensPerSecond: this.tokensPerSecond,
         videos: videos.map((v) => ({ ...v, ...(secondsPerGroup !== undefined ? { secondsPerGroup } : {}) })),
+        tools,
       },
     );
     const placeholders: ImagePlaceholder[] = [];

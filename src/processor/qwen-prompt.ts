@@ -7,7 +7,7 @@
 // text tokens and every pad id in the prompt is an image's.
 
 import { InvalidMessageError } from '../errors';
-import type { ChatTemplate, TemplateMessage } from './chat-template';
+import type { ChatTemplate, TemplateMessage, TemplateTool } from './chat-template';
 import { type MropePositions, mropePositions, type VisionRun } from './mrope-positions';
 import { pythonFixed1 } from './qwen-video';
 import type { PatchGrid } from './smart-resize';
@@ -51,13 +51,19 @@ export function buildQwenPrompt(
   tokenizer: TextTokenizer,
   messages: readonly TemplateMessage[],
   images: readonly QwenPromptImage[],
-  o: { mergeSize: number; tokensPerSecond?: number; addGenerationPrompt?: boolean; videos?: readonly QwenPromptVideo[] },
+  o: {
+    mergeSize: number;
+    tokensPerSecond?: number;
+    addGenerationPrompt?: boolean;
+    videos?: readonly QwenPromptVideo[];
+    tools?: readonly TemplateTool[];
+  },
 ): QwenPrompt {
   const padId = tokenizer.requireTokenId(IMAGE_PAD, 'to expand image parts');
   const videos = o.videos ?? [];
   const videoPadId = videos.length > 0 ? tokenizer.requireTokenId(VIDEO_PAD, 'to expand video parts') : -1;
   const m2 = o.mergeSize * o.mergeSize;
-  const pieces = template.renderPieces(messages, IMAGE_PAD, o.addGenerationPrompt ?? true, VIDEO_PAD);
+  const pieces = template.renderPieces(messages, IMAGE_PAD, o.addGenerationPrompt ?? true, VIDEO_PAD, o.tools);
   const segments: Segment[] = [];
   for (const [i, p] of pieces.entries()) {
     if (p.kind === 'template') segments.push({ text: p.text, trusted: true });

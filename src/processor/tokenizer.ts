@@ -162,6 +162,13 @@ export class TextTokenizer {
     return id;
   }
 
+  /** The first added token (special or not) written in `text`, or undefined: such text, if trusted, would become its id. */
+  addedTokenIn(text: string): string | undefined {
+    if (!this.addedPattern) return undefined;
+    const re = new RegExp(this.addedPattern.source);
+    return re.exec(text)?.[0];
+  }
+
   isSpecial(id: number): boolean {
     return this.specialIds.has(id);
   }

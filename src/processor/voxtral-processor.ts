@@ -18,8 +18,12 @@ import {
   type VoxtralControlIds,
   type VoxtralPromptOptions,
 } from './voxtral-prompt';
+import type { ToolCallSyntax } from './tool-call-syntax';
 
 export class VoxtralProcessor {
+  /** How the template writes a tool call: never (Voxtral's prompt is built without a Jinja template). */
+  readonly toolSyntax: ToolCallSyntax | undefined = undefined;
+
   private constructor(
     readonly tokenizer: TextTokenizer,
     readonly controlIds: VoxtralControlIds,

@@ -87,6 +87,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   FFMPEG_MISSING: errors.FfmpegMissingError,
   AUDIO_DECODE: errors.AudioDecodeError,
   AUDIO_NOT_SUPPORTED: errors.AudioNotSupportedError,
+  TOOLS_NOT_SUPPORTED: errors.ToolsNotSupportedError,
   IMAGE_NOT_SUPPORTED: errors.ImageNotSupportedError,
   AUDIO_TOO_LONG: errors.AudioTooLongError,
   HEAD_DIM: errors.HeadDimError,

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../src/engine/types';
-import { InvalidMessageError, InvalidRequestError, RequestAbortedError } from '../../src/errors';
+import { InvalidMessageError, InvalidRequestError, RequestAbortedError, ToolsNotSupportedError } from '../../src/errors';
 import { goldenManifest } from '../helpers/goldens';
 import { expectIdle, useCpuEngine } from '../helpers/cpu-engine';
 
@@ -127,8 +127,8 @@ describe('OpenAI parameters', () => {
       [{ response_format: { type: 'xml' } as unknown as ChatCompletionRequest['response_format'] }, 'response_format.type'],
       [{ response_format: { type: 'json_schema' } as unknown as ChatCompletionRequest['response_format'] }, 'response_format.json_schema'],
       [{ response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } }, 'response_format.json_schema.name'],
-      [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools'],
       [{ tool_choice: 'required' }, 'tool_choice'],
+      [{ functions: [{ name: 'f' }] }, 'functions'],
       [{ logit_bias: { '5': 10 } }, 'logit_bias'],
       [{ modalities: ['text', 'audio'] }, 'modalities'],
       [{ audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
@@ -137,8 +137,7 @@ describe('OpenAI parameters', () => {
       [{ stop: '' }, 'stop'],
       [{ stream_options: { include_usage: true } }, 'stream_options'],
       [{ messages: [{ role: 'user', content: 'Hi', name: 'ann' }] }, 'messages[0].name'],
-      [{ messages: [{ role: 'tool', content: '42', tool_call_id: 'c1' }] }, 'messages[0].role'],
-      [{ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1' }] }] }, 'messages[0].tool_calls'],
+      [{ messages: [{ role: 'function', content: '42', name: 'f' }] }, 'messages[0].role'],
       [
         { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: DATA_URL, detail: 'low' } }] }] },
         'messages[0].content[0].image_url.detail',
@@ -150,6 +149,28 @@ describe('OpenAI parameters', () => {
         .catch((x: unknown) => x);
       expect(e, field).toBeInstanceOf(InvalidRequestError);
       expect((e as InvalidRequestError).field).toBe(field);
+    }
+    // SmolVLM's chat template offers no tools: tools, tool turns and tool calls are refused by name.
+    const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
+    const toolAsks: Array<[Partial<ChatCompletionRequest>, string]> = [
+      [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools'],
+      [{ messages: [{ role: 'tool', content: '42', tool_call_id: 'c1' }] }, 'messages[0]'],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'Hi' },
+            { role: 'assistant', content: null, tool_calls: [call] },
+          ],
+        },
+        'messages[1]',
+      ],
+    ];
+    for (const [extra, field] of toolAsks) {
+      const e = await engine()
+        .chat.completions.create(golden(extra))
+        .catch((x: unknown) => x);
+      expect(e, field).toBeInstanceOf(ToolsNotSupportedError);
+      expect((e as ToolsNotSupportedError).field).toBe(field);
     }
     const file = await engine()
       .chat.completions.create(golden({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }] }))

@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/engine/types';
-import { AudioNotSupportedError, UnsupportedModelError } from '../../src/errors';
+import { AudioNotSupportedError, ToolsNotSupportedError, UnsupportedModelError } from '../../src/errors';
 import { testEngine } from '../helpers/engine';
 import { qwenPipelineGoldens } from '../helpers/goldens';
 import { JSON_CASES, jsonProblems } from '../helpers/json-formats';
@@ -220,7 +220,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     expect(prepared()).toBe(0);
   });
 
-  it('refuses audio parts, video pruning and imageEmbeddings() by name, and answers the next request', async () => {
+  it('refuses audio parts, video pruning, imageEmbeddings() and (Qwen2.5-VL) tools by name, and answers the next request', async () => {
     const part = (p: unknown) => ask([{ role: 'user', content: [p, { type: 'text', text: 'hi' }] } as Message], 2);
     await expect(engine.chat.completions.create({ ...ask([turnOf('video')], 2), tessera: { videoPruning: 0.5 } })).rejects.toThrow(
       /videoPruning \(EVS\) takes SmolVLM2 checkpoints/,
@@ -229,6 +229,11 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
       AudioNotSupportedError,
     );
     await expect(engine.imageEmbeddings(IMAGE)).rejects.toBeInstanceOf(UnsupportedModelError);
+    // Qwen2.5-VL's chat template offers no tools (Qwen3-VL's does: test/gpu/tools.test.ts).
+    if (name.startsWith('qwen2_5_vl')) {
+      const tools = [{ type: 'function' as const, function: { name: 'now' } }];
+      await expect(engine.chat.completions.create({ ...ask([turnOf('sample')], 2), tools })).rejects.toBeInstanceOf(ToolsNotSupportedError);
+    }
     const r = await engine.chat.completions.create(ask([turnOf('sample')], 2));
     expect(r.tessera.tokenIds).toEqual(ref('sample').tokens.slice(0, 2));
   });

@@ -10,6 +10,7 @@
 
 import { ContextLengthError, InternalError, InvalidMessageError } from '../../errors';
 import type { MediaEncoder } from '../../encoder/media-encoder';
+import type { TemplateTool } from '../../processor/chat-template';
 import type { QwenProcessor } from '../../processor/qwen-processor';
 import type { PreparedMedia } from '../../protocol/encoder';
 import { imagePayloads, isGivenEmbeddings, type RequestMessage } from './given-embeddings';
@@ -30,6 +31,7 @@ export async function intakeQwen(
   requestId: number,
   maxTokens: number,
   videoOptions: VideoIntakeOptions,
+  tools: readonly TemplateTool[] = [],
 ): Promise<IntakePlan> {
   const { processor, media } = deps;
   const images = imagePayloads(messages);
@@ -57,13 +59,14 @@ export async function intakeQwen(
   try {
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    const plan = processor.planPrompt(
+    const plan = processor.planToolPrompt(
       messages,
       prepared.map((p) => gridOf(p)),
       clips.map((c) => {
         const { h, w } = gridOf(c.frames[0]!.media);
         return { group: { h, w }, timestamps: c.frames.map((f) => f.timestamp) };
       }),
+      tools,
     );
     if (plan.tokenIds.length + maxTokens > deps.contextWindow)
       throw new ContextLengthError(plan.tokenIds.length, maxTokens, deps.contextWindow, deps.contextLimits);

@@ -8,7 +8,13 @@
 //   videos ──prepareVideo─► frames + times ──┴─plan──► token ids, placeholder runs ──lookup──► ready | pending
 
 import type { AudioFeatures } from '../../protocol/encoder';
-import { AudioNotSupportedError, ContextLengthError, EmbeddingsNotCachedError, VideoNotSupportedError } from '../../errors';
+import {
+  AudioNotSupportedError,
+  ContextLengthError,
+  EmbeddingsNotCachedError,
+  ToolsNotSupportedError,
+  VideoNotSupportedError,
+} from '../../errors';
 import type { MediaEmbeddings, MediaEncoder } from '../../encoder/media-encoder';
 import type { FamilyProcessor } from '../../families/family';
 import { QwenProcessor } from '../../processor/qwen-processor';
@@ -27,6 +33,7 @@ import {
 } from './given-embeddings';
 import { audioSources, intakeAudio } from './intake-audio';
 import { intakeQwen } from './intake-qwen';
+import type { TemplateTool } from '../../processor/chat-template';
 import { prepareVideos, videoMedia, videoSources, type RequestVideo, type VideoIntakeOptions } from './intake-video';
 import type { IntakePlan } from './intake-plan';
 import type { RequestMedia } from './request-media';
@@ -89,14 +96,16 @@ export async function intake(
   longestEdges?: readonly number[],
   videoOptions: VideoIntakeOptions = { pruneRate: 0, thumbnailEdge: 0 },
   audioOptions: VoxtralPromptOptions = {},
+  tools: readonly TemplateTool[] = [],
 ): Promise<IntakePlan> {
   if (deps.processor instanceof VoxtralProcessor) {
     return intakeAudio({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, audioOptions);
   }
   if (deps.processor instanceof QwenProcessor) {
     if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
-    return intakeQwen({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, videoOptions);
+    return intakeQwen({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, videoOptions, tools);
   }
+  if (tools.length > 0) throw new ToolsNotSupportedError(deps.processor.where, 'tools');
   if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
   const images = imagePayloads(messages);
   const sources = videoSources(messages);

@@ -71,8 +71,12 @@ export async function toProcessorMessages(
   const out: RequestMessage[] = [];
   for (const [i, message] of messages.entries()) {
     const m = fromOpenAiMessage(message, i);
+    const calls = {
+      ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}),
+      ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),
+    };
     if (typeof m.content === 'string') {
-      out.push({ role: m.role, content: m.content });
+      out.push({ role: m.role, content: m.content, ...calls });
       continue;
     }
     const parts: ContentPart<ImagePayload>[] = [];
@@ -115,7 +119,7 @@ export async function toProcessorMessages(
         );
       }
     }
-    out.push({ role: m.role, content: parts });
+    out.push({ role: m.role, content: parts, ...calls });
   }
   return out;
 }

@@ -18,17 +18,20 @@
 //   logprobs              boolean; top_logprobs integer 0 to 20, with logprobs: true
 //   response_format       { type: 'text' | 'json_object' } or { type: 'json_schema', json_schema: { name, schema } }
 //                         (the schema's keywords are checked when its grammar compiles)
+//   tools, tool_choice,   validate-tools.ts; a JSON response_format goes with tool_choice 'none' only
+//   parallel_tool_calls
 //   model                 a string (not checked: the engine has one model)
 //   tessera.*             encodeTimeoutMs finite > 0; allowReducedResolution, textOnlyFallback boolean
 //
 // OpenAI's other fields: those that do not change the answer are accepted (user, safety_identifier,
 // metadata, store, service_tier, prompt_cache_key, prompt_cache_retention); those Tessera cannot honour
-// yet are refused unless absent, null or their neutral value (no tools, no logit_bias, ...), so that nothing asked for is silently ignored.
+// yet are refused unless absent, null or their neutral value (no functions, no logit_bias, ...), so that nothing asked for is silently ignored.
 
 import { InvalidMessageError, InvalidRequestError, TooManyImagesError } from '../../errors';
 import type { MediaPolicy } from './media-options';
 import type { SamplingParams } from '../../model/runner/model-runner';
 import type { ChatCompletionRequest, ResponseFormat } from '../types';
+import { type ToolRequest, validateTools } from './validate-tools';
 
 const DEFAULT_MAX_TOKENS = 128;
 
@@ -50,6 +53,8 @@ export interface CheckedRequest {
   logprobs: number | undefined;
   /** json_object or json_schema (undefined: free text). */
   responseFormat: Exclude<ResponseFormat, { type: 'text' }> | undefined;
+  /** The tools offered and how they may be called (undefined: none offered). */
+  tools: ToolRequest | undefined;
 }
 
 /** Most alternatives top_logprobs may ask for (OpenAI's limit). */
@@ -85,10 +90,8 @@ const NOT_YET = 'is not implemented yet';
 
 /** OpenAI fields Tessera cannot honour yet: [field, accepted neutral values, what to do instead]. */
 const REFUSED: ReadonlyArray<[string, (v: unknown) => boolean, string]> = [
-  ['tools', (v) => Array.isArray(v) && v.length === 0, `tool calling ${NOT_YET}; leave tools out.`],
-  ['tool_choice', (v) => v === 'none' || v === 'auto', `tool calling ${NOT_YET}; leave tool_choice out.`],
-  ['functions', (v) => Array.isArray(v) && v.length === 0, `function calling ${NOT_YET}; leave functions out.`],
-  ['function_call', (v) => v === 'none' || v === 'auto', `function calling ${NOT_YET}; leave function_call out.`],
+  ['functions', (v) => Array.isArray(v) && v.length === 0, "OpenAI's deprecated functions are not taken; offer them as tools."],
+  ['function_call', (v) => v === 'none' || v === 'auto', "OpenAI's deprecated function_call is not taken; use tool_choice."],
   ['logit_bias', (v) => typeof v === 'object' && Object.keys(v as object).length === 0, `logit_bias ${NOT_YET}; leave it out.`],
   ['audio', () => false, 'audio output is not supported (Tessera answers in text); leave it out.'],
   [
@@ -113,7 +116,6 @@ const ACCEPTED: ReadonlyArray<[string, (v: unknown) => boolean, string]> = [
   ['service_tier', (v) => typeof v === 'string', 'it must be a string.'],
   ['prompt_cache_key', (v) => typeof v === 'string', 'it must be a string.'],
   ['prompt_cache_retention', (v) => typeof v === 'string', 'it must be a string.'],
-  ['parallel_tool_calls', (v) => typeof v === 'boolean', 'it must be true or false.'],
 ];
 
 function stopStrings(v: unknown): string[] {
@@ -238,6 +240,14 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
     throw new InvalidRequestError('top_logprobs', r.top_logprobs, 'it needs logprobs: true.');
   }
   const format = responseFormat(r.response_format);
+  const tools = validateTools(r);
+  if (format && tools && tools.choice !== 'none') {
+    throw new InvalidRequestError(
+      'response_format',
+      format.type,
+      "it cannot constrain an answer that may be a tool call: give the tool's parameters that schema, or set tool_choice 'none'.",
+    );
+  }
   const numImages = countImages(req.messages);
   if (numImages > policy.maxImagesPerRequest) throw new TooManyImagesError(numImages, policy.maxImagesPerRequest);
   const sampling =
@@ -255,5 +265,6 @@ export function validateRequest(req: ChatCompletionRequest, policy: Pick<MediaPo
         : undefined,
     logprobs: req.logprobs === true ? (req.top_logprobs ?? 0) : undefined,
     responseFormat: format,
+    tools,
   };
 }

@@ -66,5 +66,21 @@ export async function openaiTypes(engine: Engine, client: OpenAI, signal: AbortS
   const logprobs: OpenAI.Chat.ChatCompletionTokenLogprob[] | null | undefined = inline.choices[0]!.logprobs?.content;
   const jsonMode: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model: 'm', messages: [], response_format: { type: 'json_object' } };
   await engine.chat.completions.create(jsonMode);
-  void [clients, completion, theirs, text, logprobs];
+  // Tool calling as openai's documentation writes it: tools, a forced choice, the call sent back, its result.
+  const tools: OpenAI.Chat.ChatCompletionTool[] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  ];
+  const asked = await engine.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Oslo?' }], tools, tool_choice: 'required' });
+  const message: OpenAI.Chat.ChatCompletionMessage = asked.choices[0]!.message;
+  const call = asked.choices[0]!.message.tool_calls?.[0];
+  const finish: OpenAI.Chat.ChatCompletion.Choice['finish_reason'] = asked.choices[0]!.finish_reason;
+  const followUp: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
+    model: 'm',
+    tools,
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    parallel_tool_calls: false,
+    messages: [{ role: 'user', content: 'Oslo?' }, message, { role: 'tool', tool_call_id: call?.id ?? '', content: '12 C' }],
+  };
+  await engine.chat.completions.create(followUp);
+  void [clients, completion, theirs, text, logprobs, call?.function.arguments, finish];
 }
