@@ -91,7 +91,9 @@ function packageXGrammar(): Plugin {
       if (!code.includes(XGRAMMAR_IMPORT))
         this.error(`${id} no longer contains ${XGRAMMAR_IMPORT}; update packageXGrammar in vite.config.ts`);
       const url = `new URL(/* @vite-ignore */ './${XGRAMMAR_FILE}', import.meta.url)`;
-      return { code: code.replace(XGRAMMAR_IMPORT, `import(/* @vite-ignore */ ${url}.href)`), map: null };
+      // webpackIgnore: webpack 5 copies the file as an asset (the `new URL`) and leaves the import to the
+      // browser, as Vite does; without it webpack warns of an import it cannot resolve and fails it at run time.
+      return { code: code.replace(XGRAMMAR_IMPORT, `import(/* webpackIgnore: true */ /* @vite-ignore */ ${url}.href)`), map: null };
     },
     renderChunk(code) {
       if (!code.includes(XGRAMMAR_FILE)) return null;
@@ -199,9 +201,9 @@ export default defineConfig(({ mode }) => ({
   // The demo serves public/ (sample image, tiny models); the package must not ship it.
   publicDir: mode === 'lib' ? false : resolve(root, 'public'),
   server: { fs: { allow: [root] } },
-  // Pre-bundled at start: found only when a request asks for response_format, it would otherwise make the
-  // dev server optimize it then and reload every open page mid-test.
-  optimizeDeps: { include: ['@mlc-ai/web-xgrammar'] },
+  // Pre-bundled at start: found only when a request asks for response_format (or a page imports the AI SDK),
+  // they would otherwise make the dev server optimize them then and reload every open page mid-test.
+  optimizeDeps: { include: ['@mlc-ai/web-xgrammar', 'ai'] },
   plugins: mode === 'lib' ? [packageEncoderWorker(), packageXGrammar(), stripWgslComments(), executableCli()] : [serveTestPages()],
   build:
     mode === 'lib'
@@ -218,6 +220,8 @@ export default defineConfig(({ mode }) => ({
               index: resolve(root, 'src/index.ts'),
               node: resolve(root, 'src/node.ts'),
               cli: resolve(root, 'src/cli/tessera.ts'),
+              // tessera/ai-sdk: the AI SDK language model (no runtime dependency; @ai-sdk/provider's types only).
+              'ai-sdk': resolve(root, 'src/ai-sdk/index.ts'),
               // Browser: referenced from spawn-browser.ts as new URL('./encoder.worker.js', import.meta.url).
               'encoder.worker': resolve(root, 'workers/encoder.worker.ts'),
               // Node: worker_threads script, found by create-node.ts next to itself.

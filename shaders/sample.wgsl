@@ -274,10 +274,12 @@ fn gather(lid: u32, base: u32, invT: f32, zMax: f32, lo: u32, hi: u32) -> u32 {
   return workgroupUniformLoad(&scalarShared);
 }
 
-/** An atomic's value after every invocation's update, as a uniform value. */
-fn uniform_atomic(lid: u32, a: ptr<workgroup, atomic<u32>>) -> u32 {
-  workgroupBarrier();
-  if (lid == 0u) { scalarShared = atomicLoad(a); }
+/**
+ * A value lid 0 read after every invocation's update, as a uniform value. The atomic is read by the caller
+ * (naga, Deno's WGSL compiler, takes no workgroup pointer as a function argument).
+ */
+fn uniform_from_lid0(lid: u32, value: u32) -> u32 {
+  if (lid == 0u) { scalarShared = value; }
   return workgroupUniformLoad(&scalarShared);
 }
 
@@ -289,7 +291,8 @@ fn solve_top_k(lid: u32, m: u32, goalCount: u32) -> u32 {
     for (var j = 0u; j < m; j++) { n += select(0u, 1u, candKey[j] >= kc); }
     if (n >= goalCount) { atomicMax(&bestK, kc); }
   }
-  return uniform_atomic(lid, &bestK);
+  workgroupBarrier();
+  return uniform_from_lid0(lid, atomicLoad(&bestK));
 }
 
 /** The largest candidate key t >= cut with massAbove + mass(candidates >= t) >= need; 0 if none. */
@@ -303,7 +306,8 @@ fn solve_top_p(lid: u32, m: u32, cut: u32, need: vec2<u32>, massAbove: vec2<u32>
     }
     if (ge64(mass, need)) { atomicMax(&bestP, kc); }
   }
-  return uniform_atomic(lid, &bestP);
+  workgroupBarrier();
+  return uniform_from_lid0(lid, atomicLoad(&bestP));
 }
 
 /** Mass of the candidates with key >= cut (every invocation computes it; no barrier). */

@@ -18,11 +18,26 @@ const LOAD_HINT =
   "otherwise make sure the app's bundler emits tessera's encoder.worker.js and the server sends it as JavaScript, " +
   "or set the engine option encoder.mode to 'in-process'";
 
+/**
+ * The runtime's Web Worker, as it was when this module loaded. In Deno, onnxruntime-web's WebAssembly glue
+ * takes the runtime for Node (Deno defines `process` for npm packages) and sets the global `Worker` to
+ * worker_threads' (measured with Deno 2.9), which has no addEventListener; the CPU backend loads it before
+ * the encoder workers start.
+ */
+const webWorker = globalThis.Worker;
+
 export function spawnBrowserEncoderWorker(index: number): WorkerHandle {
-  const worker = new Worker(new URL('../../workers/encoder.worker.ts', import.meta.url), {
-    type: 'module',
-    name: `tessera-encoder-${index}`,
-  });
+  const replaced = globalThis.Worker !== webWorker ? globalThis.Worker : undefined;
+  if (replaced) globalThis.Worker = webWorker;
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL('../../workers/encoder.worker.ts', import.meta.url), {
+      type: 'module',
+      name: `tessera-encoder-${index}`,
+    });
+  } finally {
+    if (replaced) globalThis.Worker = replaced;
+  }
   // The worker answers comlink's first call once its script has loaded and run.
   let started = false;
   worker.addEventListener('message', () => (started = true), { once: true });

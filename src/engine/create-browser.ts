@@ -45,7 +45,9 @@ export function browserModelSource(model: BrowserModelInput, files?: readonly st
 
 /** How an encoder worker can open the same checkpoint (undefined: only this thread can). */
 function modelRef(model: BrowserModelInput): ModelRef | undefined {
-  if (typeof model === 'string' || model instanceof URL) return { kind: 'url', url: new URL(String(model), location.href).href };
+  // A relative URL is resolved against the page; Deno has no page (no `location` unless --location is given).
+  if (typeof model === 'string' || model instanceof URL)
+    return { kind: 'url', url: new URL(String(model), globalThis.location?.href).href };
   if (typeof FileList !== 'undefined' && model instanceof FileList) return { kind: 'files', files: Array.from(model) };
   if (Array.isArray(model)) return { kind: 'files', files: model };
   if ((model as FileSystemDirectoryHandle).kind === 'directory')
@@ -147,7 +149,10 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
     ...(chosen.cpu ? { backend: 'wasm' as const, why: chosen.choice.reason, wasm: options.wasm } : {}),
     ...(partialFiles ? { partialFiles } : {}),
   };
-  const inProcessMode = enc.mode === 'in-process' || !ref;
+  // Deno on the CPU backend: onnxruntime-web does not load in a Deno worker (its own URL check fails on the
+  // worker's `location`, measured with Deno 2.9), so media are encoded in-process there.
+  const denoCpu = chosen.cpu !== undefined && typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
+  const inProcessMode = enc.mode === 'in-process' || !ref || denoCpu;
   const inProcess = (device: GpuContext | undefined, modelId: string) =>
     startInProcessBackend(
       {

@@ -168,6 +168,8 @@ export class UrlSource implements ModelSource {
 
   /** The Cache API cache files are kept in, unless this source does not use it. */
   private async cache(): Promise<Cache | undefined> {
+    // A file: URL (Deno) is on disk already: a stored copy would only double it.
+    if (this.url('').startsWith('file:')) return undefined;
     const storage = this.options.useCache === false ? undefined : cacheStorage();
     return storage ? await storage.open(WEIGHT_CACHE_NAME).catch(() => undefined) : undefined;
   }
@@ -222,6 +224,8 @@ export class UrlSource implements ModelSource {
     try {
       response = await (this.options.fetchImpl ?? fetch)(url);
     } catch (e) {
+      // Deno fails a fetch of a missing file: URL instead of answering 404.
+      if (url.startsWith('file:')) return undefined;
       throw new ModelFileError(`could not fetch ${url}: ${(e as Error).message}. Check the URL and your connection.`, { cause: e });
     }
     if (response.status === 404) return undefined;
@@ -233,9 +237,20 @@ export class UrlSource implements ModelSource {
     const set = await this.listed();
     if (set) return set.has(name);
     if (await this.stored(name)) return true;
+    const url = this.url(name);
+    if (url.startsWith('file:')) {
+      // Deno fetches file: URLs with GET only (HEAD is refused), and a missing file is an error, not a 404.
+      try {
+        const r = await (this.options.fetchImpl ?? fetch)(url);
+        await r.body?.cancel();
+        return r.ok;
+      } catch {
+        return false;
+      }
+    }
     let r: Response;
     try {
-      r = await (this.options.fetchImpl ?? fetch)(this.url(name), { method: 'HEAD' });
+      r = await (this.options.fetchImpl ?? fetch)(url, { method: 'HEAD' });
     } catch (e) {
       throw new ModelFileError(`could not reach ${this.url(name)}: ${(e as Error).message}. Check the URL and your connection.`, {
         cause: e,

@@ -45,8 +45,8 @@ export interface ExitAfterOutput extends CommandResult {
 }
 
 /**
- * Run a program that prints one line when its work is done and should then exit by itself: if it is
- * still running `graceMs` after that line, it is killed and `exitAfterOutputMs` is undefined.
+ * Run a program (Node, or `command`) that prints one line when its work is done and should then exit by
+ * itself: if it is still running `graceMs` after that line, it is killed and `exitAfterOutputMs` is undefined.
  */
 export function runExpectingExit(
   args: string[],
@@ -54,9 +54,10 @@ export function runExpectingExit(
   env: NodeJS.ProcessEnv,
   graceMs: number,
   timeoutMs: number,
+  command = process.execPath,
 ): Promise<ExitAfterOutput> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let printedAt: number | undefined;
@@ -115,11 +116,27 @@ export interface Server {
 }
 
 /** Start `vite <args>` in the app on a free port and wait until it answers. */
-export async function startVite(appDir: string, args: string[]): Promise<Server> {
+export function startVite(appDir: string, args: string[]): Promise<Server> {
+  return startServer(appDir, `vite ${args.join(' ')}`, (port) => [
+    'node_modules/vite/bin/vite.js',
+    ...args,
+    '--port',
+    String(port),
+    '--strictPort',
+  ]);
+}
+
+/** Start `next start <dir>` (a built Next.js app in the app's folder `dir`) on a free port and wait until it answers. */
+export function startNext(appDir: string, dir: string): Promise<Server> {
+  return startServer(appDir, `next start ${dir}`, (port) => ['node_modules/next/dist/bin/next', 'start', dir, '--port', String(port)]);
+}
+
+/** Start a Node server (`argv(port)`, run in the app) on a free port and wait until it answers. */
+async function startServer(appDir: string, label: string, argv: (port: number) => string[]): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['node_modules/vite/bin/vite.js', ...args, '--port', String(port), '--strictPort'], {
+  const child = spawn(process.execPath, argv(port), {
     cwd: appDir,
-    env: cleanEnv(),
+    env: cleanEnv({ NEXT_TELEMETRY_DISABLED: '1' }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -130,12 +147,12 @@ export async function startVite(appDir: string, args: string[]): Promise<Server>
     url: `http://127.0.0.1:${port}/`,
     output: () => output,
     stop: () => {
-      // The server's own process group (it was started detached): vite and anything it started.
+      // The server's own process group (it was started detached): the server and anything it started.
       if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
     },
   };
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-    if (child.exitCode !== null) throw new Error(`vite ${args.join(' ')} exited:\n${output}`);
+    if (child.exitCode !== null) throw new Error(`${label} exited:\n${output}`);
     const ok = await fetch(server.url).then(
       (r) => r.ok,
       () => false,
@@ -144,7 +161,7 @@ export async function startVite(appDir: string, args: string[]): Promise<Server>
     await new Promise((r) => setTimeout(r, 200));
   }
   server.stop();
-  throw new Error(`vite ${args.join(' ')} did not answer within 60 s:\n${output}`);
+  throw new Error(`${label} did not answer within 60 s:\n${output}`);
 }
 
 export interface PageOutcome {
