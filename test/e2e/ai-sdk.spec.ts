@@ -4,13 +4,9 @@
 
 import { expect, test } from '@playwright/test';
 import { validate } from '../helpers/json-schema-subset';
+import { WEATHER_SCHEMA } from '../helpers/weather-tool';
 
-const WEATHER = {
-  type: 'object',
-  properties: { city: { type: 'string', enum: ['Oslo', 'Lima'] }, unit: { type: 'string', enum: ['c', 'f'] } },
-  required: ['city', 'unit'],
-  additionalProperties: false,
-};
+const WEATHER = WEATHER_SCHEMA;
 
 test('the AI SDK in a page: generateText, streamText, generateObject and a tool call on qwen3_vl-tiny', async ({ page }) => {
   await page.goto('/ai-sdk.html');

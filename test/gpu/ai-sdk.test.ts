@@ -13,17 +13,13 @@ import type { Engine } from '../../src/engine/engine';
 import { testEngine } from '../helpers/engine';
 import { validate } from '../helpers/json-schema-subset';
 import { ensureTinyModels } from '../helpers/tiny-models';
+import { WEATHER_SCHEMA } from '../helpers/weather-tool';
 import { useGpu } from './gpu';
 
 const gpu = useGpu();
 let engine: Engine;
 const IMAGE = new Uint8Array(readFileSync(resolve('public/sample.png')));
-const WEATHER: JSONSchema7 = {
-  type: 'object',
-  properties: { city: { type: 'string', enum: ['Oslo', 'Lima'] }, unit: { type: 'string', enum: ['c', 'f'] } },
-  required: ['city', 'unit'],
-  additionalProperties: false,
-};
+const WEATHER: JSONSchema7 = WEATHER_SCHEMA;
 
 beforeAll(async () => {
   engine = await testEngine(gpu(), `${ensureTinyModels()}/qwen3_vl-tiny`, { kvCacheTokens: 2048, maxTokensPerStep: 128 });

@@ -17,25 +17,12 @@ import { toProcessorMessages } from '../../src/engine/intake/message-images';
 import { testEngine } from '../helpers/engine';
 import { validate } from '../helpers/json-schema-subset';
 import { ensureTinyModels } from '../helpers/tiny-models';
+import { WEATHER_TOOL } from '../helpers/weather-tool';
 import { useGpu } from './gpu';
 
 const gpu = useGpu();
 let engine: Engine;
-const TOOLS: ChatCompletionTool[] = [
-  {
-    type: 'function',
-    function: {
-      name: 'get_weather',
-      description: 'The weather in a city',
-      parameters: {
-        type: 'object',
-        properties: { city: { type: 'string', enum: ['Oslo', 'Lima'] }, unit: { type: 'string', enum: ['c', 'f'] } },
-        required: ['city', 'unit'],
-      },
-    },
-  },
-  { type: 'function', function: { name: 'now', description: 'The time' } },
-];
+const TOOLS: ChatCompletionTool[] = [WEATHER_TOOL, { type: 'function', function: { name: 'now', description: 'The time' } }];
 const ASK: ChatCompletionRequest['messages'] = [{ role: 'user', content: 'What is the weather in Oslo?' }];
 const request = (extra: Partial<ChatCompletionRequest> & { stream?: false }): ChatCompletionRequest & { stream?: false } => ({
   messages: ASK,
@@ -80,7 +67,7 @@ describe('tools on qwen3_vl-tiny', () => {
     expect(text).toContain(
       '<tools>\n{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city", "parameters": ' +
         '{"type": "object", "properties": {"city": {"type": "string", "enum": ["Oslo", "Lima"]}, "unit": {"type": "string", "enum": ["c", "f"]}}, ' +
-        '"required": ["city", "unit"]}}}\n{"type": "function", "function": {"name": "now", "description": "The time"}}\n</tools>',
+        '"required": ["city", "unit"], "additionalProperties": false}}}\n{"type": "function", "function": {"name": "now", "description": "The time"}}\n</tools>',
     );
     expect(text.endsWith('<|im_start|>user\nWhat is the weather in Oslo?<|im_end|>\n<|im_start|>assistant\n')).toBe(true);
   });

@@ -13,19 +13,9 @@ import { toolCallGrammar, type ToolCallChoice } from '../../src/grammar/tool-cal
 import type { TemplateTool } from '../../src/processor/chat-template';
 import { HERMES_TOOL_CALLS } from '../../src/processor/tool-call-syntax';
 import { charVocabulary, walk } from '../helpers/grammar';
+import { WEATHER_TOOL } from '../helpers/weather-tool';
 
-const WEATHER: TemplateTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string', enum: ['Oslo', 'Lima'] }, unit: { type: 'string', enum: ['c', 'f'] } },
-      required: ['city', 'unit'],
-    },
-  },
-};
+const WEATHER: TemplateTool = WEATHER_TOOL;
 const NOW: TemplateTool = { type: 'function', function: { name: 'now' } };
 
 function thrown(f: () => unknown): unknown {
