@@ -2,11 +2,13 @@
 // backend with the tiny checkpoint: the images are encoded on the client and only embeddings travel (no
 // image bytes in any request body), with the tokens the local engine gives; a second ask sends the same
 // uuid alone; a server that refuses embeddings gets raw images with the same uuids and stats() says so;
-// streaming and abort; a server with another model is refused by name.
+// streaming and abort; the AI SDK's model over it; a server with another model is refused by name.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { generateText, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tesseraModel } from '../../src/ai-sdk';
 import { createEngine } from '../../src/engine/create-node';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletionRequest } from '../../src/engine/types';
@@ -101,6 +103,26 @@ describe('the remote engine against tessera serve', () => {
     let text = '';
     for await (const c of streamed) text += c.choices[0]?.delta.content ?? '';
     expect(text).toBe((await engine.chat.completions.create(ask('Can you describe this image?'))).choices[0].message.content);
+  });
+
+  it("as the AI SDK's model (tessera/ai-sdk): generateText and streamText answer with the local engine's text", async () => {
+    const model = tesseraModel(remote);
+    const messages = [
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'image' as const, image: new Uint8Array(SAMPLE), mediaType: 'image/png' },
+          { type: 'text' as const, text: 'Can you describe this image?' },
+        ],
+      },
+    ];
+    const local = await engine.chat.completions.create(ask('Can you describe this image?'));
+    const generated = await generateText({ model, messages, maxOutputTokens: 10 });
+    expect(generated.text).toBe(local.choices[0].message.content);
+    expect(generated.usage.inputTokens).toBe(local.usage.prompt_tokens);
+    let streamed = '';
+    for await (const t of streamText({ model, messages, maxOutputTokens: 10 }).textStream) streamed += t;
+    expect(streamed).toBe(local.choices[0].message.content);
   });
 
   it('falls back to raw images with the same uuid when the server refuses embeddings, and says so', async () => {
