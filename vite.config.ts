@@ -201,9 +201,10 @@ export default defineConfig(({ mode }) => ({
   // The demo serves public/ (sample image, tiny models); the package must not ship it.
   publicDir: mode === 'lib' ? false : resolve(root, 'public'),
   server: { fs: { allow: [root] } },
-  // Pre-bundled at start: found only when a request asks for response_format (or a page imports the AI SDK),
-  // they would otherwise make the dev server optimize them then and reload every open page mid-test.
-  optimizeDeps: { include: ['@mlc-ai/web-xgrammar', 'ai'] },
+  // Pre-bundled at start: found only when a request asks for response_format, or a test page imports them
+  // (the AI SDK; the remote engine's SSE parser), they would otherwise make the dev server optimize them then
+  // and reload every open page mid-test (measured: the remote-engine and device-loss specs, side by side).
+  optimizeDeps: { include: ['@mlc-ai/web-xgrammar', 'ai', 'eventsource-parser/stream'] },
   plugins: mode === 'lib' ? [packageEncoderWorker(), packageXGrammar(), stripWgslComments(), executableCli()] : [serveTestPages()],
   build:
     mode === 'lib'
