@@ -52,7 +52,8 @@ import type { DeviceChoice, EngineModel } from './engine-model';
 import { EngineRequest, type Delta, type RunResult } from './engine-request';
 import { tokenNames, type TokenNames } from '../processor/token-names';
 import { ResponseGrammars } from './response-grammars';
-import { finishedAnswer, toolConstraint, toolReaderFor, toolSyntaxFor } from './request-tools';
+import { chunksOf, completionOf } from './chat-response';
+import { toolConstraint, toolReaderFor, toolSyntaxFor } from './request-tools';
 import { engineStats } from './engine-stats';
 import { newLifecycleCounters } from './standalone-encoder';
 import { defaultEncoderBudget } from './encoder-budget';
@@ -65,7 +66,6 @@ import { createWatched, servingSources, type StallSources, StallWatch } from './
 import { choiceRequest, collectChoices, streamChoices } from './choices';
 import { validateRequest } from './intake/validate-request';
 import { videoOptionsOf } from './intake/video-request';
-import { usageOf } from './usage';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -74,12 +74,10 @@ import type {
   ChatRequestOptions,
   ChatVideoInput,
   EngineStats,
-  FinishReason,
   ImageEmbeddingsResult,
   ProfileOptions,
   ProfileReport,
   TesseraInfo,
-  TokenLogprob,
   Transcription,
   TranscriptionRequest,
   TranscriptionStreamEvent,
@@ -424,86 +422,12 @@ export class Engine {
     return this.complete(req);
   }
 
-  private async complete(req: ChatCompletionRequest): Promise<ChatCompletion> {
-    const it = this.run(req);
-    let n = await it.next();
-    while (!n.done) n = await it.next();
-    const { info, text, logprobs } = n.value;
-    const { message, finishReason } = finishedAnswer(toolReaderFor(req, this.processor), text, n.value.finishReason);
-    return {
-      id: `tessera-${Date.now().toString(36)}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: this.modelId,
-      choices: [
-        {
-          index: 0,
-          message,
-          finish_reason: finishReason,
-          logprobs: logprobs ? { content: logprobs, refusal: null } : null,
-        },
-      ],
-      usage: usageOf(info),
-      tessera: info,
-    };
+  private complete(req: ChatCompletionRequest): Promise<ChatCompletion> {
+    return completionOf(this.run(req), this.modelId, toolReaderFor(req, this.processor));
   }
 
-  /**
-   * Chunks as OpenAI streams them: the role, the text deltas, the finish reason (with `tessera`), and with
-   * stream_options.include_usage a last chunk with no choices and the usage (every other chunk usage: null).
-   * The caller's own abort ends the stream quietly, as the openai client's streams end.
-   */
-  private async *stream(req: ChatCompletionRequest): AsyncGenerator<ChatCompletionChunk> {
-    const id = `tessera-${Date.now().toString(36)}`;
-    const created = Math.floor(Date.now() / 1000);
-    const includeUsage = req.stream_options?.include_usage === true;
-    const base = () => ({
-      id,
-      object: 'chat.completion.chunk' as const,
-      created,
-      model: this.modelId,
-      ...(includeUsage ? { usage: null } : {}),
-    });
-    const chunk = (
-      delta: ChatCompletionChunk['choices'][0]['delta'],
-      finish: FinishReason | null,
-      info?: TesseraInfo,
-      logprobs?: TokenLogprob[],
-    ): ChatCompletionChunk => ({
-      ...base(),
-      choices: [{ index: 0, delta, finish_reason: finish, ...(logprobs ? { logprobs: { content: logprobs, refusal: null } } : {}) }],
-      ...(info ? { tessera: info } : {}),
-    });
-    yield chunk({ role: 'assistant' }, null);
-    const it = this.run(req);
-    const reader = toolReaderFor(req, this.processor);
-    let numCalls = 0;
-    try {
-      for (;;) {
-        const n = await it.next();
-        if (n.done) {
-          const rest = reader?.finish();
-          if (rest) yield chunk({ content: rest }, null);
-          const finish = numCalls > 0 && n.value.finishReason === 'stop' ? 'tool_calls' : n.value.finishReason;
-          yield chunk({}, finish, n.value.info);
-          if (includeUsage) yield { ...base(), choices: [], usage: usageOf(n.value.info) };
-          return;
-        }
-        if (!reader) {
-          yield chunk({ content: n.value.text }, null, undefined, n.value.logprobs);
-          continue;
-        }
-        // With tools: text that may open a call waits for the next; each call comes whole once closed.
-        const read = reader.push(n.value.text);
-        if (read.content || n.value.logprobs) yield chunk({ content: read.content }, null, undefined, n.value.logprobs);
-        if (read.calls.length) yield chunk({ tool_calls: read.calls.map((c) => ({ index: numCalls++, ...c })) }, null);
-      }
-    } catch (e) {
-      if (e instanceof RequestAbortedError && req.signal?.aborted) return;
-      throw e;
-    } finally {
-      await it.return(undefined as never); // an abandoned stream releases its request at once
-    }
+  private stream(req: ChatCompletionRequest): AsyncGenerator<ChatCompletionChunk> {
+    return chunksOf(req, this.run(req), this.modelId, toolReaderFor(req, this.processor));
   }
 
   private async transcribe(req: TranscriptionRequest): Promise<Transcription | AsyncIterable<TranscriptionStreamEvent>> {
