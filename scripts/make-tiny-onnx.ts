@@ -1,7 +1,7 @@
-// ONNX exports of tiny SmolVLM checkpoints for the CPU backend (onnxruntime), in the layout transformers.js
-// and the onnx-community exports use: <model>/onnx/{vision_encoder,embed_tokens,decoder_model_merged}.onnx
-// (f32, no dtype suffix). Built from the checkpoint's own safetensors by scripts/onnx/idefics3-onnx.ts: no
-// Python, no download. `npm run make:tiny` runs it after the checkpoints; by hand:
+// ONNX exports of tiny SmolVLM and Qwen-VL checkpoints for the CPU backend (onnxruntime), in the layout
+// transformers.js and the onnx-community exports use: <model>/onnx/{vision_encoder,embed_tokens,
+// decoder_model_merged}.onnx (f32, no dtype suffix). Built from the checkpoint's own safetensors by
+// scripts/onnx/idefics3-onnx.ts and qwen-onnx.ts / qwen-vision-onnx.ts: no Python, no download. `npm run make:tiny` runs it after the checkpoints; by hand:
 //
 //   npx tsx scripts/make-tiny-onnx.ts [--if-missing] [model-dir ...]
 //
@@ -13,25 +13,61 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { halfToFloat } from '../src/kernels/f16';
-import { decoderGraph, embedTokensGraph, visionEncoderGraph, type WeightReader } from './onnx/idefics3-onnx';
+import type { GraphBuilder } from './onnx/onnx-graph';
+import { decoderGraph, embedTokensGraph, visionEncoderGraph } from './onnx/idefics3-onnx';
+import type { WeightReader } from './onnx/onnx-layers';
+import { qwenDecoderGraph, qwenEmbedTokensGraph } from './onnx/qwen-onnx';
+import { qwenVisionEncoderGraph } from './onnx/qwen-vision-onnx';
 import { sha256 } from './tiny-weights';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * The tiny checkpoints exported: a separate lm_head (BF16), tied embeddings in two F16 shards, small heads
- * with 3 query heads per KV head, and SmolVLM2's video checkpoint (video on the CPU backend).
+ * with 3 query heads per KV head, SmolVLM2's video checkpoint (video on the CPU backend), and both Qwen-VL
+ * families (Qwen2.5-VL: biases, windows, a tied head; Qwen3-VL: q/k norms, DeepStack, a separate head).
  */
-export const ONNX_MODELS = ['smolvlm-tiny', 'smolvlm-tiny-tied', 'smolvlm-tiny-hd8', 'smolvlm2-video-tiny'];
+export const ONNX_MODELS = [
+  'smolvlm-tiny',
+  'smolvlm-tiny-tied',
+  'smolvlm-tiny-hd8',
+  'smolvlm2-video-tiny',
+  'qwen2_5_vl-tiny',
+  'qwen3_vl-tiny',
+];
 
-const RECIPE_FILES = ['scripts/make-tiny-onnx.ts', 'scripts/onnx/idefics3-onnx.ts', 'scripts/onnx/onnx-graph.ts'];
+const RECIPE_FILES = [
+  'scripts/make-tiny-onnx.ts',
+  'scripts/onnx/idefics3-onnx.ts',
+  'scripts/onnx/qwen-onnx.ts',
+  'scripts/onnx/qwen-vision-onnx.ts',
+  'scripts/onnx/onnx-graph.ts',
+  'scripts/onnx/onnx-layers.ts',
+  'src/kernels/rope-tables.ts',
+];
+
+/** The three graphs of a checkpoint, by its config's model_type. */
+function graphsOf(config: Record<string, any>, read: WeightReader): Array<[string, GraphBuilder]> {
+  if (config.model_type === 'qwen2_5_vl' || config.model_type === 'qwen3_vl') {
+    return [
+      ['vision_encoder.onnx', qwenVisionEncoderGraph(config, read)],
+      ['embed_tokens.onnx', qwenEmbedTokensGraph(config, read)],
+      ['decoder_model_merged.onnx', qwenDecoderGraph(config, read)],
+    ];
+  }
+  return [
+    ['vision_encoder.onnx', visionEncoderGraph(config, read)],
+    ['embed_tokens.onnx', embedTokensGraph(config, read)],
+    ['decoder_model_merged.onnx', decoderGraph(config, read)],
+  ];
+}
 
 function recipeHash(): string {
   return sha256(new TextEncoder().encode(RECIPE_FILES.map((f) => readFileSync(join(root, f), 'utf8')).join('\0')));
 }
 
 /** Every tensor of the checkpoint's safetensors files, widened to float32. */
-function readCheckpoint(dir: string): { read: WeightReader; digest: string } {
+export function checkpointReader(dir: string): { read: WeightReader; digest: string } {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.safetensors'))
     .sort();
@@ -82,7 +118,7 @@ export function onnxExportCurrent(dir: string): boolean {
 export function exportTinyOnnx(dir: string, options: { ifMissing?: boolean; log?: (s: string) => void } = {}): boolean {
   const log = options.log ?? ((s: string) => console.log(s));
   const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-  const { read, digest } = readCheckpoint(dir);
+  const { read, digest } = checkpointReader(dir);
   const recipe = recipeHash();
   const out = join(dir, 'onnx');
   const manifestPath = join(out, 'manifest.json');
@@ -92,11 +128,7 @@ export function exportTinyOnnx(dir: string, options: { ifMissing?: boolean; log?
   }
   mkdirSync(out, { recursive: true });
   const files: Record<string, { bytes: number; sha256: string }> = {};
-  for (const [file, graph] of [
-    ['vision_encoder.onnx', visionEncoderGraph(config, read)],
-    ['embed_tokens.onnx', embedTokensGraph(config, read)],
-    ['decoder_model_merged.onnx', decoderGraph(config, read)],
-  ] as const) {
+  for (const [file, graph] of graphsOf(config, read)) {
     const bytes = graph.encode();
     writeFileSync(join(out, file), bytes);
     files[file] = { bytes: bytes.length, sha256: sha256(bytes) };

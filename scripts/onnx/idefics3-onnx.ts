@@ -18,46 +18,7 @@
 // are the identity (tiles are always full: the processor pads images, not tiles).
 
 import { GraphBuilder } from './onnx-graph';
-
-/** Reads one tensor of the checkpoint as float32 (any stored dtype). */
-export type WeightReader = (name: string) => { data: Float32Array; shape: number[] };
-
-const F32_MIN = -3.4028234663852886e38;
-
-/** [out, in] (an HF Linear weight) -> [in, out] (ONNX MatMul's B). */
-function transposed(w: { data: Float32Array; shape: number[] }): { data: Float32Array; dims: number[] } {
-  const [rows, cols] = w.shape as [number, number];
-  const out = new Float32Array(rows * cols);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = w.data[r * cols + c]!;
-  return { data: out, dims: [cols, rows] };
-}
-
-function linear(g: GraphBuilder, read: WeightReader, x: string, name: string, bias: boolean): string {
-  const w = transposed(read(`${name}.weight`));
-  let y = g.op('MatMul', [x, g.weight(`${name}.weight`, w.data, w.dims)]);
-  if (bias) {
-    const b = read(`${name}.bias`);
-    y = g.op('Add', [y, g.weight(`${name}.bias`, b.data, b.shape)]);
-  }
-  return y;
-}
-
-function layerNorm(g: GraphBuilder, read: WeightReader, x: string, name: string, eps: number): string {
-  const w = read(`${name}.weight`);
-  const b = read(`${name}.bias`);
-  return g.op('LayerNormalization', [x, g.weight(`${name}.weight`, w.data, w.shape), g.weight(`${name}.bias`, b.data, b.shape)], {
-    axis: -1,
-    epsilon: { float: eps },
-  });
-}
-
-/** gelu_pytorch_tanh: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
-function geluTanh(g: GraphBuilder, x: string): string {
-  const x3 = g.op('Mul', [g.op('Mul', [x, x]), x]);
-  const inner = g.op('Mul', [g.op('Add', [x, g.op('Mul', [x3, g.floats([0.044715])])]), g.floats([Math.sqrt(2 / Math.PI)])]);
-  const t = g.op('Add', [g.op('Tanh', [inner]), g.floats([1])]);
-  return g.op('Mul', [g.op('Mul', [x, t]), g.floats([0.5])]);
-}
+import { F32_MIN, geluTanh, layerNorm, linear, transposed, type WeightReader } from './onnx-layers';
 
 type Config = Record<string, any>;
 

@@ -4,11 +4,12 @@
 // each other.
 
 import { checksum } from '../cache/content-key';
-import { BackendUnsupportedError } from '../errors';
+import { BackendUnsupportedError, InternalError } from '../errors';
 import type { ModelSource } from '../io/model-source';
 import type { ModelConfig } from '../model/config';
 import { createSession, type OrtRuntime } from '../model/ort/ort-api';
 import { readOnnxGraph } from '../model/ort/onnx-files';
+import { OrtQwenVisionEncoder } from '../model/ort/ort-qwen-vision';
 import { OrtVisionEncoder } from '../model/ort/ort-vision';
 import type { WeightDtype } from '../model/weights/dtype';
 import type { EncoderForward, ForwardInput } from './encoder-forward';
@@ -19,7 +20,8 @@ export class OrtEncoderForward implements EncoderForward {
   readonly adapter = undefined;
 
   private constructor(
-    private readonly encoder: OrtVisionEncoder,
+    private readonly encoder: OrtVisionEncoder | OrtQwenVisionEncoder,
+    readonly config: ModelConfig,
     readonly backend: 'cpu' | 'wasm',
     readonly weightsDigest: string,
     readonly dtype: string,
@@ -32,32 +34,34 @@ export class OrtEncoderForward implements EncoderForward {
     options: { dtype?: WeightDtype; maxBatch?: number; why?: string },
   ): Promise<OrtEncoderForward> {
     const dtype = options.dtype ?? 'f32';
-    if (!config.vision) {
-      const what = config.qwenVision
-        ? `${config.modelType} checkpoints (the CPU backend runs Idefics3 vision towers)`
-        : `${config.modelType} (audio) checkpoints`;
-      throw new BackendUnsupportedError(rt.provider, what, "use device: 'webgpu'");
+    if (!config.vision && !config.qwenVision) {
+      throw new BackendUnsupportedError(rt.provider, `${config.modelType} (audio) checkpoints`, "use device: 'webgpu'");
     }
     const g = await readOnnxGraph(source, 'vision_encoder', dtype, options.why ?? "device 'cpu' was asked for");
     const digest = await checksum(
       new TextEncoder().encode(`${await checksum(g.model)} ${g.externalData ? await checksum(g.externalData[0]!.data) : ''}`),
     );
-    const encoder = new OrtVisionEncoder(rt.ort, await createSession(rt, g.model, g.externalData), config, options.maxBatch ?? 4);
-    return new OrtEncoderForward(encoder, rt.provider, digest, `onnx-${dtype}@${rt.provider}`);
-  }
-
-  get config() {
-    return this.encoder.config;
+    const session = await createSession(rt, g.model, g.externalData);
+    const encoder = config.qwenVision
+      ? new OrtQwenVisionEncoder(rt.ort, session, config.qwenVision, config.text.hiddenSize)
+      : new OrtVisionEncoder(rt.ort, session, config, options.maxBatch ?? 4);
+    return new OrtEncoderForward(encoder, config, rt.provider, digest, `onnx-${dtype}@${rt.provider}`);
   }
 
   async run(input: ForwardInput, gate: PieceGate): Promise<Float32Array> {
-    if (input.kind !== 'tiles')
-      throw new BackendUnsupportedError(this.backend, input.kind === 'chunks' ? 'audio' : 'Qwen-VL images', "use device: 'webgpu'");
+    if (input.kind === 'chunks') throw new BackendUnsupportedError(this.backend, 'audio', "use device: 'webgpu'");
+    const encoder = this.encoder;
     // One piece per pass: onnxruntime runs it in its own threads, so it cannot be cut between model steps.
     await gate.before();
     const t0 = performance.now();
     try {
-      return await this.encoder.encode({ pixels: input.pixels, numTiles: input.numTiles });
+      if (input.kind === 'patches') {
+        if (!(encoder instanceof OrtQwenVisionEncoder))
+          throw new InternalError(`a ${this.config.modelType} encoder was given Qwen-VL patches`);
+        return await encoder.encode(input.patches, input.grid);
+      }
+      if (!(encoder instanceof OrtVisionEncoder)) throw new InternalError(`a ${this.config.modelType} encoder was given image tiles`);
+      return await encoder.encode({ pixels: input.pixels, numTiles: input.numTiles });
     } finally {
       gate.after(performance.now() - t0);
     }

@@ -94,6 +94,25 @@ export class OnnxFilesMissingError extends TesseraError {
   }
 }
 
+/**
+ * A checkpoint's ONNX graph lacks what the checkpoint's config needs the CPU backend to feed it (M-RoPE
+ * positions, DeepStack rows): run as it is, it would answer differently from the model.
+ */
+export class OnnxGraphMismatchError extends TesseraError {
+  override readonly name = 'OnnxGraphMismatchError';
+  readonly code = 'ONNX_GRAPH_MISMATCH';
+  constructor(
+    readonly file: string,
+    readonly needs: string,
+    has: string,
+  ) {
+    super(
+      `${file} ${has}, but this checkpoint's config needs the input ${needs}. Use an export whose graph takes ` +
+        "it, or run on WebGPU (device: 'webgpu').",
+    );
+  }
+}
+
 /** A processor file (tokenizer.json, preprocessor_config.json, ...) is missing, malformed or inconsistent. */
 export class ProcessorConfigError extends TesseraError {
   override readonly name = 'ProcessorConfigError';

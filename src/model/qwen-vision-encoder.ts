@@ -32,7 +32,8 @@ import { prepareLayerNorm } from '../kernels/layer-norm';
 import type { Activation } from '../kernels/activations';
 import { prepareMatmul } from '../kernels/matmul';
 import { prepareRmsNorm } from '../kernels/rms-norm';
-import { prepareRope, ropeInverseFrequencies } from '../kernels/rope';
+import { prepareRope } from '../kernels/rope';
+import { ropeInverseFrequencies } from '../kernels/rope-tables';
 import { prepareSwiglu } from '../kernels/swiglu';
 import {
   chooseVitAttentionPlan,

@@ -48,6 +48,7 @@ const CLASS_BY_CODE: { [C in ErrorCode]: abstract new (...args: never[]) => Extr
   TENSOR_SHAPE: errors.TensorShapeError,
   MODEL_FILE: errors.ModelFileError,
   ONNX_FILES_MISSING: errors.OnnxFilesMissingError,
+  ONNX_GRAPH_MISMATCH: errors.OnnxGraphMismatchError,
   BACKEND_UNSUPPORTED: errors.BackendUnsupportedError,
   ONNXRUNTIME_LOAD: errors.OnnxRuntimeLoadError,
   KV_CACHE_FULL: errors.KvCacheFullError,

@@ -6,7 +6,7 @@ import { decodeAttentionGroups, decodeAttentionOutReference, prepareDecodeAttent
 import { decodeGateUpReference, prepareDecodeGateUp, type DecodeGateUpShape } from '../kernels/decode-gate-up';
 import { decodeHeadReference, prepareDecodeHead } from '../kernels/decode-head';
 import { decodeQkvReference, prepareDecodeQkv, qkvWidth, type DecodeQkvShape } from '../kernels/decode-qkv';
-import { ropeCosSinTable } from '../kernels/rope';
+import { ropeCosSinTable } from '../kernels/rope-tables';
 import type { WeightFormat } from '../kernels/weight-format';
 import { asStored, wgLabel, type CommonOptions, type KernelCase } from './cases';
 import type { Tolerance } from './compare';

@@ -18,7 +18,8 @@ import { pixelShuffleOutputShape, pixelShuffleReference, preparePixelShuffle, ty
 import { residualAddReference, prepareResidualAdd } from '../kernels/residual-add';
 import { rmsNormReference, prepareRmsNorm, type RmsNormShape } from '../kernels/rms-norm';
 import { prepareQkNorm, qkNormReference, type QkNormShape } from '../kernels/qk-norm';
-import { prepareRope, ropeCosSinTable, ropeReference, type RopeShape } from '../kernels/rope';
+import { prepareRope, ropeReference, type RopeShape } from '../kernels/rope';
+import { ropeCosSinTable } from '../kernels/rope-tables';
 import { prepareSoftmax, softmaxReference, type SoftmaxShape } from '../kernels/softmax';
 import { prepareSwiglu, swigluReference, type SwigluShape } from '../kernels/swiglu';
 import type { HeadCode } from '../kernels/attention-head';

@@ -39,20 +39,25 @@ function children(n: Node): Node[] {
   return out;
 }
 
-/** The literal text inside an expression: string literals, template quasis, '+' concatenations, constants. */
-function literalText(n: Node, consts: Map<string, Node>): string {
+/**
+ * The literal text inside an expression: string literals, template quasis, '+' concatenations, constants.
+ * A constant is read once per path (`reading`), so one whose value names itself (a function reading a
+ * property of the same name) ends.
+ */
+function literalText(n: Node, consts: Map<string, Node>, reading: ReadonlySet<string> = new Set()): string {
   if (n.type === 'Literal') return typeof n.value === 'string' ? n.value : '';
   if (n.type === 'Identifier') {
-    const init = consts.get(n.name as string);
-    return init ? literalText(init, consts) : '';
+    const name = n.name as string;
+    const init = reading.has(name) ? undefined : consts.get(name);
+    return init ? literalText(init, consts, new Set([...reading, name])) : '';
   }
   if (n.type === 'TemplateLiteral') {
     const quasis = n.quasis as Array<{ value: { cooked: string } }>;
     const exprs = n.expressions as Node[];
-    return quasis.map((q, i) => q.value.cooked + (i < exprs.length ? literalText(exprs[i], consts) || '…' : '')).join('');
+    return quasis.map((q, i) => q.value.cooked + (i < exprs.length ? literalText(exprs[i], consts, reading) || '…' : '')).join('');
   }
   return children(n)
-    .map((c) => literalText(c, consts))
+    .map((c) => literalText(c, consts, reading))
     .join('');
 }
 

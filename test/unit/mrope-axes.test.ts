@@ -5,7 +5,7 @@
 // rows filled with their own index.
 
 import { describe, expect, it } from 'vitest';
-import { mropeAxes } from '../../src/kernels/rope';
+import { mropeAxes } from '../../src/kernels/rope-tables';
 
 const axes = (headDim: number, section: [number, number, number], interleaved: boolean) =>
   Array.from(mropeAxes({ headDim, mrope: { section, interleaved } })).join('');

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { matmulReference } from '../../src/kernels/matmul';
 import { patchEmbedReference } from '../../src/kernels/patch-embed';
 import { pixelShuffleReference } from '../../src/kernels/pixel-shuffle';
-import { ropeCosSinTable, ropeInverseFrequencies } from '../../src/kernels/rope';
+import { ropeCosSinTable, ropeInverseFrequencies } from '../../src/kernels/rope-tables';
 import { softmaxReference } from '../../src/kernels/softmax';
 import { vitAttentionReference } from '../../src/kernels/vit-attention';
 import { randomUniform } from '../../src/selfcheck/random';

@@ -7,7 +7,7 @@ import { InternalError } from '../../errors';
 import type { GpuContext } from '../../gpu/context';
 import type { Tensor } from '../../gpu/tensor';
 import { pagedAttentionPartialShape } from '../../kernels/paged-attention';
-import { ropeCosSinTable } from '../../kernels/rope';
+import { ropeCosSinTable } from '../../kernels/rope-tables';
 import { ROW_PARAMS_BYTES } from '../../kernels/sample';
 import type { TextConfig } from '../config';
 import type { ModelWeights } from '../weights';

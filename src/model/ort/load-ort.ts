@@ -40,13 +40,7 @@ export interface OrtLoadedModel {
 function supported(config: ModelConfig, where: string): void {
   if (config.audio) {
     throw new UnsupportedModelError(
-      `the CPU backend runs image-text checkpoints (Idefics3 / SmolVLM); ${where} is ${config.modelType} (audio): use WebGPU`,
-    );
-  }
-  // Its decoder graphs take one position per token; a decoder with M-RoPE takes three (Qwen-VL).
-  if (config.text.mrope) {
-    throw new UnsupportedModelError(
-      `the CPU backend runs decoders with one position per token; ${where} is ${config.modelType}, whose decoder has M-RoPE: use WebGPU`,
+      `the CPU backend runs image-text checkpoints (Idefics3 / SmolVLM, Qwen-VL); ${where} is ${config.modelType} (audio): use WebGPU`,
     );
   }
 }

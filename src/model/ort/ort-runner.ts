@@ -34,7 +34,7 @@ import {
   type WarmUpProgress,
   type WarmUpReport,
 } from '../runner/model-runner';
-import type { OrtDecoder } from './ort-decoder';
+import type { OrtDecoder, RowExtras } from './ort-decoder';
 import { yieldToTasks } from './yield-to-tasks';
 
 export interface OrtRunnerOptions {
@@ -115,6 +115,7 @@ export class OrtModelRunner implements ModelRunner {
       at += n;
       rows.push(mine);
     }
+    const extras = seqs.map(extrasOf);
     const logits: Float32Array[] = new Array(seqs.length);
     const vocab = this.decoder.vocab;
     let runs = 0;
@@ -124,7 +125,12 @@ export class OrtModelRunner implements ModelRunner {
       const { past, order } = this.decodeBatch(decoding.map((i) => pasts[i]!));
       const x = new Float32Array(order.length * hidden);
       for (const [r, k] of order.entries()) x.set(rows[decoding[k]!]!, r * hidden);
-      const out = await this.decoder.forward(x, 1, past);
+      const out = await this.decoder.forward(
+        x,
+        1,
+        past,
+        order.map((k) => extras[decoding[k]!]),
+      );
       runs++;
       padded += order.length * (past.padded + 1);
       order.forEach((k, r) => {
@@ -137,7 +143,7 @@ export class OrtModelRunner implements ModelRunner {
       const n = seqs[i]!.tokenIds.length;
       if (n === 1) continue;
       const past = pasts[i] ? this.layout.gather([pasts[i]!]) : this.layout.empty(1);
-      const out = await this.decoder.forward(rows[i]!, n, past);
+      const out = await this.decoder.forward(rows[i]!, n, past, [extras[i]]);
       runs++;
       padded += n;
       logits[i] = out.logits;
@@ -301,6 +307,13 @@ export class OrtModelRunner implements ModelRunner {
     void this.decoder.session.release?.();
     void this.decoder.embedSession.release?.();
   }
+}
+
+/** A sequence's M-RoPE positions and DeepStack rows for the decoder (none for a Llama decoder's text). */
+function extrasOf(s: RunnerSeq): RowExtras | undefined {
+  const deepstack = (s.media ?? []).filter((m) => m.deepstack?.length).map((m) => ({ offset: m.offset, levels: m.deepstack! }));
+  if (!s.ropePositions && deepstack.length === 0) return undefined;
+  return { ...(s.ropePositions ? { ropePositions: s.ropePositions } : {}), ...(deepstack.length > 0 ? { deepstack } : {}) };
 }
 
 const greedyParams = { temperature: 0, topK: 0, topP: 1, seed: 0, step: 0 };

@@ -1,0 +1,74 @@
+// Layer helpers shared by the ONNX exports built with onnx-graph.ts: HF Linear, LayerNorm, RMSNorm and the
+// activations, each as a few ONNX (opset 17) nodes that onnxruntime runs on CPU and WebGPU.
+
+import type { GraphBuilder } from './onnx-graph';
+
+/** Reads one tensor of the checkpoint as float32 (any stored dtype). */
+export type WeightReader = (name: string) => { data: Float32Array; shape: number[] };
+
+/** The most negative float32: an additive attention bias that masks a key. */
+export const F32_MIN = -3.4028234663852886e38;
+
+/** [out, in] (an HF Linear weight) -> [in, out] (ONNX MatMul's B). */
+export function transposed(w: { data: Float32Array; shape: number[] }): { data: Float32Array; dims: number[] } {
+  const [rows, cols] = w.shape as [number, number];
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = w.data[r * cols + c]!;
+  return { data: out, dims: [cols, rows] };
+}
+
+/** x·Wᵀ (+ b) of the HF Linear `name`. */
+export function linear(g: GraphBuilder, read: WeightReader, x: string, name: string, bias: boolean): string {
+  const w = transposed(read(`${name}.weight`));
+  let y = g.op('MatMul', [x, g.weight(`${name}.weight`, w.data, w.dims)]);
+  if (bias) {
+    const b = read(`${name}.bias`);
+    y = g.op('Add', [y, g.weight(`${name}.bias`, b.data, b.shape)]);
+  }
+  return y;
+}
+
+/** LayerNorm over the last axis with the weight and bias of `name`. */
+export function layerNorm(g: GraphBuilder, read: WeightReader, x: string, name: string, eps: number): string {
+  const w = read(`${name}.weight`);
+  const b = read(`${name}.bias`);
+  return g.op('LayerNormalization', [x, g.weight(`${name}.weight`, w.data, w.shape), g.weight(`${name}.bias`, b.data, b.shape)], {
+    axis: -1,
+    epsilon: { float: eps },
+  });
+}
+
+/** RMSNorm over the last axis (HF Qwen2RMSNorm / LlamaRMSNorm): w · x / √(mean(x²) + eps). */
+export function rmsNorm(g: GraphBuilder, read: WeightReader, x: string, name: string, eps: number): string {
+  const w = read(`${name}.weight`);
+  const variance = g.op('ReduceMean', [g.op('Mul', [x, x])], { axes: [-1], keepdims: 1 });
+  const normed = g.op('Div', [x, g.op('Sqrt', [g.op('Add', [variance, g.floats([eps])])])]);
+  return g.op('Mul', [g.weight(`${name}.weight`, w.data, w.shape), normed]);
+}
+
+/** gelu_pytorch_tanh: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
+export function geluTanh(g: GraphBuilder, x: string): string {
+  const x3 = g.op('Mul', [g.op('Mul', [x, x]), x]);
+  const inner = g.op('Mul', [g.op('Add', [x, g.op('Mul', [x3, g.floats([0.044715])])]), g.floats([Math.sqrt(2 / Math.PI)])]);
+  const t = g.op('Add', [g.op('Tanh', [inner]), g.floats([1])]);
+  return g.op('Mul', [g.op('Mul', [x, t]), g.floats([0.5])]);
+}
+
+/** Exact GELU (torch nn.GELU()): 0.5·x·(1 + erf(x / √2)) (ONNX's Gelu op needs opset 20). */
+export function geluErf(g: GraphBuilder, x: string): string {
+  const e = g.op('Erf', [g.op('Mul', [x, g.floats([Math.SQRT1_2])])]);
+  return g.op('Mul', [g.op('Mul', [x, g.op('Add', [e, g.floats([1])])]), g.floats([0.5])]);
+}
+
+/** SiLU: x·σ(x). */
+function silu(g: GraphBuilder, x: string): string {
+  return g.op('Mul', [x, g.op('Sigmoid', [x])]);
+}
+
+/** HF ACT2FN by name, for the activations exported; throws for others. */
+export function activation(g: GraphBuilder, x: string, name: string, where: string): string {
+  if (name === 'silu' || name === 'swish') return silu(g, x);
+  if (name === 'gelu_pytorch_tanh' || name === 'gelu_new') return geluTanh(g, x);
+  if (name === 'gelu') return geluErf(g, x);
+  throw new Error(`${where}: hidden_act '${name}' is not exported (silu, gelu, gelu_pytorch_tanh are)`);
+}

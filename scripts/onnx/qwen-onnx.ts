@@ -1,0 +1,180 @@
+// The language-model graphs of a Qwen-VL checkpoint (qwen2_5_vl, qwen3_vl) in the layout transformers.js
+// loads for them (Qwen2_5_VLForConditionalGeneration, which its Qwen3VLForConditionalGeneration extends),
+// built from the checkpoint's safetensors with onnx-graph.ts:
+//
+//   onnx/embed_tokens.onnx          input_ids i64 [batch, seq] -> inputs_embeds f32 [batch, seq, hidden]
+//   onnx/decoder_model_merged.onnx  inputs_embeds, attention_mask i64 [batch, past + seq],
+//                                   position_ids i64 [3, batch, seq] (M-RoPE rows t, h, w),
+//                                   past_key_values.{i}.key / .value f32 [batch, kv heads, past, head_dim],
+//                                   num_logits_to_keep i64 [] (0: every position)
+//                                   -> logits f32 [batch, kept, vocab], present.{i}.key / .value
+//
+// Qwen3-VL's decoder also takes deepstack_visual_embeds f32 [levels, batch, seq, hidden]: after decoder
+// layer i < levels, level i is added to the hidden state (zero rows where a token is not visual), which is
+// HF's Qwen3VLTextModel._deepstack_process written densely. transformers.js 4.3.1 feeds no DeepStack input,
+// so a Qwen3-VL graph without one answers differently from the checkpoint; the CPU backend refuses such a
+// graph by name (src/model/ort/ort-decoder.ts).
+//
+// The math is test/reference/qwen_decoder.py's: Qwen2's q/k/v biases, Qwen3's RMSNorm per head on q and k
+// before RoPE, M-RoPE (each of the head_dim / 2 frequencies turned by the position row of its axis,
+// contiguous sections for Qwen2.5-VL, interleaved for Qwen3-VL; src/kernels/rope.ts mropeAxes), float32
+// angles from float32 inverse frequencies, grouped-query causal attention with an additive mask that is zero
+// where attention_mask is 0, SwiGLU, a tied or separate head.
+
+import { parseModelConfig } from '../../src/families/registry';
+import type { ModelConfig } from '../../src/model/config';
+import { mropeAxes, ropeInverseFrequencies } from '../../src/kernels/rope-tables';
+import { GraphBuilder } from './onnx-graph';
+import { F32_MIN, linear, rmsNorm, transposed, type WeightReader } from './onnx-layers';
+
+/** Reads a tensor under the config's name, or under the checkpoint's other spelling of its prefix. */
+function spelled(read: WeightReader, config: ModelConfig): WeightReader {
+  return (name) => {
+    try {
+      return read(name);
+    } catch (e) {
+      for (const [canonical, other] of config.checkpointSpellings ?? []) {
+        if (!name.startsWith(canonical)) continue;
+        try {
+          return read(other + name.slice(canonical.length));
+        } catch {}
+      }
+      throw e;
+    }
+  };
+}
+
+function parsed(raw: Record<string, unknown>): ModelConfig {
+  const config = parseModelConfig(raw);
+  if (!config.text.mrope) throw new Error(`${config.modelType}: the Qwen-VL graphs are for decoders with M-RoPE`);
+  return config;
+}
+
+export function qwenEmbedTokensGraph(raw: Record<string, unknown>, readRaw: WeightReader): GraphBuilder {
+  const config = parsed(raw);
+  const read = spelled(readRaw, config);
+  const g = new GraphBuilder('embed_tokens');
+  const ids = g.input('input_ids', 'int64', ['batch_size', 'sequence_length']);
+  const w = read(`${config.decoderNames.model}.embed_tokens.weight`);
+  g.output(g.op('Gather', [g.weight('embed_tokens.weight', w.data, w.shape), ids]), 'inputs_embeds', 'float', [
+    'batch_size',
+    'sequence_length',
+    config.text.hiddenSize,
+  ]);
+  return g;
+}
+
+export function qwenDecoderGraph(raw: Record<string, unknown>, readRaw: WeightReader): GraphBuilder {
+  const config = parsed(raw);
+  const read = spelled(readRaw, config);
+  const t = config.text;
+  const d = t.hiddenSize;
+  const H = t.numHeads;
+  const KV = t.numKvHeads;
+  const hd = t.headDim;
+  const half = hd / 2;
+  const G = H / KV;
+  const prefix = config.decoderNames.model;
+  const levels = t.deepstackLayers ?? 0;
+  const g = new GraphBuilder('decoder_model_merged');
+  const embeds = g.input('inputs_embeds', 'float', ['batch_size', 'sequence_length', d]);
+  const attentionMask = g.input('attention_mask', 'int64', ['batch_size', 'total_sequence_length']);
+  const positionIds = g.input('position_ids', 'int64', [3, 'batch_size', 'sequence_length']);
+  const past: string[] = [];
+  for (let i = 0; i < t.numLayers; i++) {
+    for (const kind of ['key', 'value'])
+      past.push(g.input(`past_key_values.${i}.${kind}`, 'float', ['batch_size', KV, 'past_sequence_length', hd]));
+  }
+  const keepLogits = g.input('num_logits_to_keep', 'int64', []);
+  const deepstack = levels > 0 ? g.input('deepstack_visual_embeds', 'float', [levels, 'batch_size', 'sequence_length', d]) : undefined;
+
+  // M-RoPE: angles [3, batch, seq, half] (float32 position × float32 inverse frequency, as HF), then each
+  // frequency's angle from its axis' row: a one-hot [3, 1, 1, half] selection summed over the rows (exact:
+  // one term is the angle, the others 0).
+  const inv = ropeInverseFrequencies(t.ropeTheta, hd);
+  const angles = g.op('Mul', [g.op('Unsqueeze', [g.op('Cast', [positionIds], { to: 1 }), g.ints([3])]), g.weight('inv_freq', inv, [half])]);
+  const axes = mropeAxes({ headDim: hd, mrope: t.mrope });
+  const select = new Float32Array(3 * half);
+  for (let i = 0; i < half; i++) select[axes[i]! * half + i] = 1;
+  const chosen = g.op('ReduceSum', [g.op('Mul', [angles, g.weight('mrope_axes', select, [3, 1, 1, half])]), g.ints([0])], {
+    keepdims: 0,
+  });
+  const emb = g.op('Unsqueeze', [g.op('Concat', [chosen, chosen], { axis: -1 }), g.ints([1])]);
+  const cos = g.op('Cos', [emb]);
+  const sin = g.op('Sin', [emb]);
+
+  // Mask bias [batch, 1, G·seq, total], as the Idefics3 export builds it (idefics3-onnx.ts).
+  const s = g.op('Gather', [g.op('Shape', [embeds]), g.ints([1], [])]);
+  const total = g.op('Gather', [g.op('Shape', [attentionMask]), g.ints([1], [])]);
+  const zero = g.ints([0], []);
+  const one = g.ints([1], []);
+  const qPos = g.op('Unsqueeze', [g.op('Add', [g.op('Range', [zero, s, one]), g.op('Sub', [total, s])]), g.ints([1])]);
+  const kPos = g.op('Unsqueeze', [g.op('Range', [zero, total, one]), g.ints([0])]);
+  const causal = g.op('LessOrEqual', [kPos, qPos]);
+  const keep = g.op('Unsqueeze', [g.op('Greater', [attentionMask, g.ints([0], [])]), g.ints([1, 2])]);
+  let bias = g.op('Where', [g.op('And', [causal, keep]), g.floats([0]), g.floats([F32_MIN])]);
+  if (G > 1) bias = g.op('Tile', [bias, g.ints([1, 1, G, 1])]);
+
+  const halves = g.ints([half, half]);
+  const rope = (x: string) => {
+    const [x1, x2] = g.opN('Split', [x, halves], 2, { axis: -1 });
+    const rotated = g.op('Concat', [g.op('Neg', [x2!]), x1!], { axis: -1 });
+    return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [rotated, sin])]);
+  };
+  let x = embeds;
+  for (let i = 0; i < t.numLayers; i++) {
+    const p = `${prefix}.layers.${i}.`;
+    const a = `${p}self_attn.`;
+    const h = rmsNorm(g, read, x, `${p}input_layernorm`, t.rmsNormEps);
+    // [batch, seq, n, hd], q/k normed per head (Qwen3), then [batch, n, seq, hd].
+    const heads = (name: 'q' | 'k' | 'v', n: number) => {
+      let y = g.op('Reshape', [linear(g, read, h, `${a}${name}_proj`, Boolean(t.qkvBias)), g.ints([0, 0, n, hd])]);
+      if (t.qkNorm && name !== 'v') y = rmsNorm(g, read, y, `${a}${name}_norm`, t.rmsNormEps);
+      return g.op('Transpose', [y], { perm: [0, 2, 1, 3] });
+    };
+    const q = rope(heads('q', H));
+    const k = g.op('Concat', [past[2 * i]!, rope(heads('k', KV))], { axis: 2 });
+    const v = g.op('Concat', [past[2 * i + 1]!, heads('v', KV)], { axis: 2 });
+    g.output(k, `present.${i}.key`, 'float', ['batch_size', KV, 'total_sequence_length', hd]);
+    g.output(v, `present.${i}.value`, 'float', ['batch_size', KV, 'total_sequence_length', hd]);
+    const qg = g.op('Reshape', [q, g.ints([0, KV, -1, hd])]);
+    const scores = g.op('Add', [
+      g.op('Mul', [g.op('MatMul', [qg, g.op('Transpose', [k], { perm: [0, 1, 3, 2] })]), g.floats([hd ** -0.5])]),
+      bias,
+    ]);
+    const o = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v]);
+    const merged = g.op('Reshape', [
+      g.op('Transpose', [g.op('Reshape', [o, g.ints([0, H, -1, hd])])], { perm: [0, 2, 1, 3] }),
+      g.ints([0, 0, H * hd]),
+    ]);
+    x = g.op('Add', [x, linear(g, read, merged, `${a}o_proj`, false)]);
+    const h2 = rmsNorm(g, read, x, `${p}post_attention_layernorm`, t.rmsNormEps);
+    const gate = linear(g, read, h2, `${p}mlp.gate_proj`, false);
+    const up = linear(g, read, h2, `${p}mlp.up_proj`, false);
+    x = g.op('Add', [x, linear(g, read, g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]), `${p}mlp.down_proj`, false)]);
+    if (deepstack && i < levels) x = g.op('Add', [x, g.op('Gather', [deepstack, g.ints([i], [])], { axis: 0 })]);
+  }
+  // HF's logits_to_keep: the last num_logits_to_keep positions (0 keeps all: Slice from -0 = 0).
+  const start = g.op('Unsqueeze', [g.op('Neg', [keepLogits]), g.ints([0])]);
+  x = g.op('Slice', [x, start, g.ints([2 ** 53 - 1]), g.ints([1])]);
+  x = rmsNorm(g, read, x, `${prefix}.norm`, t.rmsNormEps);
+  const head = transposed(read(config.tieWordEmbeddings ? `${prefix}.embed_tokens.weight` : headName(read, config)));
+  g.output(g.op('MatMul', [x, g.weight('lm_head.weight', head.data, head.dims)]), 'logits', 'float', [
+    'batch_size',
+    'kept_sequence_length',
+    t.vocabSize,
+  ]);
+  g.moveOutputFirst('logits');
+  return g;
+}
+
+/** The untied head, or the embedding when the checkpoint has none and its text_config ties (tieIfHeadMissing). */
+function headName(read: WeightReader, config: ModelConfig): string {
+  if (!config.tieIfHeadMissing) return config.decoderNames.lmHead;
+  try {
+    read(config.decoderNames.lmHead);
+    return config.decoderNames.lmHead;
+  } catch {
+    return `${config.decoderNames.model}.embed_tokens.weight`;
+  }
+}
