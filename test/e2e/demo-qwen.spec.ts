@@ -3,7 +3,7 @@
 // attached sample.png (qwen2_5_vl-tiny) or a picked MP4 (qwen3_vl-tiny). The image is decoded, resized
 // within the checkpoint's pixel budget and encoded in the encoder worker, and the answer is the greedy
 // tokens of test/reference/qwen_pipeline.py, as in Node (test/gpu/qwen-engine.test.ts), with no console
-// error.
+// error. qwen3_vl-tiny also answers on the CPU backend (onnxruntime-web's WebAssembly) from its ONNX graphs.
 
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
@@ -64,5 +64,23 @@ test('qwen3_vl-tiny: a picked MP4 is sampled at 2 fps as HF samples it (WebCodec
   // group is listed by its first frame, at the mean of its two frames' times.
   expect(v.frames.map((f) => f.index)).toEqual([0, 5, 11, 16]);
   expect(v.frames.map((f) => f.timestamp.toFixed(2))).toEqual(['0.30', '1.30', '2.50', '3.50']);
+  expect(errors).toEqual([]);
+});
+
+test("qwen3_vl-tiny on the CPU backend (device 'wasm': onnxruntime-web on its ONNX graphs, DeepStack included) answers the attached image with the reference tokens", async ({
+  page,
+}) => {
+  const errors = watchConsole(page);
+  const want = golden.models.find((m) => m.checkpoint === 'qwen3_vl-tiny')!.cases.find((c) => c.id === SAMPLE)!.tokens;
+  await page.goto('/?device=wasm');
+  await waitForWebGpuCheck(page);
+  await page.locator('#kind-bundled').check();
+  await page.locator('#bundled-model').selectOption('qwen3_vl-tiny');
+  await load(page);
+  await expect(page.locator('body')).toHaveAttribute('data-model', 'ready');
+  await expect(page.locator('body')).toHaveAttribute('data-backend', 'wasm');
+  await page.locator('#max-tokens').fill(String(want.length));
+  const run = answered(await ask(page, prompt));
+  expect(run.info.tokenIds).toEqual(want);
   expect(errors).toEqual([]);
 });

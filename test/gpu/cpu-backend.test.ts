@@ -11,7 +11,7 @@ import { workerInit } from '../../src/engine/encoder-options';
 import { createEngine } from '../../src/engine/create-node';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { decodeImageNode } from '../../src/processor/node';
-import { goldenManifest } from '../helpers/goldens';
+import { goldenManifest, qwenPipelineGoldens } from '../helpers/goldens';
 import { BUILT_WORKER } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
@@ -65,6 +65,31 @@ describe('the CPU backend beside WebGPU', () => {
       expect((await web.prepare(SAMPLE)).key).not.toBe(cpuKey);
     } finally {
       web.destroy();
+    }
+  });
+
+  it('Qwen3-VL encodes in an encoder worker thread too: its rows and DeepStack levels cross the wire, with the reference tokens', async () => {
+    const { input, golden } = qwenPipelineGoldens();
+    const want = golden.models.find((m) => m.checkpoint === 'qwen3_vl-tiny')!.cases.find((c) => c.id === 'sample')!;
+    const content = input.cases
+      .find((c) => c.id === 'sample')!
+      .content.map((p) =>
+        p.image
+          ? { type: 'image' as const, image: new Uint8Array(readFileSync(resolve(p.image))) }
+          : { type: 'text' as const, text: p.text! },
+      );
+    const cpu = await createEngine({
+      model: `${ensureTinyModels()}/qwen3_vl-tiny`,
+      device: 'cpu',
+      encoder: { workerScript: BUILT_WORKER, poolSize: 1 },
+    });
+    try {
+      expect(cpu.stats().encoder.mode).toBe('workers');
+      expect(cpu.media.info.deepstackLevels).toBe(2);
+      const r = await cpu.chat.completions.create({ messages: [{ role: 'user', content }], max_tokens: want.tokens.length });
+      expect(r.tessera.tokenIds).toEqual(want.tokens);
+    } finally {
+      cpu.destroy();
     }
   });
 });
