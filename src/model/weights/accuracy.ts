@@ -20,8 +20,13 @@ import type { LoadedModel } from '../load';
 
 export interface TeacherForcedInput {
   ids: Uint32Array;
-  /** Image embeddings spliced at placeholder positions (as in generate()). */
-  media?: { embeddings: Tensor; placeholders: readonly Placeholder[] };
+  /**
+   * Media embeddings spliced at placeholder positions (as in generate()): on the GPU or the host, with a
+   * Qwen3-VL image's DeepStack levels (each [rows, hidden], the rows in the same order).
+   */
+  media?: { embeddings: Tensor | Float32Array; placeholders: readonly Placeholder[]; deepstack?: readonly Float32Array[] };
+  /** [3, ids.length] M-RoPE positions (rows t, h, w) for a decoder with M-RoPE; absent: each token's index. */
+  ropePositions?: Uint32Array;
   /** Positions whose logits to return: the last `numPositions` (default all). */
   numPositions?: number;
 }
@@ -37,9 +42,26 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
   const want = input.numPositions ?? n;
   const chunk = Math.min(runner.limits.maxTokensPerStep, runner.limits.maxSeqs);
   if (chunk < 1 || want > n) throw new InternalError(`teacherForcedLogits: ${want} positions of ${n} in chunks of ${chunk}`);
-  const embeddings = input.media ? await model.lm.gpu.readF32(input.media.embeddings) : new Float32Array(0);
+  const given = input.media?.embeddings;
+  const embeddings = given === undefined ? new Float32Array(0) : given instanceof Float32Array ? given : await model.lm.gpu.readF32(given);
   const mediaRows = mediaRowOf(n, input.media?.placeholders ?? [], embeddings.length / hidden);
-  const rowOf = (p: number) => embeddings.subarray(mediaRows[p] * hidden, (mediaRows[p] + 1) * hidden);
+  const row = (x: Float32Array, p: number) => x.subarray(mediaRows[p] * hidden, (mediaRows[p] + 1) * hidden);
+  const deepstack = input.media?.deepstack ?? [];
+  /** Position p's media row as the runner takes it: its row, and its row of each DeepStack level. */
+  const mediaAt = (p: number, offset: number): MediaRows => ({
+    offset,
+    data: row(embeddings, p),
+    ...(deepstack.length > 0 ? { deepstack: deepstack.map((level) => row(level, p)) } : {}),
+  });
+  const rope = input.ropePositions;
+  if (rope && rope.length !== 3 * n) throw new InternalError(`teacherForcedLogits: ${rope.length} M-RoPE positions for ${n} tokens`);
+  /** Tokens [c0, c1)'s M-RoPE rows, [3, c1 - c0]. */
+  const ropeOf = (c0: number, c1: number) => {
+    if (!rope) return {};
+    const out = new Uint32Array(3 * (c1 - c0));
+    for (let r = 0; r < 3; r++) out.set(rope.subarray(r * n + c0, r * n + c1), r * (c1 - c0));
+    return { ropePositions: out };
+  };
   return runner.withScratchSequence(n, async (seqId) => {
     const out: Float32Array[] = [];
     for (let c0 = 0; c0 < n; c0 += chunk) {
@@ -47,8 +69,8 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
       // Chunks before the wanted positions only fill the KV cache (no LM head).
       if (c1 <= n - want) {
         const media: MediaRows[] = [];
-        for (let p = c0; p < c1; p++) if (mediaRows[p] >= 0) media.push({ offset: p - c0, data: rowOf(p) });
-        await runner.run([{ seqId, tokenIds: input.ids.subarray(c0, c1), start: c0, media }]);
+        for (let p = c0; p < c1; p++) if (mediaRows[p] >= 0) media.push(mediaAt(p, p - c0));
+        await runner.run([{ seqId, tokenIds: input.ids.subarray(c0, c1), start: c0, media, ...ropeOf(c0, c1) }]);
         continue;
       }
       const seqs: RunnerSeq[] = [];
@@ -58,7 +80,8 @@ export async function teacherForcedLogits(model: LoadedModel, input: TeacherForc
           tokenIds: input.ids.subarray(p, p + 1),
           start: p,
           sample: GREEDY,
-          media: mediaRows[p] >= 0 ? [{ offset: 0, data: rowOf(p) }] : undefined,
+          media: mediaRows[p] >= 0 ? [mediaAt(p, 0)] : undefined,
+          ...ropeOf(p, p + 1),
         });
       }
       const r = await runner.run(seqs, { readLogits: true });
