@@ -5,13 +5,14 @@
 // request (the first of its size: the tower's pipelines for that grid compile), then `--reps` warm ones,
 // each with byte-distinct copies of the PNG (png-variant.ts) so the tower really runs; reported: vision
 // encode ms, TTFT, prefill tokens/s (after the encode) and decode tokens/s, the engine's peak GPU memory
-// (by area: the language model's device; the tower runs in an encoder worker on a device of its own, not
-// counted there) and the process's peak resident memory (on SwiftShader, GPU buffers are host memory and
+// (by area: the language model's device; the tower runs in an encoder worker on a device of its own,
+// reported beside it from engine.stats().encoder.gpuMemory) and the process's peak resident memory (on SwiftShader, GPU buffers are host memory and
 // count there too). Ends with ONE JSON line.
 //
-// The transformers.js peer is not run: it needs an ONNX export of these checkpoints in transformers.js's
-// Qwen-VL layout (vision encoder, embeddings, decoder with M-RoPE position ids), which bench/onnx-export/
-// does not write yet. The JSON line says so in `peer`.
+// The transformers.js peer is not run yet. scripts/onnx/qwen-onnx.ts and qwen-vision-onnx.ts write graphs
+// in its Qwen-VL layout (the CPU backend runs them), but at these widths the f32 decoder with its 151936-row
+// head is over protobuf's 2 GB (the writer has no external-data files yet), and neither side runs this bench
+// in Chromium yet. The JSON line says so in `peer`.
 //
 // Flags: --family qwen2_5_vl|qwen3_vl (or both, comma-separated)  --tokens=N new tokens (default 16)  --reps=N
 //        warm requests per image (default 1)  --no-build runs the dist/ already there (bench/gpu/on-device.sh,
@@ -146,7 +147,8 @@ async function benchFamily(family: BenchQwenFamily, args: Args) {
       const mid = warm.length ? warm.find((w) => w.ttftMs === median(warm.map((x) => x.ttftMs)))! : cold;
       rows.push({ image: label, cold, warm: mid });
     }
-    const gpu = engine.stats().gpuMemory;
+    const stats = engine.stats();
+    const gpu = stats.gpuMemory;
     const m = engine.model;
     return {
       family,
@@ -159,6 +161,8 @@ async function benchFamily(family: BenchQwenFamily, args: Args) {
       rows,
       peakGpuBytes: gpu.peakBytes,
       peakGpuByArea: gpu.peakByArea,
+      /** The encoder worker's own device (the tower): its high-water mark. */
+      encoderPeakGpuBytes: stats.encoder.gpuMemory?.peakBytes,
       peakRssBytes: rss.stop(),
     };
   } finally {
@@ -199,12 +203,13 @@ async function main(): Promise<void> {
       .map(([k, v]) => `${k} ${mib(v)}`)
       .join(', ');
     console.log(
-      `peak GPU memory of the language model's device ${mib(r.peakGpuBytes)} MiB (${areas}); peak resident memory ` +
+      `peak GPU memory of the language model's device ${mib(r.peakGpuBytes)} MiB (${areas}), of the encoder worker's ` +
+        `${r.encoderPeakGpuBytes === undefined ? 'not reported' : `${mib(r.encoderPeakGpuBytes)} MiB`}; peak resident memory ` +
         `${mib(r.peakRssBytes)} MiB (the encoder worker's device included); load ${(r.loadMs / 1000).toFixed(1)} s`,
     );
   }
   console.log(
-    '\npeer: not run. transformers.js needs an ONNX export of these checkpoints in its Qwen-VL layout, which bench/onnx-export/ does not write yet.',
+    '\npeer: not run. scripts/onnx/ writes Qwen-VL graphs in the transformers.js layout, but not yet at these sizes (no external-data files), and this bench does not run in Chromium yet.',
   );
   console.log(
     JSON.stringify({
@@ -212,7 +217,9 @@ async function main(): Promise<void> {
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model },
       tokens: args.tokens,
       reps: args.reps,
-      peer: { skipped: 'no ONNX export of the Qwen-VL checkpoints in the transformers.js layout yet' },
+      peer: {
+        skipped: 'no ONNX export of these sizes in the transformers.js layout yet (over 2 GB: needs external data), and no Chromium run',
+      },
       results,
     }),
   );

@@ -226,6 +226,7 @@ export class EncoderCore implements EncoderWorkerApi {
         deepstackLevels: config.text.deepstackLayers ?? 0,
         backend: forward.backend,
         ...(forward.adapter ? { adapter: forward.adapter } : {}),
+        ...(forward.deviceMemory ? { deviceMemory: forward.deviceMemory() } : {}),
       };
     } catch (e) {
       this.loaded = undefined;
@@ -526,6 +527,8 @@ export class EncoderCore implements EncoderWorkerApi {
     const t0 = performance.now();
     const all = await s.forward.run(input, this.gate);
     const encodeMs = performance.now() - t0;
+    const deviceMemory = s.forward.deviceMemory?.();
+    const memory = deviceMemory ? { deviceMemory } : {};
     const hidden = s.forward.config.text.hiddenSize;
     this.counters.batches++;
     this.counters.tilesEncoded += input.kind === 'tiles' ? input.numTiles : input.kind === 'chunks' ? input.numChunks : 1;
@@ -537,7 +540,7 @@ export class EncoderCore implements EncoderWorkerApi {
       const embeddings = all.slice(row * hidden, (row + n * rowsPer) * hidden);
       row += n * rowsPer;
       this.counters.encodes++;
-      j.resolve({ key: j.key, embeddings, numTokens: n, hiddenSize: hidden, encodeMs, batchImages: batch.length });
+      j.resolve({ key: j.key, embeddings, numTokens: n, hiddenSize: hidden, encodeMs, batchImages: batch.length, ...memory });
     }
   }
 

@@ -8,6 +8,7 @@
 // goes into every cache key, so neither backend serves the other's values.
 
 import type { AdapterReport } from '../gpu/adapter-info';
+import type { EncoderDeviceMemory } from '../protocol/encoder';
 import type { ModelConfig } from '../model/config';
 import type { PatchGrid } from '../processor/smart-resize';
 import type { PieceGate } from './piece-gate';
@@ -29,6 +30,8 @@ export interface EncoderForward {
   readonly adapter?: AdapterReport;
   /** Times the backend recovered its device (WebGPU). */
   readonly deviceRecoveries: number;
+  /** GPU memory on the encoder's device (WebGPU; absent on the CPU backend). */
+  deviceMemory?(): EncoderDeviceMemory;
   /** [units × tokens per unit, text hidden] f32, units in input order; a Qwen-VL image's rows, then its DeepStack levels'. */
   run(input: ForwardInput, gate: PieceGate): Promise<Float32Array>;
   destroy(): void;

@@ -10,7 +10,7 @@ import type { ModelSource } from '../io/model-source';
 import { loadEncoderModel } from '../families/load';
 import type { LoadedEncoderModel } from '../model/load';
 import type { WeightStore } from '../model/weights/store';
-import type { EncoderWorkerInit } from '../protocol/encoder';
+import type { EncoderDeviceMemory, EncoderWorkerInit } from '../protocol/encoder';
 import type { EncoderForward, ForwardInput } from './encoder-forward';
 import type { PatchGrid } from '../processor/smart-resize';
 import type { PieceGate } from './piece-gate';
@@ -82,6 +82,11 @@ export class GpuEncoderForward implements EncoderForward {
 
   get adapter() {
     return this.gpu.adapter;
+  }
+
+  deviceMemory(): EncoderDeviceMemory {
+    const m = this.gpu.memory.stats();
+    return { bytesLive: m.bytesLive, peakBytes: m.peakBytes };
   }
 
   /** The encoder weights' storage (and f16 math): they change the embeddings, so they are part of every cache key. */

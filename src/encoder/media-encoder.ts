@@ -26,6 +26,7 @@ import { EncodeTimeoutError, InternalError, RequestAbortedError } from '../error
 import type {
   AudioSource,
   EncodedMedia,
+  EncoderDeviceMemory,
   EncoderWorkerInfo,
   PrepareAudioOptions,
   PreparedAudio,
@@ -57,6 +58,11 @@ export interface EncodeBackend {
   grant(budgetMs: number): Promise<number>;
   forget(key: string): Promise<void>;
   queueDepth(): number;
+  /**
+   * GPU memory on devices of the backend's own (encoder workers'); undefined when it has none: in-process
+   * encoding shares the engine's device (counted in engine.stats().gpuMemory), and the CPU backend has none.
+   */
+  deviceMemory?(): EncoderDeviceMemory | undefined;
   /** What the backend holds and waits on now, for a stall report (src/engine/stall.ts). */
   state?(): Record<string, unknown>;
   destroy(): void;
@@ -173,6 +179,12 @@ export interface MediaEncoderStats {
   video: { clipsDecoded: number; clipCacheHits: number; framesDecoded: number; demuxMs: number; decodeMs: number };
   /** Audio: parts decoded, their 30-second chunks, and the time decoding (with resampling) and log-mel took. */
   audio: { decoded: number; chunks: number; decodeMs: number; featuresMs: number };
+  /**
+   * GPU memory the encoder workers hold on their own devices (live and high-water bytes, summed over the
+   * workers), apart from engine.stats().gpuMemory, which counts the engine's device (and in-process
+   * encoding, which shares it). Undefined in-process, on the CPU backend, and before a worker's first encode.
+   */
+  gpuMemory?: EncoderDeviceMemory;
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -555,7 +567,13 @@ export class MediaEncoder {
       queueDepth: this.backend.queueDepth(),
       video: { ...this.videoCounts },
       audio: { ...this.audioCounts },
+      ...this.workerMemory(),
     };
+  }
+
+  private workerMemory(): { gpuMemory?: EncoderDeviceMemory } {
+    const m = this.backend.deviceMemory?.();
+    return m ? { gpuMemory: m } : {};
   }
 
   destroy(): void {

@@ -15,6 +15,7 @@ import type {
   AudioPcm,
   AudioSource,
   EncodedMedia,
+  EncoderDeviceMemory,
   EncoderWorkerApi,
   EncoderWorkerInfo,
   EncoderWorkerInit,
@@ -48,6 +49,8 @@ interface Slot {
   alive: boolean;
   /** Set when the worker's script did not load. */
   loadError?: Error;
+  /** Its encoder's GPU device as its last encode left it (its own device: not the engine's). */
+  deviceMemory?: EncoderDeviceMemory;
 }
 
 export interface WorkerPoolStats {
@@ -96,7 +99,10 @@ export class EncoderWorkerPool {
       alive: true,
     };
     handle.onExit((reason, loadError) => this.onExit(slot, reason, loadError));
-    slot.ready = this.track(slot, slot.api.init(this.init));
+    slot.ready = this.track(slot, slot.api.init(this.init)).then((info) => {
+      if (info.deviceMemory) slot.deviceMemory = info.deviceMemory;
+      return info;
+    });
     return slot;
   }
 
@@ -219,7 +225,9 @@ export class EncoderWorkerPool {
     this.keyOwners.delete(key);
     const [slot, ...others] = owners;
     for (const o of others) void this.track(o, o.api.forget(key)).catch(() => undefined);
-    return this.track(slot, slot.api.encode(key));
+    const out = await this.track(slot, slot.api.encode(key));
+    if (out.deviceMemory) slot.deviceMemory = out.deviceMemory;
+    return out;
   }
 
   /** Encode keys together: one batch per worker holding some of them. Results in key order. */
@@ -238,7 +246,10 @@ export class EncoderWorkerPool {
     await Promise.all(
       [...bySlot].map(async ([slot, ks]) => {
         const out = await this.track(slot, slot.api.encodeBatch(ks));
-        for (const m of out) results.set(m.key, m);
+        for (const m of out) {
+          results.set(m.key, m);
+          if (m.deviceMemory) slot.deviceMemory = m.deviceMemory;
+        }
       }),
     );
     return keys.map((k) => results.get(k)!);
@@ -259,6 +270,17 @@ export class EncoderWorkerPool {
     if (!owners) return;
     this.keyOwners.delete(key);
     await Promise.all([...owners].map((o) => this.track(o, o.api.forget(key)).catch(() => undefined)));
+  }
+
+  /**
+   * GPU memory on the workers' own devices, as their last encodes left it: live bytes and high-water marks,
+   * summed over the workers (each worker's peak may fall at another time, so the sum bounds theirs together
+   * from above). Undefined until a worker on WebGPU has encoded (a worker on the CPU backend holds none).
+   */
+  deviceMemory(): EncoderDeviceMemory | undefined {
+    const seen = this.slots.flatMap((s) => (s.deviceMemory ? [s.deviceMemory] : []));
+    if (seen.length === 0) return undefined;
+    return { bytesLive: seen.reduce((a, m) => a + m.bytesLive, 0), peakBytes: seen.reduce((a, m) => a + m.peakBytes, 0) };
   }
 
   /** Each worker's calls not yet answered, and whether it is alive (a stall report's view). */

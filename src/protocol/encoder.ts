@@ -86,6 +86,8 @@ export interface EncoderWorkerInfo {
   backend: 'webgpu' | 'cpu' | 'wasm';
   /** Its WebGPU adapter (absent on the CPU backend). */
   adapter?: AdapterReport;
+  /** Its GPU device once loaded (the tower's weights and compiled buffers; absent on the CPU backend). */
+  deviceMemory?: EncoderDeviceMemory;
 }
 
 export interface PrepareOptions {
@@ -113,6 +115,14 @@ export interface EncodedMedia {
   encodeMs: number;
   /** Images in that batch (1 = encoded alone). */
   batchImages: number;
+  /** The encoder's GPU device after that batch (absent on the CPU backend). */
+  deviceMemory?: EncoderDeviceMemory;
+}
+
+/** GPU memory Tessera holds on an encoder's device: live now and the high-water mark (src/gpu/memory.ts). */
+export interface EncoderDeviceMemory {
+  bytesLive: number;
+  peakBytes: number;
 }
 
 /** A video as the encoder takes it: a clip's bytes or Blob/File, or frames already chosen (all cloneable). */

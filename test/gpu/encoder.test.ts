@@ -67,6 +67,8 @@ describe('in-process encoder', () => {
   afterAll(() => engine?.destroy());
 
   it('batches the tiles of encodes that arrive together (two requests) into one forward pass', async () => {
+    // In-process encoding shares the engine's device: its memory is in gpuMemory, with nothing apart.
+    expect(engine.stats().encoder.gpuMemory).toBeUndefined();
     const [pa, pb] = await Promise.all([engine.media.prepare(await flat(200, 30, 30)), engine.media.prepare(await flat(30, 200, 30))]);
     const [a, b] = await Promise.all([engine.media.embeddings(pa, 101), engine.media.embeddings(pb, 102)]);
     engine.media.release(101);
@@ -163,6 +165,21 @@ describe('encoder in worker threads', () => {
     const r = await engine.chat.completions.create(ask(SAMPLE, { max_tokens: 4 }));
     expect(r.tessera.tokenIds).toEqual(TOKENS.slice(0, 4));
     expect(r.tessera.media[0].source).toBe('encoded');
+  });
+
+  it("reports the worker's own GPU memory apart from the engine's device (the tower's weights and its scratch)", async () => {
+    const s = engine.stats();
+    const worker = s.encoder.gpuMemory!;
+    // The tower's weights and scratch live on the worker's device (the engine's device here is this file's
+    // shared test context, which other engines' pooled buffers also count in); in-process, on the same device,
+    // there is nothing apart to report (the in-process describe above).
+    expect(worker.bytesLive).toBeGreaterThan(0);
+    expect(worker.peakBytes).toBeGreaterThanOrEqual(worker.bytesLive);
+    // Each encode updates it: another image's encode leaves a report that is the worker's device's again.
+    await engine.chat.completions.create(ask(await flat(40, 90, 160, 900, 700), { max_tokens: 1 }));
+    const after = engine.stats().encoder.gpuMemory!;
+    expect(after.peakBytes).toBeGreaterThanOrEqual(worker.peakBytes);
+    expect(after.bytesLive).toBeGreaterThan(0);
   });
 
   it('a worker killed mid-encode fails that request; the restarted worker serves the next', async () => {
