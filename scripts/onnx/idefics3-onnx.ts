@@ -18,7 +18,7 @@
 // are the identity (tiles are always full: the processor pads images, not tiles).
 
 import { GraphBuilder } from './onnx-graph';
-import { F32_MIN, geluTanh, layerNorm, linear, transposed, type WeightReader } from './onnx-layers';
+import { causalMaskBias, F32_MIN, geluTanh, layerNorm, linear, rotateHalf, transposed, type WeightReader } from './onnx-layers';
 
 type Config = Record<string, any>;
 
@@ -130,24 +130,8 @@ export function decoderGraph(config: Config, read: WeightReader): GraphBuilder {
   const emb = g.op('Unsqueeze', [g.op('Concat', [freqs, freqs], { axis: -1 }), g.ints([1])]);
   const cos = g.op('Cos', [emb]);
   const sin = g.op('Sin', [emb]);
-  // Mask bias [batch, 1, G·seq, total]: query i (cache position total - seq + i) sees key j <= it where
-  // attention_mask[j] is 1; tiled G times along the rows for the grouped-query layout below.
-  const s = g.op('Gather', [g.op('Shape', [embeds]), g.ints([1], [])]);
-  const total = g.op('Gather', [g.op('Shape', [attentionMask]), g.ints([1], [])]);
-  const zero = g.ints([0], []);
-  const one = g.ints([1], []);
-  const qPos = g.op('Unsqueeze', [g.op('Add', [g.op('Range', [zero, s, one]), g.op('Sub', [total, s])]), g.ints([1])]);
-  const kPos = g.op('Unsqueeze', [g.op('Range', [zero, total, one]), g.ints([0])]);
-  const causal = g.op('LessOrEqual', [kPos, qPos]);
-  const keep = g.op('Unsqueeze', [g.op('Greater', [attentionMask, g.ints([0], [])]), g.ints([1, 2])]);
-  let bias = g.op('Where', [g.op('And', [causal, keep]), g.floats([0]), g.floats([F32_MIN])]);
-  if (G > 1) bias = g.op('Tile', [bias, g.ints([1, 1, G, 1])]);
-  const half = g.ints([hd / 2, hd / 2]);
-  const rope = (x: string) => {
-    const [x1, x2] = g.opN('Split', [x, half], 2, { axis: -1 });
-    const rotated = g.op('Concat', [g.op('Neg', [x2!]), x1!], { axis: -1 });
-    return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [rotated, sin])]);
-  };
+  const bias = causalMaskBias(g, embeds, attentionMask, G);
+  const rope = rotateHalf(g, hd, cos, sin);
   const rmsNorm = (x: string, name: string) => {
     const w = read(`${name}.weight`);
     const variance = g.op('ReduceMean', [g.op('Mul', [x, x])], { axes: [-1], keepdims: 1 });

@@ -72,3 +72,31 @@ export function activation(g: GraphBuilder, x: string, name: string, where: stri
   if (name === 'gelu') return geluErf(g, x);
   throw new Error(`${where}: hidden_act '${name}' is not exported (silu, gelu, gelu_pytorch_tanh are)`);
 }
+
+/**
+ * The decoder's additive attention bias [batch, 1, G·seq, total]: query i (cache position total - seq + i)
+ * sees key j <= it where attention_mask[j] is 1; tiled G times along the rows for the grouped-query layout
+ * (the G query heads of a KV head as G·seq rows).
+ */
+export function causalMaskBias(g: GraphBuilder, embeds: string, attentionMask: string, groups: number): string {
+  const s = g.op('Gather', [g.op('Shape', [embeds]), g.ints([1], [])]);
+  const total = g.op('Gather', [g.op('Shape', [attentionMask]), g.ints([1], [])]);
+  const zero = g.ints([0], []);
+  const one = g.ints([1], []);
+  const qPos = g.op('Unsqueeze', [g.op('Add', [g.op('Range', [zero, s, one]), g.op('Sub', [total, s])]), g.ints([1])]);
+  const kPos = g.op('Unsqueeze', [g.op('Range', [zero, total, one]), g.ints([0])]);
+  const causal = g.op('LessOrEqual', [kPos, qPos]);
+  const keep = g.op('Unsqueeze', [g.op('Greater', [attentionMask, g.ints([0], [])]), g.ints([1, 2])]);
+  const bias = g.op('Where', [g.op('And', [causal, keep]), g.floats([0]), g.floats([F32_MIN])]);
+  return groups > 1 ? g.op('Tile', [bias, g.ints([1, 1, groups, 1])]) : bias;
+}
+
+/** HF's rotate-half RoPE over the last axis (headDim), cos and sin broadcast to x: x·cos + rotate_half(x)·sin. */
+export function rotateHalf(g: GraphBuilder, headDim: number, cos: string, sin: string): (x: string) => string {
+  const halves = g.ints([headDim / 2, headDim / 2]);
+  return (x) => {
+    const [x1, x2] = g.opN('Split', [x, halves], 2, { axis: -1 });
+    const rotated = g.op('Concat', [g.op('Neg', [x2!]), x1!], { axis: -1 });
+    return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [rotated, sin])]);
+  };
+}

@@ -25,7 +25,7 @@ import { parseModelConfig } from '../../src/families/registry';
 import type { ModelConfig } from '../../src/model/config';
 import { mropeAxes, ropeInverseFrequencies } from '../../src/kernels/rope-tables';
 import { GraphBuilder } from './onnx-graph';
-import { F32_MIN, linear, rmsNorm, transposed, type WeightReader } from './onnx-layers';
+import { causalMaskBias, linear, rmsNorm, rotateHalf, transposed, type WeightReader } from './onnx-layers';
 
 /** Reads a tensor under the config's name, or under the checkpoint's other spelling of its prefix. */
 function spelled(read: WeightReader, config: ModelConfig): WeightReader {
@@ -103,24 +103,8 @@ export function qwenDecoderGraph(raw: Record<string, unknown>, readRaw: WeightRe
   const cos = g.op('Cos', [emb]);
   const sin = g.op('Sin', [emb]);
 
-  // Mask bias [batch, 1, G·seq, total], as the Idefics3 export builds it (idefics3-onnx.ts).
-  const s = g.op('Gather', [g.op('Shape', [embeds]), g.ints([1], [])]);
-  const total = g.op('Gather', [g.op('Shape', [attentionMask]), g.ints([1], [])]);
-  const zero = g.ints([0], []);
-  const one = g.ints([1], []);
-  const qPos = g.op('Unsqueeze', [g.op('Add', [g.op('Range', [zero, s, one]), g.op('Sub', [total, s])]), g.ints([1])]);
-  const kPos = g.op('Unsqueeze', [g.op('Range', [zero, total, one]), g.ints([0])]);
-  const causal = g.op('LessOrEqual', [kPos, qPos]);
-  const keep = g.op('Unsqueeze', [g.op('Greater', [attentionMask, g.ints([0], [])]), g.ints([1, 2])]);
-  let bias = g.op('Where', [g.op('And', [causal, keep]), g.floats([0]), g.floats([F32_MIN])]);
-  if (G > 1) bias = g.op('Tile', [bias, g.ints([1, 1, G, 1])]);
-
-  const halves = g.ints([half, half]);
-  const rope = (x: string) => {
-    const [x1, x2] = g.opN('Split', [x, halves], 2, { axis: -1 });
-    const rotated = g.op('Concat', [g.op('Neg', [x2!]), x1!], { axis: -1 });
-    return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [rotated, sin])]);
-  };
+  const bias = causalMaskBias(g, embeds, attentionMask, G);
+  const rope = rotateHalf(g, hd, cos, sin);
   let x = embeds;
   for (let i = 0; i < t.numLayers; i++) {
     const p = `${prefix}.layers.${i}.`;

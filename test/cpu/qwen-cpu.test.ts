@@ -8,7 +8,7 @@
 
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/engine/create-node';
 import type { Engine } from '../../src/engine/engine';
@@ -16,6 +16,7 @@ import type { ChatCompletionRequest } from '../../src/engine/types';
 import { OnnxGraphMismatchError } from '../../src/errors';
 import { batchAgreement, scored } from '../helpers/batch-agreement';
 import { qwenPipelineGoldens } from '../helpers/goldens';
+import { qwenTurn } from '../helpers/qwen-turn';
 import { ensureTinyModels } from '../helpers/tiny-models';
 
 const { input, golden } = qwenPipelineGoldens();
@@ -23,23 +24,6 @@ const { input, golden } = qwenPipelineGoldens();
 const IMAGE_PAD = 151655;
 
 type Message = ChatCompletionRequest['messages'][number];
-/** A request of qwen-pipeline-input.json as one user message, its images read from their files. */
-const turnOf = (id: string): Message => ({
-  role: 'user',
-  content: input.cases
-    .find((c) => c.id === id)!
-    .content.map((p): Extract<Message['content'], unknown[]>[number] => {
-      if (p.image) return { type: 'image', image: new Uint8Array(readFileSync(resolve(p.image))) };
-      if (p.video) {
-        const frames = p.video.frames.map((f, i) => ({
-          image: new Uint8Array(readFileSync(resolve(f))),
-          timestamp: p.video!.timestamps[i]!,
-        }));
-        return { type: 'video', video: { frames } };
-      }
-      return { type: 'text', text: p.text! };
-    }),
-});
 const ask = (messages: Message[], max_tokens: number): ChatCompletionRequest & { stream?: false } => ({
   messages,
   max_tokens,
@@ -70,7 +54,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))("%s on devic
 
   it.each(want.cases.map((c) => c.id))('%s: answers with the reference tokens', async (id) => {
     expect(engine.stats().device.backend).toBe('cpu');
-    const r = await engine.chat.completions.create(ask([turnOf(id)], ref(id).tokens.length));
+    const r = await engine.chat.completions.create(ask([qwenTurn(id)], ref(id).tokens.length));
     expect(r.tessera.tokenIds).toEqual(ref(id).tokens);
     // Each step's log probability is the reference's (its largest logit minus log Σ exp), within what the
     // image resize moves it, as on WebGPU (qwen-engine.test.ts): up to 1.0e-3 measured here.
@@ -84,7 +68,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))("%s on devic
   });
 
   it('answers the same request again from the encoder cache and the prefix cache, unchanged', async () => {
-    const again = await engine.chat.completions.create(ask([turnOf('sample')], ref('sample').tokens.length));
+    const again = await engine.chat.completions.create(ask([qwenTurn('sample')], ref('sample').tokens.length));
     expect(again.tessera.tokenIds).toEqual(ref('sample').tokens);
     expect(again.tessera.media[0].source).toBe('memory');
     expect(again.tessera.cachedTokens).toBeGreaterThan(0);
@@ -97,7 +81,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))("%s on devic
     engine.encoderCache.clear();
     const [txt, ...answers] = await Promise.all([
       engine.chat.completions.create(text),
-      ...want.cases.map((c) => engine.chat.completions.create(ask([turnOf(c.id)], c.tokens.length))),
+      ...want.cases.map((c) => engine.chat.completions.create(ask([qwenTurn(c.id)], c.tokens.length))),
     ]);
     expect(batchAgreement(scored(alone), scored(txt), false).problems).toEqual([]);
     // Each image request's reference tokens hold in the batch too: their top two logits are at least 0.0077

@@ -16,6 +16,7 @@ import { AudioNotSupportedError, ToolsNotSupportedError, UnsupportedModelError }
 import { testEngine } from '../helpers/engine';
 import { qwenPipelineGoldens } from '../helpers/goldens';
 import { JSON_CASES, jsonProblems } from '../helpers/json-formats';
+import { qwenTurn } from '../helpers/qwen-turn';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -30,23 +31,6 @@ const gpu = useGpu();
 const IMAGE_PAD = 151655;
 
 type Message = ChatCompletionRequest['messages'][number];
-/** A request of qwen-pipeline-input.json as one user message, its images read from their files. */
-const turnOf = (id: string): Message => ({
-  role: 'user',
-  content: input.cases
-    .find((c) => c.id === id)!
-    .content.map((p): Extract<Message['content'], unknown[]>[number] => {
-      if (p.image) return { type: 'image', image: new Uint8Array(readFileSync(resolve(p.image))) };
-      if (p.video) {
-        const frames = p.video.frames.map((f, i) => ({
-          image: new Uint8Array(readFileSync(resolve(f))),
-          timestamp: p.video!.timestamps[i]!,
-        }));
-        return { type: 'video', video: { frames } };
-      }
-      return { type: 'text', text: p.text! };
-    }),
-});
 const IMAGE = new Uint8Array(readFileSync(resolve('public/sample.png')));
 const ask = (messages: Message[], max_tokens: number): ChatCompletionRequest & { stream?: false } => ({
   messages,
@@ -85,7 +69,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
   afterAll(() => engine?.destroy());
 
   it.each(want.cases.map((c) => c.id))('%s: answers with the reference tokens', async (id) => {
-    const r = await engine.chat.completions.create(ask([turnOf(id)], ref(id).tokens.length));
+    const r = await engine.chat.completions.create(ask([qwenTurn(id)], ref(id).tokens.length));
     if (id === 'sample') first = r;
     expect(r.tessera.tokenIds).toEqual(ref(id).tokens);
     // Each step's log probability is the reference's (its largest logit minus log Σ exp).
@@ -121,7 +105,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
   });
 
   it('answers the same request again from the encoder cache and the prefix cache, unchanged', async () => {
-    const again = await engine.chat.completions.create(ask([turnOf('sample')], ref('sample').tokens.length));
+    const again = await engine.chat.completions.create(ask([qwenTurn('sample')], ref('sample').tokens.length));
     expect(again.tessera.tokenIds).toEqual(ref('sample').tokens);
     expect(again.tessera.media[0].source).toBe('memory');
     expect(again.tessera.cachedTokens).toBeGreaterThan(0);
@@ -133,7 +117,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     engine.encoderCache.clear();
     const [txt, ...answers] = await Promise.all([
       engine.chat.completions.create(text),
-      ...want.cases.map((c) => engine.chat.completions.create(ask([turnOf(c.id)], c.tokens.length))),
+      ...want.cases.map((c) => engine.chat.completions.create(ask([qwenTurn(c.id)], c.tokens.length))),
     ]);
     for (const [i, a] of answers.entries()) expect(a.tessera.tokenIds, want.cases[i].id).toEqual(want.cases[i].tokens);
     expectSameAnswer(txt, alone, 1e-3);
@@ -144,7 +128,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
   it('a second turn resumed from the cached prefix answers as an engine that prefills it in chunks', async () => {
     const turn = ask(
       [
-        turnOf('sample'),
+        qwenTurn('sample'),
         { role: 'assistant', content: first.choices[0].message.content },
         { role: 'user', content: 'And what colours are there?' },
       ],
@@ -198,7 +182,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     const prepared = () => (engine.waitState() as { encoder: { prepared: number } }).encoder.prepared;
     expect(prepared()).toBe(0);
     const frame = (path: string) => new Uint8Array(readFileSync(resolve(path)));
-    const good = turnOf('video');
+    const good = qwenTurn('video');
     const bad = {
       type: 'video' as const,
       video: {
@@ -215,14 +199,14 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     expect(prepared()).toBe(0);
     // Another request (with other media) answers, and the failed one's neighbours did not finish preparing
     // behind its back: still nothing prepared after it.
-    const r = await engine.chat.completions.create(ask([turnOf('tall')], ref('tall').tokens.length));
+    const r = await engine.chat.completions.create(ask([qwenTurn('tall')], ref('tall').tokens.length));
     expect(r.tessera.tokenIds).toEqual(ref('tall').tokens);
     expect(prepared()).toBe(0);
   });
 
   it('refuses audio parts, video pruning, imageEmbeddings() and (Qwen2.5-VL) tools by name, and answers the next request', async () => {
     const part = (p: unknown) => ask([{ role: 'user', content: [p, { type: 'text', text: 'hi' }] } as Message], 2);
-    await expect(engine.chat.completions.create({ ...ask([turnOf('video')], 2), tessera: { videoPruning: 0.5 } })).rejects.toThrow(
+    await expect(engine.chat.completions.create({ ...ask([qwenTurn('video')], 2), tessera: { videoPruning: 0.5 } })).rejects.toThrow(
       /videoPruning \(EVS\) takes SmolVLM2 checkpoints/,
     );
     await expect(engine.chat.completions.create(part({ type: 'audio', audio: new Uint8Array(8) }))).rejects.toBeInstanceOf(
@@ -232,9 +216,11 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     // Qwen2.5-VL's chat template offers no tools (Qwen3-VL's does: test/gpu/tools.test.ts).
     if (name.startsWith('qwen2_5_vl')) {
       const tools = [{ type: 'function' as const, function: { name: 'now' } }];
-      await expect(engine.chat.completions.create({ ...ask([turnOf('sample')], 2), tools })).rejects.toBeInstanceOf(ToolsNotSupportedError);
+      await expect(engine.chat.completions.create({ ...ask([qwenTurn('sample')], 2), tools })).rejects.toBeInstanceOf(
+        ToolsNotSupportedError,
+      );
     }
-    const r = await engine.chat.completions.create(ask([turnOf('sample')], 2));
+    const r = await engine.chat.completions.create(ask([qwenTurn('sample')], 2));
     expect(r.tessera.tokenIds).toEqual(ref('sample').tokens.slice(0, 2));
   });
 });
