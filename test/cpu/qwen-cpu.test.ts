@@ -2,7 +2,8 @@
 // checkpoints' ONNX graphs, made by scripts/make-tiny-onnx.ts in transformers.js's Qwen-VL layout, with
 // M-RoPE position_ids [3, batch, seq] and Qwen3-VL's DeepStack as inputs). Each request of
 // test/reference/qwen_pipeline.py must answer with its float64 tokens, as on WebGPU (qwen-engine.test.ts);
-// then the encoder and prefix caches, every request batched with a text one (within what batching on the
+// then the encoder and prefix caches, a prefill in 16-token chunks that splits the image and its DeepStack
+// rows, every request batched with a text one (within what batching on the
 // CPU backend promises: test/helpers/batch-agreement.ts), and a Qwen3-VL graph without DeepStack refused by
 // name.
 
@@ -73,6 +74,25 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))("%s on devic
     expect(again.tessera.media[0].source).toBe('memory');
     expect(again.tessera.cachedTokens).toBeGreaterThan(0);
     expectIdle(engine);
+  });
+
+  it('prefilled in 16-token chunks (an image, and its DeepStack rows, split across steps) answers the same tokens', async () => {
+    const chunked = await createEngine({
+      model: `${ensureTinyModels()}/${name}`,
+      device: 'cpu',
+      encoder: { mode: 'in-process' },
+      kvCacheTokens: 2048,
+      maxTokensPerStep: 16,
+      prefixCaching: false,
+    });
+    try {
+      for (const id of ['sample', 'two-images']) {
+        const r = await chunked.chat.completions.create(ask([qwenTurn(id)], ref(id).tokens.length));
+        expect(r.tessera.tokenIds, id).toEqual(ref(id).tokens);
+      }
+    } finally {
+      chunked.destroy();
+    }
   });
 
   it('batches every request and a text-only one together, each answering as alone (as batching on the CPU promises)', async () => {
