@@ -20,7 +20,7 @@
 // 2^24) so that the WebGPU EP can run it too. Attention scores are [heads, N, N] for N patches in all.
 
 import { GraphBuilder } from './onnx-graph';
-import { activation, F32_MIN, geluErf, layerNorm, linear, rmsNorm, transposed, type WeightReader } from './onnx-layers';
+import { activation, F32_MIN, geluErf, layerNorm, linear, rmsNorm, rotateHalf, transposed, type WeightReader } from './onnx-layers';
 
 type Config = Record<string, any>;
 
@@ -161,11 +161,7 @@ export function qwenVisionEncoderGraph(config: Config, read: WeightReader): Grap
   const emb = g.op('Unsqueeze', [g.op('Concat', [aRow, aCol, aRow, aCol], { axis: 1 }), g.ints([1])]);
   const cos = g.op('Cos', [emb]);
   const sin = g.op('Sin', [emb]);
-  const halves = g.ints([half, half]);
-  const rope = (x: string) => {
-    const [x1, x2] = g.opN('Split', [x, halves], 2, { axis: -1 });
-    return add(mul(x, cos), mul(g.op('Concat', [g.op('Neg', [x2!]), x1!], { axis: -1 }), sin));
-  };
+  const rope = rotateHalf(g, hd, cos, sin);
 
   // ---- patch embedding (Conv3d, kernel = stride: a product over the patch row) ----
   const pw = read(at('patch_embed.proj.weight'));
