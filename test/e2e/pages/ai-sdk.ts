@@ -22,7 +22,9 @@ declare global {
 }
 
 window.tesseraAiSdk = async (modelUrl, schema) => {
-  const engine = await createEngine({ model: modelUrl, kvCacheTokens: 2048 });
+  // WebGPU, as the spec says: 'auto' would take the CPU backend here (the checkpoint has ONNX graphs and the
+  // only adapter is a software one).
+  const engine = await createEngine({ model: modelUrl, kvCacheTokens: 2048, device: 'webgpu' });
   try {
     const model = tesseraModel(engine);
     const direct = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 6 });
