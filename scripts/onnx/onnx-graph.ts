@@ -1,6 +1,7 @@
-// A small ONNX graph builder: nodes, initializers (weights, inline as raw little-endian bytes), and typed
-// inputs and outputs with symbolic dimensions, serialized by protobufjs from the subset of onnx.proto
-// (ONNX 1.12, IR version 8, opset 17) written out below; field numbers match onnx/onnx.proto.
+// A small ONNX graph builder: nodes, initializers (weights, inline as raw little-endian bytes, or in
+// external-data files beside the graph: encodeExternal), and typed inputs and outputs with symbolic
+// dimensions, serialized by protobufjs from the subset of onnx.proto (ONNX 1.12, IR version 8, opset 17)
+// written out below; field numbers match onnx/onnx.proto.
 // The tiny checkpoints' ONNX exports (make-tiny-onnx.ts) are built with it, so the CPU backend's tests need
 // no Python and no download; so are bench:kernels' one-node peer graphs (bench/kernels/onnx-model.ts).
 
@@ -44,11 +45,17 @@ message GraphProto {
   repeated ValueInfoProto input = 11;
   repeated ValueInfoProto output = 12;
 }
+message StringStringEntryProto {
+  optional string key = 1;
+  optional string value = 2;
+}
 message TensorProto {
   repeated int64 dims = 1;
   optional int32 data_type = 2;
   optional string name = 8;
   optional bytes raw_data = 9;
+  repeated StringStringEntryProto external_data = 13;
+  optional int32 data_location = 14;
 }
 message TensorShapeProto {
   message Dimension {
@@ -173,8 +180,63 @@ export class GraphBuilder {
     return `${prefix}_${this.counter++}`;
   }
 
-  /** The serialized ModelProto. */
+  /** The serialized ModelProto, every initializer inline (protobuf bounds the whole to 2 GB). */
   encode(producer = 'tessera-make-tiny-onnx'): Uint8Array {
+    return this.serialize(
+      producer,
+      this.initializers.map((t) => tensorProto(t.name, t.tensor)),
+    );
+  }
+
+  /**
+   * The ModelProto with every initializer of at least `minBytes` (default 1024, onnx's own threshold) in
+   * external-data files named `<fileName>_data`, `<fileName>_data_1`, ... (the names transformers.js asks
+   * for: utils/model-loader.js getExternalDataChunkNames), each at most `maxFileBytes` (default 2 GB; a
+   * tensor larger than that is an error) and each tensor at an offset aligned to `align` bytes (default
+   * 4096, so a loader may map it). `files` are the data files' contents as views of the weights (no copy),
+   * in order: write them one after the other.
+   */
+  encodeExternal(
+    fileName: string,
+    options: { maxFileBytes?: number; minBytes?: number; align?: number; producer?: string } = {},
+  ): { model: Uint8Array; files: Array<{ name: string; parts: Uint8Array[]; bytes: number }> } {
+    const maxFileBytes = options.maxFileBytes ?? 2 ** 31 - 1;
+    const minBytes = options.minBytes ?? 1024;
+    const align = options.align ?? 4096;
+    const files: Array<{ name: string; parts: Uint8Array[]; bytes: number }> = [];
+    const tensors = this.initializers.map(({ name, tensor }) => {
+      const bytes = new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
+      if (bytes.byteLength < minBytes) return tensorProto(name, tensor);
+      if (bytes.byteLength > maxFileBytes)
+        throw new Error(
+          `ONNX graph '${this.name}': initializer ${name} is ${bytes.byteLength} bytes, over the ${maxFileBytes}-byte data file limit`,
+        );
+      let file = files.at(-1);
+      const offsetIn = (f: { bytes: number }) => Math.ceil(f.bytes / align) * align;
+      if (!file || offsetIn(file) + bytes.byteLength > maxFileBytes) {
+        file = { name: `${fileName}_data${files.length === 0 ? '' : `_${files.length}`}`, parts: [], bytes: 0 };
+        files.push(file);
+      }
+      const offset = offsetIn(file);
+      if (offset > file.bytes) file.parts.push(new Uint8Array(offset - file.bytes));
+      file.parts.push(bytes);
+      file.bytes = offset + bytes.byteLength;
+      return {
+        name,
+        dims: tensor.dims,
+        dataType: DataType[tensor.type],
+        dataLocation: 1, // EXTERNAL
+        externalData: [
+          { key: 'location', value: file.name },
+          { key: 'offset', value: String(offset) },
+          { key: 'length', value: String(bytes.byteLength) },
+        ],
+      };
+    });
+    return { model: this.serialize(options.producer ?? 'tessera-make-tiny-onnx', tensors), files };
+  }
+
+  private serialize(producer: string, initializer: TensorMessage[]): Uint8Array {
     const root = protobuf.parse(ONNX_PROTO_SUBSET, { keepCase: false }).root;
     const ModelProto = root.lookupType('onnx.ModelProto');
     const model = {
@@ -195,7 +257,7 @@ export class GraphBuilder {
           output: n.outputs,
           attribute: Object.entries(n.attributes).map(([k, v]) => attribute(k, v)),
         })),
-        initializer: this.initializers.map((t) => tensorProto(t.name, t.tensor)),
+        initializer,
         input: this.inputs.map(valueInfo),
         output: this.outputs.map(valueInfo),
       },
@@ -206,7 +268,16 @@ export class GraphBuilder {
   }
 }
 
-function tensorProto(name: string, t: ConstTensor) {
+interface TensorMessage {
+  name: string;
+  dims: readonly number[];
+  dataType: number;
+  rawData?: Uint8Array;
+  dataLocation?: number;
+  externalData?: Array<{ key: string; value: string }>;
+}
+
+function tensorProto(name: string, t: ConstTensor): TensorMessage {
   const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
   return { name, dims: t.dims, dataType: DataType[t.type], rawData: bytes };
 }

@@ -50,21 +50,59 @@ function parsed(raw: Record<string, unknown>): ModelConfig {
   return config;
 }
 
-export function qwenEmbedTokensGraph(raw: Record<string, unknown>, readRaw: WeightReader): GraphBuilder {
+/** How a graph is cut for where it runs; the defaults write the whole checkpoint as the CPU backend reads it. */
+export interface QwenGraphOptions {
+  /**
+   * The embedding table and the head in parts of whole rows of at most this many bytes each (default: one
+   * part). A WebGPU adapter holds at most maxBufferSize in one buffer (SwiftShader's is 1 GiB), and at real
+   * widths each is 151936 × hidden float32: 1.2 GB at 2048. The math is the same: the head's parts are
+   * MatMuls concatenated along the vocabulary, the embedding's Gathers of the ids inside each part.
+   */
+  maxWeightBytes?: number;
+  /**
+   * false leaves Qwen3-VL's deepstack_visual_embeds out: transformers.js 4.3.1's own layout, which answers
+   * differently from the checkpoint (bench:model's speed peer runs it). Default true.
+   */
+  deepstack?: boolean;
+}
+
+/**
+ * [lo, hi) row ranges of a rows × cols float32 table, as few as hold at most maxBytes each and as even as
+ * rows allow (one range when maxBytes is undefined).
+ */
+export function rowParts(rows: number, cols: number, maxBytes: number | undefined): Array<[number, number]> {
+  const most = maxBytes === undefined ? rows : Math.floor(maxBytes / (cols * 4));
+  if (most < 1) throw new Error(`qwen ONNX: maxWeightBytes ${maxBytes} holds no row of ${cols} float32 values`);
+  const per = Math.ceil(rows / Math.ceil(rows / most));
+  const parts: Array<[number, number]> = [];
+  for (let lo = 0; lo < rows; lo += per) parts.push([lo, Math.min(rows, lo + per)]);
+  return parts;
+}
+
+export function qwenEmbedTokensGraph(raw: Record<string, unknown>, readRaw: WeightReader, options: QwenGraphOptions = {}): GraphBuilder {
   const config = parsed(raw);
   const read = spelled(readRaw, config);
   const g = new GraphBuilder('embed_tokens');
   const ids = g.input('input_ids', 'int64', ['batch_size', 'sequence_length']);
   const w = read(`${config.decoderNames.model}.embed_tokens.weight`);
-  g.output(g.op('Gather', [g.weight('embed_tokens.weight', w.data, w.shape), ids]), 'inputs_embeds', 'float', [
-    'batch_size',
-    'sequence_length',
-    config.text.hiddenSize,
-  ]);
+  const [rows, d] = w.shape as [number, number];
+  const parts = rowParts(rows, d, options.maxWeightBytes);
+  let embeds = '';
+  if (parts.length === 1) embeds = g.op('Gather', [g.weight('embed_tokens.weight', w.data, w.shape), ids]);
+  for (const [k, [lo, hi]] of parts.length > 1 ? parts.entries() : []) {
+    // This part's rows for the ids inside it, zero rows for the others (adding exact zeros changes nothing).
+    const local = g.op('Sub', [ids, g.ints([lo], [])]);
+    const inside = g.op('And', [g.op('GreaterOrEqual', [local, g.ints([0], [])]), g.op('Less', [local, g.ints([hi - lo], [])])]);
+    const table = g.weight(`embed_tokens.weight.part${k}`, w.data.subarray(lo * d, hi * d), [hi - lo, d]);
+    const picked = g.op('Gather', [table, g.op('Where', [inside, local, g.ints([0], [])])]);
+    const masked = g.op('Mul', [picked, g.op('Unsqueeze', [g.op('Cast', [inside], { to: 1 }), g.ints([-1])])]);
+    embeds = k === 0 ? masked : g.op('Add', [embeds, masked]);
+  }
+  g.output(embeds, 'inputs_embeds', 'float', ['batch_size', 'sequence_length', config.text.hiddenSize]);
   return g;
 }
 
-export function qwenDecoderGraph(raw: Record<string, unknown>, readRaw: WeightReader): GraphBuilder {
+export function qwenDecoderGraph(raw: Record<string, unknown>, readRaw: WeightReader, options: QwenGraphOptions = {}): GraphBuilder {
   const config = parsed(raw);
   const read = spelled(readRaw, config);
   const t = config.text;
@@ -75,7 +113,7 @@ export function qwenDecoderGraph(raw: Record<string, unknown>, readRaw: WeightRe
   const half = hd / 2;
   const G = H / KV;
   const prefix = config.decoderNames.model;
-  const levels = t.deepstackLayers ?? 0;
+  const levels = options.deepstack === false ? 0 : (t.deepstackLayers ?? 0);
   const g = new GraphBuilder('decoder_model_merged');
   const embeds = g.input('inputs_embeds', 'float', ['batch_size', 'sequence_length', d]);
   const attentionMask = g.input('attention_mask', 'int64', ['batch_size', 'total_sequence_length']);
@@ -142,8 +180,13 @@ export function qwenDecoderGraph(raw: Record<string, unknown>, readRaw: WeightRe
   const start = g.op('Unsqueeze', [g.op('Neg', [keepLogits]), g.ints([0])]);
   x = g.op('Slice', [x, start, g.ints([2 ** 53 - 1]), g.ints([1])]);
   x = rmsNorm(g, read, x, `${prefix}.norm`, t.rmsNormEps);
-  const head = transposed(read(config.tieWordEmbeddings ? `${prefix}.embed_tokens.weight` : headName(read, config)));
-  g.output(g.op('MatMul', [x, g.weight('lm_head.weight', head.data, head.dims)]), 'logits', 'float', [
+  const headWeight = read(config.tieWordEmbeddings ? `${prefix}.embed_tokens.weight` : headName(read, config));
+  const parts = rowParts(headWeight.shape[0]!, d, options.maxWeightBytes);
+  const logits = parts.map(([lo, hi], k) => {
+    const w = transposed({ data: headWeight.data.subarray(lo * d, hi * d), shape: [hi - lo, d] });
+    return g.op('MatMul', [x, g.weight(parts.length === 1 ? 'lm_head.weight' : `lm_head.weight.part${k}`, w.data, w.dims)]);
+  });
+  g.output(logits.length === 1 ? logits[0]! : g.op('Concat', logits, { axis: -1 }), 'logits', 'float', [
     'batch_size',
     'kept_sequence_length',
     t.vocabSize,

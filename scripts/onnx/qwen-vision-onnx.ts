@@ -29,7 +29,18 @@ const EPS = 1e-6;
 
 const KINDS = ['qwen2_5_vl', 'qwen3_vl'] as const;
 
-export function qwenVisionEncoderGraph(config: Config, read: WeightReader): GraphBuilder {
+/** How the graph is cut for where it runs. */
+export interface QwenVisionGraphOptions {
+  /**
+   * Attention in this many groups of heads, one after another (default 1: all heads at once). Scores are
+   * [heads, N, N] float32: 1.46 GB for Qwen2.5-VL's 16 heads over a 1280 × 720 image's 4784 patches, over
+   * a WebGPU adapter's 1 GiB maxBufferSize on SwiftShader; per group they are heads / groups of that. The
+   * math is the same (each head attends alone).
+   */
+  headGroups?: number;
+}
+
+export function qwenVisionEncoderGraph(config: Config, read: WeightReader, options: QwenVisionGraphOptions = {}): GraphBuilder {
   const kind = config.model_type as (typeof KINDS)[number];
   if (!KINDS.includes(kind))
     throw new Error(`qwen vision ONNX: model_type '${config.model_type}' is not exported (${KINDS.join(', ')} are)`);
@@ -180,6 +191,10 @@ export function qwenVisionEncoderGraph(config: Config, read: WeightReader): Grap
   if (fc1Shape[0] !== I || fc1Shape[1] !== D)
     throw new Error(`qwen vision ONNX: the MLP's first weight is [${fc1Shape}], not [${I}, ${D}] (intermediate_size, hidden_size)`);
   const scale = f(hd ** -0.5);
+  const groups = options.headGroups ?? 1;
+  if (!Number.isInteger(groups) || groups < 1 || heads % groups !== 0)
+    throw new Error(`qwen vision ONNX: headGroups ${groups} does not divide the ${heads} heads`);
+  const groupSizes = groups === 1 ? '' : g.ints(Array.from({ length: groups }, () => heads / groups));
   const heads3 = g.ints([0, heads, hd]);
   const flat = g.ints([0, D]);
   const norm = (y: string, name: string) => (qwen3 ? layerNorm(g, read, y, at(name), EPS) : rmsNorm(g, read, y, at(name), EPS));
@@ -194,8 +209,17 @@ export function qwenVisionEncoderGraph(config: Config, read: WeightReader): Grap
     const kT = g.op('Transpose', [rope(kh!)], { perm: [1, 2, 0] }); // [heads, hd, N]
     const vT = g.op('Transpose', [vh!], { perm: [1, 0, 2] });
     const mask = qwen3 || fullLayers.includes(i) ? frameBias : windowBias;
-    const scores = add(mul(g.op('MatMul', [qT, kT]), scale), mask);
-    const o = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), vT]);
+    const attend = (qs: string, ks: string, vs: string) =>
+      g.op('MatMul', [g.op('Softmax', [add(mul(g.op('MatMul', [qs, ks]), scale), mask)], { axis: -1 }), vs]);
+    const split = (t: string) => g.opN('Split', [t, groupSizes], groups, { axis: 0 });
+    const o =
+      groups === 1
+        ? attend(qT, kT, vT)
+        : g.op(
+            'Concat',
+            zip3(split(qT), split(kT), split(vT)).map(([qs, ks, vs]) => attend(qs, ks, vs)),
+            { axis: 0 },
+          );
     const merged = g.op('Reshape', [g.op('Transpose', [o], { perm: [1, 0, 2] }), flat]);
     x = add(x, linear(g, read, merged, at(`${b}attn.proj`), true));
     const y2 = norm(x, `${b}norm2`);
@@ -237,6 +261,10 @@ export function qwenVisionEncoderGraph(config: Config, read: WeightReader): Grap
     g.output(stacked, 'deepstack_features', 'float', [levels.length, 'num_tokens', O]);
   }
   return g;
+}
+
+function zip3<T>(a: readonly T[], b: readonly T[], c: readonly T[]): Array<[T, T, T]> {
+  return a.map((x, i) => [x, b[i]!, c[i]!]);
 }
 
 /**
