@@ -127,10 +127,10 @@ if [ -z "${GPU_SKIP_QWEN:-}${GPU_COMPARE_ONLY:-}" ] && [ -f .devcarry/make-tiny-
         --max-tokens "$n" --json --no-weight-cache
     done < <(node bench/gpu/qwen-cases.mjs "$m")
   done
-  step bench-qwen 300 node .devcarry/bench-qwen.mjs --no-build --tokens=64 --reps=2
+  step bench-qwen 300 node .devcarry/bench-qwen.mjs --no-build --no-browser --tokens=64 --reps=2
   # The same Qwen2.5-VL requests on a device acting as one that binds WebGPU's default 128 MiB: its tied
   # embedding and head (151936 x 2048 bf16, 594 MiB) load in parts of rows.
-  step bench-qwen-binding 200 node .devcarry/bench-qwen.mjs --no-build --tokens=64 --reps=2 --family qwen2_5_vl --max-binding=134217728
+  step bench-qwen-binding 200 node .devcarry/bench-qwen.mjs --no-build --no-browser --tokens=64 --reps=2 --family qwen2_5_vl --max-binding=134217728
 fi
 PROF=(node dist/cli.js profile --model "$M" --image "$IMG" --json --no-weight-cache)
 if [ -z "${GPU_COMPARE_ONLY:-}" ]; then

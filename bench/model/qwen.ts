@@ -1,23 +1,27 @@
 // `npm run bench:model -- --family qwen2_5_vl|qwen3_vl`: a Qwen-VL checkpoint at real widths and
 // vocabulary (scripts/make-bench-qwen.ts: Qwen2.5-VL-3B's or Qwen3-VL-2B's, 4 vision and 4 text layers,
 // random BF16 weights) answering about one 448 x 448 image and one 1280 x 720 image, with the real pixel
-// budget, in Node on WebGPU (Dawn; SwiftShader on a machine without a GPU). For each image: a cold
-// request (the first of its size: the tower's pipelines for that grid compile), then `--reps` warm ones,
-// each with byte-distinct copies of the PNG (png-variant.ts) so the tower really runs; reported: vision
-// encode ms, TTFT, prefill tokens/s (after the encode) and decode tokens/s, the engine's peak GPU memory
-// (by area: the language model's device; the tower runs in an encoder worker on a device of its own,
-// reported beside it from engine.stats().encoder.gpuMemory) and the process's peak resident memory (on SwiftShader, GPU buffers are host memory and
-// count there too). Ends with ONE JSON line.
+// budget. For each image: a cold request (the first of its size: the tower's pipelines for that grid
+// compile), then `--reps` warm ones, each with byte-distinct copies of the PNG (png-variant.ts) so the
+// tower really runs; reported: vision encode ms, TTFT, decode tokens/s and peak GPU memory.
 //
-// The transformers.js peer is not run yet. scripts/onnx/qwen-onnx.ts and qwen-vision-onnx.ts write graphs
-// in its Qwen-VL layout (the CPU backend runs them), but at these widths the f32 decoder with its 151936-row
-// head is over protobuf's 2 GB (the writer has no external-data files yet), and neither side runs this bench
-// in Chromium yet. The JSON line says so in `peer`.
+//   1. Node (from the built package) on WebGPU (Dawn; SwiftShader on a machine without a GPU): also prefill
+//      tokens/s, the peak GPU memory by area (the language model's device; the tower runs in an encoder
+//      worker on a device of its own, reported beside it from engine.stats().encoder.gpuMemory) and the
+//      process's peak resident memory (on SwiftShader, GPU buffers are host memory and count there too).
+//   2. Chromium (qwen-browser.ts, qwen-page.ts): ours, then the peer, transformers.js 4.3.1 on
+//      onnxruntime-web's WebGPU EP (fp32) on an ONNX export of the same weights in its Qwen-VL layout
+//      (qwen-peer-export.ts), one after the other in the same page, the same inputs, greedy; printed side
+//      by side with ratios against the issue's goals (encode >= 8x, decode >= 10x, peak memory <= 1.0x).
+//      transformers.js has no DeepStack, so the Qwen3-VL peer runs the model's speed, not its answers.
+// Ends with ONE JSON line.
 //
 // Flags: --family qwen2_5_vl|qwen3_vl (or both, comma-separated)  --tokens=N new tokens (default 16)  --reps=N
 //        warm requests per image (default 1)  --no-build runs the dist/ already there (bench/gpu/on-device.sh,
 //        where there is no vite)  --max-binding=BYTES acts as a GPU that binds at most that much (the
-//        embedding and LM head then load in parts of rows)
+//        embedding and LM head then load in parts of rows; Node only)  --no-node  --no-browser  --no-peer
+//        --timeout-min=N for each family's page (default 120: the peer's cold requests take minutes here)
+//        --images=448x448,1280x720 (default both)  --no-ours (Chromium: the peer alone)
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,6 +33,8 @@ import { type BenchQwenFamily, BENCH_QWEN, ensureBenchQwen, root as repoRoot } f
 import type { TesseraInfo } from '../../src/engine/types';
 import { table } from '../harness/table';
 import { pngVariant } from './png-variant';
+import type { QwenBrowserResult } from './qwen-browser';
+import { formatQwenBrowser, qwenRatios } from './qwen-report';
 
 const log = (line: string) => console.error(`[bench] ${line}`);
 
@@ -39,6 +45,14 @@ interface Args {
   build: boolean;
   /** gpu.maxStorageBufferBindingSize: act as a GPU that binds at most this (the embedding and head load in parts). */
   maxBinding?: number;
+  node: boolean;
+  browser: boolean;
+  /** Ours in Chromium (--no-ours: the peer alone). */
+  ours: boolean;
+  peer: boolean;
+  timeoutMs: number;
+  /** Which of the two images ('448x448', '1280x720'). */
+  images: string[];
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -56,6 +70,12 @@ function parseArgs(argv: readonly string[]): Args {
     reps: Number(value('reps') ?? 1),
     build: !argv.includes('--no-build'),
     maxBinding: value('max-binding') === undefined ? undefined : Number(value('max-binding')),
+    node: !argv.includes('--no-node'),
+    browser: !argv.includes('--no-browser'),
+    ours: !argv.includes('--no-ours'),
+    peer: !argv.includes('--no-peer'),
+    timeoutMs: Number(value('timeout-min') ?? 120) * 60_000,
+    images: (value('images') ?? IMAGE_SIZES.map(([w, h]) => `${w}x${h}`).join(',')).split(','),
   };
 }
 
@@ -99,8 +119,25 @@ const figures = (info: TesseraInfo): RequestFigures => ({
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function benchFamily(family: BenchQwenFamily, args: Args) {
-  const dir = await ensureBenchQwen(family, log);
+const IMAGE_SIZES = [
+  [448, 448],
+  [1280, 720],
+] as const;
+
+/** The images asked for: public/sample.png resized (stretched) to 448 x 448 and 1280 x 720. */
+async function benchImages(labels: readonly string[]): Promise<Array<[string, Uint8Array]>> {
+  const sample = readFileSync(join(repoRoot, 'public/sample.png'));
+  const images: Array<[string, Uint8Array]> = [];
+  for (const label of labels) {
+    const size = IMAGE_SIZES.find(([w, h]) => `${w}x${h}` === label);
+    if (!size) throw new Error(`--images=${label}: use ${IMAGE_SIZES.map(([w, h]) => `${w}x${h}`).join(' or ')}`);
+    const [w, h] = size;
+    images.push([`${w}x${h}`, new Uint8Array(await sharp(sample).resize(w, h, { fit: 'fill' }).png().toBuffer())]);
+  }
+  return images;
+}
+
+async function benchNode(family: BenchQwenFamily, dir: string, images: ReadonlyArray<[string, Uint8Array]>, args: Args) {
   const { createEngine } = (await import(pathToFileURL(join(repoRoot, 'dist/node.js')).href)) as typeof import('../../src/node');
   const rss = peakRss();
   const t0 = performance.now();
@@ -109,14 +146,6 @@ async function benchFamily(family: BenchQwenFamily, args: Args) {
   const loadMs = performance.now() - t0;
   const adapter = engine.gpu.adapter;
   log(`${family}: loaded in ${(loadMs / 1000).toFixed(1)} s on ${adapter.vendor} / ${adapter.architecture} / ${adapter.device}`);
-  const sample = readFileSync(join(repoRoot, 'public/sample.png'));
-  const images: Array<[string, Uint8Array]> = [];
-  for (const [w, h] of [
-    [448, 448],
-    [1280, 720],
-  ] as const) {
-    images.push([`${w}x${h}`, new Uint8Array(await sharp(sample).resize(w, h, { fit: 'fill' }).png().toBuffer())]);
-  }
   const rows = [];
   try {
     for (const [label, png] of images) {
@@ -170,57 +199,94 @@ async function benchFamily(family: BenchQwenFamily, args: Args) {
   }
 }
 
+type NodeResult = Awaited<ReturnType<typeof benchNode>>;
+
+interface FamilyResult {
+  family: BenchQwenFamily;
+  model: string;
+  node?: NodeResult;
+  browser?: QwenBrowserResult | { skipped: string };
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  if (args.build) {
+  if (args.build && args.node) {
     log('building the package (vite build --mode lib): the engine runs from dist/ as users run it');
     execFileSync(process.execPath, [join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--mode', 'lib', '--logLevel', 'warn'], {
       cwd: repoRoot,
       stdio: 'inherit',
     });
   }
-  const results = [];
-  for (const family of args.families) results.push(await benchFamily(family, args));
-  const mib = (b: number) => (b / 2 ** 20).toFixed(0);
-  for (const r of results) {
-    console.log(`\n${r.family} (${BENCH_QWEN[r.family].real} widths, 4 + 4 layers, random BF16), ${args.tokens} new tokens, Node + Dawn`);
-    console.log(
-      table(
-        ['image', 'grid', 'image tokens', 'encode ms (cold / warm)', 'TTFT ms (cold / warm)', 'prefill tok/s', 'decode tok/s', 'peer'],
-        r.rows.map((x) => [
-          x.image,
-          x.warm.grid,
-          String(x.warm.imageTokens),
-          `${x.cold.encodeMs.toFixed(0)} / ${x.warm.encodeMs.toFixed(0)}`,
-          `${x.cold.ttftMs.toFixed(0)} / ${x.warm.ttftMs.toFixed(0)}`,
-          x.warm.prefillTokensPerSecond.toFixed(1),
-          x.warm.decodeTokensPerSecond.toFixed(2),
-          'not run',
-        ]),
-      ),
-    );
-    const areas = Object.entries(r.peakGpuByArea)
-      .map(([k, v]) => `${k} ${mib(v)}`)
-      .join(', ');
-    console.log(
-      `peak GPU memory of the language model's device ${mib(r.peakGpuBytes)} MiB (${areas}), of the encoder worker's ` +
-        `${r.encoderPeakGpuBytes === undefined ? 'not reported' : `${mib(r.encoderPeakGpuBytes)} MiB`}; peak resident memory ` +
-        `${mib(r.peakRssBytes)} MiB (the encoder worker's device included); load ${(r.loadMs / 1000).toFixed(1)} s`,
-    );
+  const images = await benchImages(args.images);
+  const results: FamilyResult[] = [];
+  for (const family of args.families) {
+    const dir = await ensureBenchQwen(family, log);
+    const r: FamilyResult = { family, model: dir };
+    if (args.node) r.node = await benchNode(family, dir, images, args);
+    if (args.browser) {
+      try {
+        // Loaded only here, by URL: bench/gpu/pack.sh bundles this file for a machine with no Chromium, Vite
+        // or Playwright (on-device.sh passes --no-browser), and esbuild leaves such an import out.
+        const { runQwenBrowser } = (await import(new URL('./qwen-browser.ts', import.meta.url).href)) as typeof import('./qwen-browser');
+        r.browser = await runQwenBrowser({
+          family,
+          dir,
+          repoRoot,
+          images,
+          tokens: args.tokens,
+          reps: args.reps,
+          ours: args.ours,
+          peer: args.peer,
+          timeoutMs: args.timeoutMs,
+          log,
+        });
+      } catch (e) {
+        r.browser = { skipped: `the Chromium page failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}` };
+        log(r.browser.skipped);
+      }
+    }
+    results.push(r);
   }
-  console.log(
-    '\npeer: not run. scripts/onnx/ writes Qwen-VL graphs in the transformers.js layout, but not yet at these sizes (no external-data files), and this bench does not run in Chromium yet.',
-  );
+  const mib = (b: number) => (b / 2 ** 20).toFixed(0);
+  for (const { family, node: r, browser } of results) {
+    const title = `${family} (${BENCH_QWEN[family].real} widths, 4 + 4 layers, random BF16), ${args.tokens} new tokens`;
+    if (r) {
+      console.log(`\n${title}, Node + Dawn`);
+      console.log(
+        table(
+          ['image', 'grid', 'image tokens', 'encode ms (cold / warm)', 'TTFT ms (cold / warm)', 'prefill tok/s', 'decode tok/s'],
+          r.rows.map((x) => [
+            x.image,
+            x.warm.grid,
+            String(x.warm.imageTokens),
+            `${x.cold.encodeMs.toFixed(0)} / ${x.warm.encodeMs.toFixed(0)}`,
+            `${x.cold.ttftMs.toFixed(0)} / ${x.warm.ttftMs.toFixed(0)}`,
+            x.warm.prefillTokensPerSecond.toFixed(1),
+            x.warm.decodeTokensPerSecond.toFixed(2),
+          ]),
+        ),
+      );
+      const areas = Object.entries(r.peakGpuByArea)
+        .map(([k, v]) => `${k} ${mib(v)}`)
+        .join(', ');
+      console.log(
+        `peak GPU memory of the language model's device ${mib(r.peakGpuBytes)} MiB (${areas}), of the encoder worker's ` +
+          `${r.encoderPeakGpuBytes === undefined ? 'not reported' : `${mib(r.encoderPeakGpuBytes)} MiB`}; peak resident memory ` +
+          `${mib(r.peakRssBytes)} MiB (the encoder worker's device included); load ${(r.loadMs / 1000).toFixed(1)} s`,
+      );
+    }
+    if (browser) console.log(`\n${title}, Chromium\n${formatQwenBrowser(family, browser)}`);
+  }
   console.log(
     JSON.stringify({
       bench: 'model-qwen',
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model },
       tokens: args.tokens,
       reps: args.reps,
-      peer: {
-        skipped: 'no ONNX export of these sizes in the transformers.js layout yet (over 2 GB: needs external data), and no Chromium run',
-      },
-      results,
+      results: results.map((r) => ({
+        ...r,
+        ratios: r.browser && 'page' in r.browser ? qwenRatios(r.browser.page) : undefined,
+      })),
     }),
   );
 }
