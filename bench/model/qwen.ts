@@ -275,7 +275,7 @@ async function main(): Promise<void> {
           `${mib(r.peakRssBytes)} MiB (the encoder worker's device included); load ${(r.loadMs / 1000).toFixed(1)} s`,
       );
     }
-    if (browser) console.log(`\n${title}, Chromium\n${formatQwenBrowser(family, browser)}`);
+    if (browser) console.log(`\n${title}, Chromium\n${formatQwenBrowser(family, browser, args.reps)}`);
   }
   console.log(
     JSON.stringify({

@@ -38,9 +38,9 @@ export class OrtEncoderForward implements EncoderForward {
       throw new BackendUnsupportedError(rt.provider, `${config.modelType} (audio) checkpoints`, "use device: 'webgpu'");
     }
     const g = await readOnnxGraph(source, 'vision_encoder', dtype, options.why ?? "device 'cpu' was asked for");
-    const digest = await checksum(
-      new TextEncoder().encode(`${await checksum(g.model)} ${g.externalData ? await checksum(g.externalData[0]!.data) : ''}`),
-    );
+    // The graph's checksum, then its data files' (one space after the graph's even when it has none).
+    const [graphSum, ...dataSums] = await Promise.all([g.model, ...(g.externalData ?? []).map((d) => d.data)].map((b) => checksum(b)));
+    const digest = await checksum(new TextEncoder().encode(`${graphSum} ${dataSums.join(' ')}`));
     const session = await createSession(rt, g.model, g.externalData);
     const encoder = config.qwenVision
       ? new OrtQwenVisionEncoder(rt.ort, session, config.qwenVision, config.text.hiddenSize)

@@ -5,7 +5,7 @@
 //   packed (tessera-pack.json)               the packed files the manifest names
 //   sharded (model.safetensors.index.json)   every file its weight_map names, once
 //   one file                                 model.safetensors
-//   on the CPU backend                       onnx/<graph><suffix>.onnx, and its .onnx_data when present
+//   on the CPU backend                       onnx/<graph><suffix>.onnx, and its .onnx_data (_data_1, ...) when present
 //   a GGUF pair                              the model .gguf and its mmproj .gguf
 //
 // Everything else (config, tokenizer, templates) is read as text and never stored. Sizes come from the
@@ -13,7 +13,7 @@
 // A checkpoint in another layout gives no files here: its load is not checked before, only file by file.
 
 import type { ModelSource, UrlSource } from '../io/model-source';
-import { cpuBackendGraphFiles } from '../model/ort/onnx-files';
+import { cpuBackendGraphFiles, externalDataFiles } from '../model/ort/onnx-files';
 import type { WeightDtype } from '../model/weights/dtype';
 import { isGgufSource } from '../model/weights/gguf/gguf-plan';
 import { readPackManifest } from '../model/weights/packed-checkpoint';
@@ -52,7 +52,7 @@ export async function weightFilesOf(source: ModelSource, backend: 'webgpu' | 'cp
   if (isGgufSource(source)) return source.gguf.files.map((f) => f.file);
   if (backend === 'cpu') {
     const graphs = cpuBackendGraphFiles(dtype);
-    const data = await Promise.all(graphs.map(async (g) => ((await source.exists?.(`${g}_data`)) ? [`${g}_data`] : [])));
+    const data = await Promise.all(graphs.map((g) => externalDataFiles(source, g)));
     return graphs.flatMap((g, i) => [g, ...data[i]]);
   }
   const pack = await readPackManifest(source);

@@ -2,9 +2,10 @@
 // widths): initializers in external-data files of bounded size, the embedding and head in row parts, the
 // vision tower's attention in groups of heads. Each graph, on onnxruntime-node, answers what the tiny
 // checkpoints' whole export (make-tiny-onnx.ts, held to the float64 references by qwen-onnx-export.test)
-// answers on the same inputs.
+// answers on the same inputs; and the CPU backend, loading the cut export (each graph's weights in several
+// data files), answers a request with the tokens it gives on the whole one.
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -14,6 +15,10 @@ import { qwenDecoderGraph, qwenEmbedTokensGraph, rowParts } from '../../scripts/
 import { qwenVisionEncoderGraph } from '../../scripts/onnx/qwen-vision-onnx';
 import { writeOnnx } from '../../scripts/onnx/write-onnx';
 import { checkpointReader } from '../../scripts/make-tiny-onnx';
+import { createEngine } from '../../src/engine/create-node';
+import { NodeDirSource } from '../../src/io/model-source-node';
+import { weightFilesOf } from '../../src/storage/download-plan';
+import { qwenTurn } from '../helpers/qwen-turn';
 import { ensureTinyModels } from '../helpers/tiny-models';
 
 const goldens = resolve(import.meta.dirname, '../fixtures/goldens');
@@ -57,6 +62,9 @@ describe.each(['qwen2_5_vl-tiny', 'qwen3_vl-tiny'])('%s cut for WebGPU', (name) 
     dir = join(ensureTinyModels(), name);
     config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     out = mkdtempSync(join(tmpdir(), 'tessera-qwen-cut-'));
+    // The checkpoint's files (config, tokenizer, processor; the safetensors too: the engine reads the
+    // config beside them), with the cut graphs in onnx/.
+    for (const f of readdirSync(dir)) if (statSync(join(dir, f)).isFile()) copyFileSync(join(dir, f), join(out, f));
     const { read } = checkpointReader(dir);
     const graphs: Array<[string, GraphBuilder]> = [
       ['vision_encoder', qwenVisionEncoderGraph(config, read, { headGroups: config.vision_config.num_heads })],
@@ -64,8 +72,8 @@ describe.each(['qwen2_5_vl-tiny', 'qwen3_vl-tiny'])('%s cut for WebGPU', (name) 
       ['decoder_model_merged', qwenDecoderGraph(config, read, { maxWeightBytes: MAX_WEIGHT })],
     ];
     for (const [graph, g] of graphs) {
-      written[graph] = writeOnnx(out, `${graph}.onnx`, g, { external: true, maxFileBytes: MAX_FILE }).bytes;
-      cut[graph] = await ort.InferenceSession.create(join(out, `${graph}.onnx`));
+      written[graph] = writeOnnx(join(out, 'onnx'), `${graph}.onnx`, g, { external: true, maxFileBytes: MAX_FILE }).bytes;
+      cut[graph] = await ort.InferenceSession.create(join(out, 'onnx', `${graph}.onnx`));
       whole[graph] = await ort.InferenceSession.create(join(dir, 'onnx', `${graph}.onnx`));
     }
   }, 60_000);
@@ -75,18 +83,38 @@ describe.each(['qwen2_5_vl-tiny', 'qwen3_vl-tiny'])('%s cut for WebGPU', (name) 
   });
 
   it('writes the weights to data files of at most 16 MiB under the names transformers.js asks for', () => {
-    const files = readdirSync(out).sort();
+    const files = readdirSync(join(out, 'onnx')).sort();
     expect(files).toContain('decoder_model_merged.onnx_data');
     expect(files).toContain('decoder_model_merged.onnx_data_1');
     expect(files).toContain('embed_tokens.onnx_data_1');
     for (const [graph, sizes] of Object.entries(written)) {
       for (const [file, bytes] of Object.entries(sizes)) {
-        expect(statSync(join(out, file)).size, file).toBe(bytes);
+        expect(statSync(join(out, 'onnx', file)).size, file).toBe(bytes);
         expect(bytes, file).toBeLessThanOrEqual(MAX_FILE);
       }
       // The graph itself holds only the small constants.
       expect(sizes[`${graph}.onnx`]).toBeLessThan(2 ** 20);
     }
+  });
+
+  it('the CPU backend loads the cut export (several data files a graph) and answers as on the whole one', async () => {
+    // What a download of the checkpoint for the CPU backend fetches: every data file of each graph.
+    const planned = await weightFilesOf(new NodeDirSource(out), 'cpu', 'f32');
+    for (const graph of Object.keys(written))
+      for (const file of Object.keys(written[graph]!)) expect(planned, file).toContain(`onnx/${file}`);
+    const request = { messages: [qwenTurn('sample')], max_tokens: 6 };
+    const answers: number[][] = [];
+    for (const model of [dir, out]) {
+      const engine = await createEngine({ model, device: 'cpu', encoder: { mode: 'in-process' }, kvCacheTokens: 1024 });
+      try {
+        expect(engine.stats().device.backend).toBe('cpu');
+        answers.push((await engine.chat.completions.create(request)).tessera.tokenIds);
+      } finally {
+        engine.destroy();
+      }
+    }
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[0]!.length).toBe(6);
   });
 
   it('vision_encoder with attention head by head gives the whole graph features', async () => {

@@ -14,7 +14,7 @@ import { createSession, type OrtRuntime } from './ort-api';
 import { OrtDecoder } from './ort-decoder';
 import { OrtModelRunner } from './ort-runner';
 import { OrtVisionEncoder } from './ort-vision';
-import { readOnnxGraph } from './onnx-files';
+import { graphBytes, readOnnxGraph } from './onnx-files';
 
 export interface LoadOrtModelOptions {
   kvCacheTokens?: number;
@@ -57,7 +57,7 @@ export async function loadOrtModel(
   const dtype = options.dtype ?? 'f32';
   const embed = await readOnnxGraph(source, 'embed_tokens', dtype, why, options.onProgress);
   const dec = await readOnnxGraph(source, 'decoder_model_merged', dtype, why, options.onProgress);
-  const weightBytes = [embed, dec].reduce((a, g) => a + g.model.byteLength + (g.externalData?.[0]?.data.byteLength ?? 0), 0);
+  const weightBytes = graphBytes(embed) + graphBytes(dec);
   const [embedSession, session] = [
     await createSession(rt, embed.model, embed.externalData),
     await createSession(rt, dec.model, dec.externalData),

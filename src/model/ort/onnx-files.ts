@@ -1,5 +1,6 @@
 // The ONNX graphs of a checkpoint, where Hugging Face's exports keep them (the layout transformers.js loads):
 //   onnx/<graph><suffix>.onnx        and, for graphs over 2 GB, their weights in onnx/<graph><suffix>.onnx_data
+//                                    (and _data_1, _data_2, ... when the export splits them into several files)
 // with the suffix naming the weights' dtype: '' f32, '_fp16', '_quantized' (int8), '_q4'.
 
 import { BackendUnsupportedError, OnnxFilesMissingError } from '../../errors';
@@ -100,7 +101,28 @@ function checkCpuDtype(dtype: WeightDtype, backend: string): void {
   }
 }
 
-/** Reads one graph (and its external weights). Throws OnnxFilesMissingError naming what is missing. */
+/** The most external-data files a graph is looked for in (transformers.js loads at most as many). */
+const MAX_DATA_FILES = 100;
+
+/** A graph's k-th external-data file: `<file>_data`, then `<file>_data_1`, `<file>_data_2`, ... */
+function externalDataFile(file: string, k: number): string {
+  return `${file}_data${k === 0 ? '' : `_${k}`}`;
+}
+
+/**
+ * The external-data files of `file` the source says it has, in order (they are numbered without gaps). A
+ * source that cannot tell (no `exists`) is taken to have none.
+ */
+export async function externalDataFiles(source: Pick<ModelSource, 'exists'>, file: string): Promise<string[]> {
+  const names: string[] = [];
+  for (let k = 0; k < MAX_DATA_FILES; k++) {
+    const name = externalDataFile(file, k);
+    if (!(await source.exists?.(name))) break;
+    names.push(name);
+  }
+  return names;
+}
+
 /** Reads one graph (and its external weights), reporting bytes read ('upload') and downloaded ('download'). */
 export async function readOnnxGraph(
   source: ModelSource,
@@ -113,7 +135,19 @@ export async function readOnnxGraph(
   const file = onnxFileName(graph, dtype);
   const model = await readAll(source, file, onProgress);
   if (!model) throw new OnnxFilesMissingError(source.where, [file], why);
-  const data = (await source.exists?.(`${file}_data`)) === false ? undefined : await readAll(source, `${file}_data`, onProgress);
-  const base = file.slice('onnx/'.length);
-  return { file, model, ...(data ? { externalData: [{ path: `${base}_data`, data }] } : {}) };
+  // Each data file in turn until one is missing (a source without `exists` is asked by reading).
+  const externalData: Array<{ path: string; data: Uint8Array }> = [];
+  for (let k = 0; k < MAX_DATA_FILES; k++) {
+    const name = externalDataFile(file, k);
+    const data = (await source.exists?.(name)) === false ? undefined : await readAll(source, name, onProgress);
+    if (!data) break;
+    // The graph names each file by its path beside it.
+    externalData.push({ path: name.slice('onnx/'.length), data });
+  }
+  return { file, model, ...(externalData.length > 0 ? { externalData } : {}) };
+}
+
+/** A graph's bytes with its external weights. */
+export function graphBytes(g: OnnxGraphBytes): number {
+  return g.model.byteLength + (g.externalData ?? []).reduce((a, d) => a + d.data.byteLength, 0);
 }
