@@ -18,7 +18,19 @@
 // are the identity (tiles are always full: the processor pads images, not tiles).
 
 import { GraphBuilder } from './onnx-graph';
-import { causalMaskBias, F32_MIN, geluTanh, layerNorm, linear, rotateHalf, transposed, type WeightReader } from './onnx-layers';
+import {
+  causalMaskBias,
+  F32_MIN,
+  geluTanh,
+  groupedQueryAttention,
+  layerNorm,
+  linear,
+  rmsNorm,
+  rotateHalf,
+  swigluMlp,
+  transposed,
+  type WeightReader,
+} from './onnx-layers';
 
 type Config = Record<string, any>;
 
@@ -132,16 +144,11 @@ export function decoderGraph(config: Config, read: WeightReader): GraphBuilder {
   const sin = g.op('Sin', [emb]);
   const bias = causalMaskBias(g, embeds, attentionMask, G);
   const rope = rotateHalf(g, hd, cos, sin);
-  const rmsNorm = (x: string, name: string) => {
-    const w = read(`${name}.weight`);
-    const variance = g.op('ReduceMean', [g.op('Mul', [x, x])], { axes: [-1], keepdims: 1 });
-    const normed = g.op('Div', [x, g.op('Sqrt', [g.op('Add', [variance, g.floats([eps])])])]);
-    return g.op('Mul', [g.weight(`${name}.weight`, w.data, w.shape), normed]);
-  };
+  const norm = (x: string, name: string) => rmsNorm(g, read, x, name, eps);
   let x = embeds;
   for (let i = 0; i < t.num_hidden_layers; i++) {
     const p = `model.text_model.layers.${i}.`;
-    const h = rmsNorm(x, `${p}input_layernorm`);
+    const h = norm(x, `${p}input_layernorm`);
     const heads = (name: string, n: number) =>
       g.op('Transpose', [g.op('Reshape', [linear(g, read, h, `${p}self_attn.${name}`, false), g.ints([0, 0, n, hd])])], {
         perm: [0, 2, 1, 3],
@@ -151,25 +158,11 @@ export function decoderGraph(config: Config, read: WeightReader): GraphBuilder {
     const v = g.op('Concat', [past[2 * i + 1]!, heads('v_proj', KV)], { axis: 2 });
     g.output(k, `present.${i}.key`, 'float', ['batch_size', KV, 'total_sequence_length', hd]);
     g.output(v, `present.${i}.value`, 'float', ['batch_size', KV, 'total_sequence_length', hd]);
-    // Grouped-query attention without repeating K/V: the G query heads of a KV head as G·seq rows.
-    const qg = g.op('Reshape', [q, g.ints([0, KV, -1, hd])]);
-    const scores = g.op('Add', [
-      g.op('Mul', [g.op('MatMul', [qg, g.op('Transpose', [k], { perm: [0, 1, 3, 2] })]), g.floats([hd ** -0.5])]),
-      bias,
-    ]);
-    const o = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v]);
-    const merged = g.op('Reshape', [
-      g.op('Transpose', [g.op('Reshape', [o, g.ints([0, H, -1, hd])])], { perm: [0, 2, 1, 3] }),
-      g.ints([0, 0, H * hd]),
-    ]);
+    const merged = groupedQueryAttention(g, q, k, v, bias, { numHeads: H, kvHeads: KV, headDim: hd });
     x = g.op('Add', [x, linear(g, read, merged, `${p}self_attn.o_proj`, false)]);
-    const h2 = rmsNorm(x, `${p}post_attention_layernorm`);
-    const gate = linear(g, read, h2, `${p}mlp.gate_proj`, false);
-    const up = linear(g, read, h2, `${p}mlp.up_proj`, false);
-    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
-    x = g.op('Add', [x, linear(g, read, act, `${p}mlp.down_proj`, false)]);
+    x = g.op('Add', [x, swigluMlp(g, read, norm(x, `${p}post_attention_layernorm`), `${p}mlp.`)]);
   }
-  x = rmsNorm(x, 'model.text_model.norm');
+  x = norm(x, 'model.text_model.norm');
   const head = tied ? read('model.text_model.embed_tokens.weight') : read('lm_head.weight');
   const w = transposed(head);
   g.output(g.op('MatMul', [x, g.weight('lm_head.weight', w.data, w.dims)]), 'logits', 'float', [

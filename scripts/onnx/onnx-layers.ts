@@ -100,3 +100,36 @@ export function rotateHalf(g: GraphBuilder, headDim: number, cos: string, sin: s
     return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [rotated, sin])]);
   };
 }
+
+/**
+ * Grouped-query attention of a decoder layer over its whole cache, the heads merged back:
+ * q [batch, H, seq, hd], k and v [batch, KV, total, hd], bias [batch, 1, G·seq, total] (causalMaskBias)
+ * -> [batch, seq, H·hd]. The G = H / KV query heads of a KV head are G·seq rows, so K/V are not repeated.
+ */
+export function groupedQueryAttention(
+  g: GraphBuilder,
+  q: string,
+  k: string,
+  v: string,
+  bias: string,
+  heads: { numHeads: number; kvHeads: number; headDim: number },
+): string {
+  const { numHeads: H, kvHeads: KV, headDim: hd } = heads;
+  const qg = g.op('Reshape', [q, g.ints([0, KV, -1, hd])]);
+  const scores = g.op('Add', [
+    g.op('Mul', [g.op('MatMul', [qg, g.op('Transpose', [k], { perm: [0, 1, 3, 2] })]), g.floats([hd ** -0.5])]),
+    bias,
+  ]);
+  const o = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v]);
+  return g.op('Reshape', [
+    g.op('Transpose', [g.op('Reshape', [o, g.ints([0, H, -1, hd])])], { perm: [0, 2, 1, 3] }),
+    g.ints([0, 0, H * hd]),
+  ]);
+}
+
+/** HF Llama / Qwen2's MLP under `prefix` (mlp.gate_proj, up_proj, down_proj): down(silu(gate(x)) · up(x)). */
+export function swigluMlp(g: GraphBuilder, read: WeightReader, x: string, prefix: string): string {
+  const gate = linear(g, read, x, `${prefix}gate_proj`, false);
+  const up = linear(g, read, x, `${prefix}up_proj`, false);
+  return linear(g, read, g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]), `${prefix}down_proj`, false);
+}

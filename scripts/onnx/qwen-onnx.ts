@@ -25,7 +25,16 @@ import { parseModelConfig } from '../../src/families/registry';
 import type { ModelConfig } from '../../src/model/config';
 import { mropeAxes, ropeInverseFrequencies } from '../../src/kernels/rope-tables';
 import { GraphBuilder } from './onnx-graph';
-import { causalMaskBias, linear, rmsNorm, rotateHalf, transposed, type WeightReader } from './onnx-layers';
+import {
+  causalMaskBias,
+  groupedQueryAttention,
+  linear,
+  rmsNorm,
+  rotateHalf,
+  swigluMlp,
+  transposed,
+  type WeightReader,
+} from './onnx-layers';
 
 /** Reads a tensor under the config's name, or under the checkpoint's other spelling of its prefix. */
 function spelled(read: WeightReader, config: ModelConfig): WeightReader {
@@ -159,21 +168,9 @@ export function qwenDecoderGraph(raw: Record<string, unknown>, readRaw: WeightRe
     const v = g.op('Concat', [past[2 * i + 1]!, heads('v', KV)], { axis: 2 });
     g.output(k, `present.${i}.key`, 'float', ['batch_size', KV, 'total_sequence_length', hd]);
     g.output(v, `present.${i}.value`, 'float', ['batch_size', KV, 'total_sequence_length', hd]);
-    const qg = g.op('Reshape', [q, g.ints([0, KV, -1, hd])]);
-    const scores = g.op('Add', [
-      g.op('Mul', [g.op('MatMul', [qg, g.op('Transpose', [k], { perm: [0, 1, 3, 2] })]), g.floats([hd ** -0.5])]),
-      bias,
-    ]);
-    const o = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v]);
-    const merged = g.op('Reshape', [
-      g.op('Transpose', [g.op('Reshape', [o, g.ints([0, H, -1, hd])])], { perm: [0, 2, 1, 3] }),
-      g.ints([0, 0, H * hd]),
-    ]);
+    const merged = groupedQueryAttention(g, q, k, v, bias, { numHeads: H, kvHeads: KV, headDim: hd });
     x = g.op('Add', [x, linear(g, read, merged, `${a}o_proj`, false)]);
-    const h2 = rmsNorm(g, read, x, `${p}post_attention_layernorm`, t.rmsNormEps);
-    const gate = linear(g, read, h2, `${p}mlp.gate_proj`, false);
-    const up = linear(g, read, h2, `${p}mlp.up_proj`, false);
-    x = g.op('Add', [x, linear(g, read, g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]), `${p}mlp.down_proj`, false)]);
+    x = g.op('Add', [x, swigluMlp(g, read, rmsNorm(g, read, x, `${p}post_attention_layernorm`, t.rmsNormEps), `${p}mlp.`)]);
     if (deepstack && i < levels) x = g.op('Add', [x, g.op('Gather', [deepstack, g.ints([i], [])], { axis: 0 })]);
   }
   // HF's logits_to_keep: the last num_logits_to_keep positions (0 keeps all: Slice from -0 = 0).
