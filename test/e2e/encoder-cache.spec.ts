@@ -95,8 +95,12 @@ test('8 concurrent requests over 3 distinct images encode 3 times, and every ref
   const stats = await page.evaluate(() => window.harness.stats());
   expect(stats.encoder.encodes).toBe(3);
   // The other 5 came from the first encode of their image: memory, joining it in flight, or (when the
-  // first one was already stored when they looked) the persistent tier.
-  expect(stats.encoder.memoryHits + stats.encoder.inflightJoins + stats.encoder.persistentHits).toBe(5);
+  // first one was already stored when they looked) the persistent tier; or they needed no embeddings at
+  // all: admitted after an earlier request of the same image had prefilled, they found its tokens in the
+  // prefix cache, so the encoder cache was never asked (a clean clone met this: 2 of the 5).
+  const reused = stats.encoder.memoryHits + stats.encoder.inflightJoins + stats.encoder.persistentHits;
+  expect(reused).toBeLessThanOrEqual(5);
+  if (reused < 5) expect(stats.scheduler.prefixHitTokens).toBeGreaterThan(0);
   const keys = [...new Set(results.map((r) => r.media![0].key))];
   expect(keys.length).toBe(3);
   for (const key of keys) expect(await page.evaluate((k) => window.harness.refCount(k), key)).toBe(0);
