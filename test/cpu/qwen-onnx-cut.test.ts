@@ -113,6 +113,8 @@ describe.each(['qwen2_5_vl-tiny', 'qwen3_vl-tiny'])('%s cut for WebGPU', (name) 
         engine.destroy();
       }
     }
+    // The cut moves logits by float32 rounding only; the sample request's top two logits are at least
+    // 0.0077 apart at every step (qwen-cpu.test), so no machine's rounding can change a token.
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[0]!.length).toBe(6);
   });
@@ -128,9 +130,11 @@ describe.each(['qwen2_5_vl-tiny', 'qwen3_vl-tiny'])('%s cut for WebGPU', (name) 
       image_grid_thw: new ort.Tensor('int64', BigInt64Array.from([c.grid.t, c.grid.h, c.grid.w].map(BigInt)), [1, 3]),
     };
     const [a, b] = [await whole.vision_encoder!.run(feeds), await cut.vision_encoder!.run(feeds)];
-    expect(maxDiff(a.image_features!.data as Float32Array, b.image_features!.data as Float32Array)).toBeLessThan(1e-6);
+    // Another CPU's kernels may sum a head or a part in another order: a few float32 ulps, far below 1e-4
+    // (a wrong cut is off by whole units).
+    expect(maxDiff(a.image_features!.data as Float32Array, b.image_features!.data as Float32Array)).toBeLessThan(1e-4);
     if (a.deepstack_features)
-      expect(maxDiff(a.deepstack_features.data as Float32Array, b.deepstack_features!.data as Float32Array)).toBeLessThan(1e-6);
+      expect(maxDiff(a.deepstack_features.data as Float32Array, b.deepstack_features!.data as Float32Array)).toBeLessThan(1e-4);
   });
 
   it('embed_tokens in row parts gives the same rows, at the parts edges too', async () => {
@@ -175,7 +179,7 @@ describe.each(['qwen2_5_vl-tiny', 'qwen3_vl-tiny'])('%s cut for WebGPU', (name) 
       );
     const [a, b] = [await whole.decoder_model_merged!.run(feeds), await cut.decoder_model_merged!.run(feeds)];
     expect(b.logits!.dims).toEqual([1, S, 151936]);
-    expect(maxDiff(a.logits!.data as Float32Array, b.logits!.data as Float32Array)).toBeLessThan(1e-6);
+    expect(maxDiff(a.logits!.data as Float32Array, b.logits!.data as Float32Array)).toBeLessThan(1e-4);
     expect(b['present.0.key']!.data).toEqual(a['present.0.key']!.data);
   });
 
