@@ -181,6 +181,18 @@ function updateVideoPicker(): void {
   }
 }
 
+/**
+ * A load or a request that gets nowhere for this long fails with EngineStalledError, which names what the
+ * engine waited on (src/engine/stall.ts), instead of a page that says "Loading…" forever. Downloads, GPU
+ * operations and steps all count as getting somewhere. `?stall=<ms>` sets it (the tests use a shorter one).
+ */
+function stallTimeoutMs(): number {
+  const asked = Number(new URLSearchParams(location.search).get('stall'));
+  return asked > 0 && Number.isFinite(asked) ? asked : DEFAULT_STALL_MS;
+}
+
+const DEFAULT_STALL_MS = 300_000;
+
 async function load(): Promise<boolean> {
   const choice = picker.choice();
   if (typeof choice === 'string') {
@@ -203,6 +215,7 @@ async function load(): Promise<boolean> {
       modelFiles: choice.modelFiles,
       device: deviceSelect.value as 'auto' | 'webgpu' | 'wasm',
       storage: { persist: persistBox.checked, requireCache: requireStorageBox.checked },
+      stallTimeoutMs: stallTimeoutMs(),
       onProgress: (p) => {
         if (p.phase === 'download') downloaded = true;
         progress.update(p);

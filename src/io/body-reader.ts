@@ -89,3 +89,23 @@ export function closeBytes(controller: ReadableByteStreamController): void {
   controller.close();
   request?.respond(0);
 }
+
+/**
+ * `body` (a Blob's stream: a picked file, a granted folder's file) read chunk by chunk and given on as a byte
+ * stream, so a BYOB reader of the result (src/model/weights/byte-reader.ts) still fills its own arrays. A BYOB
+ * read straight from a Blob's stream never settled now and then in Chromium 156: 1 load in 8 to 24 of
+ * test/e2e/chat.spec.ts's picked files stopped inside model.safetensors (at 9.7 MB of 40 MB, in a read into a
+ * tensor's array), as Cache API bodies did before cache-parts.ts read them chunk by chunk.
+ */
+export function readChunkwise(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = bodyReader(body, undefined, false);
+  return new ReadableStream({
+    type: 'bytes',
+    async pull(controller: ReadableByteStreamController) {
+      const got = await reader.read(wanted(controller));
+      if (got) deliver(controller, got.bytes, got.reused);
+      else closeBytes(controller);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}

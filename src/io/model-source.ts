@@ -12,6 +12,7 @@
 
 import { ModelFileError } from '../errors';
 import { matchFile, putFile, type StoredFile } from './cache-parts';
+import { readChunkwise } from './body-reader';
 import { responseVersion, resumableBody } from './resumable-download';
 import { checkCheckpointFileName } from './checkpoint-path';
 import { listHubFiles } from './file-listing';
@@ -386,7 +387,7 @@ export class FileListSource implements ModelSource {
     const modified = (blob as File | undefined)?.lastModified;
     return blob
       ? {
-          stream: iterateStream(blob.stream()),
+          stream: iterateStream(readChunkwise(blob.stream())),
           sizeBytes: blob.size,
           fromCache: true,
           version: modified === undefined ? undefined : `mtime:${modified}`,
@@ -426,7 +427,9 @@ export class DirectoryHandleSource implements ModelSource {
 
   async openBytes(name: string): Promise<ByteStream | undefined> {
     const f = await this.file(name);
-    return f ? { stream: iterateStream(f.stream()), sizeBytes: f.size, fromCache: true, version: `mtime:${f.lastModified}` } : undefined;
+    return f
+      ? { stream: iterateStream(readChunkwise(f.stream())), sizeBytes: f.size, fromCache: true, version: `mtime:${f.lastModified}` }
+      : undefined;
   }
 }
 

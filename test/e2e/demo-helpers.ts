@@ -34,11 +34,30 @@ export async function waitForWebGpuCheck(page: Page): Promise<void> {
   await expect(page.locator('body')).not.toHaveAttribute('data-webgpu', 'checking');
 }
 
-/** Click Load and wait until the model is ready (or failed). */
-export async function load(page: Page): Promise<void> {
+/**
+ * Click Load and wait until the model is ready (or failed). A load still going after `timeoutMs` fails
+ * with the progress list and status line; the page's own stall watchdog (`?stall=`) should fail it first,
+ * with the engine's state in #load-error.
+ */
+export async function load(page: Page, timeoutMs = 240_000): Promise<void> {
   await expect(page.locator('#load')).toBeEnabled();
   await page.locator('#load').click();
-  await expect(page.locator('body')).toHaveAttribute('data-model', /ready|error/);
+  try {
+    await expect(page.locator('body')).toHaveAttribute('data-model', /ready|error/, { timeout: timeoutMs });
+  } catch (e) {
+    throw new Error(`the load did not end in ${timeoutMs} ms: ${await loadState(page)}`, { cause: e });
+  }
+}
+
+/** The Load step's status line, progress rows and error, for a failure message. */
+export async function loadState(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const text = (sel: string) => document.querySelector(sel)?.textContent?.trim() ?? '';
+    const rows = [...document.querySelectorAll('#load-progress li')].map(
+      (li) => `[${(li as HTMLElement).dataset.state}] ${li.textContent?.replace(/\s+/g, ' ').trim()}`,
+    );
+    return `status "${text('#load-status')}"; progress ${JSON.stringify(rows)}; error "${text('#load-error')}"`;
+  });
 }
 
 /** Type a message (optional), press Ask, wait for the turn to end; returns window.tesseraRun. */
