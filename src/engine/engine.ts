@@ -619,7 +619,11 @@ export class Engine {
    * as its uuid), or for tools. `image` is the encoded bytes or a URL, as an image / image_url part takes.
    */
   async imageEmbeddings(image: Uint8Array | ArrayBuffer | Blob | string): Promise<ImageEmbeddingsResult> {
-    return imageEmbeddings(this.previewDeps('image'), image);
+    if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
+    if (!(this.processor instanceof Idefics3Processor) && !(this.processor instanceof QwenProcessor)) {
+      throw new ImageNotSupportedError(this.processor.where, 'image');
+    }
+    return imageEmbeddings({ media: this.media, policy: this.mediaPolicy, requestId: this.nextRequest++ }, image);
   }
 
   /**
@@ -633,12 +637,12 @@ export class Engine {
     return videoFrames(this.previewDeps('video'), video, options);
   }
 
-  /** What media work outside a request needs, for an image checkpoint that is not destroyed. */
-  private previewDeps(part: 'image' | 'video'): MediaPreviewDeps {
+  /** What a video preview needs, for an Idefics3 checkpoint that is not destroyed. */
+  private previewDeps(part: 'video'): MediaPreviewDeps {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
     if (this.processor instanceof QwenProcessor) {
       throw new UnsupportedModelError(
-        `engine.imageEmbeddings() and engine.videoFrames() take Idefics3 checkpoints (SmolVLM, SmolVLM2) for now; ${this.processor.where} is a ${this.processor.modelType} checkpoint: send its images in a request.`,
+        `engine.videoFrames() takes Idefics3 checkpoints (SmolVLM2) for now; ${this.processor.where} is a ${this.processor.modelType} checkpoint: send its video in a request.`,
       );
     }
     if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, part);

@@ -23,7 +23,7 @@ export interface MediaPreviewDeps {
 
 /** engine.imageEmbeddings(): the bytes or URL read as an image part's are, then encoded (or found cached). */
 export async function imageEmbeddings(
-  deps: MediaPreviewDeps,
+  deps: Omit<MediaPreviewDeps, 'processor'>,
   image: Uint8Array | ArrayBuffer | Blob | string,
 ): Promise<ImageEmbeddingsResult> {
   const part =

@@ -55,12 +55,22 @@ export type ChatContentPart =
    * [tiles, imageSeqLen, hidden] or [tiles * imageSeqLen, hidden] (f32, f16 or bf16), or the tensor itself.
    * `uuid` names them in the encoder cache (a later part with `image_embeds: null` and the same uuid uses
    * them again); `tessera.grid` is the image's tile grid [rows, cols] ([0, 0] or absent: one tile, not split).
+   * A Qwen-VL image's go as vLLM's dictionary `{ image_embeds, image_grid_thw }`: rows of shape
+   * [tokens, hidden · (1 + DeepStack levels)] and the patch grid [t, h, w] (a tensor of shape [1, 3], base64 of
+   * `torch.save`, or an array); a part naming them by uuid alone carries the grid as `tessera.grid_thw`.
    */
   | {
       type: 'image_embeds';
-      image_embeds: string | { data: Float32Array; shape: number[] } | null;
+      image_embeds:
+        | string
+        | { data: Float32Array; shape: number[] }
+        | {
+            image_embeds: string | { data: Float32Array; shape: number[] };
+            image_grid_thw: string | [number, number, number] | [[number, number, number]];
+          }
+        | null;
       uuid?: string | null;
-      tessera?: { grid?: [number, number] };
+      tessera?: { grid?: [number, number]; grid_thw?: [number, number, number] };
     }
   /** OpenAI's file part (PDFs and the like): refused (InvalidMessageError). */
   | { type: 'file'; file: unknown };
@@ -319,10 +329,15 @@ export interface MediaInfo {
 export interface ImageEmbeddingsResult {
   /** The encoder cache's content key (blake3 of the encoder identity, processing config and bytes). */
   key: string;
-  /** The tile grid [rows, cols] ([0, 0]: one tile, not split): an image_embeds part's tessera.grid. */
+  /** The tile grid [rows, cols] ([0, 0]: one tile, not split): an image_embeds part's tessera.grid. [0, 0] for a Qwen-VL image. */
   grid: [number, number];
-  /** [tiles, imageSeqLen, hidden]. */
-  shape: [number, number, number];
+  /** A Qwen-VL image's patch grid [t, h, w] (before the merge): an image_embeds part's image_grid_thw. */
+  gridThw?: [number, number, number];
+  /**
+   * Idefics3: [tiles, imageSeqLen, hidden]. Qwen-VL: [tokens, hidden · (1 + DeepStack levels)], vLLM's
+   * layout (each row followed by its Qwen3-VL DeepStack levels' rows).
+   */
+  shape: number[];
   /** Row-major values, shared with the encoder cache: never modify them. */
   data: Float32Array;
   source: MediaInfo['source'];

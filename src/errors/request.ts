@@ -205,9 +205,11 @@ export class EmbeddingsShapeError extends TesseraError {
     readonly where: string,
     readonly shape: readonly number[],
     readonly expected: string,
+    /** What else the part must say (Idefics3: its tile grid; Qwen-VL: its patch grid). */
+    grid = 'send its tile grid as tessera.grid',
   ) {
     super(
-      `${where} carries embeddings of shape [${shape.join(', ')}] but this model takes ${expected}; compute them with the same checkpoint (its vision tower and connector) and send its tile grid as tessera.grid.`,
+      `${where} carries embeddings of shape [${shape.join(', ')}] but this model takes ${expected}; compute them with the same checkpoint (its vision tower and connector) and ${grid}.`,
     );
   }
 }

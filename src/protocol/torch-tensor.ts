@@ -9,10 +9,15 @@
 import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { floatToHalf, halfToFloat } from '../kernels/f16';
 
-export type TorchDtype = 'float32' | 'float16' | 'bfloat16';
+/** The dtypes embeddings go on the wire in. */
+export type TorchFloatDtype = 'float32' | 'float16' | 'bfloat16';
+export type TorchDtype = TorchFloatDtype | 'int64';
 
 export interface TorchTensor {
-  /** Row-major values as f32 (f16 and bf16 storages are widened). */
+  /**
+   * Row-major values as f32 (f16 and bf16 storages are widened; int64 values, such as a Qwen-VL image's
+   * image_grid_thw, are read only when exact in f32: within ±2^24).
+   */
   data: Float32Array;
   shape: number[];
   /** The storage's dtype in the file. */
@@ -24,8 +29,15 @@ export class TorchFormatError extends Error {
   override readonly name = 'TorchFormatError';
 }
 
-const STORAGE_CLASS: Record<TorchDtype, string> = { float32: 'FloatStorage', float16: 'HalfStorage', bfloat16: 'BFloat16Storage' };
-const ELEMENT_BYTES: Record<TorchDtype, number> = { float32: 4, float16: 2, bfloat16: 2 };
+const STORAGE_CLASS: Record<TorchDtype, string> = {
+  float32: 'FloatStorage',
+  float16: 'HalfStorage',
+  bfloat16: 'BFloat16Storage',
+  int64: 'LongStorage',
+};
+const ELEMENT_BYTES: Record<TorchDtype, number> = { float32: 4, float16: 2, bfloat16: 2, int64: 8 };
+/** The largest integer an f32 holds exactly. */
+const EXACT_IN_F32 = 2 ** 24;
 const ARCHIVE = 'archive';
 
 // ---- writing ----
@@ -97,9 +109,18 @@ function contiguousStrides(shape: readonly number[]): number[] {
   return strides;
 }
 
-/** The storage bytes of `data` in `dtype` (f32 values rounded to f16 or bf16 when asked). */
+/** The storage bytes of `data` in `dtype` (f32 values rounded to f16 or bf16 when asked; int64 takes integers). */
 function storageBytes(data: Float32Array, dtype: TorchDtype): Uint8Array {
   if (dtype === 'float32') return new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+  if (dtype === 'int64') {
+    const out = new BigInt64Array(data.length);
+    for (let i = 0; i < data.length; i++) {
+      if (!Number.isInteger(data[i]))
+        throw new TorchFormatError(`value ${i} (${data[i]}) is not an integer; an int64 tensor holds integers`);
+      out[i] = BigInt(data[i]);
+    }
+    return new Uint8Array(out.buffer);
+  }
   const out = new Uint16Array(data.length);
   const f32 = new Float32Array(1);
   const u32 = new Uint32Array(f32.buffer);
@@ -340,7 +361,7 @@ function readPickle(bytes: Uint8Array): TensorCall {
   }
 }
 
-/** A tensor from `torch.save`'s bytes (one contiguous float32, float16 or bfloat16 tensor on any device). */
+/** A tensor from `torch.save`'s bytes (one contiguous float32, float16, bfloat16 or int64 tensor on any device). */
 export function decodeTorchTensor(bytes: Uint8Array): TorchTensor {
   let files: Record<string, Uint8Array>;
   try {
@@ -358,7 +379,7 @@ export function decodeTorchTensor(bytes: Uint8Array): TorchTensor {
   const [kind, storageType, key] = call.storage as [string, { global: string }, string];
   if (kind !== 'storage') throw new TorchFormatError(`the persistent record is a ${String(kind)}, not a storage`);
   const dtype = (Object.keys(STORAGE_CLASS) as TorchDtype[]).find((d) => `torch.${STORAGE_CLASS[d]}` === storageType?.global);
-  if (!dtype) throw new TorchFormatError(`the storage is ${storageType?.global}; float32, float16 and bfloat16 are read`);
+  if (!dtype) throw new TorchFormatError(`the storage is ${storageType?.global}; float32, float16, bfloat16 and int64 are read`);
   const raw = files[`${root}data/${key}`];
   if (!raw) throw new TorchFormatError(`the archive has no ${root}data/${key} for the tensor's storage`);
   const shape = call.shape;
@@ -374,7 +395,16 @@ export function decodeTorchTensor(bytes: Uint8Array): TorchTensor {
   const body = raw.slice(call.offset * size, (call.offset + numel) * size);
   let data: Float32Array;
   if (dtype === 'float32') data = new Float32Array(body.buffer);
-  else {
+  else if (dtype === 'int64') {
+    const ints = new BigInt64Array(body.buffer);
+    data = new Float32Array(numel);
+    for (let k = 0; k < numel; k++) {
+      if (ints[k] > EXACT_IN_F32 || ints[k] < -EXACT_IN_F32) {
+        throw new TorchFormatError(`int64 value ${k} (${ints[k]}) is beyond ±2^24, more than this reader keeps exactly`);
+      }
+      data[k] = Number(ints[k]);
+    }
+  } else {
     const bits = new Uint16Array(body.buffer);
     data = new Float32Array(numel);
     if (dtype === 'float16') for (let k = 0; k < numel; k++) data[k] = halfToFloat(bits[k]);

@@ -1,5 +1,6 @@
 // The remote engine's messages on the wire: each image part becomes an image_embeds part (vLLM's format:
-// base64 of torch.save(tensor), the media's content key as its uuid, and Tessera's tile grid) or, in raw
+// base64 of torch.save(tensor), the media's content key as its uuid, and Tessera's tile grid; a Qwen-VL
+// image's as vLLM's dictionary { image_embeds, image_grid_thw }) or, in raw
 // mode, a data: URL image_url part carrying the same uuid. A uuid the server has already taken is sent
 // alone (image_embeds: null) unless `resend` asks for the values again. Other parts pass through.
 
@@ -7,7 +8,7 @@ import { contentKey } from '../cache/content-key';
 import type { ChatCompletionMessage, ChatContentPart, ImageEmbeddingsResult } from '../engine/types';
 import type { MediaPolicy } from '../engine/intake/media-options';
 import { imagePartBytes } from '../engine/intake/message-images';
-import { encodeTorchTensor, type TorchDtype } from '../protocol/torch-tensor';
+import { encodeTorchTensor, type TorchFloatDtype } from '../protocol/torch-tensor';
 
 export type RemoteMediaMode = 'embeds' | 'raw';
 
@@ -37,7 +38,7 @@ export interface WireMessagesInput {
   /** uuids the server holds: sent alone. */
   known: ReadonlySet<string>;
   /** The embeddings' dtype on the wire. */
-  dtype: TorchDtype;
+  dtype: TorchFloatDtype;
   signal?: AbortSignal;
 }
 
@@ -83,16 +84,18 @@ export async function wireMessages(input: WireMessagesInput): Promise<{ messages
           const e = await input.encoder.embeddings(bytes);
           uuids.push(e.key);
           count.embeds++;
+          // A Qwen-VL image's patch grid: tessera.grid_thw beside a uuid alone, else vLLM's dictionary.
+          const grid = e.gridThw ? { grid_thw: e.gridThw } : { grid: e.grid };
           if (input.known.has(e.key)) {
             count.byUuid++;
-            return { type: 'image_embeds', image_embeds: null, uuid: e.key, tessera: { grid: e.grid } };
+            return { type: 'image_embeds', image_embeds: null, uuid: e.key, tessera: grid };
           }
-          return {
-            type: 'image_embeds',
-            image_embeds: base64(encodeTorchTensor(e.data, e.shape, input.dtype)),
-            uuid: e.key,
-            tessera: { grid: e.grid },
-          };
+          const rows = base64(encodeTorchTensor(e.data, e.shape, input.dtype));
+          if (e.gridThw) {
+            const thw = base64(encodeTorchTensor(Float32Array.from(e.gridThw), [1, 3], 'int64'));
+            return { type: 'image_embeds', image_embeds: { image_embeds: rows, image_grid_thw: thw }, uuid: e.key };
+          }
+          return { type: 'image_embeds', image_embeds: rows, uuid: e.key, tessera: grid };
         }),
       );
       return { ...m, content };

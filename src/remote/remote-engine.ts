@@ -15,7 +15,7 @@ import type {
 } from '../engine/types';
 import { mediaPolicy, type MediaOptions, type MediaPolicy } from '../engine/intake/media-options';
 import { RemoteModelMismatchError, RemoteServerError, RemoteUnreachableError, RequestAbortedError } from '../errors';
-import type { TorchDtype } from '../protocol/torch-tensor';
+import type { TorchFloatDtype } from '../protocol/torch-tensor';
 import { type RemoteMediaMode, type WirePartsCount, wireMessages } from './image-parts';
 import type { StatsLocalEncoder } from './local-encoder';
 
@@ -33,7 +33,7 @@ export interface RemoteEngineOptions {
    * 'float16' / 'bfloat16' (half the bytes; the server splices the rounded values, so an answer may differ
    * from the local engine's in its later tokens).
    */
-  embeddingsDtype?: TorchDtype;
+  embeddingsDtype?: TorchFloatDtype;
   /** Limits on the images a request brings, as the engine's (image_url fetches happen here). */
   mediaOptions?: MediaOptions;
   /** fetch to use (default: the global one). */

@@ -91,6 +91,11 @@ describe('image_embeds parts', () => {
       InvalidMessageError,
     );
     await expect(fails({ type: 'image_embeds', image_embeds: null })).rejects.toThrow(/neither image_embeds nor a uuid/);
+    // A Qwen-VL image's form (rows with a patch grid) is not an Idefics3 image's.
+    const rows = base64(encodeTorchTensor(e.data, [e.shape[0] * e.shape[1], e.shape[2]]));
+    await expect(fails({ type: 'image_embeds', image_embeds: { image_embeds: rows, image_grid_thw: [1, 16, 16] } })).rejects.toThrow(
+      /carries a patch grid \(image_grid_thw\), a Qwen-VL image's; .* is an Idefics3 checkpoint/,
+    );
     expectIdle(engine);
   });
 

@@ -204,7 +204,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     expect(prepared()).toBe(0);
   });
 
-  it('refuses audio parts, video pruning, imageEmbeddings() and (Qwen2.5-VL) tools by name, and answers the next request', async () => {
+  it('refuses audio parts, video pruning, videoFrames() and (Qwen2.5-VL) tools by name, and answers the next request', async () => {
     const part = (p: unknown) => ask([{ role: 'user', content: [p, { type: 'text', text: 'hi' }] } as Message], 2);
     await expect(engine.chat.completions.create({ ...ask([qwenTurn('video')], 2), tessera: { videoPruning: 0.5 } })).rejects.toThrow(
       /videoPruning \(EVS\) takes SmolVLM2 checkpoints/,
@@ -212,7 +212,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     await expect(engine.chat.completions.create(part({ type: 'audio', audio: new Uint8Array(8) }))).rejects.toBeInstanceOf(
       AudioNotSupportedError,
     );
-    await expect(engine.imageEmbeddings(IMAGE)).rejects.toBeInstanceOf(UnsupportedModelError);
+    await expect(engine.videoFrames({ frames: [{ image: IMAGE, timestamp: 0 }] })).rejects.toBeInstanceOf(UnsupportedModelError);
     // Qwen2.5-VL's chat template offers no tools (Qwen3-VL's does: test/gpu/tools.test.ts).
     if (name.startsWith('qwen2_5_vl')) {
       const tools = [{ type: 'function' as const, function: { name: 'now' } }];

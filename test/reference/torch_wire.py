@@ -30,11 +30,14 @@ CASES = [
     ("f32-rows", [64, 576], torch.float32),
     ("f16-tiles", [5, 64, 24], torch.float16),
     ("bf16-rows", [3, 7], torch.bfloat16),
+    ("i64-grids", [4, 3], torch.int64),
 ]
 
 
-def values(shape):
+def values(shape, dtype=torch.float32):
     n = math.prod(shape)
+    if dtype == torch.int64:
+        return torch.tensor([(i * 7919) % 20011 - 10000 for i in range(n)], dtype=torch.int64).reshape(shape)
     return torch.tensor([math.sin(i * 0.37) * 3 + i / 1000 for i in range(n)], dtype=torch.float64).to(torch.float32).reshape(shape)
 
 
@@ -45,7 +48,7 @@ def main():
         with open(path, "rb") as f:
             raw = f.read()
         t = torch.load(path, weights_only=True)
-        want = values(shape).to(dtype)
+        want = values(shape, dtype).to(dtype)
         assert t.dtype == dtype, f"{name}: dtype {t.dtype}, want {dtype}"
         assert list(t.shape) == shape, f"{name}: shape {list(t.shape)}, want {shape}"
         assert t.is_contiguous(), f"{name}: not contiguous"
@@ -64,6 +67,11 @@ def main():
         "torch-bf16-view": (base.to(torch.bfloat16)[2:5], 2 * tile),
         "torch-f32-2d": (base.reshape(-1, 24)[:64].clone(), 0),
     }
+    # a Qwen-VL image's image_grid_thw, as vLLM's clients save it
+    grid = torch.tensor([[1, 32, 46]], dtype=torch.int64)
+    torch.save(grid, os.path.join(OUT, "torch-i64-grid.pt"))
+    expected["torch-i64-grid"] = {"shape": list(grid.shape), "dtype": "int64", "values": grid.flatten().tolist()}
+    print(f"wrote torch-i64-grid.pt: {grid.dtype} {list(grid.shape)}")
     for name, (t, start) in written.items():
         torch.save(t, os.path.join(OUT, f"{name}.pt"))
         want = values([6 * tile]).to(t.dtype)[start : start + t.numel()].reshape(t.shape)

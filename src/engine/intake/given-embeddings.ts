@@ -1,12 +1,15 @@
 // image_embeds parts: embeddings computed elsewhere (a remote engine's encoder, vLLM's disaggregated
 // encoder), in vLLM's wire format (base64 of torch.save(tensor): src/protocol/torch-tensor.ts). Parsed here
 // into what intake splices: the tensor (or only its uuid, naming embeddings already cached), its cache key,
-// and the image's tile grid. The model's own sizes are checked later (checkGivenShape), where they are known.
+// and the image's grid: Idefics3's tile grid (tessera.grid), or a Qwen-VL image's patch grid, which vLLM
+// takes as a dictionary { image_embeds, image_grid_thw } (a uuid alone: tessera.grid_thw). The model's own
+// sizes are checked later (checkGivenShape, intake-qwen.ts), where they are known.
 
 import { blake3 } from 'hash-wasm';
 import { EmbeddingsNotAcceptedError, EmbeddingsShapeError, InvalidMessageError } from '../../errors';
 import type { ImageLayout } from '../../processor/image-layout';
 import type { ChatMessage } from '../../processor/messages';
+import type { PatchGrid } from '../../processor/smart-resize';
 import { decodeTorchTensor, TorchFormatError } from '../../protocol/torch-tensor';
 import type { MediaPolicy } from './media-options';
 
@@ -28,6 +31,8 @@ export interface GivenEmbeddings {
   /** The tile grid (0 x 0: one tile, not split). */
   rows: number;
   cols: number;
+  /** A Qwen-VL image's patch grid (image_grid_thw), in patches before the merge. */
+  gridThw?: PatchGrid;
   /** Where the part is, for messages. */
   where: string;
 }
@@ -46,19 +51,45 @@ export function isGivenEmbeddings(v: unknown): v is GivenEmbeddings {
   return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'given-embeddings';
 }
 
-/** The cache key given embeddings live under: never a content key (those are hex digests). */
-function givenEmbeddingsKey(uuid: string): string {
-  return `embeds:${uuid}`;
+/**
+ * The cache key given embeddings live under: never a content key (those are hex digests). A patch grid is
+ * part of it: the same rows under another grid are another image's (other M-RoPE positions), so neither the
+ * encoder cache nor the prefix cache may answer one with the other.
+ */
+function givenEmbeddingsKey(uuid: string, grid?: PatchGrid): string {
+  return grid ? `embeds:${uuid}:thw=${grid.t}x${grid.h}x${grid.w}` : `embeds:${uuid}`;
 }
 
-function base64Bytes(text: string, where: string, maxBytes: number): Uint8Array {
-  if (text.length * 0.75 > maxBytes + 3) {
+/** The most patches along a side a grid may name (a 16384-pixel side at patch 14). */
+const MAX_GRID_SIDE = 1170;
+
+/** image_grid_thw as vLLM takes it (a tensor [1, 3] or [3], base64 of torch.save) or as [t, h, w] / [[t, h, w]]. */
+function gridThwOf(raw: unknown, field: string): PatchGrid {
+  let values: unknown[] | undefined;
+  if (typeof raw === 'string') {
+    try {
+      const t = decodeTorchTensor(base64Bytes(raw, field, 1 << 16, 'the 64 KiB a grid may take'));
+      if (t.data.length === 3 && (t.shape.length === 1 || (t.shape.length === 2 && t.shape[0] === 1))) values = [...t.data];
+    } catch (e) {
+      if (e instanceof TorchFormatError) throw new InvalidMessageError(`${field}: ${e.message}.`);
+      throw e;
+    }
+  } else if (Array.isArray(raw)) values = raw.length === 1 && Array.isArray(raw[0]) ? raw[0] : raw;
+  if (values?.length !== 3 || !values.every((v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_GRID_SIDE)) {
     throw new InvalidMessageError(
-      `${where}.image_embeds is about ${Math.round(text.length * 0.75)} bytes, over media.maxImageBytes (${maxBytes}).`,
+      `${field} must be one image's patch grid [t, h, w] (a tensor of shape [1, 3] or [3], or an array), integers from 1 to ${MAX_GRID_SIDE}.`,
     );
   }
+  const [t, h, w] = values as number[];
+  return { t, h, w };
+}
+
+function base64Bytes(text: string, field: string, maxBytes: number, limit: string): Uint8Array {
+  if (text.length * 0.75 > maxBytes + 3) {
+    throw new InvalidMessageError(`${field} is about ${Math.round(text.length * 0.75)} bytes, over ${limit} (${maxBytes}).`);
+  }
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text))
-    throw new InvalidMessageError(`${where}.image_embeds is not base64 (vLLM's format: base64 of torch.save(tensor)).`);
+    throw new InvalidMessageError(`${field} is not base64 (vLLM's format: base64 of torch.save(tensor)).`);
   const bin = atob(text);
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
@@ -68,7 +99,7 @@ function base64Bytes(text: string, where: string, maxBytes: number): Uint8Array 
 /** An image_embeds part as intake takes it; refused by name when the engine does not take embeddings. */
 export async function givenEmbeddingsOf(part: unknown, where: string, policy: MediaPolicy): Promise<GivenEmbeddings> {
   if (!policy.acceptEmbeddings) throw new EmbeddingsNotAcceptedError(where);
-  const p = part as { image_embeds?: unknown; uuid?: unknown; tessera?: { grid?: unknown } };
+  const p = part as { image_embeds?: unknown; uuid?: unknown; tessera?: { grid?: unknown; grid_thw?: unknown } };
   const uuid = p.uuid ?? undefined;
   if (uuid !== undefined && (typeof uuid !== 'string' || uuid.length === 0 || uuid.length > 256)) {
     throw new InvalidMessageError(`${where}.uuid must be a non-empty string of at most 256 characters.`);
@@ -85,12 +116,28 @@ export async function givenEmbeddingsOf(part: unknown, where: string, policy: Me
     );
   }
   const [rows, cols] = grid as [number, number];
-  const raw = p.image_embeds ?? null;
+  let raw = p.image_embeds ?? null;
+  // vLLM's dictionary for a Qwen-VL image: the rows and their patch grid.
+  let gridThw: PatchGrid | undefined;
+  const dict = raw as { image_embeds?: unknown; image_grid_thw?: unknown } | null;
+  if (dict !== null && typeof dict === 'object' && !ArrayBuffer.isView(dict) && 'image_embeds' in dict) {
+    if (!('image_grid_thw' in dict)) {
+      throw new InvalidMessageError(
+        `${where}.image_embeds is a dictionary without image_grid_thw (vLLM's form for a Qwen-VL image: { image_embeds, image_grid_thw }).`,
+      );
+    }
+    gridThw = gridThwOf(dict.image_grid_thw, `${where}.image_embeds.image_grid_thw`);
+    raw = dict.image_embeds ?? null;
+    if (raw === null)
+      throw new InvalidMessageError(
+        `${where}.image_embeds.image_embeds is missing; a part naming cached embeddings sends image_embeds: null, its uuid and tessera.grid_thw.`,
+      );
+  } else if (p.tessera?.grid_thw !== undefined) gridThw = gridThwOf(p.tessera.grid_thw, `${where}.tessera.grid_thw`);
   let data: Float32Array | undefined;
   let shape: number[] | undefined;
   if (typeof raw === 'string') {
     try {
-      ({ data, shape } = decodeTorchTensor(base64Bytes(raw, where, policy.maxImageBytes)));
+      ({ data, shape } = decodeTorchTensor(base64Bytes(raw, `${where}.image_embeds`, policy.maxImageBytes, 'media.maxImageBytes')));
     } catch (e) {
       if (e instanceof TorchFormatError) throw new InvalidMessageError(`${where}.image_embeds: ${e.message}.`);
       throw e;
@@ -109,8 +156,23 @@ export async function givenEmbeddingsOf(part: unknown, where: string, policy: Me
   } else if (uuid === undefined) {
     throw new InvalidMessageError(`${where} has neither image_embeds nor a uuid naming embeddings sent before.`);
   }
-  const key = givenEmbeddingsKey(uuid ?? (await blake3(new Uint8Array(data!.buffer, data!.byteOffset, data!.byteLength))));
-  return { kind: 'given-embeddings', key, ...(uuid !== undefined ? { uuid } : {}), data, shape, rows, cols, where };
+  if (gridThw && p.tessera?.grid !== undefined) {
+    throw new InvalidMessageError(
+      `${where} has both a patch grid (image_grid_thw) and a tile grid (tessera.grid); a Qwen-VL image has only the first.`,
+    );
+  }
+  const key = givenEmbeddingsKey(uuid ?? (await blake3(new Uint8Array(data!.buffer, data!.byteOffset, data!.byteLength))), gridThw);
+  return {
+    kind: 'given-embeddings',
+    key,
+    ...(uuid !== undefined ? { uuid } : {}),
+    data,
+    shape,
+    rows,
+    cols,
+    ...(gridThw ? { gridThw } : {}),
+    where,
+  };
 }
 
 /** The layout an image of this grid has, as the processor would have computed it from pixels. */

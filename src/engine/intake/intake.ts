@@ -12,6 +12,7 @@ import {
   AudioNotSupportedError,
   ContextLengthError,
   EmbeddingsNotCachedError,
+  InvalidMessageError,
   ToolsNotSupportedError,
   VideoNotSupportedError,
 } from '../../errors';
@@ -52,7 +53,12 @@ export interface IntakeDeps {
 }
 
 /** An image_embeds part as a prepared item: its key and the layout its grid implies (nothing to encode). */
-function preparedGiven(g: GivenEmbeddings, config: ProcessorConfig): PreparedMedia {
+function preparedGiven(g: GivenEmbeddings, config: ProcessorConfig, where: string): PreparedMedia {
+  if (g.gridThw) {
+    throw new InvalidMessageError(
+      `${g.where} carries a patch grid (image_grid_thw), a Qwen-VL image's; ${where} is an Idefics3 checkpoint, whose image_embeds are tile rows with their tile grid as tessera.grid.`,
+    );
+  }
   const { imageSeqLen, image } = config;
   const layout = givenLayout(g, image.tileSize, imageSeqLen);
   return { key: g.key, layout, numTokens: layout.numImageTokens };
@@ -115,7 +121,7 @@ export async function intake(
   const edges = images.map((_, i) => longestEdges?.[i] ?? defaultEdge);
   const preparing = images.map((b, i) =>
     isGivenEmbeddings(b)
-      ? Promise.resolve(preparedGiven(b, config))
+      ? Promise.resolve().then(() => preparedGiven(b, config, deps.processor.where))
       : deps.media.prepare(b, edges[i] === defaultEdge ? undefined : { longestEdge: edges[i] }),
   );
   const videoWork = prepareVideos(deps.media, sources, requestId, deps.processor.config.imageSeqLen, videoOptions);
