@@ -34,6 +34,7 @@ const SOURCE_NAMES: Record<MediaInfo['source'], string> = {
   persistent: 'IndexedDB',
   encoded: 'encoded',
   given: 'sent with the request',
+  'prefix-cache': 'prefix cache (no embeddings needed)',
 };
 
 const BACKEND_NAMES: Record<EngineStats['device']['backend'], string> = {

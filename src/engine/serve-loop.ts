@@ -356,9 +356,11 @@ export class ServeLoop {
 }
 
 function mediaInfo(r: EngineRequest): MediaInfo[] {
+  // An item whose every placeholder the prefix cache held was never asked of the encoder (nor its cache).
+  const cached = r.sched?.numCachedTokens ?? 0;
   return r.media.map((m) => ({
     key: m.prepared.key,
-    source: m.source ?? 'encoded',
+    source: m.source ?? (m.placeholder.offset + m.placeholder.length <= cached ? 'prefix-cache' : 'encoded'),
     numTiles: m.prepared.layout?.numTiles ?? 0,
     ...(m.prepared.grid ? { grid: { ...m.prepared.grid } } : {}),
     longestEdge: m.longestEdge,

@@ -312,8 +312,11 @@ export interface RequestTimings {
 export interface MediaInfo {
   /** Content key (blake3 of model identity, processing config and the image bytes). */
   key: string;
-  /** Where the embeddings came from ('given': an image_embeds part carried them). */
-  source: 'memory' | 'inflight' | 'persistent' | 'encoded' | 'given';
+  /**
+   * Where the embeddings came from ('given': an image_embeds part carried them; 'prefix-cache': none were
+   * needed, the prefix cache held the KV of all of the item's tokens).
+   */
+  source: 'memory' | 'inflight' | 'persistent' | 'encoded' | 'given' | 'prefix-cache';
   numTiles: number;
   /** A Qwen-VL image's patch grid (frames, rows, columns of patches) after the smart resize. */
   grid?: { t: number; h: number; w: number };

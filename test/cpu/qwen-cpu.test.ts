@@ -76,6 +76,24 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))("%s on devic
     expectIdle(engine);
   });
 
+  it('with the encoder cache emptied, the prefix cache alone answers the image, and the answer says so', async () => {
+    // More text after the image, so the cached prefix (whole blocks, short of the prompt's last token) holds it all.
+    const turn = qwenTurn('sample');
+    const content = [
+      ...(turn.content as Extract<Message['content'], unknown[]>),
+      { type: 'text' as const, text: ' Say it in one long sentence, with every colour and shape you can see in it.' },
+    ];
+    const first = await engine.chat.completions.create(ask([{ role: 'user', content }], 4));
+    await engine.encoderCache.clear();
+    const encodes = engine.stats().encoder.encodes;
+    const again = await engine.chat.completions.create(ask([{ role: 'user', content }], 4));
+    expect(again.tessera.tokenIds).toEqual(first.tessera.tokenIds);
+    expect(again.tessera.cachedTokens).toBeGreaterThan(given('sample').ids.lastIndexOf(IMAGE_PAD));
+    expect(again.tessera.media[0].source).toBe('prefix-cache');
+    expect(engine.stats().encoder.encodes).toBe(encodes);
+    expectIdle(engine);
+  });
+
   it('prefilled in 16-token chunks (an image, and its DeepStack rows, split across steps) answers the same tokens', async () => {
     const chunked = await createEngine({
       model: `${ensureTinyModels()}/${name}`,
