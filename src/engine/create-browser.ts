@@ -100,7 +100,8 @@ export interface BrowserEngineOptions extends EngineOptions {
 }
 
 /** The device choice and the media encoder's start for a browser engine, or a remote engine's local encoder. */
-async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles = false) {
+async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles = false, phase: (what: string) => void = () => {}) {
+  phase('opening the checkpoint');
   // A GGUF pair (browser-model.ts) is a checkpoint of its own; encoder workers open it again by reference (ggufRef).
   const gguf = await openBrowserGguf(options.model, options.modelFiles, options.mmproj, (file, loadedBytes, totalBytes) =>
     options.onProgress?.({ phase: 'download', file, loadedBytes, totalBytes }),
@@ -108,6 +109,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
   let source = gguf ?? browserModelSource(options.model, options.modelFiles);
   // 'cpu' in a browser is the WebAssembly backend (there is no other CPU here).
   const asked = parseDeviceOption(options.device);
+  phase(`choosing the device (device: '${options.device ?? 'auto'}')`);
   const chosen = await chooseDevice(asked === 'cpu' ? 'wasm' : asked, {
     gpu: () => createBrowserGpuContext(options.gpu),
     ort: () => loadBrowserOrt(options.wasm),
@@ -123,6 +125,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
       storage: browserStorageManager(),
       weightFiles: () => weightFilesOf(source, chosen.cpu ? 'cpu' : 'webgpu', resolveDtype(options.dtype).text),
     });
+  if (!partialFiles) phase('checking storage (the quota against the download)');
   const storage = partialFiles
     ? undefined
     : await check().catch((e) => {
@@ -198,11 +201,20 @@ export async function startBrowserMediaEncoder(options: BrowserEngineOptions): P
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
   const media = mediaPolicy(options.media); // a bad option fails before any device
-  const { source, chosen, gpu, weightStore, storage, inProcessMode, inProcess, startEncoder } = await browserEncoderSetup(options);
-  const modelIdOf = () => options.modelId ?? source.where;
+  let gpu: GpuContext | undefined;
+  let gaveUp = false;
   try {
-    return await Engine.create(
-      {
+    return await Engine.createAfter(async (phase, onProgress) => {
+      const set = await browserEncoderSetup({ ...options, onProgress }, false, phase);
+      // The watchdog gave up while the device was being made: it is freed here, as nothing else holds it.
+      if (gaveUp) {
+        set.gpu?.destroy();
+        throw new InternalError('engine creation was abandoned before its device was ready');
+      }
+      gpu = set.gpu;
+      const { source, chosen, weightStore, storage, inProcessMode, inProcess, startEncoder } = set;
+      const modelIdOf = () => options.modelId ?? source.where;
+      return {
         gpu,
         cpu: chosen.cpu,
         device: chosen.choice,
@@ -215,11 +227,11 @@ export async function createEngine(options: BrowserEngineOptions): Promise<Engin
         recreateGpu: gpu ? () => createBrowserGpuContext(options.gpu) : undefined,
         restartInProcessEncoder: inProcessMode && gpu ? (device) => inProcess(device, modelIdOf()) : undefined,
         startEncoder,
-      },
-      options,
-    );
+      };
+    }, options);
   } catch (e) {
-    gpu?.destroy();
+    gaveUp = true;
+    (gpu as GpuContext | undefined)?.destroy();
     throw e;
   }
 }

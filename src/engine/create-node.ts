@@ -87,8 +87,10 @@ export interface NodeEngineOptions extends EngineOptions {
  * that a program with nothing else to do exits by itself (test/consumer checks it).
  */
 /** The device choice and the media encoder's start for a Node engine, or for a remote engine's local encoder. */
-async function nodeEncoderSetup(options: NodeEngineOptions, partialFiles = false) {
+async function nodeEncoderSetup(options: NodeEngineOptions, partialFiles = false, phase: (what: string) => void = () => {}) {
+  phase('opening the checkpoint');
   const source = await openNodeModel(options.model, options.mmproj);
+  phase(`choosing the device (device: '${options.device ?? 'auto'}')`);
   const chosen = await chooseDevice(parseDeviceOption(options.device), {
     gpu: () => createNodeGpuContext(options.gpu),
     ort: loadNodeOrt,
@@ -148,11 +150,20 @@ export async function startNodeMediaEncoder(options: NodeEngineOptions): Promise
 
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
   const media = mediaPolicy(options.media, { resolveHost: resolveHostNode }); // a bad option fails before any device
-  const { source, chosen, gpu, cacheDir, useWorkers, inProcess, startEncoder } = await nodeEncoderSetup(options);
-  const modelIdOf = () => options.modelId ?? source.where;
+  let gpu: GpuContext | undefined;
+  let gaveUp = false;
   try {
-    return await Engine.create(
-      {
+    return await Engine.createAfter(async (phase, onProgress) => {
+      const set = await nodeEncoderSetup({ ...options, onProgress }, false, phase);
+      // The watchdog gave up while the device was being made: it is freed here, as nothing else holds it.
+      if (gaveUp) {
+        set.gpu?.destroy();
+        throw new InternalError('engine creation was abandoned before its device was ready');
+      }
+      gpu = set.gpu;
+      const { source, chosen, cacheDir, useWorkers, inProcess, startEncoder } = set;
+      const modelIdOf = () => options.modelId ?? source.where;
+      return {
         gpu,
         cpu: chosen.cpu,
         device: chosen.choice,
@@ -164,11 +175,11 @@ export async function createEngine(options: NodeEngineOptions): Promise<Engine> 
         recreateGpu: gpu ? () => createNodeGpuContext(options.gpu) : undefined,
         restartInProcessEncoder: useWorkers || !gpu ? undefined : (device) => inProcess(device, modelIdOf()),
         startEncoder,
-      },
-      options,
-    );
+      };
+    }, options);
   } catch (e) {
-    gpu?.destroy();
+    gaveUp = true;
+    (gpu as GpuContext | undefined)?.destroy();
     throw e;
   }
 }

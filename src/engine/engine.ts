@@ -227,9 +227,31 @@ export class Engine {
   }
 
   static async create(deps: EngineDeps, options: EngineOptions = {}): Promise<Engine> {
-    if (options.stallTimeoutMs === undefined) return Engine.build(deps, options, () => {});
-    return createWatched(options.stallTimeoutMs, deps.gpu?.pending, options.onProgress, (onProgress, phase) =>
-      Engine.build(deps, { ...options, onProgress }, phase),
+    return Engine.createAfter(async () => deps, options);
+  }
+
+  /**
+   * An engine over what `setup` makes first (createEngine's device choice, storage check and encoder start
+   * function), under the same stall watchdog as the build when options.stallTimeoutMs is set: a device
+   * request that never answers fails as a stall too. `setup` reports its phases and progress through the
+   * callbacks it is given, and frees what it made if it fails.
+   */
+  static async createAfter(
+    setup: (phase: (what: string) => void, onProgress: EngineOptions['onProgress']) => Promise<EngineDeps>,
+    options: EngineOptions = {},
+  ): Promise<Engine> {
+    if (options.stallTimeoutMs === undefined) return Engine.build(await setup(() => {}, options.onProgress), options, () => {});
+    let gpu: GpuContext | undefined;
+    return createWatched(
+      options.stallTimeoutMs,
+      () => gpu?.pending,
+      options.onProgress,
+      async (onProgress, phase) => {
+        const deps = await setup(phase, onProgress);
+        gpu = deps.gpu;
+        phase('reading config.json');
+        return Engine.build(deps, { ...options, onProgress }, phase);
+      },
     );
   }
 

@@ -116,7 +116,7 @@ export class StallWatch {
 
 /** The GPU operations not answered yet, oldest first, as a stall report lists them. */
 function pendingGpuState(pending: { list(): PendingGpuOp[]; settled: number } | undefined): unknown {
-  if (!pending) return 'no WebGPU device (CPU backend)';
+  if (!pending) return 'no WebGPU device (the CPU backend, or none made yet)';
   return { pending: pending.list(), settled: pending.settled };
 }
 
@@ -163,18 +163,19 @@ export function servingSources(parts: ServingParts): StallSources {
 /**
  * Engine creation under the watchdog: `build` reports its phase and progress events; if neither they nor
  * the device's GPU operations move for timeoutMs, creation fails with EngineStalledError naming the phase and
- * the GPU operations pending (an engine that is built after all is destroyed).
+ * the GPU operations pending (an engine that is built after all is destroyed). `gpuPending` is read at each
+ * check: the device may be created part way (createEngine's device choice runs under the watch too).
  */
 export async function createWatched<T extends { destroy(): void }, P>(
   timeoutMs: number,
-  gpuPending: { list(): PendingGpuOp[]; settled: number } | undefined,
+  gpuPending: () => { list(): PendingGpuOp[]; settled: number } | undefined,
   onProgress: ((p: P) => void) | undefined,
   build: (onProgress: (p: P) => void, phase: (what: string) => void) => Promise<T>,
 ): Promise<T> {
   if (!(timeoutMs > 0 && Number.isFinite(timeoutMs))) {
     throw new InvalidMessageError(`stallTimeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
   }
-  let phase = 'reading config.json';
+  let phase = 'starting';
   let events = 0;
   /** The last progress event and when it came (a download that stops names its file and bytes). */
   let last: { event: P; atMs: number } | undefined;
@@ -182,10 +183,10 @@ export async function createWatched<T extends { destroy(): void }, P>(
   const watch = new StallWatch(timeoutMs, {
     activity: () => `creating the engine (${phase})`,
     busy: () => true,
-    progress: () => `${phase}|${events}|${gpuPending?.settled ?? '-'}`,
+    progress: () => `${phase}|${events}|${gpuPending()?.settled ?? '-'}`,
     state: () => ({
       phase,
-      gpu: pendingGpuState(gpuPending),
+      gpu: pendingGpuState(gpuPending()),
       ...(last ? { lastProgress: last.event, lastProgressAtMs: Math.round(last.atMs) } : {}),
     }),
   });

@@ -53,6 +53,24 @@ describe('the stall watchdog', () => {
     expect(performance.now() - t0).toBeLessThan(120_000);
   });
 
+  it('an engine whose device request never answers fails creation, naming the setup phase', async () => {
+    // createEngine's device choice (requestAdapter, onnxruntime's start) and storage check run under the watch.
+    const err = await Engine.createAfter(
+      async (phase) => {
+        phase("choosing the device (device: 'webgpu')");
+        return new Promise(() => {});
+      },
+      { stallTimeoutMs: LIMIT_MS },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineStalledError);
+    const e = err as EngineStalledError;
+    expect(e.activity).toBe("creating the engine (choosing the device (device: 'webgpu'))");
+    expect(JSON.parse(e.state)).toEqual({
+      phase: "choosing the device (device: 'webgpu')",
+      gpu: 'no WebGPU device (the CPU backend, or none made yet)',
+    });
+  });
+
   it('a request whose encode never settles fails with what the loop, the encoder and the GPU wait on', async () => {
     const engine = await testEngine(gpu(), dir, { stallTimeoutMs: LIMIT_MS, faults: { hangEncodes: true }, kvCacheTokens: 512 });
     try {
