@@ -139,7 +139,15 @@ interface Loaded {
    * A Qwen-VL checkpoint's image and video settings, the identity of its image embeddings, and of its video
    * frame groups and clips.
    */
-  qwen?: { image: QwenImageProcessorConfig; identity: string; video: QwenVideoConfig; groupIdentity: string; clipIdentity: string };
+  qwen?: {
+    image: QwenImageProcessorConfig;
+    identity: string;
+    /** The identity of an image resized within a smaller pixel budget (a reduced-resolution retry), by budget. */
+    reducedIdentity: (maxPixels: number) => Promise<string>;
+    video: QwenVideoConfig;
+    groupIdentity: string;
+    clipIdentity: string;
+  };
   /** The feature extractor (an audio checkpoint). */
   audio?: AudioSide;
   /** Identity digest per longest-edge setting (the default one, and reduced-resolution retries). */
@@ -184,9 +192,15 @@ export class EncoderCore implements EncoderWorkerApi {
         // A frame group's embeddings depend on its resized pixels (in its key), the normalisation and the tower.
         const { mean, std, rescaleFactor } = qwenImage;
         const groupIdentity = await identity({ kind: 'qwen-video-group', normalize: { mean, std, rescaleFactor }, ...common });
+        const reduced = new Map<number, Promise<string>>();
         this.loaded.qwen = {
           image: qwenImage,
           identity: await identity({ kind: 'qwen-image', image: qwenImage, ...common }),
+          reducedIdentity: (maxPixels) => {
+            let id = reduced.get(maxPixels);
+            if (!id) reduced.set(maxPixels, (id = identity({ kind: 'qwen-image', image: { ...qwenImage, maxPixels }, ...common })));
+            return id;
+          },
           video,
           groupIdentity,
           // Which frames a clip gives, and their pixels, depend on sampling, resizing and the decoder too.
@@ -297,7 +311,7 @@ export class EncoderCore implements EncoderWorkerApi {
 
   async prepare(bytes: Uint8Array, options: PrepareOptions = {}): Promise<PreparedMedia> {
     const qwen = this.state.qwen;
-    if (qwen) return this.prepareQwen(qwen, bytes);
+    if (qwen) return this.prepareQwen(qwen, bytes, options.maxPixels);
     const processor = this.vision('image');
     const longestEdge = options.longestEdge ?? processor.image.longestEdge;
     const config = this.imageConfig(longestEdge);
@@ -311,12 +325,15 @@ export class EncoderCore implements EncoderWorkerApi {
 
   /**
    * A Qwen-VL image: smart resize within the pixel budget (from the full decoded image: torchvision's
-   * resize, not a decoder's downscale), normalise, patch rows. No reduced-resolution setting: the pixel
-   * budget is the checkpoint's.
+   * resize, not a decoder's downscale), normalise, patch rows. The budget is the checkpoint's max_pixels,
+   * or `maxPixels` below it (a reduced-resolution retry; never below min_pixels), which the key then names.
    */
-  private async prepareQwen(qwen: NonNullable<Loaded['qwen']>, bytes: Uint8Array): Promise<PreparedMedia> {
-    const key = await contentKey(qwen.identity, bytes);
-    const image = processQwenImage(await this.deps.decodeImage(bytes), qwen.image);
+  private async prepareQwen(qwen: NonNullable<Loaded['qwen']>, bytes: Uint8Array, maxPixels?: number): Promise<PreparedMedia> {
+    const budget =
+      maxPixels !== undefined && maxPixels < qwen.image.maxPixels ? Math.max(qwen.image.minPixels, Math.floor(maxPixels)) : undefined;
+    const key = await contentKey(budget === undefined ? qwen.identity : await qwen.reducedIdentity(budget), bytes);
+    const config = budget === undefined ? qwen.image : { ...qwen.image, maxPixels: budget };
+    const image = processQwenImage(await this.deps.decodeImage(bytes), config);
     this.prepared.set(key, { patches: image.patches, grid: image.grid, tokens: image.tokens });
     this.counters.prepared++;
     return { key, grid: image.grid, numTokens: image.tokens };

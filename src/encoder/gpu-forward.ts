@@ -132,7 +132,11 @@ export class GpuEncoderForward implements EncoderForward {
     if (failure && (await gpu.lostWithin(250))) throw gpu.lostError;
     if (oom) {
       if (out) gpu.release(out.embeddings);
-      throw new EncoderOutOfMemoryError(units, oom.message);
+      const what =
+        input.kind === 'patches'
+          ? `an image of ${input.grid.t * input.grid.h * input.grid.w} patches (grid ${input.grid.t} x ${input.grid.h} x ${input.grid.w})`
+          : undefined;
+      throw new EncoderOutOfMemoryError(units, oom.message, what);
     }
     if (failure) throw failure;
     if (rows) return rows;

@@ -57,7 +57,7 @@ import { toolConstraint, toolReaderFor, toolSyntaxFor } from './request-tools';
 import { engineStats } from './engine-stats';
 import { newLifecycleCounters } from './standalone-encoder';
 import { defaultEncoderBudget } from './encoder-budget';
-import { intake, withoutImages, type IntakeDeps } from './intake/intake';
+import { type IntakeDeps, intake, type ReducedResolution, withoutImages } from './intake/intake';
 import { imageEmbeddings, type MediaPreviewDeps, videoFrames } from './media-previews';
 import { mediaPolicy, type MediaPolicy } from './intake/media-options';
 import { toProcessorMessages } from './intake/message-images';
@@ -572,7 +572,7 @@ export class Engine {
   }
 
   /** Intake for `r` (again after a retry): plan, media, cache hits. Settles r with the error on failure. */
-  private async plan(r: EngineRequest, edges?: readonly number[]): Promise<void> {
+  private async plan(r: EngineRequest, reduced?: ReducedResolution): Promise<void> {
     const t0 = performance.now();
     const messages = r.degraded ? withoutImages(r.messages) : r.messages;
     const transcription = r.request.tessera?.transcription;
@@ -581,7 +581,7 @@ export class Engine {
       messages,
       r.id,
       r.maxTokens,
-      edges,
+      reduced,
       videoOptionsOf(r.request),
       transcription ? { transcription } : {},
       r.tools?.tools,
@@ -595,31 +595,43 @@ export class Engine {
   }
 
   /**
+   * The request's images one step down (message order; video frames stay as they are): half the longest
+   * edge for Idefics3, a quarter of the pixels for a Qwen-VL image (never below min_pixels). Undefined when
+   * none can go lower.
+   */
+  private reducedResolution(r: EngineRequest): ReducedResolution | undefined {
+    const images = r.media.filter((m) => !m.video);
+    if (this.processor instanceof Idefics3Processor) {
+      const tile = this.processor.config.image.tileSize;
+      const longestEdges = images.map((m) => Math.max(tile, Math.floor(m.longestEdge / 2 / tile) * tile));
+      return longestEdges.some((e, i) => e < images[i].longestEdge) ? { longestEdges } : undefined;
+    }
+    if (this.processor instanceof QwenProcessor) {
+      const { patchSize, minPixels } = this.processor.image;
+      const pixels = images.map((m) => (m.prepared.grid ? m.prepared.grid.h * m.prepared.grid.w * patchSize ** 2 : 0));
+      const maxPixels = pixels.map((p) => Math.max(minPixels, Math.floor(p / 4)));
+      return maxPixels.some((b, i) => b < pixels[i]) ? { maxPixels } : undefined;
+    }
+    return undefined;
+  }
+
+  /**
    * An encode failed (docs/design.md invariant 8): a GPU out-of-memory with tessera.allowReducedResolution retries
-   * once at half the longest edge; tessera.textOnlyFallback answers without the images (flagged); else the
-   * request fails with the encoder's error.
+   * once at half the longest edge (a Qwen-VL image: a quarter of its pixels); tessera.textOnlyFallback answers
+   * without the images (flagged); else the request fails with the encoder's error.
    */
   private async onEncodeFailure(r: EngineRequest, error: unknown): Promise<void> {
     const opts = r.request.tessera ?? {};
     try {
       if (error instanceof RequestAbortedError || r.request.signal?.aborted) throw error;
-      if (
-        error instanceof EncoderOutOfMemoryError &&
-        opts.allowReducedResolution &&
-        !r.retried &&
-        this.processor instanceof Idefics3Processor
-      ) {
-        const tile = this.processor.config.image.tileSize;
-        // Images only (in message order): video frames are one tile each already.
-        const images = r.media.filter((m) => !m.video);
-        const edges = images.map((m) => Math.max(tile, Math.floor(m.longestEdge / 2 / tile) * tile));
-        if (edges.some((e, i) => e < images[i].longestEdge)) {
-          r.retried = true;
-          this.rt.loop.withdraw(r);
-          await this.plan(r, edges);
-          if (!r.isSettled) this.rt.loop.submit(r);
-          return;
-        }
+      const reduced =
+        error instanceof EncoderOutOfMemoryError && opts.allowReducedResolution && !r.retried ? this.reducedResolution(r) : undefined;
+      if (reduced) {
+        r.retried = true;
+        this.rt.loop.withdraw(r);
+        await this.plan(r, reduced);
+        if (!r.isSettled) this.rt.loop.submit(r);
+        return;
       }
       if (opts.textOnlyFallback && r.media.length > 0 && !r.degraded) {
         this.rt.loop.withdraw(r);

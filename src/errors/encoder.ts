@@ -10,10 +10,12 @@ export class EncoderOutOfMemoryError extends TesseraError {
   constructor(
     readonly numTiles: number,
     detail: string,
+    /** What was being encoded (default: `numTiles` image tiles). */
+    what = `${numTiles} image tiles`,
   ) {
     super(
-      `the GPU ran out of memory encoding ${numTiles} image tiles (${detail}); send a smaller image, set the ` +
-        'request option tessera.allowReducedResolution to retry once with fewer tiles, or lower the engine ' +
+      `the GPU ran out of memory encoding ${what} (${detail}); send a smaller image, set the ` +
+        'request option tessera.allowReducedResolution to retry once at a lower resolution, or lower the engine ' +
         'option encoder.maxBatchTiles.',
     );
   }

@@ -93,6 +93,8 @@ export interface EncoderWorkerInfo {
 export interface PrepareOptions {
   /** Override size.longest_edge (a reduced-resolution retry after the GPU ran out of memory). */
   longestEdge?: number;
+  /** A Qwen-VL image's pixel budget below the checkpoint's max_pixels (the same retry). */
+  maxPixels?: number;
 }
 
 export interface PreparedMedia {

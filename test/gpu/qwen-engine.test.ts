@@ -9,10 +9,12 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/engine/types';
-import { AudioNotSupportedError, ToolsNotSupportedError, UnsupportedModelError } from '../../src/errors';
+import { AudioNotSupportedError, EncoderOutOfMemoryError, ToolsNotSupportedError, UnsupportedModelError } from '../../src/errors';
+import { smartResize } from '../../src/processor/smart-resize';
 import { testEngine } from '../helpers/engine';
 import { qwenPipelineGoldens } from '../helpers/goldens';
 import { JSON_CASES, jsonProblems } from '../helpers/json-formats';
@@ -224,3 +226,41 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     expect(r.tessera.tokenIds).toEqual(ref('sample').tokens.slice(0, 2));
   });
 });
+
+describe.each(golden.models.map((m) => m.checkpoint))(
+  '%s: a GPU out of memory while encoding (a test backend fails encodes above 30 tokens)',
+  (name) => {
+    const dir = () => `${ensureTinyModels()}/${name}`;
+    let engine: Engine;
+    beforeAll(async () => {
+      engine = await testEngine(gpu(), dir(), { kvCacheTokens: 1024, maxTokensPerStep: 128, faults: { oomAboveTokens: 30 } });
+    });
+    afterAll(() => engine?.destroy());
+
+    it('fails by name, then with allowReducedResolution answers once at a quarter of the pixels, under its own cache key', async () => {
+      const err = await engine.chat.completions.create(ask([qwenTurn('sample')], 2)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(EncoderOutOfMemoryError);
+      expect((err as Error).message).toMatch(/encoding images of \d+ tokens .*retry once at a lower resolution/);
+
+      const r = await engine.chat.completions.create({ ...ask([qwenTurn('sample')], 2), tessera: { allowReducedResolution: true } });
+      expect(r.tessera.degraded).toBeUndefined();
+      const full = input.models.find((m) => m.checkpoint === name)!.cases.find((c) => c.id === 'sample')!.grids[0];
+      // The retry's grid is the smart resize of the image within a quarter of the full grid's pixels.
+      const pre = JSON.parse(readFileSync(resolve(dir(), 'preprocessor_config.json'), 'utf8'));
+      const patch: number = pre.patch_size;
+      const merge: number = pre.merge_size;
+      const minPixels: number = pre.min_pixels ?? pre.size.shortest_edge;
+      const { width, height } = await sharp(IMAGE).metadata();
+      const budget = Math.floor((full.h * full.w * patch * patch) / 4);
+      const [h, w] = smartResize(height!, width!, { factor: patch * merge, minPixels, maxPixels: budget });
+      expect(r.tessera.media[0].grid).toEqual({ t: 1, h: h / patch, w: w / patch });
+      expect(r.tessera.imageTokens).toBe((h * w) / (patch * merge) ** 2);
+      expect(r.tessera.imageTokens).toBeLessThanOrEqual(30);
+      expect(r.tessera.media[0].longestEdge).toBe(Math.max(h, w));
+
+      // Its embeddings are cached under their own key: a full-resolution request still needs the full encode.
+      const again = await engine.chat.completions.create(ask([qwenTurn('sample')], 2)).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(EncoderOutOfMemoryError);
+    });
+  },
+);

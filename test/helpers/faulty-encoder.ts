@@ -1,7 +1,8 @@
 // Fault injection for encoder tests: a test backend wrapping the real encoder (an in-process backend, or
-// the API an encoder worker exposes), never a switch in the product. `oomAboveTiles`: an encode of an
-// image (or a batch of images) of more tiles fails as if the GPU ran out of memory, with the real named
-// error, after the real prepare (so keys, layouts and retries at a reduced resolution are the product's own).
+// the API an encoder worker exposes), never a switch in the product. `oomAboveTiles` (`oomAboveTokens`, for
+// Qwen-VL images, which have no tiles): an encode of an image (or a batch of images) of more tiles (tokens)
+// fails as if the GPU ran out of memory, with the real named error, after the real prepare (so keys,
+// layouts, grids and retries at a reduced resolution are the product's own).
 // `hangEncodes`: encodes never settle (a stuck encoder).
 
 import { EncoderOutOfMemoryError } from '../../src/errors';
@@ -9,6 +10,7 @@ import type { EncodedMedia, PrepareOptions, PreparedMedia } from '../../src/prot
 
 export interface EncoderFaults {
   oomAboveTiles?: number;
+  oomAboveTokens?: number;
   /** Encodes never settle (a stuck encoder, for the stall watchdog's tests). */
   hangEncodes?: boolean;
 }
@@ -26,15 +28,17 @@ export function withFaults<T extends EncodeApi>(api: T, faults: EncoderFaults): 
     const never = () => new Promise<never>(() => {});
     return { ...api, encode: never, encodeBatch: never };
   }
-  const limit = faults.oomAboveTiles;
+  const byTokens = faults.oomAboveTokens !== undefined;
+  const limit = faults.oomAboveTiles ?? faults.oomAboveTokens;
   if (limit === undefined) return api;
   const max = limit;
+  const unit = byTokens ? 'tokens' : 'tiles';
   const tiles = new Map<string, number>();
   return {
     ...api,
     prepare: async (bytes: Uint8Array, options?: PrepareOptions) => {
       const prepared = await api.prepare(bytes, options);
-      tiles.set(prepared.key, prepared.layout!.numTiles);
+      tiles.set(prepared.key, byTokens ? prepared.numTokens : prepared.layout!.numTiles);
       return prepared;
     },
     encode: async (key: string) => {
@@ -52,6 +56,7 @@ export function withFaults<T extends EncodeApi>(api: T, faults: EncoderFaults): 
     const numTiles = keys.reduce((a, k) => a + (tiles.get(k) ?? 0), 0);
     if (numTiles <= max) return;
     await Promise.all(keys.map((k) => api.forget(k)));
-    throw new EncoderOutOfMemoryError(numTiles, `simulated by the test backend: it fails above ${max} tiles`);
+    const detail = `simulated by the test backend: it fails above ${max} ${unit}`;
+    throw new EncoderOutOfMemoryError(numTiles, detail, byTokens ? `images of ${numTiles} tokens` : undefined);
   }
 }

@@ -130,7 +130,7 @@ export async function givenEmbeddingsOf(part: unknown, where: string, policy: Me
     raw = dict.image_embeds ?? null;
     if (raw === null)
       throw new InvalidMessageError(
-        `${where}.image_embeds.image_embeds is missing; a part naming cached embeddings sends image_embeds: null, its uuid and tessera.grid_thw.`,
+        `${where}.image_embeds.image_embeds is missing; a part naming cached embeddings sends image_embeds: null, its uuid and its grid as ${where}.tessera.grid_thw.`,
       );
   } else if (p.tessera?.grid_thw !== undefined) gridThw = gridThwOf(p.tessera.grid_thw, `${where}.tessera.grid_thw`);
   let data: Float32Array | undefined;
@@ -158,7 +158,7 @@ export async function givenEmbeddingsOf(part: unknown, where: string, policy: Me
   }
   if (gridThw && p.tessera?.grid !== undefined) {
     throw new InvalidMessageError(
-      `${where} has both a patch grid (image_grid_thw) and a tile grid (tessera.grid); a Qwen-VL image has only the first.`,
+      `${where} has both a patch grid (image_grid_thw) and a tile grid (${where}.tessera.grid); a Qwen-VL image has only the first.`,
     );
   }
   const key = givenEmbeddingsKey(uuid ?? (await blake3(new Uint8Array(data!.buffer, data!.byteOffset, data!.byteLength))), gridThw);

@@ -35,6 +35,7 @@ export async function intakeQwen(
   maxTokens: number,
   videoOptions: VideoIntakeOptions,
   tools: readonly TemplateTool[] = [],
+  maxPixels?: readonly number[],
 ): Promise<IntakePlan> {
   const { processor, media } = deps;
   const images = imagePayloads(messages);
@@ -46,7 +47,11 @@ export async function intakeQwen(
   }
   // Every image and video prepared side by side; if one fails, what the others prepared is let go below.
   const [imagesSettled, videosSettled] = await Promise.all([
-    Promise.allSettled(images.map((b) => (isGivenEmbeddings(b) ? preparedGiven(b, processor) : media.prepare(b)))),
+    Promise.allSettled(
+      images.map((b, i) =>
+        isGivenEmbeddings(b) ? preparedGiven(b, processor) : media.prepare(b, maxPixels?.[i] ? { maxPixels: maxPixels[i] } : undefined),
+      ),
+    ),
     Promise.allSettled(sources.map((v) => media.prepareVideo(v, requestId, { thumbnailEdge: videoOptions.thumbnailEdge }))),
   ]);
   const settled = [...imagesSettled, ...videosSettled];
@@ -121,7 +126,7 @@ async function preparedGiven(g: GivenEmbeddings, processor: QwenProcessor): Prom
   const grid = g.gridThw;
   if (!grid) {
     throw new InvalidMessageError(
-      `${g.where} has no patch grid: a ${processor.modelType} image's embeddings go as vLLM's dictionary { image_embeds, image_grid_thw } (a part naming cached ones by uuid: image_embeds null and tessera.grid_thw [t, h, w]).`,
+      `${g.where} has no patch grid: a ${processor.modelType} image's embeddings go as vLLM's dictionary { image_embeds, image_grid_thw } (a part naming cached ones by uuid: image_embeds null and ${g.where}.tessera.grid_thw = [t, h, w]).`,
     );
   }
   const m = processor.image.mergeSize;

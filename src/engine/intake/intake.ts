@@ -90,16 +90,22 @@ export function withoutImages(messages: readonly RequestMessage[]): RequestMessa
   return messages.map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.filter((p) => p.type === 'text') }));
 }
 
+/** A reduced-resolution retry's setting per image (message order): Idefics3's longest edges, or Qwen-VL's pixel budgets. */
+export interface ReducedResolution {
+  longestEdges?: readonly number[];
+  maxPixels?: readonly number[];
+}
+
 /**
- * Prepare (or re-prepare at `longestEdges`) the images and videos, plan the prompt, check the window, and
- * take cache hits for `requestId`. On any failure, prepared pixels are dropped and no cache reference is left.
+ * Prepare (or re-prepare at a reduced resolution) the images and videos, plan the prompt, check the window,
+ * and take cache hits for `requestId`. On any failure, prepared pixels are dropped and no cache reference is left.
  */
 export async function intake(
   deps: IntakeDeps,
   messages: readonly RequestMessage[],
   requestId: number,
   maxTokens: number,
-  longestEdges?: readonly number[],
+  reduced?: ReducedResolution,
   videoOptions: VideoIntakeOptions = { pruneRate: 0, thumbnailEdge: 0 },
   audioOptions: VoxtralPromptOptions = {},
   tools: readonly TemplateTool[] = [],
@@ -109,7 +115,7 @@ export async function intake(
   }
   if (deps.processor instanceof QwenProcessor) {
     if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
-    return intakeQwen({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, videoOptions, tools);
+    return intakeQwen({ ...deps, processor: deps.processor }, messages, requestId, maxTokens, videoOptions, tools, reduced?.maxPixels);
   }
   if (tools.length > 0) throw new ToolsNotSupportedError(deps.processor.where, 'tools');
   if (audioSources(messages).length > 0) throw new AudioNotSupportedError(deps.processor.where);
@@ -118,7 +124,7 @@ export async function intake(
   if (sources.length > 0 && !deps.processor.config.video) throw new VideoNotSupportedError(deps.processor.where);
   const config = deps.processor.config;
   const defaultEdge = config.image.longestEdge;
-  const edges = images.map((_, i) => longestEdges?.[i] ?? defaultEdge);
+  const edges = images.map((_, i) => reduced?.longestEdges?.[i] ?? defaultEdge);
   const preparing = images.map((b, i) =>
     isGivenEmbeddings(b)
       ? Promise.resolve().then(() => preparedGiven(b, config, deps.processor.where))
