@@ -5,30 +5,24 @@
 //   along features  [n, (1 + levels) · hidden]: each row followed by its levels' rows. vLLM's: the vision
 //                   tower's output there, and so an image_embeds part's for a Qwen3-VL checkpoint.
 //
-// With no levels (every other tower) both are the same array, returned as is.
+// One is the other with its first two axes swapped. With no levels (every other tower) both are the same
+// array, returned as is.
 
 /** Along rows to along features. */
 export function levelsAlongFeatures(data: Float32Array, numTokens: number, hidden: number, levels: number): Float32Array {
-  if (levels === 0) return data;
-  const out = new Float32Array(data.length);
-  const width = (1 + levels) * hidden;
-  for (let l = 0; l <= levels; l++) {
-    for (let r = 0; r < numTokens; r++) {
-      out.set(data.subarray((l * numTokens + r) * hidden, (l * numTokens + r + 1) * hidden), r * width + l * hidden);
-    }
-  }
-  return out;
+  return levels === 0 ? data : swapOuterAxes(data, 1 + levels, numTokens, hidden);
 }
 
 /** Along features to along rows. */
 export function levelsAlongRows(data: Float32Array, numTokens: number, hidden: number, levels: number): Float32Array {
-  if (levels === 0) return data;
+  return levels === 0 ? data : swapOuterAxes(data, numTokens, 1 + levels, hidden);
+}
+
+/** [a, b, hidden] to [b, a, hidden]. */
+function swapOuterAxes(data: Float32Array, a: number, b: number, hidden: number): Float32Array {
   const out = new Float32Array(data.length);
-  const width = (1 + levels) * hidden;
-  for (let l = 0; l <= levels; l++) {
-    for (let r = 0; r < numTokens; r++) {
-      out.set(data.subarray(r * width + l * hidden, r * width + (l + 1) * hidden), (l * numTokens + r) * hidden);
-    }
+  for (let i = 0; i < a; i++) {
+    for (let j = 0; j < b; j++) out.set(data.subarray((i * b + j) * hidden, (i * b + j + 1) * hidden), (j * a + i) * hidden);
   }
   return out;
 }

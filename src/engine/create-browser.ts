@@ -201,37 +201,27 @@ export async function startBrowserMediaEncoder(options: BrowserEngineOptions): P
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {
   const media = mediaPolicy(options.media); // a bad option fails before any device
-  let gpu: GpuContext | undefined;
-  let gaveUp = false;
-  try {
-    return await Engine.createAfter(async (phase, onProgress) => {
-      const set = await browserEncoderSetup({ ...options, onProgress }, false, phase);
-      // The watchdog gave up while the device was being made: it is freed here, as nothing else holds it.
-      if (gaveUp) {
-        set.gpu?.destroy();
-        throw new InternalError('engine creation was abandoned before its device was ready');
-      }
-      gpu = set.gpu;
-      const { source, chosen, weightStore, storage, inProcessMode, inProcess, startEncoder } = set;
-      const modelIdOf = () => options.modelId ?? source.where;
-      return {
-        gpu,
-        cpu: chosen.cpu,
-        device: chosen.choice,
-        source,
-        decodeImage: decodeImageBrowser,
-        ownsGpu: true,
-        weightStore,
-        storage,
-        media,
-        recreateGpu: gpu ? () => createBrowserGpuContext(options.gpu) : undefined,
-        restartInProcessEncoder: inProcessMode && gpu ? (device) => inProcess(device, modelIdOf()) : undefined,
-        startEncoder,
-      };
-    }, options);
-  } catch (e) {
-    gaveUp = true;
-    (gpu as GpuContext | undefined)?.destroy();
-    throw e;
-  }
+  // The device is the engine's (ownsGpu): createAfter destroys it if creation fails.
+  return Engine.createAfter(async (phase, onProgress) => {
+    const { source, chosen, gpu, weightStore, storage, inProcessMode, inProcess, startEncoder } = await browserEncoderSetup(
+      { ...options, onProgress },
+      false,
+      phase,
+    );
+    const modelIdOf = () => options.modelId ?? source.where;
+    return {
+      gpu,
+      cpu: chosen.cpu,
+      device: chosen.choice,
+      source,
+      decodeImage: decodeImageBrowser,
+      ownsGpu: true,
+      weightStore,
+      storage,
+      media,
+      recreateGpu: gpu ? () => createBrowserGpuContext(options.gpu) : undefined,
+      restartInProcessEncoder: inProcessMode && gpu ? (device) => inProcess(device, modelIdOf()) : undefined,
+      startEncoder,
+    };
+  }, options);
 }

@@ -150,36 +150,26 @@ export async function startNodeMediaEncoder(options: NodeEngineOptions): Promise
 
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
   const media = mediaPolicy(options.media, { resolveHost: resolveHostNode }); // a bad option fails before any device
-  let gpu: GpuContext | undefined;
-  let gaveUp = false;
-  try {
-    return await Engine.createAfter(async (phase, onProgress) => {
-      const set = await nodeEncoderSetup({ ...options, onProgress }, false, phase);
-      // The watchdog gave up while the device was being made: it is freed here, as nothing else holds it.
-      if (gaveUp) {
-        set.gpu?.destroy();
-        throw new InternalError('engine creation was abandoned before its device was ready');
-      }
-      gpu = set.gpu;
-      const { source, chosen, cacheDir, useWorkers, inProcess, startEncoder } = set;
-      const modelIdOf = () => options.modelId ?? source.where;
-      return {
-        gpu,
-        cpu: chosen.cpu,
-        device: chosen.choice,
-        source,
-        decodeImage: decodeImageNode,
-        ownsGpu: true,
-        weightStore: cacheDir ? new DirWeightStore(cacheDir) : undefined,
-        media,
-        recreateGpu: gpu ? () => createNodeGpuContext(options.gpu) : undefined,
-        restartInProcessEncoder: useWorkers || !gpu ? undefined : (device) => inProcess(device, modelIdOf()),
-        startEncoder,
-      };
-    }, options);
-  } catch (e) {
-    gaveUp = true;
-    (gpu as GpuContext | undefined)?.destroy();
-    throw e;
-  }
+  // The device is the engine's (ownsGpu): createAfter destroys it if creation fails.
+  return Engine.createAfter(async (phase, onProgress) => {
+    const { source, chosen, gpu, cacheDir, useWorkers, inProcess, startEncoder } = await nodeEncoderSetup(
+      { ...options, onProgress },
+      false,
+      phase,
+    );
+    const modelIdOf = () => options.modelId ?? source.where;
+    return {
+      gpu,
+      cpu: chosen.cpu,
+      device: chosen.choice,
+      source,
+      decodeImage: decodeImageNode,
+      ownsGpu: true,
+      weightStore: cacheDir ? new DirWeightStore(cacheDir) : undefined,
+      media,
+      recreateGpu: gpu ? () => createNodeGpuContext(options.gpu) : undefined,
+      restartInProcessEncoder: useWorkers || !gpu ? undefined : (device) => inProcess(device, modelIdOf()),
+      startEncoder,
+    };
+  }, options);
 }

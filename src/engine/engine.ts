@@ -234,25 +234,41 @@ export class Engine {
    * An engine over what `setup` makes first (createEngine's device choice, storage check and encoder start
    * function), under the same stall watchdog as the build when options.stallTimeoutMs is set: a device
    * request that never answers fails as a stall too. `setup` reports its phases and progress through the
-   * callbacks it is given, and frees what it made if it fails.
+   * callbacks it is given, and frees what it made if it fails itself. A GPU device the deps own (ownsGpu) is
+   * destroyed when creation fails, also one that setup hands over after the watchdog gave up.
    */
   static async createAfter(
     setup: (phase: (what: string) => void, onProgress: EngineOptions['onProgress']) => Promise<EngineDeps>,
     options: EngineOptions = {},
   ): Promise<Engine> {
-    if (options.stallTimeoutMs === undefined) return Engine.build(await setup(() => {}, options.onProgress), options, () => {});
-    let gpu: GpuContext | undefined;
-    return createWatched(
-      options.stallTimeoutMs,
-      () => gpu?.pending,
-      options.onProgress,
-      async (onProgress, phase) => {
-        const deps = await setup(phase, onProgress);
-        gpu = deps.gpu;
-        phase('reading config.json');
-        return Engine.build(deps, { ...options, onProgress }, phase);
-      },
-    );
+    let deps: EngineDeps | undefined;
+    let abandoned = false;
+    const free = (d: EngineDeps | undefined) => {
+      if (d?.ownsGpu) d.gpu?.destroy();
+    };
+    const run = async (phase: (what: string) => void, onProgress: EngineOptions['onProgress']) => {
+      const made = await setup(phase, onProgress);
+      if (abandoned) {
+        free(made);
+        throw new InternalError('engine creation was abandoned before its device was ready');
+      }
+      deps = made;
+      phase('reading config.json');
+      return Engine.build(made, { ...options, onProgress }, phase);
+    };
+    try {
+      if (options.stallTimeoutMs === undefined) return await run(() => {}, options.onProgress);
+      return await createWatched(
+        options.stallTimeoutMs,
+        () => deps?.gpu?.pending,
+        options.onProgress,
+        (onProgress, phase) => run(phase, onProgress),
+      );
+    } catch (e) {
+      abandoned = true;
+      free(deps);
+      throw e;
+    }
   }
 
   private static async build(deps: EngineDeps, options: EngineOptions, phase: (what: string) => void): Promise<Engine> {
