@@ -681,22 +681,20 @@ export class Engine {
    * without asking anything: for a page to show the sampled frames (thumbnailEdge px thumbnails) before or
    * beside an answer. With encode (the default) the frames are also encoded into the encoder cache, so a
    * question about the clip right after decodes and encodes nothing (its tessera.videos[i].source is
-   * 'clip-cache'); that encode runs outside the scheduler's encoder budget.
+   * 'clip-cache'); that encode runs outside the scheduler's encoder budget. A Qwen-VL checkpoint's frames
+   * are its groups of two sampled frames (one temporal patch each), the items its request splices.
    */
   async videoFrames(video: ChatVideoInput, options: { thumbnailEdge?: number; encode?: boolean } = {}): Promise<VideoInfo> {
     return videoFrames(this.previewDeps('video'), video, options);
   }
 
-  /** What a video preview needs, for an Idefics3 checkpoint that is not destroyed. */
+  /** What a video preview needs, for a checkpoint that takes images and is not destroyed. */
   private previewDeps(part: 'video'): MediaPreviewDeps {
     if (this.destroyed) throw new InternalError('this engine was destroyed; create a new one');
-    if (this.processor instanceof QwenProcessor) {
-      throw new UnsupportedModelError(
-        `engine.videoFrames() takes Idefics3 checkpoints (SmolVLM2) for now; ${this.processor.where} is a ${this.processor.modelType} checkpoint: send its video in a request.`,
-      );
-    }
-    if (!(this.processor instanceof Idefics3Processor)) throw new ImageNotSupportedError(this.processor.where, part);
-    return { processor: this.processor, media: this.media, policy: this.mediaPolicy, requestId: this.nextRequest++ };
+    const p = this.processor;
+    const takesVideo = p instanceof QwenProcessor || (p instanceof Idefics3Processor && Boolean(p.config.video));
+    if (!(p instanceof Idefics3Processor) && !(p instanceof QwenProcessor)) throw new ImageNotSupportedError(p.where, part);
+    return { where: p.where, takesVideo, media: this.media, policy: this.mediaPolicy, requestId: this.nextRequest++ };
   }
 
   /**

@@ -5,7 +5,6 @@
 import { imageEmbeddingsOf } from '../encoder/image-embeddings';
 import type { MediaEncoder } from '../encoder/media-encoder';
 import { VideoNotSupportedError } from '../errors';
-import type { Idefics3Processor } from '../processor/processor';
 import { videoInfo } from './intake/intake-video';
 import type { MediaPolicy } from './intake/media-options';
 import { imagePartBytes } from './intake/message-images';
@@ -14,7 +13,10 @@ import { videoOptionsOf } from './intake/video-request';
 import type { ChatVideoInput, ImageEmbeddingsResult, VideoInfo } from './types';
 
 export interface MediaPreviewDeps {
-  processor: Idefics3Processor;
+  /** The checkpoint, as errors name it. */
+  where: string;
+  /** Whether it takes video parts (a SmolVLM2 checkpoint's video template; every Qwen-VL checkpoint). */
+  takesVideo: boolean;
   media: MediaEncoder;
   policy: MediaPolicy;
   /** A request id of the engine's own, released when done. */
@@ -23,7 +25,7 @@ export interface MediaPreviewDeps {
 
 /** engine.imageEmbeddings(): the bytes or URL read as an image part's are, then encoded (or found cached). */
 export async function imageEmbeddings(
-  deps: Omit<MediaPreviewDeps, 'processor'>,
+  deps: Omit<MediaPreviewDeps, 'where' | 'takesVideo'>,
   image: Uint8Array | ArrayBuffer | Blob | string,
 ): Promise<ImageEmbeddingsResult> {
   const part =
@@ -31,14 +33,18 @@ export async function imageEmbeddings(
   return imageEmbeddingsOf(deps.media, await imagePartBytes(part, 'image', deps.policy), deps.requestId);
 }
 
-/** engine.videoFrames(): a video part's sampling and decoding, and (unless encode is false) its frames' encode. */
+/**
+ * engine.videoFrames(): a video part's sampling and decoding, and (unless encode is false) its frames' encode.
+ * A frame is what the request splices as one item: a SmolVLM2 frame, or a Qwen-VL group of two frames (one
+ * temporal patch), whose token count is its patch grid's.
+ */
 export async function videoFrames(
   deps: MediaPreviewDeps,
   video: ChatVideoInput,
   options: { thumbnailEdge?: number; encode?: boolean },
 ): Promise<VideoInfo> {
-  const { processor, media, policy, requestId: id } = deps;
-  if (!processor.config.video) throw new VideoNotSupportedError(processor.where);
+  const { media, policy, requestId: id } = deps;
+  if (!deps.takesVideo) throw new VideoNotSupportedError(deps.where);
   const { thumbnailEdge } = videoOptionsOf({ messages: [], tessera: { videoThumbnails: options.thumbnailEdge } });
   const source =
     typeof video === 'string'
@@ -49,16 +55,12 @@ export async function videoFrames(
     const pending = clip.frames.filter((f) => !f.cached);
     if (options.encode === false) for (const f of pending) media.forget(f.media);
     else await Promise.all(media.encodeBatch(pending.map((f) => ({ media: f.media, requestId: id }))));
-    const seqLen = processor.config.imageSeqLen;
+    const tokensPerFrame = clip.frames.map((f) => f.media.numTokens);
     return videoInfo([
       {
         clip,
-        layout: {
-          timestamps: clip.frames.map((f) => f.timestamp),
-          duration: clip.meta.duration,
-          tokensPerFrame: clip.frames.map(() => seqLen),
-        },
-        unprunedTokens: clip.frames.length * seqLen,
+        layout: { timestamps: clip.frames.map((f) => f.timestamp), duration: clip.meta.duration, tokensPerFrame },
+        unprunedTokens: tokensPerFrame.reduce((a, b) => a + b, 0),
       },
     ])[0]!;
   } finally {

@@ -13,7 +13,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/engine/types';
-import { AudioNotSupportedError, EncoderOutOfMemoryError, ToolsNotSupportedError, UnsupportedModelError } from '../../src/errors';
+import { AudioNotSupportedError, EncoderOutOfMemoryError, ToolsNotSupportedError } from '../../src/errors';
 import { smartResize } from '../../src/processor/smart-resize';
 import { testEngine } from '../helpers/engine';
 import { qwenPipelineGoldens } from '../helpers/goldens';
@@ -180,6 +180,41 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     expect(again.tessera.tokenIds).toEqual(first.tessera.tokenIds);
   });
 
+  it('videoFrames() gives the frame groups a request splices; a request right after decodes and encodes nothing', async () => {
+    const clip = new Uint8Array(readFileSync(resolve('test/fixtures/video/count-12s.mp4')));
+    const info = await engine.videoFrames(clip, { thumbnailEdge: 80 });
+    // 12 s at 2 fps: 24 frames, in groups of two (one temporal patch each).
+    expect(info.frames).toHaveLength(12);
+    for (const f of info.frames) expect(Math.max(f.thumbnail!.width, f.thumbnail!.height)).toBe(80);
+    const before = engine.stats().encoder;
+    const r = await engine.chat.completions.create(
+      ask(
+        [
+          {
+            role: 'user',
+            content: [
+              { type: 'video', video: clip },
+              { type: 'text', text: 'What happens?' },
+            ],
+          },
+        ],
+        2,
+      ),
+    );
+    const after = engine.stats().encoder;
+    const [v] = r.tessera.videos;
+    expect(v.source).toBe('clip-cache');
+    expect(v.frames.map((f) => [f.index, f.timestamp, f.key])).toEqual(info.frames.map((f) => [f.index, f.timestamp, f.key]));
+    expect(v.tokens).toBe(info.tokens);
+    // The groups the request spliced: the same keys, each its patch grid's merge units (2 x 2) of tokens.
+    const groups = r.tessera.media.filter((m) => m.video);
+    expect(groups.map((m) => m.key)).toEqual(info.frames.map((f) => f.key));
+    expect(groups.reduce((n, m) => n + (m.grid!.t * m.grid!.h * m.grid!.w) / 4, 0)).toBe(info.tokens);
+    expect(new Set(groups.map((m) => m.source))).toEqual(new Set(['memory']));
+    expect(after.video.framesDecoded - before.video.framesDecoded).toBe(0);
+    expect(after.encodes - before.encodes).toBe(0);
+  });
+
   it('a video whose frames differ in size fails alone; nothing it or the image and video beside it prepared stays in the encoder', async () => {
     const prepared = () => (engine.waitState() as { encoder: { prepared: number } }).encoder.prepared;
     expect(prepared()).toBe(0);
@@ -206,7 +241,7 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     expect(prepared()).toBe(0);
   });
 
-  it('refuses audio parts, video pruning, videoFrames() and (Qwen2.5-VL) tools by name, and answers the next request', async () => {
+  it('refuses audio parts, video pruning and (Qwen2.5-VL) tools by name, and answers the next request', async () => {
     const part = (p: unknown) => ask([{ role: 'user', content: [p, { type: 'text', text: 'hi' }] } as Message], 2);
     await expect(engine.chat.completions.create({ ...ask([qwenTurn('video')], 2), tessera: { videoPruning: 0.5 } })).rejects.toThrow(
       /videoPruning \(EVS\) takes SmolVLM2 checkpoints/,
@@ -214,7 +249,6 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     await expect(engine.chat.completions.create(part({ type: 'audio', audio: new Uint8Array(8) }))).rejects.toBeInstanceOf(
       AudioNotSupportedError,
     );
-    await expect(engine.videoFrames({ frames: [{ image: IMAGE, timestamp: 0 }] })).rejects.toBeInstanceOf(UnsupportedModelError);
     // Qwen2.5-VL's chat template offers no tools (Qwen3-VL's does: test/gpu/tools.test.ts).
     if (name.startsWith('qwen2_5_vl')) {
       const tools = [{ type: 'function' as const, function: { name: 'now' } }];
