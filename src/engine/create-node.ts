@@ -145,7 +145,10 @@ async function nodeEncoderSetup(options: NodeEngineOptions, partialFiles = false
  * Destroy it with destroy() (its GPU device goes with it).
  */
 export async function startNodeMediaEncoder(options: NodeEngineOptions): Promise<StandaloneMediaEncoder> {
-  return startStandaloneEncoder(await nodeEncoderSetup(options, true), options.modelId);
+  return startStandaloneEncoder((phase) => nodeEncoderSetup(options, true, phase), {
+    modelId: options.modelId,
+    stallTimeoutMs: options.stallTimeoutMs,
+  });
 }
 
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {

@@ -115,7 +115,7 @@ export class StallWatch {
 }
 
 /** The GPU operations not answered yet, oldest first, as a stall report lists them. */
-function pendingGpuState(pending: { list(): PendingGpuOp[]; settled: number } | undefined): unknown {
+export function pendingGpuState(pending: { list(): PendingGpuOp[]; settled: number } | undefined): unknown {
   if (!pending) return 'no WebGPU device (the CPU backend, or none made yet)';
   return { pending: pending.list(), settled: pending.settled };
 }
@@ -165,12 +165,14 @@ export function servingSources(parts: ServingParts): StallSources {
  * the device's GPU operations move for timeoutMs, creation fails with EngineStalledError naming the phase and
  * the GPU operations pending (an engine that is built after all is destroyed). `gpuPending` is read at each
  * check: the device may be created part way (createEngine's device choice runs under the watch too).
+ * `activity` names what is created ('creating the engine', or a media encoder's start).
  */
 export async function createWatched<T extends { destroy(): void }, P>(
   timeoutMs: number,
   gpuPending: () => { list(): PendingGpuOp[]; settled: number } | undefined,
   onProgress: ((p: P) => void) | undefined,
   build: (onProgress: (p: P) => void, phase: (what: string) => void) => Promise<T>,
+  activity = 'creating the engine',
 ): Promise<T> {
   if (!(timeoutMs > 0 && Number.isFinite(timeoutMs))) {
     throw new InvalidMessageError(`stallTimeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
@@ -181,7 +183,7 @@ export async function createWatched<T extends { destroy(): void }, P>(
   let last: { event: P; atMs: number } | undefined;
   const t0 = performance.now();
   const watch = new StallWatch(timeoutMs, {
-    activity: () => `creating the engine (${phase})`,
+    activity: () => `${activity} (${phase})`,
     busy: () => true,
     progress: () => `${phase}|${events}|${gpuPending()?.settled ?? '-'}`,
     state: () => ({

@@ -11,7 +11,10 @@ export class EngineStalledError extends TesseraError {
   override readonly name = 'EngineStalledError';
   readonly code = 'ENGINE_STALLED';
   constructor(
-    /** What the engine was doing: 'creating the engine (<phase>)' or 'serving requests'. */
+    /**
+     * What the engine was doing: 'creating the engine (<phase>)' or 'serving requests'; for a media encoder
+     * started alone (a remote engine's), 'starting a media encoder alone (<phase>)' or 'encoding images (...)'.
+     */
     readonly activity: string,
     readonly stalledMs: number,
     /** The engine's state when the watchdog fired, as JSON text. */

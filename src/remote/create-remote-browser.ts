@@ -14,6 +14,11 @@ export interface BrowserRemoteEngineOptions extends RemoteEngineOptions {
   device?: BrowserEngineOptions['device'];
   dtype?: BrowserEngineOptions['dtype'];
   encoder?: BrowserEngineOptions['encoder'];
+  /**
+   * Fail with EngineStalledError (naming what it waited on) when the local encoder's start, or an image's
+   * encode for a request, gets nowhere for this many milliseconds (as the engine option); off by default.
+   */
+  stallTimeoutMs?: number;
   wasm?: BrowserEngineOptions['wasm'];
 }
 
@@ -24,6 +29,7 @@ export async function createRemoteEngine(options: BrowserRemoteEngineOptions): P
     device: options.device,
     dtype: options.dtype,
     encoder: options.encoder,
+    stallTimeoutMs: options.stallTimeoutMs,
     wasm: options.wasm,
   });
   try {

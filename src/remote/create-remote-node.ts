@@ -12,6 +12,11 @@ export interface NodeRemoteEngineOptions extends RemoteEngineOptions {
   device?: NodeEngineOptions['device'];
   dtype?: NodeEngineOptions['dtype'];
   encoder?: NodeEngineOptions['encoder'];
+  /**
+   * Fail with EngineStalledError (naming what it waited on) when the local encoder's start, or an image's
+   * encode for a request, gets nowhere for this many milliseconds (as the engine option); off by default.
+   */
+  stallTimeoutMs?: number;
   weightCacheDir?: NodeEngineOptions['weightCacheDir'];
 }
 
@@ -21,6 +26,7 @@ export async function createRemoteEngine(options: NodeRemoteEngineOptions): Prom
     device: options.device,
     dtype: options.dtype,
     encoder: options.encoder,
+    stallTimeoutMs: options.stallTimeoutMs,
     weightCacheDir: options.weightCacheDir,
   });
   try {

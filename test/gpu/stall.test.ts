@@ -6,10 +6,14 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine';
+import { type EncoderSetup, startStandaloneEncoder } from '../../src/engine/standalone-encoder';
 import { EngineStalledError } from '../../src/errors';
 import { NodeDirSource } from '../../src/io/model-source-node';
 import { decodeImageNode } from '../../src/processor/node';
-import { testEngine } from '../helpers/engine';
+import { localImageEncoder } from '../../src/remote/local-encoder';
+import { RemoteEngine } from '../../src/remote/remote-engine';
+import type { EncoderFaults } from '../helpers/faulty-encoder';
+import { testEncoderStart, testEngine } from '../helpers/engine';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -124,6 +128,95 @@ describe('the stall watchdog', () => {
       expect(engine.waitState()).toMatchObject({ requestsInFlight: 0, loop: { phase: 'stopped', requests: [] } });
     } finally {
       engine.destroy();
+    }
+  });
+});
+
+describe("the stall watchdog of a media encoder started alone (a remote engine's local encoder)", () => {
+  /** The factories' setup, on the shared device (so gpu: undefined here: destroy() must not free it). */
+  const setup =
+    (faults: EncoderFaults, startEncoder?: EncoderSetup['startEncoder']) =>
+    async (phase: (what: string) => void): Promise<EncoderSetup> => {
+      phase('opening the checkpoint');
+      const source = new NodeDirSource(dir);
+      return {
+        source,
+        chosen: { choice: { backend: 'webgpu', reason: "the tests' shared device" } },
+        gpu: undefined,
+        startEncoder: startEncoder ?? testEncoderStart(gpu(), source, { faults }),
+      };
+    };
+
+  it('a start whose encoder never starts fails, naming the phase', async () => {
+    const t0 = performance.now();
+    const err = await startStandaloneEncoder(
+      setup({}, () => new Promise(() => {})),
+      { stallTimeoutMs: LIMIT_MS },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineStalledError);
+    const e = err as EngineStalledError;
+    expect(e.activity).toBe('starting a media encoder alone (loading the vision tower and compiling its pipelines)');
+    expect(JSON.parse(e.state)).toMatchObject({ phase: 'loading the vision tower and compiling its pipelines' });
+    expect(performance.now() - t0).toBeLessThan(LIMIT_MS * 3 + 10_000);
+  });
+
+  it("a remote engine's request whose local encode never settles fails with what the encoder waits on; nothing reaches the server", async () => {
+    const local = await startStandaloneEncoder(setup({ hangEncodes: true }), { stallTimeoutMs: LIMIT_MS });
+    const posts: string[] = [];
+    // The server's side is not what this test is about: it serves the model list, and records any POST.
+    const server: typeof fetch = async (input, init) => {
+      if (init?.method === 'POST') {
+        posts.push(String(input));
+        return new Response('{}', { status: 500 });
+      }
+      return Response.json({ data: [{ id: 'tiny' }] });
+    };
+    const remote = await RemoteEngine.connect(localImageEncoder(local), { baseURL: 'http://server.test/v1', model: 'tiny', fetch: server });
+    try {
+      const ask = () =>
+        remote.chat.completions.create({
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'image', image: SAMPLE },
+                { type: 'text', text: 'What is this?' },
+              ],
+            },
+          ],
+          max_tokens: 4,
+        });
+      const t0 = performance.now();
+      const err = await ask().catch((x: unknown) => x);
+      const tookMs = performance.now() - t0;
+      expect(err).toBeInstanceOf(EngineStalledError);
+      const e = err as EngineStalledError;
+      expect(e.activity).toBe('encoding images (a media encoder started alone)');
+      expect(tookMs).toBeGreaterThanOrEqual(LIMIT_MS);
+      expect(tookMs).toBeLessThan(LIMIT_MS * 3 + 10_000);
+      const state = JSON.parse(e.state);
+      expect(state.imagesWaiting).toBe(1);
+      expect(state.encoder).toMatchObject({ mode: 'in-process', encodesRunning: 1 });
+      // The encoder is done for: the next request fails at once with the same error.
+      expect(await ask().catch((x: unknown) => x)).toBe(err);
+      expect(posts).toEqual([]);
+      expect(remote.stats().failedRequests).toBe(2);
+    } finally {
+      remote.destroy();
+    }
+  });
+
+  it('an encoder without a stall encodes as before, and keeps no timer once idle', async () => {
+    const local = await startStandaloneEncoder(setup({}), { stallTimeoutMs: LIMIT_MS });
+    try {
+      const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      const e = await localImageEncoder(local).embeddings(SAMPLE);
+      expect(e.data.length).toBe(e.shape.reduce((a, b) => a * b, 1));
+      expect(e.data.every(Number.isFinite)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, LIMIT_MS));
+      expect(process.getActiveResourcesInfo().filter((x) => x === 'Timeout').length).toBeLessThanOrEqual(before);
+    } finally {
+      local.destroy();
     }
   });
 });

@@ -11,6 +11,7 @@ import { EncoderWorkerPool } from '../../src/encoder/worker-pool';
 import { Engine, type EngineOptions } from '../../src/engine/engine';
 import { mediaEncoderFor, workerInit, type EncoderOptions } from '../../src/engine/encoder-options';
 import { mediaPolicy, type MediaOptions, type ResolveHost } from '../../src/engine/intake/media-options';
+import type { LifecycleCounters, MediaEncoder } from '../../src/encoder/media-encoder';
 import type { GpuContext } from '../../src/gpu/context';
 import type { ModelSource } from '../../src/io/model-source';
 import { NodeDirSource } from '../../src/io/model-source-node';
@@ -58,9 +59,7 @@ export function testEngine(gpu: GpuContext, dir: string, options: TestEngineOpti
 
 function createTestEngine(gpu: GpuContext, dir: string, options: TestEngineOptions): Promise<Engine> {
   const source = options.source ?? new NodeDirSource(dir);
-  const enc = options.encoder ?? {};
   const weightCache = options.weightCacheDir ? ({ kind: 'dir', dir: options.weightCacheDir } as const) : undefined;
-  const faults = options.faults ?? {};
   return Engine.create(
     {
       gpu,
@@ -68,40 +67,55 @@ function createTestEngine(gpu: GpuContext, dir: string, options: TestEngineOptio
       decodeImage: decodeImageNode,
       weightStore: weightCache ? openWeightStoreNode(weightCache) : undefined,
       media: mediaPolicy(options.media, options.net),
-      startEncoder: async (modelId, lifecycle) => {
-        // Workers open a GGUF pair again by reference (its folder and the two names).
-        const ref: ModelRef = isGgufSource(source)
-          ? { kind: 'gguf', folder: { kind: 'dir', path: source.container.where }, ...source.ggufFiles }
-          : { kind: 'dir', path: source.where };
-        const init = workerInit(ref, modelId, enc, {
-          dtype: options.dtype,
-          compute: options.compute,
-          weightCache,
-        });
-        const backend = options.workers
-          ? await EncoderWorkerPool.start(
-              nodeEncoderWorkerSpawner(options.workerScript ?? BUILT_WORKER, { workerData: faults }),
-              init,
-              enc.poolSize ?? 1,
-            )
-          : withFaults(
-              await startInProcessBackend(
-                {
-                  createGpu: async () => gpu,
-                  releaseGpu: () => {},
-                  openModel: () => source,
-                  decodeImage: decodeImageNode,
-                  videoBackend: nodeVideoBackend,
-                  decodeAudio: nodeAudioDecoder,
-                  openWeightStore: openWeightStoreNode,
-                },
-                init,
-              ),
-              faults,
-            );
-        return mediaEncoderFor(backend, lifecycle, enc, options.store, undefined);
-      },
+      startEncoder: testEncoderStart(gpu, source, options),
     },
     options,
   );
+}
+
+/**
+ * The test engines' encoder start on `source`: in-process on `gpu` (with the test backend's faults), or in
+ * worker threads; also a media encoder started alone (startStandaloneEncoder) for the stall tests.
+ */
+export function testEncoderStart(
+  gpu: GpuContext,
+  source: ModelSource,
+  options: TestEngineOptions,
+): (modelId: string, lifecycle: LifecycleCounters) => Promise<MediaEncoder> {
+  const enc = options.encoder ?? {};
+  const weightCache = options.weightCacheDir ? ({ kind: 'dir', dir: options.weightCacheDir } as const) : undefined;
+  const faults = options.faults ?? {};
+  return async (modelId, lifecycle) => {
+    // Workers open a GGUF pair again by reference (its folder and the two names).
+    const ref: ModelRef = isGgufSource(source)
+      ? { kind: 'gguf', folder: { kind: 'dir', path: source.container.where }, ...source.ggufFiles }
+      : { kind: 'dir', path: source.where };
+    const init = workerInit(ref, modelId, enc, {
+      dtype: options.dtype,
+      compute: options.compute,
+      weightCache,
+    });
+    const backend = options.workers
+      ? await EncoderWorkerPool.start(
+          nodeEncoderWorkerSpawner(options.workerScript ?? BUILT_WORKER, { workerData: faults }),
+          init,
+          enc.poolSize ?? 1,
+        )
+      : withFaults(
+          await startInProcessBackend(
+            {
+              createGpu: async () => gpu,
+              releaseGpu: () => {},
+              openModel: () => source,
+              decodeImage: decodeImageNode,
+              videoBackend: nodeVideoBackend,
+              decodeAudio: nodeAudioDecoder,
+              openWeightStore: openWeightStoreNode,
+            },
+            init,
+          ),
+          faults,
+        );
+    return mediaEncoderFor(backend, lifecycle, enc, options.store, undefined);
+  };
 }
