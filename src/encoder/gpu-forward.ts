@@ -119,7 +119,7 @@ export class GpuEncoderForward implements EncoderForward {
     let rows: Float32Array | undefined;
     let failure: unknown;
     try {
-      if (input.kind === 'patches') rows = await this.encodePatches(input.patches, input.grid);
+      if (input.kind === 'patches') rows = await this.encodePatches(input.patches, input.grid, gate);
       else
         out =
           input.kind === 'chunks'
@@ -146,10 +146,10 @@ export class GpuEncoderForward implements EncoderForward {
   }
 
   /** A Qwen-VL image's rows, then its DeepStack levels' (Qwen3-VL), back to back. */
-  private async encodePatches(patches: Float32Array, grid: PatchGrid): Promise<Float32Array> {
+  private async encodePatches(patches: Float32Array, grid: PatchGrid, gate: PieceGate): Promise<Float32Array> {
     const tower = this.model.qwenVision;
     if (!tower) throw new InternalError(`${this.model.config.modelType}: patch rows reached an encoder without a Qwen-VL tower`);
-    const { embeddings, deepstack } = await tower.encode(patches, grid);
+    const { embeddings, deepstack } = await tower.encode(patches, grid, { runner: gate });
     if (deepstack.length === 0) return embeddings;
     const all = new Float32Array(embeddings.length * (1 + deepstack.length));
     for (const [i, level] of [embeddings, ...deepstack].entries()) all.set(level, i * embeddings.length);

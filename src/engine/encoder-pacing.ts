@@ -22,7 +22,8 @@
 //           encoder/expose.ts     the worker side of those two calls             |
 //             encoder/encoder-core.ts -> encoder/piece-gate.ts: pieces wait for a grant, run while it
 //                                    has budget, and the last one resolves it with the time spent
-//               model/vision-encoder.ts  a tile's dispatches cut into pieces (kernels/piece-runner.ts)
+//               model/vision-encoder.ts  a tile's dispatches cut into pieces (kernels/piece-runner.ts);
+//               model/qwen-vision-encoder.ts a Qwen-VL grid's, cut when its pass starts paced
 //
 // Settings: engine/engine.ts (EngineOptions.decodePriority); figures: engine/engine-stats.ts
 // (stats().decodePriority: grantedMs, chargedMs).

@@ -183,7 +183,7 @@ export async function loadEncoderModelWithConfig(
   const audio = config.audio
     ? new (await import('./audio-encoder')).AudioEncoder(gpu, weights, config, options.audioBatch ?? 1, ...pacing)
     : undefined;
-  const qwenVision = config.qwenVision ? new QwenVisionEncoder(gpu, weights, config.qwenVision) : undefined;
+  const qwenVision = config.qwenVision ? new QwenVisionEncoder(gpu, weights, config.qwenVision, ...pacing) : undefined;
   return {
     config,
     weights,

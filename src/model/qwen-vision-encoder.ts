@@ -25,12 +25,14 @@
 import { InternalError } from '../errors';
 import type { GpuContext } from '../gpu/context';
 import type { Tensor } from '../gpu/tensor';
-import { encodeDispatches, type Dispatch } from '../kernels/dispatch';
+import type { Dispatch } from '../kernels/dispatch';
+import type { DispatchTimer } from '../kernels/dispatch-timer';
 import { prepareBilinearRows } from '../kernels/bilinear-rows';
 import { prepareEmbeddingGather } from '../kernels/embedding-gather';
 import { prepareLayerNorm } from '../kernels/layer-norm';
 import type { Activation } from '../kernels/activations';
-import { prepareMatmul } from '../kernels/matmul';
+import type { MatmulIO, MatmulOptions, MatmulShape } from '../kernels/matmul';
+import type { PieceRunner } from '../kernels/piece-runner';
 import { prepareRmsNorm } from '../kernels/rms-norm';
 import { prepareRope } from '../kernels/rope';
 import { ropeInverseFrequencies } from '../kernels/rope-tables';
@@ -46,6 +48,7 @@ import {
 import type { PatchGrid } from '../processor/smart-resize';
 import type { QwenVisionConfig } from './config';
 import { planAppender } from './encoder-layer';
+import { prepareRowPiecedMatmul, runEncoderPass } from './encoder-pass';
 import { bilinearCorners } from './qwen-positions';
 import { layPatches, windowLayout } from './qwen-windows';
 import type { ModelWeights } from './weights';
@@ -86,7 +89,20 @@ export class QwenVisionEncoder {
     private readonly gpu: GpuContext,
     private readonly weights: ModelWeights,
     readonly vision: QwenVisionConfig,
+    /** Dispatches per submission of a pass that nothing paces (0: the whole pass at once). */
+    readonly dispatchesPerSubmit = 0,
+    /**
+     * A pass that starts paced (requests are decoding: PieceRunner.isPaced) cuts its matmuls into row blocks
+     * of this many rows and its attention into one piece per head, so each piece fits between decode steps
+     * (0: whole dispatches, one per turn). A multiple of 64 (row views stay 256-byte aligned).
+     */
+    readonly rowsPerPiece = 0,
   ) {
+    if (rowsPerPiece % 64 !== 0) {
+      throw new InternalError(
+        `QwenVisionEncoder: rowsPerPiece must be a multiple of 64 (row views stay 256-byte aligned), got ${rowsPerPiece}`,
+      );
+    }
     this.rowLength = vision.inChannels * vision.temporalPatchSize * vision.patchSize ** 2;
   }
 
@@ -108,8 +124,16 @@ export class QwenVisionEncoder {
     return (grid.t * grid.h * grid.w) / this.vision.mergeSize ** 2;
   }
 
-  /** [grid.t·grid.h·grid.w, rowLength] patch rows (processor order) → the LM rows of that grid. */
-  async encode(patches: Float32Array, grid: PatchGrid): Promise<QwenVisionOutput> {
+  /**
+   * [grid.t·grid.h·grid.w, rowLength] patch rows (processor order) → the LM rows of that grid. With a
+   * runner, the pass goes piece by piece while the runner is paced (encoder-pass.ts); with a timer, dispatch
+   * by dispatch, each timed.
+   */
+  async encode(
+    patches: Float32Array,
+    grid: PatchGrid,
+    options: { runner?: PieceRunner; timer?: DispatchTimer } = {},
+  ): Promise<QwenVisionOutput> {
     const v = this.vision;
     const numPatches = grid.t * grid.h * grid.w;
     if (patches.length !== numPatches * this.rowLength) {
@@ -172,23 +196,19 @@ export class QwenVisionEncoder {
         if (!scratches.has(shape)) scratches.set(shape, createVitAttentionScratch(gpu, shape));
       }
     }
+    // Pieces are cut when the pass starts paced: preparing every row block of every matmul costs host time
+    // a free-running pass (the common case) has no use for.
+    const pieceRows = options.runner?.isPaced ? this.rowsPerPiece : 0;
+    const mm = (io: MatmulIO, shape: MatmulShape, mmOptions: MatmulOptions = {}) =>
+      prepareRowPiecedMatmul(gpu, io, shape, mmOptions, pieceRows);
     const dispatches: Dispatch[] = [];
     const add = planAppender(dispatches);
     const w = (key: string) => weights.get(`vision.${key}`);
     const m = (key: string) => weights.matrix(`vision.${key}`);
     /** A merger's MLP on its normed, folded rows x [rows / m², M]: fc1 + gelu, fc2, the real units into level `level` of out. */
     const merger = (key: string, x: Tensor, level: number): Promise<Dispatch>[] => [
-      prepareMatmul(
-        gpu,
-        { x, weight: m(`${key}.fc1.w`), bias: w(`${key}.fc1.b`), y: b.m1 },
-        { M: rows / unit, N: M, K: M },
-        { activation: 'gelu' },
-      ),
-      prepareMatmul(
-        gpu,
-        { x: b.m1, weight: m(`${key}.fc2.w`), bias: w(`${key}.fc2.b`), y: b.m2 },
-        { M: rows / unit, N: v.outHiddenSize, K: M },
-      ),
+      mm({ x, weight: m(`${key}.fc1.w`), bias: w(`${key}.fc1.b`), y: b.m1 }, { M: rows / unit, N: M, K: M }, { activation: 'gelu' }),
+      mm({ x: b.m1, weight: m(`${key}.fc2.w`), bias: w(`${key}.fc2.b`), y: b.m2 }, { M: rows / unit, N: v.outHiddenSize, K: M }),
       prepareEmbeddingGather(
         gpu,
         {
@@ -202,8 +222,7 @@ export class QwenVisionEncoder {
     ];
     try {
       const stem: Promise<Dispatch>[] = [
-        prepareMatmul(
-          gpu,
+        mm(
           { x: b.patches, weight: m('patch.w'), bias: v.kind === 'qwen3_vl' ? w('patch.b') : undefined, y: b.h },
           { M: rows, N: D, K: this.rowLength },
         ),
@@ -240,32 +259,21 @@ export class QwenVisionEncoder {
         const mlp: Promise<Dispatch>[] =
           v.kind === 'qwen2_5_vl'
             ? [
-                prepareMatmul(gpu, { x: b.x, weight: m(k('gate_up.w')), bias: w(k('gate_up.b')), y: b.mlp }, { M: rows, N: 2 * I, K: D }),
+                mm({ x: b.x, weight: m(k('gate_up.w')), bias: w(k('gate_up.b')), y: b.mlp }, { M: rows, N: 2 * I, K: D }),
                 prepareSwiglu(gpu, { x: b.mlp, y: b.act! }, { rows, dim: I }),
-                prepareMatmul(
-                  gpu,
-                  { x: b.act!, weight: m(k('down.w')), bias: w(k('down.b')), y: b.h },
-                  { M: rows, N: D, K: I },
-                  { accumulate: true },
-                ),
+                mm({ x: b.act!, weight: m(k('down.w')), bias: w(k('down.b')), y: b.h }, { M: rows, N: D, K: I }, { accumulate: true }),
               ]
             : [
-                prepareMatmul(
-                  gpu,
+                mm(
                   { x: b.x, weight: m(k('fc1.w')), bias: w(k('fc1.b')), y: b.mlp },
                   { M: rows, N: I, K: D },
                   { activation: 'gelu_tanh' satisfies Activation },
                 ),
-                prepareMatmul(
-                  gpu,
-                  { x: b.mlp, weight: m(k('fc2.w')), bias: w(k('fc2.b')), y: b.h },
-                  { M: rows, N: D, K: I },
-                  { accumulate: true },
-                ),
+                mm({ x: b.mlp, weight: m(k('fc2.w')), bias: w(k('fc2.b')), y: b.h }, { M: rows, N: D, K: I }, { accumulate: true }),
               ];
         await add([
           norm('ln1'),
-          prepareMatmul(gpu, { x: b.x, weight: m(k('qkv.w')), bias: w(k('qkv.b')), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
+          mm({ x: b.x, weight: m(k('qkv.w')), bias: w(k('qkv.b')), y: b.qkv }, { M: rows, N: 3 * D, K: D }),
           prepareRope(
             gpu,
             { x: { ...b.qkv, shape: [rows, 3 * v.numHeads, v.headDim] }, positions: b.positions, cosSin: b.cosSin, errors: b.errors },
@@ -278,8 +286,11 @@ export class QwenVisionEncoder {
               mrope: { section: [0, v.headDim / 4, v.headDim / 4], interleaved: false },
             },
           ),
-          prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, shape, { scratch: scratches.get(shape) }),
-          prepareMatmul(gpu, { x: b.attn, weight: m(k('o.w')), bias: w(k('o.b')), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
+          prepareVitAttention(gpu, { qkv: b.qkv, mask: b.mask, out: b.attn }, shape, {
+            scratch: scratches.get(shape),
+            headsPerPiece: pieceRows > 0 ? 1 : 0,
+          }),
+          mm({ x: b.attn, weight: m(k('o.w')), bias: w(k('o.b')), y: b.h }, { M: rows, N: D, K: D }, { accumulate: true }),
           norm('ln2'),
           ...mlp,
         ]);
@@ -308,7 +319,13 @@ export class QwenVisionEncoder {
           : prepareLayerNorm(gpu, { x: b.h, weight: w('merger.ln.w'), bias: w('merger.ln.b'), y: b.x }, { rows, dim: D }, { eps: EPS }),
         ...merger('merger', { ...b.x, shape: [rows / unit, M] }, 0),
       ]);
-      const bytes = await gpu.encodeAndRead((e) => encodeDispatches(e, dispatches, 'qwen-vision'), b.errors.buffer, 0, 8, 'qwen-vision');
+      await runEncoderPass(gpu, dispatches, 'qwen-vision', {
+        runner: options.runner,
+        timer: options.timer,
+        dispatchesPerSubmit: this.dispatchesPerSubmit,
+        copyOut: () => {},
+      });
+      const bytes = await gpu.readBytes(b.errors.buffer, 0, 8);
       const flags = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
       if (flags[0] !== 0) throw new InternalError(`qwen vision: ${flags[0]} out-of-range indices (largest ${flags[1]})`);
       const all = await gpu.readF32(b.out);

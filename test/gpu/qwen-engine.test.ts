@@ -117,13 +117,19 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
     const text = ask([{ role: 'user', content: 'Say something about colours.' }], 6);
     const alone = await engine.chat.completions.create(text);
     engine.encoderCache.clear();
-    const [txt, ...answers] = await Promise.all([
-      engine.chat.completions.create(text),
-      ...want.cases.map((c) => engine.chat.completions.create(ask([qwenTurn(c.id)], c.tokens.length))),
-    ]);
+    const all = () =>
+      Promise.all([
+        engine.chat.completions.create(text),
+        ...want.cases.map((c) => engine.chat.completions.create(ask([qwenTurn(c.id)], c.tokens.length))),
+      ]);
+    // Cold: the images encode while the text request decodes (which of them share a step is a race).
+    const [txt, ...answers] = await all();
     for (const [i, a] of answers.entries()) expect(a.tessera.tokenIds, want.cases[i].id).toEqual(want.cases[i].tokens);
     expectSameAnswer(txt, alone, 1e-3);
-    // They shared steps: at least the decode steps of all five at once.
+    // Again, every prompt in the prefix cache but its last token: all six are admitted to the first step.
+    const [txt2, ...again] = await all();
+    for (const [i, a] of again.entries()) expect(a.tessera.tokenIds, want.cases[i].id).toEqual(want.cases[i].tokens);
+    expectSameAnswer(txt2, alone, 1e-3);
     expect(engine.stats().scheduler.batchSeqs.max).toBeGreaterThanOrEqual(want.cases.length + 1);
   });
 
@@ -147,6 +153,35 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s through 
       expectSameAnswer(cached, chunked, 1e-3);
     } finally {
       fresh.destroy();
+    }
+  });
+
+  it('an image encoded while another request decodes, paced (decode priority), changes no token', async () => {
+    // No prefix cache: the image request's second run must encode its image again, beside the decoding.
+    const paced = await testEngine(gpu(), dir(), {
+      kvCacheTokens: 2048,
+      maxTokensPerStep: 128,
+      decodePriority: { encoderShare: 0.25 },
+      prefixCaching: false,
+    });
+    try {
+      const long = ask([{ role: 'user', content: 'Tell me a long story.' }], 300);
+      const pic = ask([qwenTurn('sample')], ref('sample').tokens.length);
+      const soloLong = await paced.chat.completions.create(long);
+      expect(soloLong.tessera.tokenIds.length, 'the text answer must outlast the encode').toBeGreaterThan(100);
+      await paced.encoderCache.clear();
+      const before = paced.stats();
+      const longRun = paced.chat.completions.create(long);
+      while (paced.stats().scheduler.numRunning === 0) await new Promise((r) => setTimeout(r, 5));
+      const [a, b] = await Promise.all([longRun, paced.chat.completions.create(pic)]);
+      expect(b.tessera.tokenIds).toEqual(ref('sample').tokens);
+      expectSameAnswer(a, soloLong, 1e-3);
+      const s = paced.stats();
+      expect(s.encoder.encodes - before.encoder.encodes).toBe(1);
+      // The encode ran in grants between the text request's steps.
+      expect(s.decodePriority.grantedMs).toBeGreaterThan(0);
+    } finally {
+      paced.destroy();
     }
   });
 

@@ -52,10 +52,11 @@ const worstDiff = (got: Float32Array, want: number[]) => {
 describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s vision tower', (name, model) => {
   let loaded: LoadedModel;
   let encoder: QwenVisionEncoder;
+  let config: ModelConfig;
 
   beforeAll(async () => {
     const source = new NodeDirSource(`${ensureTinyModels()}/${name}`);
-    const config = PARSERS[name](JSON.parse((await source.readText('config.json'))!));
+    config = PARSERS[name](JSON.parse((await source.readText('config.json'))!));
     loaded = await loadModelWithConfig(gpu(), source, config, { kvCacheTokens: 256, maxTokensPerStep: 16, maxSeqs: 1 });
     encoder = new QwenVisionEncoder(gpu(), loaded.weights, config.qwenVision!);
   });
@@ -70,6 +71,53 @@ describe.each(golden.models.map((m) => [m.checkpoint, m] as const))('%s vision t
     expect(worstDiff(got.embeddings, c.features)).toBeLessThan(tolerance);
     got.deepstack.forEach((level, i) => {
       expect(worstDiff(level, c.deepstack[i])).toBeLessThan(tolerance);
+    });
+  });
+
+  it.each(model.cases.map((c) => [c.name, c] as const))(
+    '%s: paced (decode priority), in pieces of 64 rows and one head: the same features, in more pieces',
+    async (_n, c) => {
+      const patches = patchRows.slice(c.patches.offset, c.patches.offset + c.patches.length);
+      // A runner that is paced and lets each piece run at once, counting them.
+      const counting = () => {
+        const runner = { isPaced: true, pieces: 0, before: async () => {}, after: () => void runner.pieces++ };
+        return runner;
+      };
+      const whole = counting();
+      await encoder.encode(patches, c.grid, { runner: whole });
+      const cut = counting();
+      const got = await new QwenVisionEncoder(gpu(), loaded.weights, config.qwenVision!, 0, 64).encode(patches, c.grid, { runner: cut });
+      // Paced without row blocks: one piece per dispatch. With them, each matmul of more than 64 rows is
+      // cut, and attention goes one head at a time.
+      expect(whole.pieces).toBeGreaterThan(4 * config.qwenVision!.numLayers);
+      if (c.grid.t * c.grid.h * c.grid.w > 64) expect(cut.pieces).toBeGreaterThan(whole.pieces);
+      const tolerance = Math.max(20 * c.f32VsF64MaxAbsDiff, 1e-4 * c.maxAbs);
+      expect(worstDiff(got.embeddings, c.features)).toBeLessThan(tolerance);
+      got.deepstack.forEach((level, i) => {
+        expect(worstDiff(level, c.deepstack[i])).toBeLessThan(tolerance);
+      });
+    },
+  );
+
+  it("a 2 x 16 x 20 grid (640 patches), paced in pieces of 64 rows: the free pass's features", async () => {
+    const grid = { t: 2, h: 16, w: 20 };
+    const patches = new Float32Array(grid.t * grid.h * grid.w * encoder.rowLength);
+    let seed = 7;
+    for (let i = 0; i < patches.length; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      patches[i] = seed / 2 ** 30 - 1;
+    }
+    const free = await encoder.encode(patches, grid);
+    const runner = { isPaced: true, pieces: 0, before: async () => {}, after: () => void runner.pieces++ };
+    const got = await new QwenVisionEncoder(gpu(), loaded.weights, config.qwenVision!, 0, 64).encode(patches, grid, { runner });
+    // Every matmul over the 640 rows in 10 blocks, so far more pieces than the pass has dispatches.
+    expect(runner.pieces).toBeGreaterThan(10 * 4 * config.qwenVision!.numLayers);
+    const scale = free.embeddings.reduce((a, x) => Math.max(a, Math.abs(x)), 0);
+    expect(worstDiff(got.embeddings, Array.from(free.embeddings))).toBeLessThan(1e-4 * scale);
+    expect(got.deepstack.length).toBe(free.deepstack.length);
+    got.deepstack.forEach((level, i) => {
+      const s = free.deepstack[i].reduce((a, x) => Math.max(a, Math.abs(x)), 0);
+      expect(worstDiff(level, Array.from(free.deepstack[i]))).toBeLessThan(1e-4 * s);
     });
   });
 });
