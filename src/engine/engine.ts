@@ -698,8 +698,8 @@ export class Engine {
   }
 
   /**
-   * GPU time per kernel kind (ms, share, GFLOP/s or GB/s, dispatches) for one vision tile of `image`, one
-   * prefill chunk of the prompt and one decode step, with every dispatch timed on its own: GPU timestamps
+   * GPU time per kernel kind (ms, share, GFLOP/s or GB/s, dispatches) for the vision pass of `image` (an
+   * Idefics3 image's first tile; a Qwen-VL image whole), one prefill chunk of the prompt and one decode step, with every dispatch timed on its own: GPU timestamps
    * when the device has 'timestamp-query', else each dispatch submitted alone and timed on the CPU. The
    * report says which, and the step timestamps come in when they are quantized (in Node, create the engine
    * with gpu: { dawnOptions: [DAWN_EXACT_TIMESTAMPS] } from 'tessera/node' for exact ones). Runs on an idle
@@ -720,10 +720,9 @@ export class Engine {
         throw new BackendUnsupportedError(this.device.backend, 'engine.profile() (GPU dispatch timings)', "profile with device: 'webgpu'");
       }
       const processor = this.processor;
-      if (!(processor instanceof Idefics3Processor)) {
-        const what = processor instanceof QwenProcessor ? `a ${processor.modelType}` : 'an audio';
+      if (!(processor instanceof Idefics3Processor) && !(processor instanceof QwenProcessor)) {
         throw new UnsupportedModelError(
-          `engine.profile() profiles Idefics3 checkpoints (a vision tile, a prefill chunk, a decode step); ${processor.where} is ${what} checkpoint`,
+          `engine.profile() profiles vision checkpoints (an image's vision pass, a prefill chunk, a decode step); ${processor.where} is an audio checkpoint`,
         );
       }
       // Loaded when asked for: an app that never profiles does not ship it in its first chunk.
@@ -734,6 +733,7 @@ export class Engine {
           model,
           processor,
           mediaPolicy: this.mediaPolicy,
+          decodeImage: this.deps.decodeImage,
           loadVision: () =>
             loadEncoderModelWithConfig(gpu, this.deps.source, model.config, {
               dtype: this.options.dtype,

@@ -59,6 +59,7 @@ export function summarizePhase(name: ProfilePhase['name'], description: string, 
 
 const PHASE_TITLES: Record<ProfilePhase['name'], string> = {
   'vision-tile': 'vision tile',
+  'vision-image': 'vision image',
   'prefill-chunk': 'prefill chunk',
   'decode-step': 'decode step',
 };

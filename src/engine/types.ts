@@ -629,7 +629,8 @@ export interface ProfileRow {
 }
 
 export interface ProfilePhase {
-  name: 'vision-tile' | 'prefill-chunk' | 'decode-step';
+  /** 'vision-tile': an Idefics3 image's first tile; 'vision-image': a Qwen-VL image's whole pass. */
+  name: 'vision-tile' | 'vision-image' | 'prefill-chunk' | 'decode-step';
   /** What ran, e.g. '1 tile, 1024 patches' or '128 tokens (rows padded to 128), 64 image rows spliced'. */
   description: string;
   /** Sum of the rows' ms. */

@@ -1,6 +1,8 @@
 // engine.profile() on the tiny checkpoint in Node: every kernel kind that ran is in the report with as many
 // dispatches as the plans hold, shares add up, times are measured and the timing method is named; timing a
 // step dispatch by dispatch gives bit-identical results, and requests answer the same after a profile.
+// Then each tiny Qwen-VL checkpoint: the whole image's pass (the grid a request gets), a prefill chunk with
+// M-RoPE positions, a decode step, and the reference tokens after it.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -18,7 +20,8 @@ import { processImage } from '../../src/processor/image-processor';
 import { decodeImageNode } from '../../src/processor/node';
 import { loadProcessorConfig } from '../../src/processor/processor-config';
 import { testEngine } from '../helpers/engine';
-import { goldenManifest } from '../helpers/goldens';
+import { goldenManifest, qwenPipelineGoldens } from '../helpers/goldens';
+import { qwenTurn } from '../helpers/qwen-turn';
 import { ensureTinyModels } from '../helpers/tiny-models';
 import { useGpu } from './gpu';
 
@@ -212,5 +215,55 @@ describe('timed steps', () => {
       expect(timed.logits).toEqual(plain.logits);
       expect(timer.timings.some((t) => t.label === 'sample')).toBe(true);
     });
+  });
+});
+
+describe.each(qwenPipelineGoldens().golden.models.map((m) => [m.checkpoint, m] as const))('engine.profile on %s', (name, want) => {
+  let qwen: Engine;
+  let r: ProfileReport;
+  const IMAGE = readFileSync(resolve(import.meta.dirname, '../../public/sample.png'));
+  const askImage = (max_tokens: number) => ({ ...ask(max_tokens), messages: [qwenTurn('sample')] });
+  beforeAll(async () => {
+    qwen = await testEngine(gpu(), `${ensureTinyModels()}/${name}`, { kvCacheTokens: 1024, maxTokensPerStep: 128 });
+    r = await qwen.profile({ image: IMAGE });
+  });
+  afterAll(() => qwen?.destroy());
+  const of = (n: ProfilePhase['name']) => r.phases.find((p) => p.name === n)!;
+
+  it("times the whole image's pass (its grid, DeepStack levels included), a prefill chunk with M-RoPE positions and a decode step", async () => {
+    expect(r.phases.map((p) => p.name)).toEqual(['vision-image', 'prefill-chunk', 'decode-step']);
+    // The step the engine reports last is the profile's decode step: the same number of dispatches.
+    expect(of('decode-step').dispatches).toBe(qwen.stats().decodeStep.numDispatches);
+    // The grid the profile names is the one a request about the same image gets.
+    const asked = await qwen.chat.completions.create({
+      ...ask(1),
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', image: IMAGE },
+            { type: 'text', text: 'Can you describe this image?' },
+          ],
+        },
+      ],
+    });
+    const { t, h, w } = asked.tessera.media[0].grid!;
+    expect(of('vision-image').description).toContain(`grid ${t} x ${h} x ${w}`);
+    expect(of('vision-image').description).toContain(`${(t * h * w) / 4} embeddings`);
+    // Matmuls: the patch embedding, 4 per layer, 2 in each DeepStack merger and 2 in the final one.
+    const v = qwen.model.config.qwenVision!;
+    const taps = v.kind === 'qwen3_vl' ? v.deepstackTaps.length : 0;
+    expect(counts(of('vision-image')).matmul).toBe(1 + 4 * v.numLayers + 2 * taps + 2);
+    expect(of('prefill-chunk').description).toMatch(/image rows spliced, M-RoPE positions/);
+    // The image's rows, and each DeepStack level's at its decoder layer.
+    expect(counts(of('prefill-chunk')).splice).toBe(1 + taps);
+    for (const p of r.phases) expect(p.totalMs, p.name).toBeGreaterThan(0);
+  });
+
+  it('leaves the KV cache as it was, and a request answers the reference tokens', async () => {
+    const s = qwen.stats();
+    expect(s.kv.numFreeBlocks).toBe(s.kv.numBlocks);
+    const ref = want.cases.find((c) => c.id === 'sample')!.tokens;
+    expect((await qwen.chat.completions.create(askImage(ref.length))).tessera.tokenIds).toEqual(ref);
   });
 });
