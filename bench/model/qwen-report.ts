@@ -118,8 +118,12 @@ export function formatQwenBrowser(family: string, result: QwenBrowserResult | Sk
     return lines.join('\n');
   }
   lines.push(
-    `peer: ${peer.library}; TTFT includes its own image processor (${peer.rows.map((r) => `${r.image} ${r.warm.processMs?.toFixed(0)} ms`).join(', ')}), generate() gets our ids and pixels`,
+    `peer: ${peer.library}; TTFT includes its own image processor (${peer.rows.map((r) => `${r.image} ${r.warm.processorError ? 'failed' : `${r.warm.processMs?.toFixed(0)} ms`}`).join(', ')}), generate() gets our ids and pixels`,
   );
+  for (const r of peer.rows) {
+    if (r.warm.processorError)
+      lines.push(`  ${r.image}: its image processor failed, so its TTFT is generate()'s alone: ${r.warm.processorError}`);
+  }
   for (const r of peer.rows) {
     const o = ours.rows.find((x) => x.image === r.image)!;
     lines.push(

@@ -18,6 +18,8 @@ export interface QwenRequestFigures {
   grid: string;
   /** The peer's own pixel rows against ours (normalized units; NaN when its grid differs). */
   pixelMaxAbsDiffVsOurs?: number;
+  /** The peer's own image processor threw (its TTFT is then generate()'s alone): its message. */
+  processorError?: string;
 }
 
 export interface QwenSideFigures {
