@@ -196,10 +196,7 @@ async function browserEncoderSetup(options: BrowserEngineOptions, partialFiles =
  * images in this page (or worker) and sends embeddings. destroy() frees it and its GPU device.
  */
 export async function startBrowserMediaEncoder(options: BrowserEngineOptions): Promise<StandaloneMediaEncoder> {
-  return startStandaloneEncoder((phase) => browserEncoderSetup(options, true, phase), {
-    modelId: options.modelId,
-    stallTimeoutMs: options.stallTimeoutMs,
-  });
+  return startStandaloneEncoder((phase) => browserEncoderSetup(options, true, phase), options);
 }
 
 export async function createEngine(options: BrowserEngineOptions): Promise<Engine> {

@@ -145,10 +145,7 @@ async function nodeEncoderSetup(options: NodeEngineOptions, partialFiles = false
  * Destroy it with destroy() (its GPU device goes with it).
  */
 export async function startNodeMediaEncoder(options: NodeEngineOptions): Promise<StandaloneMediaEncoder> {
-  return startStandaloneEncoder((phase) => nodeEncoderSetup(options, true, phase), {
-    modelId: options.modelId,
-    stallTimeoutMs: options.stallTimeoutMs,
-  });
+  return startStandaloneEncoder((phase) => nodeEncoderSetup(options, true, phase), options);
 }
 
 export async function createEngine(options: NodeEngineOptions): Promise<Engine> {
